@@ -1,0 +1,46 @@
+//===- Passes.td - Passes of the tgpu layer -------------------------------===//
+#ifndef FLARE_TGPU_PASSES
+#define FLARE_TGPU_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TGPUAssignLayouts : Pass<"tgpu-assign-layouts", "::mlir::ModuleOp"> {
+  let summary = "give every tile of every tile kernel a register layout";
+  let description = [{
+    1. Anchors (loads, ranges, splats, constants) get the blocked layout of their shape.
+    2. Layouts flow forward: elementwise ops take their first tiled operand's layout, a reduction the
+       sliced layout, expand_dims the expanded one, a broadcast the blocked layout of its result (its
+       operand is converted to the layout that makes the broadcast free).
+    3. Operands whose layout differs get a `tgpu.convert_layout`; loop-carried tiles keep their init's
+       layout and the yielded value is converted to it.
+    Rejects tiles whose sizes are not powers of two.
+  }];
+  let dependentDialects = ["::flare::tgpu::TGPUDialect"];
+  let options = [
+    Option<"vectorBytes", "vector-bytes", "int", /*default=*/"16",
+           "contiguous bytes per thread along a tile's last dimension">
+  ];
+}
+
+def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "lower laid-out tile kernels to per-thread code in a gpu.module";
+  let description = [{
+    Every `func.func` marked `tile.kernel` becomes a `gpu.func` kernel in `gpu.module @flare_kernels`
+    whose parameters follow Flare's kernel ABI (global pointers as `!llvm.ptr<1>`, i32/i64/f32
+    scalars). Each tile becomes one SSA value per register of its layout:
+    1. program ids read `ctaid`; lane and warp ids come from `tid.x`;
+    2. elementwise `arith`/`math` ops are replayed per register (exp/exp2/log/tanh/rsqrt through the
+       approximate NVVM instructions);
+    3. loads and stores compute each register's coordinate from the layout, check it against the
+       view's sizes and access global memory under that predicate;
+    4. reductions combine registers in a thread, then lanes by butterfly shuffles, then warps through
+       shared memory; layout conversions permute registers or go through shared memory;
+    5. `scf.for`/`scf.if` carrying tiles carry their registers.
+    The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // FLARE_TGPU_PASSES

@@ -1,0 +1,58 @@
+//===- TGPUDialect.td - The tgpu dialect: tiles mapped onto a GPU ---------===//
+#ifndef FLARE_TGPU_DIALECT
+#define FLARE_TGPU_DIALECT
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def TGPU_Dialect : Dialect {
+  let name = "tgpu";
+  let cppNamespace = "::flare::tgpu";
+  let summary = "Tiles mapped onto threads, registers and shared memory of an NVIDIA GPU";
+  let description = [{
+    The layer between tile programs and NVVM: every tile gets a register layout (`#tgpu.linear`, a
+    linear map from register, lane and warp bits to tile coordinates), conversions between layouts are
+    explicit (`tgpu.convert_layout`), and later shared-memory rings, barriers, TMA and tensor-core ops
+    live here.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def TGPU_LinearLayoutAttr : AttrDef<TGPU_Dialect, "LinearLayout"> {
+  let mnemonic = "linear";
+  let summary = "register layout of a tile as a linear map over register, lane and warp bits";
+  let description = [{
+    Each basis vector gives the tile coordinate moved by one input bit; the coordinate held by
+    (reg, lane, warp) is the XOR of the bases of the set bits:
+
+    ```
+    #tgpu.linear<reg = [[0, 1], [0, 2]], lane = [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]],
+                 warp = [[4, 0]]>
+    ```
+    on a tensor<8x32xf32>: every thread holds 4 contiguous columns (reg bits), 8 lanes cover a row of
+    32, 4 lanes go down 4 rows, and 2 warps stack to 8 rows:
+
+    ```
+           cols 0-3  4-7  ...  28-31
+    row 0:  L0       L1   ...  L7     (warp 0)
+    row 1:  L8       L9   ...  L15
+    ...
+    row 4:  L0       L1   ...  L7     (warp 1)
+    ```
+    The shape is the tensor's; the math lives in flare::LinearLayout.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "tile shape">:$shape,
+    ArrayRefParameter<"int64_t", "register bases, flattened">:$reg,
+    ArrayRefParameter<"int64_t", "lane bases, flattened">:$lane,
+    ArrayRefParameter<"int64_t", "warp bases, flattened">:$warp);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The layout as a flare::LinearLayout.
+    ::flare::LinearLayout getLayout() const;
+    static LinearLayoutAttr get(::mlir::MLIRContext *ctx, const ::flare::LinearLayout &layout);
+  }];
+}
+
+#endif // FLARE_TGPU_DIALECT

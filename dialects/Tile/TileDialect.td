@@ -1,0 +1,69 @@
+//===- TileDialect.td - The tile dialect: block-level GPU programs --------===//
+#ifndef FLARE_TILE_DIALECT
+#define FLARE_TILE_DIALECT
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::flare::tile";
+  let summary = "Block-level GPU programs on tiles, at Triton's level";
+  let description = [{
+    A tile kernel is a `func.func` marked `tile.kernel`; one instance runs per CTA, and its values are
+    tiles (statically shaped `tensor`s whose sizes are powers of two) or scalars. Global memory is
+    reached through strided views (`tile.make_view`) read and written a block at a time with bounds
+    handling. Elementwise math is plain `arith`/`math` on tiles; loops are `scf.for` carrying tiles.
+    The compiler picks register layouts, shared memory and instructions (see the tgpu dialect).
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"];
+  let extraClassDeclaration = [{
+    /// Unit attribute on a func.func: the function is a tile kernel (a GPU entry point).
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
+    /// Integer attribute on a tile kernel: warps per CTA (a power of two, 1 to 16; default 4).
+    static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
+    static constexpr int kDefaultNumWarps = 4;
+  }];
+}
+
+class Tile_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Tile_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Tile_PtrType : Tile_Type<"Ptr", "ptr"> {
+  let summary = "pointer to elements in global memory";
+  let description = [{
+    A kernel parameter pointing at elements of `elementType` in global memory, e.g. `!tile.ptr<f32>`.
+    It is only dereferenced through a view.
+  }];
+  let parameters = (ins "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` $elementType `>`";
+}
+
+def Tile_ViewType : Tile_Type<"View", "view"> {
+  let summary = "strided view of a global tensor";
+  let description = [{
+    `!tile.view<f32, 2>`: a rank-2 tensor of f32 in global memory with run-time sizes and element
+    strides. Blocks are loaded from and stored to it at element coordinates; elements outside the
+    sizes are never touched.
+  }];
+  let parameters = (ins "::mlir::Type":$elementType, "unsigned":$rank);
+  let assemblyFormat = "`<` $elementType `,` $rank `>`";
+}
+
+def Tile_Axis : I32EnumAttr<"Axis", "grid axis", [
+    I32EnumAttrCase<"x", 0>, I32EnumAttrCase<"y", 1>, I32EnumAttrCase<"z", 2>]> {
+  let cppNamespace = "::flare::tile";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>, I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::flare::tile";
+}
+
+#endif // FLARE_TILE_DIALECT

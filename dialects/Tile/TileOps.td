@@ -1,0 +1,149 @@
+//===- TileOps.td - Operations of the tile dialect ------------------------===//
+#ifndef FLARE_TILE_OPS
+#define FLARE_TILE_OPS
+
+include "TileDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Tile_Op<string mnemonic, list<Trait> traits = []> : Op<Tile_Dialect, mnemonic, traits>;
+
+// A tile: a statically shaped tensor (its encoding, once assigned, is a tgpu layout).
+def Tile_Tile : Type<And<[AnyRankedTensor.predicate, HasStaticShapePred]>, "statically shaped tile",
+                     "::mlir::RankedTensorType">;
+
+//===----------------------------------------------------------------------===//
+// Program instance.
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "index of this program instance (CTA) along a grid axis";
+  let arguments = (ins Tile_Axis:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "number of program instances along a grid axis";
+  let arguments = (ins Tile_Axis:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Making tiles.
+//===----------------------------------------------------------------------===//
+
+def Tile_RangeOp : Tile_Op<"range", [Pure]> {
+  let summary = "the integers [start, end) as a 1-D tile";
+  let description = [{
+    `%r = tile.range 0, 128 : tensor<128xi32>`. `end - start` must equal the tile size.
+  }];
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$start `,` $end attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "a tile with every element equal to a scalar";
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, AnyFloat, Index]>:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure]> {
+  let summary = "insert a dimension of size 1";
+  let description = [{
+    `%t = tile.expand_dims %x {axis = 1 : i32} : tensor<4xf32> -> tensor<4x1xf32>`.
+  }];
+  let arguments = (ins Tile_Tile:$src, I32Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "repeat a tile along its dimensions of size 1";
+  let description = [{
+    `%t = tile.broadcast %x : tensor<4x1xf32> -> tensor<4x8xf32>`: same rank; every dimension keeps its
+    size or grows from 1.
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions.
+//===----------------------------------------------------------------------===//
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduce a tile along one axis";
+  let description = [{
+    `%m = tile.reduce max %x {axis = 1 : i32} : tensor<4x1024xf32> -> tensor<4xf32>`:
+    `m[i] = max_j x[i, j]`. Kinds: `sum`, `max`, `min` (max/min of floats ignore no NaN: a NaN input
+    gives a NaN result, as `arith.maximumf`). Reducing a 1-D tile gives a scalar.
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_Tile:$src,
+                       I32Attr:$axis);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory.
+//===----------------------------------------------------------------------===//
+
+def Tile_MakeViewOp : Tile_Op<"make_view", [Pure, AttrSizedOperandSegments]> {
+  let summary = "a strided view of a tensor in global memory";
+  let description = [{
+    ```mlir
+    %v = tile.make_view %ptr, [%rows, %cols], [%row_stride, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+    ```
+    Sizes and strides are in elements, one i32 per dimension; addresses are computed in 64 bits.
+  }];
+  let arguments = (ins Tile_PtrType:$base, Variadic<I32>:$sizes, Variadic<I32>:$strides);
+  let results = (outs Tile_ViewType:$result);
+  let assemblyFormat = [{
+    $base `,` `[` $sizes `]` `,` `[` $strides `]` attr-dict `:` qualified(type($base)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "load a block from a view, padding what lies outside it";
+  let description = [{
+    ```mlir
+    %t = tile.load %v[%i, %j] {padding = 0xFF800000 : f32} : !tile.view<f32, 2> -> tensor<4x1024xf32>
+    ```
+    `t[a, b] = v[i + a, j + b]` where that element lies inside the view's sizes, else `padding`
+    (default zero). Offsets are element coordinates of the block's first element.
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<I32>:$offsets, OptionalAttr<TypedAttrInterface>:$padding);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $view `[` $offsets `]` attr-dict `:` qualified(type($view)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store a block into a view, skipping what lies outside it";
+  let description = [{
+    `tile.store %t, %v[%i, %j] : tensor<4x1024xf32>, !tile.view<f32, 2>` writes `v[i + a, j + b] = t[a, b]`
+    for the elements inside the view's sizes only.
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_ViewType:$view, Variadic<I32>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $view `[` $offsets `]` attr-dict `:` type($value) `,` qualified(type($view))
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // FLARE_TILE_OPS

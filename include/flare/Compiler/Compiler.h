@@ -1,0 +1,70 @@
+//===- Compiler.h - In-process compilation of Flare IR to PTX ---*- C++ -*-===//
+//
+// The one entry point that flarec, the runtime's JIT cache and user programs share: parse a module of
+// Flare IR (tile kernels today), run the registered pipeline, and return the PTX with the metadata a
+// launcher needs (kernel names, block size, dynamic shared memory, argument ABI). This header pulls in
+// no MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_COMPILER_COMPILER_H
+#define FLARE_COMPILER_COMPILER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flare {
+
+/// Options of the compilation pipeline. Every field is part of the kernel cache key.
+struct CompileOptions {
+  /// Target architecture: "sm_80", "sm_86", "sm_89", "sm_90" or "sm_90a".
+  std::string arch = "sm_90a";
+  /// LLVM optimisation level for the NVPTX backend (0-3).
+  int optLevel = 3;
+
+  /// A stable text form of every option, used in cache keys and printed in metadata.
+  std::string fingerprint() const;
+};
+
+/// The kind of one kernel parameter in Flare's kernel ABI: a global pointer or a scalar.
+enum class ArgKind { Pointer, I32, I64, F32 };
+const char *argKindName(ArgKind kind);
+
+/// What a launcher needs to know about one kernel of a compiled module.
+struct KernelInfo {
+  std::string name;
+  int numThreads = 0;        ///< threads per CTA (num_warps * 32), a 1-D block
+  int sharedBytes = 0;       ///< dynamic shared memory per CTA, in bytes
+  std::vector<ArgKind> args; ///< parameters in order
+};
+
+/// A compiled module: PTX text and one KernelInfo per kernel.
+struct CompiledModule {
+  std::string arch;
+  std::string ptx;
+  std::vector<KernelInfo> kernels;
+
+  /// Metadata as JSON text (everything but the PTX), and back. fromJson throws flare::Error.
+  std::string metadataJson() const;
+  static CompiledModule fromMetadataJson(const std::string &json, std::string ptx);
+  const KernelInfo *findKernel(const std::string &name) const;
+};
+
+/// True for the architectures Flare targets ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a").
+bool isSupportedArch(const std::string &arch);
+
+/// Parses `source` (named `bufferName` in diagnostics) and compiles it to PTX. Throws flare::Error whose
+/// message holds every diagnostic with its location.
+CompiledModule compileToPTX(const std::string &source, const CompileOptions &options,
+                            const std::string &bufferName = "<input>");
+
+/// The canonical printed form of a module (parsed and printed generically), used as the cache key's
+/// IR component so that formatting and comments do not change the key. Throws flare::Error.
+std::string canonicalizeIR(const std::string &source, const std::string &bufferName = "<input>");
+
+/// The compiler's identity for cache keys: Flare's version and the LLVM version it was built with.
+std::string compilerVersion();
+
+} // namespace flare
+
+#endif // FLARE_COMPILER_COMPILER_H

@@ -1,0 +1,694 @@
+//===- TGPUToNVVM.cpp - Lower laid-out tile kernels to per-thread code ----===//
+//
+// Outline (one KernelLowering per `tile.kernel` function, after tgpu-assign-layouts):
+//   1. Create `gpu.func` in `gpu.module @flare_kernels` with Flare's kernel ABI: `!tile.ptr<T>` becomes
+//      `!llvm.ptr<1>`, scalars stay; block size = num_warps * 32.
+//   2. Walk the body in order. Scalars map 1:1. A tile with layout L becomes L.numRegs() scalars: the
+//      value of register i is the element at coordinate
+//          c(i) = R(i) ^ T,   T = XOR of the lane and warp bases selected by this thread's ids,
+//      so T is computed once per layout and each register adds a constant.
+//   3. Loads/stores: element address = base + sum_d (offset_d + c_d) * stride_d in 64 bits, guarded by
+//      0 <= offset_d + c_d < size_d (one unsigned compare per dimension); loads pad outside.
+//      Stores skip duplicated elements: registers whose index sets a zero register basis, and threads
+//      whose lane/warp id sets a bit with a zero basis.
+//   4. reduce(axis): (a) registers of a thread that differ only along the axis combine; (b) lanes
+//      combine by butterfly shuffles over the lane bits that move along the axis (every lane ends with
+//      the same value, since each step is commutative); (c) warps that move along the axis exchange
+//      partials through shared memory, combined in increasing warp order so that all threads agree.
+//   5. Layout conversions and broadcasts permute registers when the thread already holds the value,
+//      else go through shared memory (write every register at its row-major index, barrier, read).
+//   6. scf.for / scf.if carry and yield every register of a tile.
+// Shared memory is one dynamic buffer; its size (the largest scratch any op needs) is recorded on the
+// kernel as `tgpu.shared_bytes`.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace flare::tgpu {
+#define GEN_PASS_DEF_CONVERTTGPUTONVVM
+#include "TGPU/Passes.h.inc"
+} // namespace flare::tgpu
+
+using namespace mlir;
+using namespace flare;
+using namespace flare::tgpu;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;  // log2(e): exp(x) = exp2(x * log2(e))
+constexpr double kLn2 = 0.6931471805599453;    // ln(2):   log(x) = log2(x) * ln(2)
+constexpr int kWarpSize = 32;
+constexpr StringLiteral kSharedMemorySymbol = "__flare_smem";
+constexpr StringLiteral kKernelModuleName = "flare_kernels";
+
+struct ViewInfo {
+  Value base;                    // !llvm.ptr<1>
+  SmallVector<Value> sizes;      // i32
+  SmallVector<Value> strides;    // i64
+};
+
+class KernelLowering {
+public:
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module)
+      : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)) {}
+
+  LogicalResult run();
+
+private:
+  func::FuncOp func;
+  gpu::GPUModuleOp module;
+  OpBuilder b;
+  int numWarps;
+  Location loc = UnknownLoc::get(b.getContext());
+
+  Value laneId, warpId;                                   // i32
+  Value smemBase;                                         // !llvm.ptr<3>
+  int64_t sharedBytes = 0;
+  IRMapping scalars;                                      // scalar values: source -> lowered
+  DenseMap<Value, SmallVector<Value>> regs;               // tiles: source -> one value per register
+  DenseMap<Value, ViewInfo> views;
+  DenseMap<Attribute, SmallVector<Value>> threadCoords;   // per layout: T_d for each dimension
+
+  // --- small builders -----------------------------------------------------------------------------
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+
+  LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
+
+  /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32).
+  ArrayRef<Value> threadCoord(Attribute layoutAttr) {
+    auto it = threadCoords.find(layoutAttr);
+    if (it != threadCoords.end())
+      return it->second;
+    LinearLayout layout = cast<LinearLayoutAttr>(layoutAttr).getLayout();
+    SmallVector<Value> coords;
+    for (int d = 0; d < layout.rank(); ++d) {
+      Value acc = i32(0);
+      for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}}) {
+        const auto &bases = layout.bases(in);
+        for (size_t bit = 0; bit < bases.size(); ++bit) {
+          if (bases[bit][d] == 0)
+            continue;
+          // ((id >> bit) & 1) * basis, XOR-ed in.
+          Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, i32(bit)), i32(1));
+          acc = arith::XOrIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, sel, i32(bases[bit][d])));
+        }
+      }
+      coords.push_back(acc);
+    }
+    return threadCoords[layoutAttr] = coords;
+  }
+
+  /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
+  SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
+    ArrayRef<Value> t = threadCoord(layoutAttr);
+    LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
+    SmallVector<Value> c;
+    for (int d = 0; d < layout.rank(); ++d)
+      c.push_back(r[d] ? arith::XOrIOp::create(b, loc, t[d], i32(r[d])).getResult() : t[d]);
+    return c;
+  }
+
+  /// Row-major index of a coordinate (i32).
+  Value linearIndex(ArrayRef<Value> coord, ArrayRef<int64_t> shape) {
+    Value idx = i32(0);
+    for (size_t d = 0; d < coord.size(); ++d)
+      idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, idx, i32(shape[d])), coord[d]);
+    return idx;
+  }
+
+  Value barrier() { return gpu::BarrierOp::create(b, loc), Value(); }
+
+  Value smemAddress(Value index, Type elemType) {
+    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), elemType, smemBase,
+                               ValueRange{index});
+  }
+
+  void needShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, bytes); }
+
+  /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
+  static Type scratchType(Type t) {
+    return t.getIntOrFloatBitWidth() < 32 && isa<IntegerType>(t) ? IntegerType::get(t.getContext(), 32) : t;
+  }
+  Value toScratch(Value v) {
+    Type st = scratchType(v.getType());
+    return st == v.getType() ? v : arith::ExtUIOp::create(b, loc, st, v).getResult();
+  }
+  Value fromScratch(Value v, Type t) {
+    return v.getType() == t ? v : arith::TruncIOp::create(b, loc, t, v).getResult();
+  }
+
+  // --- the walk -----------------------------------------------------------------------------------
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerLoad(tile::LoadOp op);
+  LogicalResult lowerStore(tile::StoreOp op);
+  LogicalResult lowerReduce(tile::ReduceOp op);
+  LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerIf(scf::IfOp op);
+  LogicalResult lowerElementwise(Operation *op);
+  FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
+
+  SmallVector<Value> flatten(ValueRange values) {
+    SmallVector<Value> out;
+    for (Value v : values) {
+      if (isa<RankedTensorType>(v.getType()))
+        llvm::append_range(out, regs[v]);
+      else
+        out.push_back(scalars.lookup(v));
+    }
+    return out;
+  }
+  SmallVector<Type> flattenTypes(TypeRange types) {
+    SmallVector<Type> out;
+    for (Type t : types) {
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        out.append(getLayoutAttr(tt).getLayout().numRegs(), tt.getElementType());
+      else
+        out.push_back(t);
+    }
+    return out;
+  }
+  /// Binds `values` (source) to consecutive entries of `lowered`.
+  void unflatten(ValueRange values, ValueRange lowered) {
+    size_t pos = 0;
+    for (Value v : values) {
+      if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
+        int n = getLayoutAttr(tt).getLayout().numRegs();
+        regs[v] = SmallVector<Value>(lowered.begin() + pos, lowered.begin() + pos + n);
+        pos += n;
+      } else {
+        scalars.map(v, lowered[pos++]);
+      }
+    }
+  }
+};
+
+LogicalResult KernelLowering::run() {
+  // Every tile must carry a layout before we start.
+  WalkResult missing = func.walk([&](Operation *op) {
+    for (Type t : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (isa<RankedTensorType>(t) && !getLayoutAttr(t)) {
+        op->emitOpError("has a tile without a #tgpu.linear layout; run tgpu-assign-layouts first");
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (missing.wasInterrupted())
+    return failure();
+
+  MLIRContext *ctx = b.getContext();
+  auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
+  SmallVector<Type> argTypes;
+  for (Type t : func.getArgumentTypes())
+    argTypes.push_back(isa<tile::PtrType>(t) ? Type(globalPtr) : t);
+
+  b.setInsertionPointToEnd(module.getBody());
+  loc = func.getLoc();
+  auto gfunc = gpu::GPUFuncOp::create(b, loc, func.getName(), FunctionType::get(ctx, argTypes, {}));
+  gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  int numThreads = numWarps * kWarpSize;
+  gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
+  gfunc->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({numThreads, 1, 1}));
+
+  Block &entry = gfunc.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  for (auto [src, dst] : llvm::zip(func.getArguments(), entry.getArguments()))
+    scalars.map(src, dst);
+  Value tid = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  laneId = arith::AndIOp::create(b, loc, tid, i32(kWarpSize - 1));
+  warpId = arith::ShRUIOp::create(b, loc, tid, i32(5));
+  smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
+
+  if (failed(lowerBlock(func.getBody().front())))
+    return failure();
+  gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
+  return success();
+}
+
+LogicalResult KernelLowering::lowerBlock(Block &block) {
+  for (Operation &op : block)
+    if (failed(lowerOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  if (isa<func::ReturnOp>(op)) {
+    gpu::ReturnOp::create(b, loc);
+    return success();
+  }
+  if (auto pid = dyn_cast<tile::ProgramIdOp>(op)) {
+    Value id = gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(pid.getAxis()));
+    scalars.map(pid.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id));
+    return success();
+  }
+  if (auto np = dyn_cast<tile::NumProgramsOp>(op)) {
+    Value n = gpu::GridDimOp::create(b, loc, static_cast<gpu::Dimension>(np.getAxis()));
+    scalars.map(np.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n));
+    return success();
+  }
+  if (auto view = dyn_cast<tile::MakeViewOp>(op)) {
+    ViewInfo info;
+    info.base = scalars.lookup(view.getBase());
+    for (Value s : view.getSizes())
+      info.sizes.push_back(scalars.lookup(s));
+    for (Value s : view.getStrides())
+      info.strides.push_back(arith::ExtSIOp::create(b, loc, b.getI64Type(), scalars.lookup(s)));
+    views[view.getResult()] = std::move(info);
+    return success();
+  }
+  if (auto load = dyn_cast<tile::LoadOp>(op))
+    return lowerLoad(load);
+  if (auto store = dyn_cast<tile::StoreOp>(op))
+    return lowerStore(store);
+  if (auto range = dyn_cast<tile::RangeOp>(op)) {
+    LinearLayout layout = layoutOf(range.getResult());
+    Attribute attr = getLayoutAttr(range.getResult().getType());
+    SmallVector<Value> out;
+    for (int r = 0; r < layout.numRegs(); ++r)
+      out.push_back(arith::AddIOp::create(b, loc, regCoord(attr, layout, r)[0], i32(range.getStart())));
+    regs[range.getResult()] = out;
+    return success();
+  }
+  if (auto splat = dyn_cast<tile::SplatOp>(op)) {
+    regs[splat.getResult()] =
+        SmallVector<Value>(layoutOf(splat.getResult()).numRegs(), scalars.lookup(splat.getValue()));
+    return success();
+  }
+  if (auto cst = dyn_cast<arith::ConstantOp>(op); cst && isa<RankedTensorType>(cst.getType())) {
+    auto dense = dyn_cast<SplatElementsAttr>(cst.getValue());
+    if (!dense)
+      return op->emitOpError("only splat constants are supported on tiles");
+    Value v = arith::ConstantOp::create(b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    regs[cst.getResult()] = SmallVector<Value>(layoutOf(cst.getResult()).numRegs(), v);
+    return success();
+  }
+  if (auto expand = dyn_cast<tile::ExpandDimsOp>(op)) {
+    regs[expand.getResult()] = regs[expand.getSrc()];
+    return success();
+  }
+  if (auto bcast = dyn_cast<tile::BroadcastOp>(op)) {
+    SmallVector<Value> out;
+    if (failed(lowerConvert(bcast.getSrc(), bcast.getResult(), regs[bcast.getSrc()], out)))
+      return failure();
+    regs[bcast.getResult()] = out;
+    return success();
+  }
+  if (auto conv = dyn_cast<ConvertLayoutOp>(op)) {
+    SmallVector<Value> out;
+    if (failed(lowerConvert(conv.getSrc(), conv.getResult(), regs[conv.getSrc()], out)))
+      return failure();
+    regs[conv.getResult()] = out;
+    return success();
+  }
+  if (auto reduce = dyn_cast<tile::ReduceOp>(op))
+    return lowerReduce(reduce);
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    return lowerFor(forOp);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return lowerIf(ifOp);
+  if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return lowerElementwise(op);
+  return op->emitOpError("cannot be lowered to NVVM by convert-tgpu-to-nvvm");
+}
+
+LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
+  ViewInfo &view = views[op.getView()];
+  auto type = op.getResult().getType();
+  Type elem = type.getElementType();
+  Attribute attr = getLayoutAttr(type);
+  LinearLayout layout = getLayoutAttr(type).getLayout();
+  TypedAttr padAttr = op.getPaddingAttr();
+  if (!padAttr)
+    padAttr = cast<TypedAttr>(b.getZeroAttr(elem));
+  Value pad = arith::ConstantOp::create(b, loc, padAttr);
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(scalars.lookup(o));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  SmallVector<Value> out;
+  for (int r = 0; r < layout.numRegs(); ++r) {
+    SmallVector<Value> c = regCoord(attr, layout, r);
+    Value inBounds, offset = i64(0);
+    for (int d = 0; d < layout.rank(); ++d) {
+      Value g = arith::AddIOp::create(b, loc, offsets[d], c[d]);
+      // 0 <= g < size as one unsigned compare.
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
+      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok).getResult() : ok;
+      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
+      offset = arith::AddIOp::create(b, loc, offset, term);
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, inBounds, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+      scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, pad);
+    }
+    out.push_back(ifOp.getResult(0));
+  }
+  regs[op.getResult()] = out;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerStore(tile::StoreOp op) {
+  ViewInfo &view = views[op.getView()];
+  auto type = op.getValue().getType();
+  Type elem = type.getElementType();
+  Attribute attr = getLayoutAttr(type);
+  LinearLayout layout = getLayoutAttr(type).getLayout();
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(scalars.lookup(o));
+  // Threads whose lane/warp ids set a bit with a zero basis duplicate another thread's elements.
+  auto zeroMask = [&](LayoutInput in) {
+    int mask = 0;
+    const auto &bases = layout.bases(in);
+    for (size_t bit = 0; bit < bases.size(); ++bit)
+      if (llvm::all_of(bases[bit], [](int64_t v) { return v == 0; }))
+        mask |= 1 << bit;
+    return mask;
+  };
+  Value owner;
+  for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}})
+    if (int mask = zeroMask(in)) {
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, id, i32(mask)),
+                                       i32(0));
+      owner = owner ? arith::AndIOp::create(b, loc, owner, ok).getResult() : ok;
+    }
+  int dupRegs = zeroMask(LayoutInput::Reg);
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  ArrayRef<Value> values = regs[op.getValue()];
+  for (int r = 0; r < layout.numRegs(); ++r) {
+    if (r & dupRegs)
+      continue;
+    SmallVector<Value> c = regCoord(attr, layout, r);
+    Value pred = owner, offset = i64(0);
+    for (int d = 0; d < layout.rank(); ++d) {
+      Value g = arith::AddIOp::create(b, loc, offsets[d], c[d]);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
+      pred = pred ? arith::AndIOp::create(b, loc, pred, ok).getResult() : ok;
+      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
+      offset = arith::AddIOp::create(b, loc, offset, term);
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, pred, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+    LLVM::StoreOp::create(b, loc, values[r], addr);
+  }
+  return success();
+}
+
+static Value combine(OpBuilder &b, Location loc, tile::ReduceKind kind, Value x, Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case tile::ReduceKind::sum:
+    return isFloat ? arith::AddFOp::create(b, loc, x, y).getResult() : arith::AddIOp::create(b, loc, x, y).getResult();
+  case tile::ReduceKind::max:
+    return isFloat ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+                   : arith::MaxSIOp::create(b, loc, x, y).getResult();
+  case tile::ReduceKind::min:
+    return isFloat ? arith::MinimumFOp::create(b, loc, x, y).getResult()
+                   : arith::MinSIOp::create(b, loc, x, y).getResult();
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
+  auto srcType = op.getSrc().getType();
+  Type elem = srcType.getElementType();
+  if (elem.getIntOrFloatBitWidth() != 32)
+    return op.emitOpError() << "reductions of " << elem << " are not supported yet; extend to 32 bits first";
+  const int axis = op.getAxis();
+  LinearLayout src = layoutOf(op.getSrc());
+  std::optional<LinearLayout> sliced = src.sliceReduced(axis);
+  if (!sliced)
+    return op.emitOpError("source layout mixes the reduced axis with other dimensions");
+  auto project = [&](LinearLayout::Coord c) {
+    c.erase(c.begin() + axis);
+    return c;
+  };
+  ArrayRef<Value> in = regs[op.getSrc()];
+
+  // (a) Inside the thread: registers with the same projected coordinate combine, in register order.
+  SmallVector<Value> partial;
+  for (int j = 0; j < sliced->numRegs(); ++j) {
+    LinearLayout::Coord want = sliced->applyInput(LayoutInput::Reg, j);
+    Value acc;
+    for (int r = 0; r < src.numRegs(); ++r)
+      if (project(src.applyInput(LayoutInput::Reg, r)) == want)
+        acc = acc ? combine(b, loc, op.getKind(), acc, in[r]) : in[r];
+    if (!acc)
+      return op.emitOpError("internal error: reduced register without a source");
+    partial.push_back(acc);
+  }
+
+  // (b) Across lanes: butterfly shuffles over the lane bits that move along the axis.
+  const auto &laneBases = src.bases(LayoutInput::Lane);
+  Value fullMask = i32(-1), clamp = i32(kWarpSize - 1);
+  for (size_t bit = 0; bit < laneBases.size(); ++bit) {
+    if (laneBases[bit][axis] == 0)
+      continue;
+    for (Value &v : partial) {
+      Value other = NVVM::ShflOp::create(b, loc, elem, fullMask, v, i32(1 << bit), clamp, NVVM::ShflKind::bfly,
+                                         UnitAttr());
+      v = combine(b, loc, op.getKind(), v, other);
+    }
+  }
+
+  // (c) Across warps, through shared memory laid out as [warp][row-major output element].
+  const auto &warpBases = src.bases(LayoutInput::Warp);
+  int axisWarpMask = 0;
+  for (size_t bit = 0; bit < warpBases.size(); ++bit)
+    if (warpBases[bit][axis] != 0)
+      axisWarpMask |= 1 << bit;
+  if (axisWarpMask) {
+    LinearLayout::Coord outShape = project(src.shape());
+    int64_t outElems = 1;
+    for (int64_t s : outShape)
+      outElems *= s;
+    needShared(static_cast<int64_t>(src.numWarps()) * outElems * 4);
+    Attribute slicedAttr = LinearLayoutAttr::get(b.getContext(), *sliced);
+    SmallVector<Value> outIndex;
+    for (int j = 0; j < sliced->numRegs(); ++j)
+      outIndex.push_back(sliced->rank() ? linearIndex(regCoord(slicedAttr, *sliced, j), sliced->shape()) : i32(0));
+    Value warpRow = arith::MulIOp::create(b, loc, warpId, i32(outElems));
+    for (int j = 0; j < sliced->numRegs(); ++j)
+      LLVM::StoreOp::create(b, loc, partial[j], smemAddress(arith::AddIOp::create(b, loc, warpRow, outIndex[j]), elem));
+    barrier();
+    Value baseWarp = arith::AndIOp::create(b, loc, warpId, i32(~axisWarpMask));
+    for (int j = 0; j < sliced->numRegs(); ++j) {
+      Value acc;
+      for (int combo = 0; combo < src.numWarps(); ++combo) {
+        if ((combo & ~axisWarpMask) != 0)
+          continue;
+        Value w = arith::OrIOp::create(b, loc, baseWarp, i32(combo));
+        Value idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, w, i32(outElems)), outIndex[j]);
+        Value v = LLVM::LoadOp::create(b, loc, elem, smemAddress(idx, elem));
+        acc = acc ? combine(b, loc, op.getKind(), acc, v) : v;
+      }
+      partial[j] = acc;
+    }
+    barrier();
+  }
+
+  if (isa<RankedTensorType>(op.getResult().getType()))
+    regs[op.getResult()] = partial;
+  else
+    scalars.map(op.getResult(), partial.front());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out) {
+  LinearLayout from = layoutOf(src), to = layoutOf(dst);
+  if (std::optional<std::vector<int>> perm = to.registerPermutationFrom(from)) {
+    for (int r : *perm)
+      out.push_back(srcRegs[r]);
+    return success();
+  }
+  if (from.shape() != to.shape())
+    return emitError(loc) << "broadcast source layout " << from.str() << " cannot feed " << to.str();
+  // Through shared memory: every thread writes what it holds at the row-major index, then reads.
+  Type elem = cast<RankedTensorType>(src.getType()).getElementType();
+  Type st = scratchType(elem);
+  needShared(from.numElements() * std::max(4u, st.getIntOrFloatBitWidth() / 8));
+  Attribute fromAttr = getLayoutAttr(src.getType()), toAttr = getLayoutAttr(dst.getType());
+  barrier(); // earlier readers of the scratch buffer are done
+  for (int r = 0; r < from.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(fromAttr, from, r), from.shape());
+    LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st));
+  }
+  barrier();
+  for (int r = 0; r < to.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(toAttr, to, r), to.shape());
+    out.push_back(fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st)), elem));
+  }
+  barrier();
+  return success();
+}
+
+LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+  SmallVector<Value> inits = flatten(op.getInitArgs());
+  auto newFor = scf::ForOp::create(b, loc, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
+                                   scalars.lookup(op.getStep()), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = newFor.getBody();
+    if (!body->empty() && isa<scf::YieldOp>(body->back()))
+      body->back().erase();
+    b.setInsertionPointToEnd(body);
+    scalars.map(op.getInductionVar(), newFor.getInductionVar());
+    unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
+    for (Operation &inner : op.getBody()->without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
+  }
+  unflatten(op.getResults(), newFor.getResults());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
+  SmallVector<Type> types = flattenTypes(op.getResultTypes());
+  bool hasElse = !op.getElseRegion().empty();
+  auto newIf = scf::IfOp::create(b, loc, types, scalars.lookup(op.getCondition()), hasElse);
+  for (auto [from, to] : {std::pair<Region *, Region *>{&op.getThenRegion(), &newIf.getThenRegion()},
+                          {&op.getElseRegion(), &newIf.getElseRegion()}}) {
+    if (from->empty())
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = &to->front();
+    if (!block->empty() && isa<scf::YieldOp>(block->back()))
+      block->back().erase();
+    b.setInsertionPointToEnd(block);
+    for (Operation &inner : from->front().without_terminator())
+      if (failed(lowerOp(&inner)))
+        return failure();
+    auto yield = cast<scf::YieldOp>(from->front().getTerminator());
+    scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
+  }
+  unflatten(op.getResults(), newIf.getResults());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+  if (op->getNumRegions() != 0)
+    return op->emitOpError("ops with regions are not supported in tile kernels");
+  int numRegs = 1;
+  for (Value r : op->getResults())
+    if (isa<RankedTensorType>(r.getType()))
+      numRegs = layoutOf(r).numRegs();
+  SmallVector<SmallVector<Value>> results(op->getNumResults());
+  for (int i = 0; i < numRegs; ++i) {
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(isa<RankedTensorType>(v.getType()) ? regs[v][i] : scalars.lookup(v));
+    if (op->getNumResults() != 1)
+      return op->emitOpError("expected one result");
+    Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
+    FailureOr<Value> r = emitScalar(op, operands, resultType);
+    if (failed(r))
+      return failure();
+    results[0].push_back(*r);
+  }
+  Value res = op->getResult(0);
+  if (isa<RankedTensorType>(res.getType()))
+    regs[res] = results[0];
+  else
+    scalars.map(res, results[0][0]);
+  return success();
+}
+
+/// Emits one scalar instance of an elementwise op. Transcendentals use the approximate NVVM
+/// instructions (what the fast path of every attention kernel uses); 16-bit inputs compute in f32.
+FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, Type resultType) {
+  if (!isa<math::MathDialect>(op->getDialect())) {
+    OperationState state(op->getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addTypes(resultType);
+    state.addAttributes(op->getAttrs());
+    return b.create(state)->getResult(0);
+  }
+  if (!isa<FloatType>(resultType) || operands.size() != 1)
+    return op->emitOpError("is not supported in tile kernels yet"), failure();
+  Type f32 = b.getF32Type();
+  Value x = operands[0];
+  if (resultType != f32)
+    x = arith::ExtFOp::create(b, loc, f32, x);
+  auto intrinsic = [&](StringRef name, Value arg) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr(name), ValueRange{arg}).getResult(0);
+  };
+  auto mulConst = [&](Value v, double c) -> Value {
+    return arith::MulFOp::create(b, loc, v, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(c)));
+  };
+  Value y;
+  if (isa<math::Exp2Op>(op))
+    y = intrinsic("llvm.nvvm.ex2.approx.f32", x);
+  else if (isa<math::ExpOp>(op))
+    y = intrinsic("llvm.nvvm.ex2.approx.f32", mulConst(x, kLog2E));
+  else if (isa<math::Log2Op>(op))
+    y = intrinsic("llvm.nvvm.lg2.approx.f", x);
+  else if (isa<math::LogOp>(op))
+    y = mulConst(intrinsic("llvm.nvvm.lg2.approx.f", x), kLn2);
+  else if (isa<math::RsqrtOp>(op))
+    y = intrinsic("llvm.nvvm.rsqrt.approx.f", x);
+  else if (isa<math::SqrtOp>(op))
+    y = LLVM::SqrtOp::create(b, loc, x);
+  else if (isa<math::AbsFOp>(op))
+    y = LLVM::FAbsOp::create(b, loc, x);
+  else if (isa<math::TanhOp>(op))
+    // tanh.approx.f32 (sm_75+) has no LLVM intrinsic: one inline PTX instruction.
+    y = LLVM::InlineAsmOp::create(b, loc, f32, ValueRange{x}, "tanh.approx.f32 $0, $1;", "=f,f",
+                                  /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                                  LLVM::AsmDialectAttr(), ArrayAttr())
+            .getResult(0);
+  else
+    return op->emitOpError("is not supported in tile kernels yet"), failure();
+  if (resultType != f32)
+    y = arith::TruncFOp::create(b, loc, resultType, y);
+  return y;
+}
+
+struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<ConvertTGPUToNVVMPass> {
+  void runOnOperation() override {
+    ModuleOp top = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : top.getOps<func::FuncOp>())
+      if (tile::isKernel(func))
+        kernels.push_back(func);
+    if (kernels.empty())
+      return;
+    OpBuilder b(top.getContext());
+    top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    b.setInsertionPointToEnd(top.getBody());
+    auto module = gpu::GPUModuleOp::create(b, top.getLoc(), kKernelModuleName);
+    b.setInsertionPointToStart(module.getBody());
+    // One dynamic shared-memory buffer for the whole module: `.extern .shared .align 16 .b8 __flare_smem[]`.
+    LLVM::GlobalOp::create(b, top.getLoc(), LLVM::LLVMArrayType::get(b.getI8Type(), 0), /*isConstant=*/false,
+                           LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
+                           /*addrSpace=*/3);
+    for (func::FuncOp func : kernels) {
+      if (failed(KernelLowering(func, module).run()))
+        return signalPassFailure();
+      func.erase();
+    }
+  }
+};
+
+} // namespace

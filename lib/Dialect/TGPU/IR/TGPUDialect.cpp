@@ -1,0 +1,154 @@
+//===- TGPUDialect.cpp - The tgpu dialect: layouts and ops ----------------===//
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace flare;
+using namespace flare::tgpu;
+
+#include "TGPU/TGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "TGPU/TGPUAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "TGPU/TGPUOps.cpp.inc"
+
+void TGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "TGPU/TGPUAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "TGPU/TGPUOps.cpp.inc"
+      >();
+}
+
+LinearLayoutAttr flare::tgpu::getLayoutAttr(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<LinearLayoutAttr>(tensor.getEncoding()) : LinearLayoutAttr();
+}
+
+//===----------------------------------------------------------------------===//
+// #tgpu.linear
+//===----------------------------------------------------------------------===//
+
+// Bases are stored flattened (rank entries per basis vector) because attribute parameters are flat arrays.
+static LinearLayout::Bases unflatten(ArrayRef<int64_t> flat, size_t rank) {
+  LinearLayout::Bases out;
+  if (rank == 0)
+    return out;
+  for (size_t i = 0; i + rank <= flat.size(); i += rank)
+    out.emplace_back(flat.begin() + i, flat.begin() + i + rank);
+  return out;
+}
+
+static SmallVector<int64_t> flatten(const LinearLayout::Bases &bases) {
+  SmallVector<int64_t> out;
+  for (const auto &c : bases)
+    out.append(c.begin(), c.end());
+  return out;
+}
+
+LinearLayout LinearLayoutAttr::getLayout() const {
+  size_t rank = getShape().size();
+  return LinearLayout(LinearLayout::Coord(getShape().begin(), getShape().end()), unflatten(getReg(), rank),
+                      unflatten(getLane(), rank), unflatten(getWarp(), rank));
+}
+
+LinearLayoutAttr LinearLayoutAttr::get(MLIRContext *ctx, const LinearLayout &layout) {
+  return get(ctx, layout.shape(), flatten(layout.bases(LayoutInput::Reg)), flatten(layout.bases(LayoutInput::Lane)),
+             flatten(layout.bases(LayoutInput::Warp)));
+}
+
+LogicalResult LinearLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> reg, ArrayRef<int64_t> lane, ArrayRef<int64_t> warp) {
+  size_t rank = shape.size();
+  for (ArrayRef<int64_t> flat : {reg, lane, warp})
+    if (rank == 0 ? !flat.empty() : flat.size() % rank != 0)
+      return emitError() << "basis vectors must have " << rank << " entries";
+  LinearLayout layout(LinearLayout::Coord(shape.begin(), shape.end()), unflatten(reg, rank), unflatten(lane, rank),
+                      unflatten(warp, rank));
+  if (rank == 0 && lane.empty())
+    return success(); // a scalar: every thread holds it
+  std::string problem = layout.verify();
+  if (!problem.empty())
+    return emitError() << "invalid linear layout: " << problem;
+  return success();
+}
+
+static ParseResult parseBases(AsmParser &parser, StringRef keyword, SmallVectorImpl<int64_t> &flat) {
+  if (parser.parseKeyword(keyword) || parser.parseEqual())
+    return failure();
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+    return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+      int64_t v;
+      if (parser.parseInteger(v))
+        return failure();
+      flat.push_back(v);
+      return success();
+    });
+  });
+}
+
+Attribute LinearLayoutAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> shape, reg, lane, warp;
+  if (parser.parseLess() || parser.parseKeyword("shape") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        shape.push_back(v);
+        return success();
+      }) ||
+      parser.parseComma() || parseBases(parser, "reg", reg) || parser.parseComma() ||
+      parseBases(parser, "lane", lane) || parser.parseComma() || parseBases(parser, "warp", warp) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<LinearLayoutAttr>(parser.getContext(), shape, reg, lane, warp);
+}
+
+void LinearLayoutAttr::print(AsmPrinter &printer) const {
+  size_t rank = getShape().size();
+  auto printBases = [&](StringRef name, ArrayRef<int64_t> flat) {
+    printer << name << " = [";
+    for (size_t i = 0; rank && i < flat.size(); i += rank) {
+      printer << (i ? ", [" : "[");
+      llvm::interleaveComma(flat.slice(i, rank), printer);
+      printer << "]";
+    }
+    printer << "]";
+  };
+  printer << "<shape = [";
+  llvm::interleaveComma(getShape(), printer);
+  printer << "], ";
+  printBases("reg", getReg());
+  printer << ", ";
+  printBases("lane", getLane());
+  printer << ", ";
+  printBases("warp", getWarp());
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto src = getSrc().getType(), res = getResult().getType();
+  if (src.getShape() != res.getShape() || src.getElementType() != res.getElementType())
+    return emitOpError("source and result must have the same shape and element type");
+  for (auto [what, type] : {std::pair<const char *, RankedTensorType>{"source", src}, {"result", res}}) {
+    auto layout = getLayoutAttr(type);
+    if (!layout)
+      return emitOpError() << what << " has no #tgpu.linear layout";
+    if (layout.getShape() != type.getShape())
+      return emitOpError() << what << " layout shape differs from the tile shape";
+  }
+  return success();
+}

@@ -1,0 +1,179 @@
+//===- TileDialect.cpp - The tile dialect: types, ops, verifiers ----------===//
+#include "flare/Dialect/Tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace flare::tile;
+
+#include "Tile/TileDialect.cpp.inc"
+#include "Tile/TileEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Tile/TileTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "Tile/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Tile/TileTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "Tile/TileOps.cpp.inc"
+      >();
+}
+
+bool flare::tile::isKernel(func::FuncOp func) {
+  return func->hasAttr(TileDialect::kKernelAttrName);
+}
+
+int flare::tile::getNumWarps(func::FuncOp func) {
+  if (auto attr = func->getAttrOfType<IntegerAttr>(TileDialect::kNumWarpsAttrName))
+    return static_cast<int>(attr.getInt());
+  return TileDialect::kDefaultNumWarps;
+}
+
+static bool isKernelArgType(Type t) {
+  return isa<PtrType>(t) || t.isInteger(32) || t.isInteger(64) || t.isF32();
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kKernelAttrName) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitError() << "'" << kKernelAttrName << "' is only valid on a func.func";
+    if (func.getFunctionType().getNumResults() != 0)
+      return op->emitError() << "a tile kernel returns nothing; write results through views";
+    for (auto [i, t] : llvm::enumerate(func.getArgumentTypes()))
+      if (!isKernelArgType(t))
+        return op->emitError() << "tile kernel parameter #" << i << " has type " << t
+                               << "; expected !tile.ptr<...>, i32, i64 or f32";
+    return success();
+  }
+  if (attr.getName() == kNumWarpsAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1 || n.getInt() > 16 || (n.getInt() & (n.getInt() - 1)))
+      return op->emitError() << "'" << kNumWarpsAttrName << "' must be a power of two from 1 to 16";
+    return success();
+  }
+  return op->emitError() << "unknown tile attribute '" << attr.getName() << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+LogicalResult RangeOp::verify() {
+  auto type = getResult().getType();
+  if (type.getRank() != 1 || !type.getElementType().isInteger(32))
+    return emitOpError("result must be a 1-D tile of i32");
+  int64_t n = static_cast<int64_t>(getEnd()) - static_cast<int64_t>(getStart());
+  if (n != type.getDimSize(0))
+    return emitOpError() << "range [" << getStart() << ", " << getEnd() << ") has " << n
+                         << " elements but the result tile has " << type.getDimSize(0);
+  return success();
+}
+
+LogicalResult SplatOp::verify() {
+  if (getResult().getType().getElementType() != getValue().getType())
+    return emitOpError() << "element type " << getResult().getType().getElementType()
+                         << " differs from the scalar's type " << getValue().getType();
+  return success();
+}
+
+LogicalResult ExpandDimsOp::verify() {
+  auto src = getSrc().getType();
+  auto res = getResult().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a rank-" << src.getRank() << " tile";
+  SmallVector<int64_t> expect(src.getShape());
+  expect.insert(expect.begin() + axis, 1);
+  if (res.getShape() != ArrayRef<int64_t>(expect) || res.getElementType() != src.getElementType())
+    return emitOpError() << "result shape " << shapeStr(res.getShape()) << " should be " << shapeStr(expect);
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto src = getSrc().getType();
+  auto res = getResult().getType();
+  if (src.getRank() != res.getRank() || src.getElementType() != res.getElementType())
+    return emitOpError("source and result must have the same rank and element type");
+  for (int64_t d = 0; d < src.getRank(); ++d)
+    if (src.getDimSize(d) != res.getDimSize(d) && src.getDimSize(d) != 1)
+      return emitOpError() << "dimension " << d << " cannot broadcast from " << src.getDimSize(d) << " to "
+                           << res.getDimSize(d) << " (only size-1 dimensions broadcast)";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto src = getSrc().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= src.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a rank-" << src.getRank() << " tile";
+  Type elem = src.getElementType();
+  if (!isa<FloatType>(elem) && !elem.isSignlessInteger())
+    return emitOpError() << "cannot reduce elements of type " << elem;
+  if (src.getRank() == 1) {
+    if (getResult().getType() != elem)
+      return emitOpError() << "reducing a 1-D tile gives a scalar of type " << elem;
+    return success();
+  }
+  auto res = dyn_cast<RankedTensorType>(getResult().getType());
+  SmallVector<int64_t> expect(src.getShape());
+  expect.erase(expect.begin() + axis);
+  if (!res || res.getShape() != ArrayRef<int64_t>(expect) || res.getElementType() != elem)
+    return emitOpError() << "result must be a tile of shape " << shapeStr(expect) << " and type " << elem;
+  return success();
+}
+
+LogicalResult MakeViewOp::verify() {
+  ViewType view = getResult().getType();
+  if (getSizes().size() != view.getRank() || getStrides().size() != view.getRank())
+    return emitOpError() << "a rank-" << view.getRank() << " view needs " << view.getRank()
+                         << " sizes and strides, got " << getSizes().size() << " and " << getStrides().size();
+  if (getBase().getType().getElementType() != view.getElementType())
+    return emitOpError("pointer and view element types differ");
+  return success();
+}
+
+static LogicalResult verifyBlockAccess(Operation *op, ViewType view, size_t numOffsets, RankedTensorType tile) {
+  if (numOffsets != view.getRank())
+    return op->emitOpError() << "a rank-" << view.getRank() << " view needs " << view.getRank()
+                             << " offsets, got " << numOffsets;
+  if (tile.getRank() != static_cast<int64_t>(view.getRank()))
+    return op->emitOpError() << "tile rank " << tile.getRank() << " differs from view rank " << view.getRank();
+  if (tile.getElementType() != view.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType() << " differs from view element type "
+                             << view.getElementType();
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getResult().getType())))
+    return failure();
+  if (auto pad = getPaddingAttr())
+    if (pad.getType() != getView().getType().getElementType())
+      return emitOpError() << "padding of type " << pad.getType() << " for elements of type "
+                           << getView().getType().getElementType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getValue().getType());
+}

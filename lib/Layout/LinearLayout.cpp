@@ -1,0 +1,241 @@
+//===- LinearLayout.cpp - Register layouts as linear maps over bits -------===//
+#include "flare/Layout/LinearLayout.h"
+
+#include <algorithm>
+#include <cassert>
+#include <sstream>
+
+using namespace flare;
+
+namespace {
+bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+int log2i(int64_t x) {
+  int n = 0;
+  while ((int64_t(1) << n) < x)
+    ++n;
+  return n;
+}
+bool isZero(const LinearLayout::Coord &c) {
+  return std::all_of(c.begin(), c.end(), [](int64_t v) { return v == 0; });
+}
+} // namespace
+
+LinearLayout::LinearLayout(Coord shape, Bases reg, Bases lane, Bases warp) : shape_(std::move(shape)) {
+  bases_[0] = std::move(reg);
+  bases_[1] = std::move(lane);
+  bases_[2] = std::move(warp);
+}
+
+LinearLayout LinearLayout::blocked(const Coord &shape, int numWarps, int vec) {
+  assert(isPow2(numWarps) && isPow2(vec) && "warps and vector width must be powers of two");
+  const int rank = static_cast<int>(shape.size());
+  // The tile's coordinate bits, fastest first: the last dimension's bits from low to high, then the
+  // dimension before it, and so on.
+  std::vector<Coord> bits;
+  for (int d = rank - 1; d >= 0; --d)
+    for (int64_t b = 1; b < shape[d]; b <<= 1) {
+      Coord c(rank, 0);
+      c[d] = b;
+      bits.push_back(c);
+    }
+  size_t next = 0;
+  auto take = [&](int count, Bases &out) {
+    for (int i = 0; i < count; ++i)
+      out.push_back(next < bits.size() ? bits[next++] : Coord(rank, 0));
+  };
+  Bases reg, lane, warp;
+  int vecBits = rank ? std::min(log2i(vec), log2i(shape[rank - 1])) : 0;
+  for (int i = 0; i < vecBits; ++i)
+    reg.push_back(bits[next++]);
+  take(kLaneBits, lane);
+  take(log2i(numWarps), warp);
+  while (next < bits.size())
+    reg.push_back(bits[next++]);
+  return LinearLayout(shape, std::move(reg), std::move(lane), std::move(warp));
+}
+
+std::string LinearLayout::verify() const {
+  std::ostringstream os;
+  for (int64_t s : shape_)
+    if (!isPow2(s)) {
+      os << "dimension size " << s << " is not a power of two";
+      return os.str();
+    }
+  if (numBits(LayoutInput::Lane) != kLaneBits)
+    return "a layout needs exactly 5 lane bases (32 lanes)";
+  // Encode each basis vector as a bit mask over the tile's coordinate bits and check that together they
+  // span every bit: then (and only then) every element is held by some register of some thread.
+  std::vector<int> offset(rank() + 1, 0);
+  for (int d = 0; d < rank(); ++d)
+    offset[d + 1] = offset[d] + log2i(shape_[d]);
+  const int totalBits = offset[rank()];
+  if (totalBits > 62)
+    return "tile too large";
+  std::vector<uint64_t> rows;
+  for (const Bases &bs : bases_)
+    for (const Coord &c : bs) {
+      if (static_cast<int>(c.size()) != rank())
+        return "basis vector of the wrong rank";
+      uint64_t mask = 0;
+      for (int d = 0; d < rank(); ++d) {
+        if (c[d] == 0)
+          continue;
+        if (!isPow2(c[d]) || c[d] >= shape_[d]) {
+          os << "basis component " << c[d] << " is not a power of two inside dimension " << d;
+          return os.str();
+        }
+        mask |= uint64_t(1) << (offset[d] + log2i(c[d]));
+      }
+      rows.push_back(mask);
+    }
+  int rankGF2 = 0;
+  for (int bit = 0; bit < totalBits; ++bit) {
+    auto pivot = std::find_if(rows.begin() + rankGF2, rows.end(), [&](uint64_t r) { return (r >> bit) & 1; });
+    if (pivot == rows.end())
+      continue;
+    std::swap(rows[rankGF2], *pivot);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (i != static_cast<size_t>(rankGF2) && ((rows[i] >> bit) & 1))
+        rows[i] ^= rows[rankGF2];
+    ++rankGF2;
+  }
+  if (rankGF2 != totalBits)
+    return "the layout does not cover every element of the tile";
+  return {};
+}
+
+int64_t LinearLayout::numElements() const {
+  int64_t n = 1;
+  for (int64_t s : shape_)
+    n *= s;
+  return n;
+}
+
+LinearLayout::Coord LinearLayout::applyInput(LayoutInput in, int index) const {
+  Coord c(rank(), 0);
+  const Bases &bs = bases(in);
+  for (size_t b = 0; b < bs.size(); ++b)
+    if ((index >> b) & 1)
+      for (int d = 0; d < rank(); ++d)
+        c[d] ^= bs[b][d];
+  return c;
+}
+
+LinearLayout::Coord LinearLayout::apply(int reg, int lane, int warp) const {
+  Coord c = applyInput(LayoutInput::Reg, reg);
+  Coord l = applyInput(LayoutInput::Lane, lane);
+  Coord w = applyInput(LayoutInput::Warp, warp);
+  for (int d = 0; d < rank(); ++d)
+    c[d] ^= l[d] ^ w[d];
+  return c;
+}
+
+std::optional<LinearLayout> LinearLayout::sliceReduced(int axis) const {
+  assert(axis >= 0 && axis < rank());
+  Bases out[kNumInputs];
+  for (int in = 0; in < kNumInputs; ++in)
+    for (const Coord &c : bases_[in]) {
+      Coord p;
+      bool other = false;
+      for (int d = 0; d < rank(); ++d)
+        if (d != axis) {
+          p.push_back(c[d]);
+          other |= c[d] != 0;
+        }
+      if (c[axis] != 0 && other)
+        return std::nullopt;
+      if (in == static_cast<int>(LayoutInput::Reg) && isZero(p))
+        continue;
+      out[in].push_back(std::move(p));
+    }
+  Coord shape;
+  for (int d = 0; d < rank(); ++d)
+    if (d != axis)
+      shape.push_back(shape_[d]);
+  return LinearLayout(std::move(shape), std::move(out[0]), std::move(out[1]), std::move(out[2]));
+}
+
+LinearLayout LinearLayout::expandDims(int axis) const {
+  assert(axis >= 0 && axis <= rank());
+  LinearLayout r = *this;
+  r.shape_.insert(r.shape_.begin() + axis, 1);
+  for (Bases &bs : r.bases_)
+    for (Coord &c : bs)
+      c.insert(c.begin() + axis, 0);
+  return r;
+}
+
+LinearLayout LinearLayout::broadcastSource(const std::vector<int> &dims) const {
+  LinearLayout r = *this;
+  for (int d : dims) {
+    r.shape_[d] = 1;
+    for (Bases &bs : r.bases_)
+      for (Coord &c : bs)
+        c[d] = 0;
+  }
+  Bases &reg = r.bases_[static_cast<int>(LayoutInput::Reg)];
+  reg.erase(std::remove_if(reg.begin(), reg.end(), isZero), reg.end());
+  return r;
+}
+
+std::optional<std::vector<int>> LinearLayout::registerPermutationFrom(const LinearLayout &src) const {
+  if (src.rank() != rank())
+    return std::nullopt;
+  for (int d = 0; d < rank(); ++d)
+    if (src.shape_[d] != shape_[d] && src.shape_[d] != 1)
+      return std::nullopt;
+  auto project = [&](Coord c) {
+    for (int d = 0; d < rank(); ++d)
+      if (src.shape_[d] == 1)
+        c[d] = 0;
+    return c;
+  };
+  for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp}) {
+    const Bases &mine = bases(in), &theirs = src.bases(in);
+    if (mine.size() != theirs.size())
+      return std::nullopt;
+    for (size_t b = 0; b < mine.size(); ++b)
+      if (project(mine[b]) != theirs[b])
+        return std::nullopt;
+  }
+  std::vector<Coord> srcRegs;
+  for (int j = 0; j < src.numRegs(); ++j)
+    srcRegs.push_back(src.applyInput(LayoutInput::Reg, j));
+  std::vector<int> perm;
+  for (int i = 0; i < numRegs(); ++i) {
+    auto it = std::find(srcRegs.begin(), srcRegs.end(), project(applyInput(LayoutInput::Reg, i)));
+    if (it == srcRegs.end())
+      return std::nullopt;
+    perm.push_back(static_cast<int>(it - srcRegs.begin()));
+  }
+  return perm;
+}
+
+int64_t LinearLayout::linearIndex(const Coord &coord) const {
+  int64_t idx = 0;
+  for (int d = 0; d < rank(); ++d)
+    idx = idx * shape_[d] + coord[d];
+  return idx;
+}
+
+std::string LinearLayout::str() const {
+  std::ostringstream os;
+  auto printCoord = [&](const Coord &c) {
+    os << "[";
+    for (size_t i = 0; i < c.size(); ++i)
+      os << (i ? ", " : "") << c[i];
+    os << "]";
+  };
+  os << "shape=";
+  printCoord(shape_);
+  const char *names[] = {"reg", "lane", "warp"};
+  for (int in = 0; in < kNumInputs; ++in) {
+    os << " " << names[in] << "=[";
+    for (size_t b = 0; b < bases_[in].size(); ++b) {
+      os << (b ? ", " : "");
+      printCoord(bases_[in][b]);
+    }
+    os << "]";
+  }
+  return os.str();
+}

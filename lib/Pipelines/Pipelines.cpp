@@ -1,0 +1,200 @@
+//===- Pipelines.cpp - The pass pipeline shared by every tool -------------===//
+#include "flare/Pipelines/Pipelines.h"
+
+#include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+namespace flare {
+
+/// PTX ISA the NVPTX backend targets: 8.0 is the first with sm_90a and is read by every driver since
+/// CUDA 12.0.
+static constexpr const char *kPtxFeatures = "+ptx80";
+
+void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stage) {
+  switch (stage) {
+  case Stage::Input:
+    return;
+  case Stage::Layouts:
+    pm.addPass(tgpu::createTGPUAssignLayouts());
+    return;
+  case Stage::Kernels:
+    pm.addPass(tgpu::createConvertTGPUToNVVM());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    return;
+  case Stage::NVVM: {
+    OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
+    gpm.addPass(createSCFToControlFlowPass());
+    gpm.addPass(createConvertGpuOpsToNVVMOps());
+    gpm.addPass(createCanonicalizerPass());
+    gpm.addPass(createCSEPass());
+    gpm.addPass(createReconcileUnrealizedCastsPass());
+    GpuNVVMAttachTargetOptions target;
+    target.chip = options.arch;
+    target.features = kPtxFeatures;
+    target.optLevel = static_cast<unsigned>(options.optLevel);
+    pm.addPass(createGpuNVVMAttachTarget(target));
+    return;
+  }
+  case Stage::PTX: {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = "isa";
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+    return;
+  }
+  }
+}
+
+LogicalResult runStages(ModuleOp module, const CompileOptions &options, Stage last, CompiledModule *meta) {
+  if (last >= Stage::PTX)
+    initializeNVPTXTarget();
+  for (int s = static_cast<int>(Stage::Layouts); s <= static_cast<int>(last); ++s) {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    addStagePasses(pm, options, static_cast<Stage>(s));
+    if (failed(pm.run(module)))
+      return failure();
+    if (meta && static_cast<Stage>(s) == Stage::Kernels && failed(collectKernelInfo(module, *meta)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
+  meta.kernels.clear();
+  WalkResult result = module.walk([&](gpu::GPUFuncOp func) {
+    if (!func.isKernel())
+      return WalkResult::advance();
+    KernelInfo info;
+    info.name = func.getName().str();
+    if (auto block = func.getKnownBlockSizeAttr())
+      info.numThreads = block[0];
+    if (auto shared = func->getAttrOfType<IntegerAttr>(tgpu::kSharedBytesAttrName))
+      info.sharedBytes = static_cast<int>(shared.getInt());
+    for (Type t : func.getArgumentTypes()) {
+      if (isa<LLVM::LLVMPointerType>(t))
+        info.args.push_back(ArgKind::Pointer);
+      else if (t.isInteger(32))
+        info.args.push_back(ArgKind::I32);
+      else if (t.isInteger(64))
+        info.args.push_back(ArgKind::I64);
+      else if (t.isF32())
+        info.args.push_back(ArgKind::F32);
+      else {
+        func.emitOpError() << "parameter type " << t << " is outside Flare's kernel ABI";
+        return WalkResult::interrupt();
+      }
+    }
+    meta.kernels.push_back(std::move(info));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult extractPTX(ModuleOp module, std::string &ptx) {
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute obj : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(obj)) {
+        ptx = object.getObject().getValue().str();
+        return success();
+      }
+  return module.emitError("no PTX was produced (no gpu.binary in the module)");
+}
+
+void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<attn::AttnDialect, tile::TileDialect, tgpu::TGPUDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect, scf::SCFDialect, cf::ControlFlowDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  NVVM::NVVMDialect, index::IndexDialect, memref::MemRefDialect, ub::UBDialect>();
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+}
+
+namespace {
+struct TileToPTXOptions : public PassPipelineOptions<TileToPTXOptions> {
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("target architecture (sm_80, sm_90a, ...)"),
+                           llvm::cl::init("sm_90a")};
+  Option<int> optLevel{*this, "opt-level", llvm::cl::desc("NVPTX optimisation level"), llvm::cl::init(3)};
+};
+} // namespace
+
+void registerAllPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    tgpu::registerTGPUPasses();
+    registerCanonicalizerPass();
+    registerCSEPass();
+    registerSCFToControlFlowPass();
+    registerConvertGpuOpsToNVVMOps();
+    registerReconcileUnrealizedCastsPass();
+    registerGpuNVVMAttachTarget();
+    registerGpuModuleToBinaryPass();
+    PassPipelineRegistration<TileToPTXOptions>(
+        "flare-tile-to-ptx", "Flare's whole pipeline: tile kernels to a gpu.binary holding PTX",
+        [](OpPassManager &pm, const TileToPTXOptions &opts) {
+          CompileOptions options;
+          options.arch = opts.arch;
+          options.optLevel = opts.optLevel;
+          for (Stage s : {Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
+            addStagePasses(pm, options, s);
+        });
+  });
+}
+
+void initializeNVPTXTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+} // namespace flare

@@ -1,0 +1,227 @@
+//===- CompiledModule.cpp - Compile options and module metadata as JSON ---===//
+//
+// The metadata JSON travels between the compiler, flarec's output, the disk cache and launchers, so
+// fromMetadataJson treats it as untrusted input: every field is checked for presence, type and range,
+// and anything unexpected is a flare::Error naming the offending field. The format:
+//
+//   {
+//     "version": 1,
+//     "arch": "sm_90a",
+//     "kernels": [
+//       {"name": "attn_fwd", "numThreads": 128, "sharedBytes": 98304, "args": ["ptr", "i32", "f32"]}
+//     ]
+//   }
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Compiler/Compiler.h"
+#include "flare/Error.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <set>
+
+namespace flare {
+namespace {
+
+constexpr int64_t kMetadataVersion = 1;
+/// CUDA's hard limit on threads per block.
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+/// Far above any GPU's shared memory; rejects garbage without tracking per-arch limits here.
+constexpr int64_t kMaxSharedBytes = 16 * 1024 * 1024;
+
+constexpr ArgKind kAllArgKinds[] = {ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::F32};
+
+[[noreturn]] void fail(const std::string &what) {
+  throw Error("invalid module metadata JSON: " + what);
+}
+
+const char *typeName(const llvm::json::Value &v) {
+  switch (v.kind()) {
+  case llvm::json::Value::Null:
+    return "null";
+  case llvm::json::Value::Boolean:
+    return "a boolean";
+  case llvm::json::Value::Number:
+    return "a number";
+  case llvm::json::Value::String:
+    return "a string";
+  case llvm::json::Value::Array:
+    return "an array";
+  case llvm::json::Value::Object:
+    return "an object";
+  }
+  return "an unknown value";
+}
+
+const llvm::json::Value &require(const llvm::json::Object &obj, llvm::StringRef key,
+                                 const std::string &where) {
+  const llvm::json::Value *v = obj.get(key);
+  if (!v)
+    fail(where + " has no \"" + key.str() + "\" field");
+  return *v;
+}
+
+std::string requireString(const llvm::json::Object &obj, llvm::StringRef key, const std::string &where) {
+  const llvm::json::Value &v = require(obj, key, where);
+  std::optional<llvm::StringRef> s = v.getAsString();
+  if (!s)
+    fail(where + "." + key.str() + " must be a string, not " + typeName(v));
+  return s->str();
+}
+
+int64_t requireInt(const llvm::json::Object &obj, llvm::StringRef key, const std::string &where,
+                   int64_t min, int64_t max) {
+  const llvm::json::Value &v = require(obj, key, where);
+  std::optional<int64_t> i = v.getAsInteger();
+  if (!i)
+    fail(where + "." + key.str() + " must be an integer, not " + typeName(v));
+  if (*i < min || *i > max)
+    fail(where + "." + key.str() + " = " + std::to_string(*i) + " is outside [" + std::to_string(min) +
+         ", " + std::to_string(max) + "]");
+  return *i;
+}
+
+const llvm::json::Array &requireArray(const llvm::json::Object &obj, llvm::StringRef key,
+                                      const std::string &where) {
+  const llvm::json::Value &v = require(obj, key, where);
+  const llvm::json::Array *a = v.getAsArray();
+  if (!a)
+    fail(where + "." + key.str() + " must be an array, not " + typeName(v));
+  return *a;
+}
+
+/// Unknown fields are rejected: they mean a writer newer than this reader (which should have bumped
+/// the version) or a typo, and either way the metadata cannot be trusted to mean what we think.
+void rejectUnknownKeys(const llvm::json::Object &obj, std::initializer_list<llvm::StringRef> known,
+                       const std::string &where) {
+  for (const auto &entry : obj) {
+    llvm::StringRef key = entry.first;
+    bool ok = false;
+    for (llvm::StringRef k : known)
+      ok |= key == k;
+    if (!ok)
+      fail(where + " has an unknown field \"" + key.str() + "\"");
+  }
+}
+
+ArgKind parseArgKind(const llvm::json::Value &v, const std::string &where) {
+  std::optional<llvm::StringRef> s = v.getAsString();
+  if (!s)
+    fail(where + " must be a string, not " + typeName(v));
+  for (ArgKind kind : kAllArgKinds)
+    if (*s == argKindName(kind))
+      return kind;
+  fail(where + " = \"" + s->str() + "\" is not an argument kind (ptr, i32, i64, f32)");
+}
+
+KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
+  const llvm::json::Object *obj = v.getAsObject();
+  if (!obj)
+    fail(where + " must be an object, not " + typeName(v));
+  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args"}, where);
+  KernelInfo k;
+  k.name = requireString(*obj, "name", where);
+  if (k.name.empty())
+    fail(where + ".name is empty");
+  k.numThreads = static_cast<int>(requireInt(*obj, "numThreads", where, 1, kMaxThreadsPerBlock));
+  k.sharedBytes = static_cast<int>(requireInt(*obj, "sharedBytes", where, 0, kMaxSharedBytes));
+  const llvm::json::Array &args = requireArray(*obj, "args", where);
+  for (size_t i = 0; i < args.size(); ++i)
+    k.args.push_back(parseArgKind(args[i], where + ".args[" + std::to_string(i) + "]"));
+  return k;
+}
+
+} // namespace
+
+std::string CompileOptions::fingerprint() const {
+  return "arch=" + arch + ";O=" + std::to_string(optLevel);
+}
+
+const char *argKindName(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Pointer:
+    return "ptr";
+  case ArgKind::I32:
+    return "i32";
+  case ArgKind::I64:
+    return "i64";
+  case ArgKind::F32:
+    return "f32";
+  }
+  return "unknown";
+}
+
+bool isSupportedArch(const std::string &arch) {
+  return arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" || arch == "sm_90a";
+}
+
+std::string CompiledModule::metadataJson() const {
+  // Written field by field (not via json::Object, which orders keys by hash) so the text is stable
+  // and reads in a sensible order.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    j.attribute("version", kMetadataVersion);
+    j.attribute("arch", arch);
+    j.attributeArray("kernels", [&] {
+      for (const KernelInfo &k : kernels) {
+        j.object([&] {
+          j.attribute("name", k.name);
+          j.attribute("numThreads", k.numThreads);
+          j.attribute("sharedBytes", k.sharedBytes);
+          j.attributeArray("args", [&] {
+            for (ArgKind a : k.args)
+              j.value(argKindName(a));
+          });
+        });
+      }
+    });
+  });
+  os.flush();
+  return text;
+}
+
+CompiledModule CompiledModule::fromMetadataJson(const std::string &json, std::string ptx) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    fail("not valid JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    fail("the top level must be an object, not " + std::string(typeName(*parsed)));
+  const std::string where = "metadata";
+  rejectUnknownKeys(*root, {"version", "arch", "kernels"}, where);
+
+  int64_t version = requireInt(*root, "version", where, 0, INT32_MAX);
+  if (version != kMetadataVersion)
+    fail("metadata.version is " + std::to_string(version) + ", this Flare reads version " +
+         std::to_string(kMetadataVersion));
+
+  CompiledModule m;
+  m.arch = requireString(*root, "arch", where);
+  if (!isSupportedArch(m.arch))
+    fail("metadata.arch = \"" + m.arch + "\" is not a supported architecture");
+
+  const llvm::json::Array &kernels = requireArray(*root, "kernels", where);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelInfo k = parseKernel(kernels[i], "metadata.kernels[" + std::to_string(i) + "]");
+    if (!seen.insert(k.name).second)
+      fail("kernel \"" + k.name + "\" appears more than once");
+    m.kernels.push_back(std::move(k));
+  }
+  m.ptx = std::move(ptx);
+  return m;
+}
+
+const KernelInfo *CompiledModule::findKernel(const std::string &name) const {
+  for (const KernelInfo &k : kernels)
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+} // namespace flare

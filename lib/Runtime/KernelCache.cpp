@@ -1,0 +1,365 @@
+//===- KernelCache.cpp - Memory and disk caches of compiled modules -------===//
+//
+// A disk entry is one file, <dir>/<key>.fkc, written in full to a unique temp file in the same
+// directory and renamed into place, so readers only ever see complete files from some writer. Its
+// layout (header lines end in a single '\n'; numbers are plain decimal):
+//
+//   FLARE-KERNEL-CACHE 1                   magic and format version
+//   key <key>                              the cache key the entry was stored under
+//   metadata-bytes <N>                     size of the metadata JSON
+//   ptx-bytes <M>                          size of the PTX
+//   payload-sha256 <64 lowercase hex>      SHA-256 of the N + M payload bytes
+//   <N bytes of metadata JSON><M bytes of PTX>
+//
+// Nothing in an entry is trusted: the header must match exactly, the key must be the one asked for
+// (a renamed or copied file is not a hit), the file must end exactly after the payload, the checksum
+// must match and the metadata must pass CompiledModule::fromMetadataJson. A file failing any check
+// was torn by a crash, damaged, or written by something else; it is deleted and counted, and the
+// caller recompiles.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Runtime/Runtime.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cuda.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace flare::rt {
+namespace {
+
+constexpr llvm::StringLiteral kMagicLine = "FLARE-KERNEL-CACHE 1";
+constexpr llvm::StringLiteral kEntrySuffix = ".fkc";
+constexpr size_t kMaxKeyLength = 128;
+
+std::string sha256Hex(llvm::StringRef data) {
+  llvm::SHA256 hasher;
+  hasher.update(data);
+  std::array<uint8_t, 32> digest = hasher.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+void validateKey(const std::string &key) {
+  bool ok = !key.empty() && key.size() <= kMaxKeyLength;
+  for (char c : key)
+    ok &= llvm::isAlnum(c) || c == '_' || c == '-';
+  // Keys become file names; anything else could escape the directory or collide with temp files.
+  if (!ok)
+    throw Error("DiskCache: invalid cache key '" + key +
+                "' (expected 1-128 characters of [0-9A-Za-z_-])");
+}
+
+/// Splits off one '\n'-terminated header line that must start with `prefix`; returns its remainder.
+std::optional<llvm::StringRef> takeLine(llvm::StringRef &rest, llvm::StringRef prefix) {
+  size_t eol = rest.find('\n');
+  if (eol == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef line = rest.take_front(eol);
+  rest = rest.drop_front(eol + 1);
+  if (!line.consume_front(prefix))
+    return std::nullopt;
+  return line;
+}
+
+/// A size field: 1-19 decimal digits and nothing else (no sign, no spaces), so it cannot overflow.
+std::optional<uint64_t> parseSize(llvm::StringRef text) {
+  if (text.empty() || text.size() > 19 || !llvm::all_of(text, llvm::isDigit))
+    return std::nullopt;
+  uint64_t value = 0;
+  if (text.getAsInteger(10, value))
+    return std::nullopt;
+  return value;
+}
+
+/// Decodes an entry; nullopt with `why` set on any failed check.
+std::optional<CompiledModule> decodeEntry(llvm::StringRef file, const std::string &key, std::string &why) {
+  llvm::StringRef rest = file;
+  auto magic = takeLine(rest, kMagicLine);
+  if (!magic || !magic->empty()) {
+    why = "bad magic/version line";
+    return std::nullopt;
+  }
+  auto storedKey = takeLine(rest, "key ");
+  if (!storedKey || *storedKey != key) {
+    why = "entry is for a different key";
+    return std::nullopt;
+  }
+  std::optional<uint64_t> metaBytes, ptxBytes;
+  std::optional<llvm::StringRef> checksum;
+  if (auto field = takeLine(rest, "metadata-bytes "))
+    metaBytes = parseSize(*field);
+  if (auto field = metaBytes ? takeLine(rest, "ptx-bytes ") : std::nullopt)
+    ptxBytes = parseSize(*field);
+  if (ptxBytes)
+    checksum = takeLine(rest, "payload-sha256 ");
+  if (!metaBytes || !ptxBytes || !checksum || checksum->size() != 64) {
+    why = "malformed header";
+    return std::nullopt;
+  }
+  // Both sizes are below 10^19, so their sum cannot overflow 64 bits.
+  if (rest.size() != *metaBytes + *ptxBytes) {
+    why = "payload is " + std::to_string(rest.size()) + " bytes, header says " +
+          std::to_string(*metaBytes + *ptxBytes);
+    return std::nullopt;
+  }
+  if (sha256Hex(rest) != *checksum) {
+    why = "payload checksum mismatch";
+    return std::nullopt;
+  }
+  llvm::StringRef ptx = rest.drop_front(*metaBytes);
+  if (ptx.empty() || ptx.contains('\0')) {
+    // The driver reads PTX as a C string: an embedded NUL would silently cut it short.
+    why = "empty PTX or PTX with a NUL byte";
+    return std::nullopt;
+  }
+  try {
+    return CompiledModule::fromMetadataJson(rest.take_front(*metaBytes).str(), ptx.str());
+  } catch (const Error &e) {
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
+/// Driver results that mean "this image can never load here" (as opposed to, say, running out of
+/// memory): a cached entry failing with one of these is discarded and recompiled.
+bool isBadImageResult(int result) {
+  switch (result) {
+  case CUDA_ERROR_INVALID_IMAGE:
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+  case CUDA_ERROR_INVALID_PTX:
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+  case CUDA_ERROR_INVALID_SOURCE:
+  case CUDA_ERROR_NOT_FOUND: // a kernel named in the metadata is not in the PTX
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// One length-prefixed field of the cache key's hash input.
+void appendKeyField(std::string &out, llvm::StringRef name, llvm::StringRef value) {
+  out += name;
+  out += ':';
+  out += std::to_string(value.size());
+  out += ':';
+  out += value;
+  out += '\n';
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// DiskCache
+//===----------------------------------------------------------------------===//
+
+DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty())
+    throw Error("DiskCache: the cache directory must not be empty");
+}
+
+std::string DiskCache::pathFor(const std::string &key) const {
+  validateKey(key);
+  llvm::SmallString<256> path(dir_);
+  llvm::sys::path::append(path, key + kEntrySuffix.str());
+  return std::string(path);
+}
+
+std::string DiskCache::encodeEntry(const std::string &key, const std::string &metadataJson,
+                                   const std::string &ptx) {
+  std::string payload = metadataJson + ptx;
+  std::string out;
+  out.reserve(payload.size() + 256);
+  out += kMagicLine;
+  out += "\nkey " + key;
+  out += "\nmetadata-bytes " + std::to_string(metadataJson.size());
+  out += "\nptx-bytes " + std::to_string(ptx.size());
+  out += "\npayload-sha256 " + sha256Hex(payload);
+  out += '\n';
+  out += payload;
+  return out;
+}
+
+std::optional<CompiledModule> DiskCache::load(const std::string &key) {
+  std::string path = pathFor(key);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!file) {
+    // Missing is the ordinary miss. An unreadable file (permissions, a directory in the way) is also
+    // treated as a miss but left alone: it is not known to be corrupt, and may not be ours.
+    return std::nullopt;
+  }
+  std::string why;
+  std::optional<CompiledModule> module = decodeEntry((*file)->getBuffer(), key, why);
+  if (!module) {
+    // Release the mapping before deleting the file.
+    file->reset();
+    llvm::sys::fs::remove(path);
+    ++rejected_;
+  }
+  return module;
+}
+
+void DiskCache::store(const std::string &key, const CompiledModule &module) {
+  std::string path = pathFor(key);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir_))
+    throw Error("DiskCache: cannot create the cache directory '" + dir_ + "': " + ec.message());
+
+  // The temp file lives in the target directory so that the rename stays on one file system and is
+  // therefore atomic.
+  int fd = -1;
+  llvm::SmallString<256> tempPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tempPath))
+    throw Error("DiskCache: cannot create a temporary file next to '" + path + "': " + ec.message());
+
+  std::string bytes = encodeEntry(key, module.metadataJson(), module.ptx);
+  std::error_code writeError;
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    writeError = os.error();
+    os.clear_error(); // the error is reported below, not by the stream's destructor
+  }
+  if (writeError) {
+    llvm::sys::fs::remove(tempPath);
+    throw Error("DiskCache: cannot write '" + std::string(tempPath) + "': " + writeError.message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tempPath, path)) {
+    llvm::sys::fs::remove(tempPath);
+    throw Error("DiskCache: cannot rename '" + std::string(tempPath) + "' to '" + path +
+                "': " + ec.message());
+  }
+}
+
+bool DiskCache::erase(const std::string &key) {
+  std::string path = pathFor(key);
+  bool existed = llvm::sys::fs::exists(path);
+  return !llvm::sys::fs::remove(path) && existed;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelCache
+//===----------------------------------------------------------------------===//
+
+KernelCache::KernelCache(Context &ctx, std::string dir) : ctx_(ctx), disk_(std::move(dir)) {}
+
+size_t KernelCache::hits() const { return hits_; }
+size_t KernelCache::misses() const { return misses_; }
+size_t KernelCache::rejectedEntries() const { return rejected_; }
+size_t KernelCache::storeFailures() const { return storeFailures_; }
+
+std::string KernelCache::cacheKey(const std::string &canonicalIR, const CompileOptions &options,
+                                  const std::string &arch, int driverVersion) {
+  // Length prefixes make the encoding injective: no choice of field values can shift bytes from one
+  // field into another and produce the same hash input.
+  std::string input;
+  input.reserve(canonicalIR.size() + 256);
+  appendKeyField(input, "flare-kernel-cache-key", "1");
+  appendKeyField(input, "compiler", compilerVersion());
+  appendKeyField(input, "ir", canonicalIR);
+  appendKeyField(input, "options", options.fingerprint());
+  appendKeyField(input, "arch", arch);
+  appendKeyField(input, "driver", std::to_string(driverVersion));
+  return sha256Hex(input);
+}
+
+std::string KernelCache::defaultDir() {
+  auto env = [](const char *name) -> std::string {
+    const char *v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (std::string dir = env("FLARE_CACHE_DIR"); !dir.empty())
+    return dir;
+  llvm::SmallString<256> path;
+  // The XDG spec says relative values are to be ignored.
+  if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty() && llvm::sys::path::is_absolute(xdg)) {
+    path = xdg;
+    llvm::sys::path::append(path, "flare");
+    return std::string(path);
+  }
+  if (std::string home = env("HOME"); !home.empty()) {
+    path = home;
+    llvm::sys::path::append(path, ".cache", "flare");
+    return std::string(path);
+  }
+  // Per user, so that users sharing the temp directory do not read (or fight over) each other's entries.
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, path);
+  llvm::sys::path::append(path, "flare-cache-" + std::to_string(getuid()));
+  return std::string(path);
+}
+
+std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource, CompileOptions options,
+                                                  const std::string &bufferName) {
+  if (options.arch.empty())
+    options.arch = ctx_.arch();
+  // One lock around the whole lookup: concurrent requests for the same kernel then compile it once.
+  // Requests for different kernels also wait, which is acceptable for compile-once-and-reuse use.
+  std::lock_guard<std::mutex> lock(mutex_);
+
+  std::string sourceKey = options.fingerprint();
+  sourceKey += '\0';
+  sourceKey += bufferName;
+  sourceKey += '\0';
+  sourceKey += mlirSource;
+  std::string key;
+  if (auto it = sourceKeys_.find(sourceKey); it != sourceKeys_.end()) {
+    key = it->second;
+  } else {
+    key = cacheKey(canonicalizeIR(mlirSource, bufferName), options, options.arch, ctx_.driverVersion());
+    sourceKeys_.emplace(std::move(sourceKey), key);
+  }
+
+  if (auto it = modules_.find(key); it != modules_.end()) {
+    ++hits_;
+    return it->second;
+  }
+
+  size_t rejectedBefore = disk_.rejected();
+  std::optional<CompiledModule> cached = disk_.load(key);
+  rejected_ += disk_.rejected() - rejectedBefore;
+  if (cached && cached->arch != options.arch) {
+    // The key covers the arch, so this is a damaged or forged entry that passed the checksum.
+    disk_.erase(key);
+    ++rejected_;
+    cached.reset();
+  }
+  if (cached) {
+    try {
+      std::shared_ptr<Module> module = Module::load(ctx_, std::move(*cached));
+      ++hits_;
+      modules_.emplace(key, module);
+      return module;
+    } catch (const Error &e) {
+      if (!isBadImageResult(e.cuResult()))
+        throw;
+      disk_.erase(key);
+      ++rejected_;
+    }
+  }
+
+  CompiledModule compiled = compileToPTX(mlirSource, options, bufferName);
+  ++misses_;
+  // Load before storing so that PTX the driver rejects never reaches the disk.
+  std::shared_ptr<Module> module = Module::load(ctx_, std::move(compiled));
+  try {
+    disk_.store(key, module->compiled());
+  } catch (const Error &) {
+    // A read-only or full disk costs only the reuse across processes; the module is still good.
+    ++storeFailures_;
+  }
+  modules_.emplace(key, module);
+  return module;
+}
+
+} // namespace flare::rt

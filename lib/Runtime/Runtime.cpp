@@ -1,0 +1,397 @@
+//===- Runtime.cpp - Contexts, buffers, modules and kernel launches -------===//
+//
+// Thin RAII wrappers over the dynamically loaded Driver API. Every failure becomes a flare::Error
+// naming the operation and the CUresult; destructors swallow errors because they cannot report them
+// (and a failed free usually means the context is already gone, which frees everything anyway).
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Runtime/Runtime.h"
+
+#include "CudaDriver.h"
+
+#include <cstring>
+#include <utility>
+
+using namespace flare::rt::detail;
+
+namespace flare::rt {
+namespace {
+
+CUcontext asContext(void *ctx) { return static_cast<CUcontext>(ctx); }
+
+/// Statically sized JIT log buffers: the driver truncates longer logs, which is still far more than
+/// a human reads, and avoids a second JIT run just to size the buffers.
+constexpr size_t kJitLogBytes = 64 * 1024;
+
+/// The largest dynamic shared memory a kernel may use without opting in via cuFuncSetAttribute.
+constexpr int kDefaultSharedLimit = 48 * 1024;
+
+std::string joinKernelNames(const CompiledModule &compiled) {
+  if (compiled.kernels.empty())
+    return "(none)";
+  std::string names;
+  for (const KernelInfo &k : compiled.kernels)
+    names += (names.empty() ? "" : ", ") + k.name;
+  return names;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// gpuAvailable and Context
+//===----------------------------------------------------------------------===//
+
+bool gpuAvailable(std::string *reason) {
+  try {
+    const CudaDriver *d = tryDriver(reason);
+    if (!d)
+      return false;
+    int count = 0;
+    CUresult r = d->cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS) {
+      if (reason)
+        *reason = "cuDeviceGetCount failed: " + describeResult(r);
+      return false;
+    }
+    if (count < 1) {
+      if (reason)
+        *reason = "the CUDA driver is installed but reports no CUDA device";
+      return false;
+    }
+    if (reason)
+      reason->clear();
+    return true;
+  } catch (const std::exception &e) {
+    // Only allocation failures can get here; the function promises not to throw.
+    if (reason)
+      *reason = std::string("could not query the CUDA driver: ") + e.what();
+    return false;
+  }
+}
+
+Context::Context(int device) : device_(device) {
+  const CudaDriver &d = driver();
+  int count = 0;
+  check(d.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (count < 1)
+    throw Error("no CUDA device found: the CUDA driver is installed but reports no device");
+  if (device < 0 || device >= count)
+    throw Error("CUDA device " + std::to_string(device) + " requested, but only " +
+                std::to_string(count) + " device(s) are present (valid: 0.." +
+                std::to_string(count - 1) + ")");
+
+  CUdevice dev = 0;
+  check(d.cuDeviceGet(&dev, device), "cuDeviceGet(" + std::to_string(device) + ")");
+  cuDevice_ = dev;
+
+  char name[256] = {};
+  check(d.cuDeviceGetName(name, sizeof(name) - 1, dev), "cuDeviceGetName");
+  name_ = name;
+  check(d.cuDeviceGetAttribute(&ccMajor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
+  check(d.cuDeviceGetAttribute(&ccMinor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+        "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+  check(d.cuDriverGetVersion(&driverVersion_), "cuDriverGetVersion");
+
+  CUcontext ctx = nullptr;
+  check(d.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain(device " +
+                                                   std::to_string(device) + ")");
+  ctx_ = ctx;
+  CUresult r = d.cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) {
+    // The destructor will not run for a constructor that throws, so drop the reference here.
+    (void)d.cuDevicePrimaryCtxRelease_v2(dev);
+    check(r, "cuCtxSetCurrent");
+  }
+}
+
+Context::~Context() {
+  const CudaDriver *d = tryDriver(nullptr);
+  if (!d || !ctx_)
+    return;
+  // Leave no thread pointing at a context we may be about to tear down.
+  CUcontext current = nullptr;
+  if (d->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == asContext(ctx_))
+    (void)d->cuCtxSetCurrent(nullptr);
+  (void)d->cuDevicePrimaryCtxRelease_v2(cuDevice_);
+}
+
+std::string Context::arch() const {
+  if (ccMajor_ == 9 && ccMinor_ == 0)
+    return "sm_90a";
+  return "sm_" + std::to_string(ccMajor_) + std::to_string(ccMinor_);
+}
+
+void Context::synchronize() const {
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+void Context::makeCurrent() const { check(driver().cuCtxSetCurrent(asContext(ctx_)), "cuCtxSetCurrent"); }
+
+//===----------------------------------------------------------------------===//
+// DeviceBuffer
+//===----------------------------------------------------------------------===//
+
+DeviceBuffer::DeviceBuffer(Context &ctx, size_t bytes) : ctx_(ctx.handle()), bytes_(bytes) {
+  if (bytes == 0)
+    return; // cuMemAlloc rejects zero sizes; an empty buffer needs no memory
+  ScopedContext scope(asContext(ctx_));
+  CUdeviceptr ptr = 0;
+  check(driver().cuMemAlloc_v2(&ptr, bytes), "cuMemAlloc(" + std::to_string(bytes) + " bytes)");
+  ptr_ = ptr;
+}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
+    : ctx_(other.ctx_), ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    release();
+    ctx_ = other.ctx_;
+    ptr_ = std::exchange(other.ptr_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() noexcept {
+  if (!ptr_)
+    return;
+  try {
+    ScopedContext scope(asContext(ctx_));
+    (void)driver().cuMemFree_v2(ptr_);
+  } catch (...) {
+    // Nothing sensible to do: see the file comment.
+  }
+  ptr_ = 0;
+  bytes_ = 0;
+}
+
+void DeviceBuffer::upload(const void *host, size_t size) {
+  if (size > bytes_)
+    throw Error("DeviceBuffer::upload: " + std::to_string(size) + " bytes do not fit in a buffer of " +
+                std::to_string(bytes_) + " bytes");
+  if (size == 0)
+    return;
+  if (!host)
+    throw Error("DeviceBuffer::upload: null host pointer");
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuMemcpyHtoD_v2(ptr_, host, size), "cuMemcpyHtoD(" + std::to_string(size) + " bytes)");
+}
+
+void DeviceBuffer::download(void *host, size_t size) const {
+  if (size > bytes_)
+    throw Error("DeviceBuffer::download: " + std::to_string(size) +
+                " bytes requested from a buffer of " + std::to_string(bytes_) + " bytes");
+  if (size == 0)
+    return;
+  if (!host)
+    throw Error("DeviceBuffer::download: null host pointer");
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuMemcpyDtoH_v2(host, ptr_, size), "cuMemcpyDtoH(" + std::to_string(size) + " bytes)");
+}
+
+void DeviceBuffer::fillBytes(uint8_t value) {
+  if (bytes_ == 0)
+    return;
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuMemsetD8_v2(ptr_, value, bytes_), "cuMemsetD8(" + std::to_string(bytes_) + " bytes)");
+}
+
+//===----------------------------------------------------------------------===//
+// KernelArgs
+//===----------------------------------------------------------------------===//
+
+KernelArgs &KernelArgs::add(ArgKind kind, const void *value, size_t size) {
+  uint64_t slot = 0;
+  // The driver reads each parameter from the start of its slot, so a 4-byte value goes in the first
+  // 4 bytes whatever the host's endianness.
+  std::memcpy(&slot, value, size);
+  kinds_.push_back(kind);
+  values_.push_back(slot);
+  return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// Module and Kernel
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<Module> Module::load(Context &ctx, CompiledModule compiled) {
+  if (compiled.ptx.empty())
+    throw Error("Module::load: the compiled module has no PTX");
+  // make_shared cannot reach the private constructor.
+  return std::shared_ptr<Module>(new Module(ctx.handle(), ctx.arch(), std::move(compiled)));
+}
+
+Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled)
+    : ctx_(ctx), compiled_(std::move(compiled)) {
+  const CudaDriver &d = driver();
+  ScopedContext scope(asContext(ctx_));
+
+  std::string infoLog(kJitLogBytes, '\0'), errorLog(kJitLogBytes, '\0');
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_LOG_VERBOSE};
+  // Sizes travel in the pointer-sized option slots (and come back there as the bytes written).
+  void *values[] = {infoLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1)),
+                    errorLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1)),
+                    reinterpret_cast<void *>(uintptr_t(1))};
+  CUmodule module = nullptr;
+  CUresult r = d.cuModuleLoadDataEx(&module, compiled_.ptx.c_str(), 5, options, values);
+  // The logs are NUL-terminated within their buffers; trust the terminator, not the returned sizes.
+  infoLog.resize(std::strlen(infoLog.c_str()));
+  errorLog.resize(std::strlen(errorLog.c_str()));
+  jitLog_ = infoLog;
+  if (r != CUDA_SUCCESS) {
+    std::string detail = "JIT log:\n" + (errorLog.empty() ? std::string("(empty)") : errorLog);
+    if (!infoLog.empty())
+      detail += "\nJIT info log:\n" + infoLog;
+    // A module built for another target is the most common cause of a rejection; say so.
+    if (!compiled_.arch.empty() && compiled_.arch != deviceArch)
+      detail += "\nnote: the module was compiled for " + compiled_.arch + " but the device is " +
+                deviceArch;
+    check(r, "cuModuleLoadDataEx", detail);
+  }
+  module_ = module;
+
+  // Resolve every kernel now: a metadata/PTX mismatch is a compiler bug best reported at load time.
+  functions_.reserve(compiled_.kernels.size());
+  for (const KernelInfo &k : compiled_.kernels) {
+    CUfunction fn = nullptr;
+    CUresult fr = d.cuModuleGetFunction(&fn, module, k.name.c_str());
+    if (fr != CUDA_SUCCESS) {
+      (void)d.cuModuleUnload(module);
+      module_ = nullptr;
+      check(fr, "cuModuleGetFunction('" + k.name + "')",
+            "the kernel is listed in the module metadata but not found in the PTX");
+    }
+    functions_.push_back(fn);
+  }
+  sharedLimitSet_.reset(new std::atomic<bool>[compiled_.kernels.size()]()); // all false
+}
+
+Module::~Module() {
+  if (!module_)
+    return;
+  try {
+    ScopedContext scope(asContext(ctx_));
+    (void)driver().cuModuleUnload(static_cast<CUmodule>(module_));
+  } catch (...) {
+    // See the file comment.
+  }
+}
+
+Kernel Module::kernel(const std::string &name) const {
+  for (size_t i = 0; i < compiled_.kernels.size(); ++i)
+    if (compiled_.kernels[i].name == name)
+      return Kernel(shared_from_this(), i);
+  throw Error("no kernel named '" + name + "' in the module; available kernels: " +
+              joinKernelNames(compiled_));
+}
+
+const KernelInfo &Kernel::info() const { return module_->compiled_.kernels[index_]; }
+
+void *Kernel::handle() const { return module_->functions_[index_]; }
+
+void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
+  const KernelInfo &k = info();
+  // Built only on failure: launch sits on benchmark hot paths.
+  auto where = [&] { return "launch of kernel '" + k.name + "'"; };
+  auto gridText = [&] {
+    return "(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+           std::to_string(grid.z) + ")";
+  };
+
+  if (args.size() != k.args.size())
+    throw Error(where() + ": expected " + std::to_string(k.args.size()) + " argument(s), got " +
+                std::to_string(args.size()));
+  for (size_t i = 0; i < k.args.size(); ++i)
+    if (args.kinds()[i] != k.args[i])
+      throw Error(where() + ": argument " + std::to_string(i) + " has the wrong kind: expected " +
+                  argKindName(k.args[i]) + ", got " + argKindName(args.kinds()[i]));
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+    throw Error(where() + ": grid dimensions must be at least 1, got " + gridText());
+  if (k.numThreads <= 0)
+    throw Error(where() + ": the metadata gives no block size (numThreads = " +
+                std::to_string(k.numThreads) + ")");
+  if (k.sharedBytes < 0)
+    throw Error(where() + ": negative dynamic shared memory size in the metadata");
+
+  const CudaDriver &d = driver();
+  ScopedContext scope(asContext(module_->ctx_));
+  CUfunction fn = static_cast<CUfunction>(handle());
+
+  std::atomic<bool> &limitSet = module_->sharedLimitSet_[index_];
+  if (k.sharedBytes > kDefaultSharedLimit && !limitSet.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(module_->sharedLimitMutex_);
+    if (!limitSet.load(std::memory_order_relaxed)) {
+      // On failure the flag stays unset, so the next launch retries and reports the error again.
+      check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k.sharedBytes),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(k.sharedBytes) +
+                ") for kernel '" + k.name + "'",
+            "the kernel needs more dynamic shared memory than this device allows per block");
+      limitSet.store(true, std::memory_order_release);
+    }
+  }
+
+  // cuLaunchKernel copies the parameter values during the call, so pointers into a local copy do.
+  std::vector<uint64_t> slots(args.size());
+  std::vector<void *> params(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::memcpy(&slots[i], args.value(i), sizeof(uint64_t));
+    params[i] = &slots[i];
+  }
+  CUresult r = d.cuLaunchKernel(fn, grid.x, grid.y, grid.z, static_cast<unsigned>(k.numThreads), 1, 1,
+                                static_cast<unsigned>(k.sharedBytes), static_cast<CUstream>(stream),
+                                params.empty() ? nullptr : params.data(), nullptr);
+  if (r != CUDA_SUCCESS)
+    check(r, "cuLaunchKernel('" + k.name + "', grid " + gridText() + ", block " +
+                 std::to_string(k.numThreads) + ", " + std::to_string(k.sharedBytes) +
+                 " B dynamic shared memory)");
+}
+
+//===----------------------------------------------------------------------===//
+// Event
+//===----------------------------------------------------------------------===//
+
+Event::Event(Context &ctx) : ctx_(ctx.handle()) {
+  ScopedContext scope(asContext(ctx_));
+  CUevent event = nullptr;
+  check(driver().cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  event_ = event;
+}
+
+Event::~Event() {
+  if (!event_)
+    return;
+  try {
+    ScopedContext scope(asContext(ctx_));
+    (void)driver().cuEventDestroy_v2(static_cast<CUevent>(event_));
+  } catch (...) {
+  }
+}
+
+void Event::record(void *stream) {
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuEventRecord(static_cast<CUevent>(event_), static_cast<CUstream>(stream)),
+        "cuEventRecord");
+}
+
+void Event::synchronize() const {
+  ScopedContext scope(asContext(ctx_));
+  check(driver().cuEventSynchronize(static_cast<CUevent>(event_)), "cuEventSynchronize");
+}
+
+float Event::elapsedMs(const Event &start, const Event &end) {
+  ScopedContext scope(asContext(start.ctx_));
+  float ms = 0;
+  check(driver().cuEventElapsedTime(&ms, static_cast<CUevent>(start.event_),
+                                    static_cast<CUevent>(end.event_)),
+        "cuEventElapsedTime");
+  return ms;
+}
+
+} // namespace flare::rt

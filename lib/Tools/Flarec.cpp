@@ -1,0 +1,111 @@
+//===- Flarec.cpp - flarec: the Flare compiler driver ---------------------===//
+//
+//   flarec kernel.mlir --emit=ptx --arch=sm_90a -o kernel.ptx
+//
+// Levels, in pipeline order: tile (the parsed, verified input), tgpu (layouts assigned), gpu (per-thread
+// code in a gpu.module), llvm (NVVM and LLVM dialects with the #nvvm.target), ptx (PTX text), meta (the
+// kernels' launch metadata as JSON). Diagnostics carry source locations; any failure exits non-zero.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Tools/Tools.h"
+
+#include "flare/Compiler/Compiler.h"
+#include "flare/Pipelines/Pipelines.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { Tile, TGPU, GPU, LLVM, PTX, Meta };
+} // namespace
+
+int flare::tools::flarecMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::OptionCategory category("flarec options");
+  cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir file>"), cl::init("-"), cl::cat(category));
+  cl::opt<std::string> output("o", cl::desc("output file (default: stdout)"), cl::value_desc("file"), cl::init("-"),
+                              cl::cat(category));
+  cl::opt<Emit> emit("emit", cl::desc("what to produce"), cl::init(Emit::PTX), cl::cat(category),
+                     cl::values(clEnumValN(Emit::Tile, "tile", "the verified input"),
+                                clEnumValN(Emit::TGPU, "tgpu", "tiles with register layouts"),
+                                clEnumValN(Emit::GPU, "gpu", "per-thread code in a gpu.module"),
+                                clEnumValN(Emit::LLVM, "llvm", "NVVM/LLVM dialects with the target attached"),
+                                clEnumValN(Emit::PTX, "ptx", "PTX text"),
+                                clEnumValN(Emit::Meta, "meta", "kernel launch metadata (JSON)")));
+  cl::opt<std::string> arch("arch", cl::desc("target architecture: sm_80, sm_86, sm_89, sm_90, sm_90a"),
+                            cl::init("sm_90a"), cl::cat(category));
+  cl::opt<int> optLevel("O", cl::desc("NVPTX optimisation level (0-3)"), cl::init(3), cl::Prefix, cl::cat(category));
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "Flare compiler driver\n");
+
+  auto error = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "flarec") << msg << "\n";
+    return 1;
+  };
+  if (!flare::isSupportedArch(arch))
+    return error("unsupported --arch='" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
+  if (optLevel < 0 || optLevel > 3)
+    return error("-O" + llvm::Twine(optLevel.getValue()) + " is outside 0-3");
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &errorMessage);
+  if (!file)
+    return error(errorMessage);
+
+  DialectRegistry registry;
+  flare::registerAllDialects(registry);
+  flare::registerAllPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  flare::CompileOptions options;
+  options.arch = arch;
+  options.optLevel = optLevel;
+  flare::CompiledModule meta;
+  meta.arch = options.arch;
+  static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Layouts, flare::Stage::Kernels,
+                                             flare::Stage::NVVM, flare::Stage::PTX, flare::Stage::PTX};
+  flare::Stage last = stageOf[static_cast<int>(emit.getValue())];
+  if (failed(flare::runStages(*module, options, last, &meta)))
+    return 1;
+
+  auto out = openOutputFile(output, &errorMessage);
+  if (!out)
+    return error("cannot open output file '" + output + "': " + errorMessage);
+  switch (emit) {
+  case Emit::PTX:
+    if (failed(flare::extractPTX(*module, meta.ptx)))
+      return 1;
+    out->os() << meta.ptx;
+    break;
+  case Emit::Meta:
+    out->os() << meta.metadataJson() << "\n";
+    break;
+  default:
+    module->print(out->os());
+    out->os() << "\n";
+  }
+  out->keep();
+  return 0;
+}

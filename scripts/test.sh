@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The test command: set up, build, then run every test (GoogleTest units, GPU tests, lit/FileCheck).
+# GPU tests skip, saying why, on a machine without a GPU.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${FLARE_BUILD_DIR:-$root/build}
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+cd "$build"
+ctest --output-on-failure

@@ -1,0 +1,186 @@
+//===- CompiledModuleTest.cpp - Metadata JSON, options and arch checks ----===//
+//
+// The metadata JSON is read back from disk and from tools, so the parser must accept exactly what
+// metadataJson() writes and reject everything malformed with a flare::Error rather than a crash or a
+// half-filled module.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Compiler/Compiler.h"
+#include "flare/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace flare;
+
+namespace {
+
+CompiledModule sampleModule() {
+  CompiledModule m;
+  m.arch = "sm_90a";
+  m.ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+  m.kernels.push_back({"attn_fwd", 128, 98304,
+                       {ArgKind::Pointer, ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::F32}});
+  m.kernels.push_back({"no_args", 32, 0, {}});
+  return m;
+}
+
+void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
+  EXPECT_EQ(a.arch, b.arch);
+  EXPECT_EQ(a.ptx, b.ptx);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    SCOPED_TRACE("kernel " + a.kernels[i].name);
+    EXPECT_EQ(a.kernels[i].name, b.kernels[i].name);
+    EXPECT_EQ(a.kernels[i].numThreads, b.kernels[i].numThreads);
+    EXPECT_EQ(a.kernels[i].sharedBytes, b.kernels[i].sharedBytes);
+    EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
+  }
+}
+
+/// A valid document with one kernel; the malformed cases below each break one thing of it.
+std::string kernelJson(const std::string &kernelBody) {
+  return R"({"version": 1, "arch": "sm_90a", "kernels": [)" + kernelBody + "]}";
+}
+
+const char *kGoodKernel = R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": ["ptr", "i32"]})";
+
+} // namespace
+
+TEST(CompiledModuleTest, JsonRoundTrip) {
+  CompiledModule m = sampleModule();
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  // The PTX is carried beside the metadata, not inside it.
+  EXPECT_EQ(json.find(".target"), std::string::npos);
+  // Writing is deterministic.
+  EXPECT_EQ(json, back.metadataJson());
+}
+
+TEST(CompiledModuleTest, JsonRoundTripOfModuleWithoutKernels) {
+  CompiledModule m;
+  m.arch = "sm_80";
+  m.ptx = "// empty\n";
+  CompiledModule back = CompiledModule::fromMetadataJson(m.metadataJson(), m.ptx);
+  expectSameModule(m, back);
+}
+
+TEST(CompiledModuleTest, HandWrittenJsonIsAccepted) {
+  CompiledModule m = CompiledModule::fromMetadataJson(kernelJson(kGoodKernel), "ptx text");
+  EXPECT_EQ(m.arch, "sm_90a");
+  EXPECT_EQ(m.ptx, "ptx text");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_EQ(m.kernels[0].name, "k");
+  EXPECT_EQ(m.kernels[0].numThreads, 128);
+  EXPECT_EQ(m.kernels[0].args, (std::vector<ArgKind>{ArgKind::Pointer, ArgKind::I32}));
+}
+
+TEST(CompiledModuleTest, MalformedJsonThrows) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"empty text", ""},
+      {"truncated object", R"({"version": 1, "arch": "sm_90a")"},
+      {"not JSON at all", "this is not json"},
+      {"top level array", "[]"},
+      {"top level null", "null"},
+      {"missing version", R"({"arch": "sm_90a", "kernels": []})"},
+      {"wrong version", R"({"version": 2, "arch": "sm_90a", "kernels": []})"},
+      {"version as string", R"({"version": "1", "arch": "sm_90a", "kernels": []})"},
+      {"missing arch", R"({"version": 1, "kernels": []})"},
+      {"arch as number", R"({"version": 1, "arch": 90, "kernels": []})"},
+      {"unsupported arch", R"({"version": 1, "arch": "sm_75", "kernels": []})"},
+      {"missing kernels", R"({"version": 1, "arch": "sm_90a"})"},
+      {"kernels as object", R"({"version": 1, "arch": "sm_90a", "kernels": {}})"},
+      {"unknown top-level field", R"({"version": 1, "arch": "sm_90a", "kernels": [], "extra": 0})"},
+      {"kernel not an object", kernelJson("42")},
+      {"kernel missing name", kernelJson(R"({"numThreads": 128, "sharedBytes": 0, "args": []})")},
+      {"kernel empty name", kernelJson(R"({"name": "", "numThreads": 128, "sharedBytes": 0, "args": []})")},
+      {"kernel name as number",
+       kernelJson(R"({"name": 7, "numThreads": 128, "sharedBytes": 0, "args": []})")},
+      {"missing numThreads", kernelJson(R"({"name": "k", "sharedBytes": 0, "args": []})")},
+      {"numThreads as string",
+       kernelJson(R"({"name": "k", "numThreads": "128", "sharedBytes": 0, "args": []})")},
+      {"numThreads zero", kernelJson(R"({"name": "k", "numThreads": 0, "sharedBytes": 0, "args": []})")},
+      {"numThreads too large",
+       kernelJson(R"({"name": "k", "numThreads": 2048, "sharedBytes": 0, "args": []})")},
+      {"numThreads fractional",
+       kernelJson(R"({"name": "k", "numThreads": 1.5, "sharedBytes": 0, "args": []})")},
+      {"missing sharedBytes", kernelJson(R"({"name": "k", "numThreads": 128, "args": []})")},
+      {"negative sharedBytes",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": -1, "args": []})")},
+      {"missing args", kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0})")},
+      {"args as string", kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": "ptr"})")},
+      {"unknown arg kind",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": ["f64"]})")},
+      {"arg kind as number",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [1]})")},
+      {"unknown kernel field",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "regs": 3})")},
+      {"duplicate kernel names", kernelJson(std::string(kGoodKernel) + ", " + kGoodKernel)},
+  };
+  for (const auto &[label, json] : cases) {
+    SCOPED_TRACE("case '" + label + "', input: " + json);
+    try {
+      CompiledModule::fromMetadataJson(json, "ptx");
+      ADD_FAILURE() << "accepted malformed metadata";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("metadata"), std::string::npos) << e.what();
+      EXPECT_EQ(e.cuResult(), 0);
+    } catch (const std::exception &e) {
+      ADD_FAILURE() << "threw something other than flare::Error: " << e.what();
+    }
+  }
+}
+
+TEST(CompiledModuleTest, ErrorNamesTheBadField) {
+  std::string json = kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": ["ptr", "f64"]})");
+  try {
+    CompiledModule::fromMetadataJson(json, "ptx");
+    FAIL() << "accepted unknown arg kind in " << json;
+  } catch (const Error &e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("kernels[0].args[1]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("f64"), std::string::npos) << msg;
+  }
+}
+
+TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
+  CompileOptions base;
+  CompileOptions otherArch = base;
+  otherArch.arch = "sm_80";
+  CompileOptions otherOpt = base;
+  otherOpt.optLevel = 1;
+  EXPECT_EQ(base.fingerprint(), CompileOptions().fingerprint()) << "fingerprint is not deterministic";
+  EXPECT_NE(base.fingerprint(), otherArch.fingerprint()) << "arch change not reflected";
+  EXPECT_NE(base.fingerprint(), otherOpt.fingerprint()) << "optLevel change not reflected";
+  EXPECT_NE(otherArch.fingerprint(), otherOpt.fingerprint());
+  EXPECT_NE(base.fingerprint().find(base.arch), std::string::npos) << base.fingerprint();
+}
+
+TEST(CompiledModuleTest, SupportedArchs) {
+  for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"})
+    EXPECT_TRUE(isSupportedArch(arch)) << "rejected " << arch;
+  for (const char *arch : {"", "sm_75", "sm_100", "SM_90", "sm_90a ", "sm90", "compute_90"})
+    EXPECT_FALSE(isSupportedArch(arch)) << "accepted '" << arch << "'";
+}
+
+TEST(CompiledModuleTest, ArgKindNamesAreDistinct) {
+  std::set<std::string> names;
+  for (ArgKind k : {ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::F32}) {
+    ASSERT_NE(argKindName(k), nullptr);
+    names.insert(argKindName(k));
+  }
+  EXPECT_EQ(names.size(), 4u);
+}
+
+TEST(CompiledModuleTest, FindKernel) {
+  CompiledModule m = sampleModule();
+  const KernelInfo *k = m.findKernel("no_args");
+  ASSERT_NE(k, nullptr) << "no_args not found";
+  EXPECT_EQ(k->numThreads, 32);
+  EXPECT_EQ(m.findKernel("missing"), nullptr) << "found a kernel named 'missing'";
+}

@@ -1,0 +1,79 @@
+//===- CompilerTest.cpp - The in-process compiler API (no GPU needed) ------===//
+#include "flare/Compiler/Compiler.h"
+#include "flare/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+std::string readExample(const std::string &name) {
+  std::ifstream in(std::string(FLARE_EXAMPLES_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Compiler, CompilesTheExamplesToPTXWithMetadata) {
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    flare::CompileOptions opts;
+    opts.arch = arch;
+    flare::CompiledModule m = flare::compileToPTX(readExample("tile/softmax.mlir"), opts, "softmax.mlir");
+    EXPECT_NE(m.ptx.find(std::string(".target ") + arch), std::string::npos);
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_EQ(m.kernels[0].name, "softmax");
+    EXPECT_EQ(m.kernels[0].numThreads, 128);
+    EXPECT_GT(m.kernels[0].sharedBytes, 0) << "the row reduction crosses warps";
+    EXPECT_EQ(m.kernels[0].args,
+              (std::vector<flare::ArgKind>{flare::ArgKind::Pointer, flare::ArgKind::Pointer, flare::ArgKind::I32,
+                                           flare::ArgKind::I32, flare::ArgKind::I32, flare::ArgKind::I32}));
+  }
+}
+
+TEST(Compiler, ParseErrorsCarryTheirLocation) {
+  try {
+    flare::compileToPTX("func.func @k() {\n  %x = arith.constant : i32\n}\n", {}, "bad.mlir");
+    FAIL() << "expected a flare::Error";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("bad.mlir:2:"), std::string::npos) << e.what();
+    EXPECT_EQ(e.cuResult(), 0);
+  }
+}
+
+TEST(Compiler, VerifierErrorsCarryTheirLocation) {
+  const char *src = R"(func.func @k(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
+  %c1 = arith.constant 1 : i32
+  %v = tile.make_view %p, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %t = tile.load %v[%n] : !tile.view<f32, 1> -> tensor<128xf16>
+  return
+})";
+  try {
+    flare::compileToPTX(src, {}, "types.mlir");
+    FAIL() << "expected a flare::Error";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("types.mlir:4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("element type"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Compiler, RejectsBadOptions) {
+  flare::CompileOptions opts;
+  opts.arch = "sm_99";
+  EXPECT_THROW(flare::compileToPTX(readExample("tile/vector_add.mlir"), opts), flare::Error);
+  opts.arch = "sm_90a";
+  opts.optLevel = 7;
+  EXPECT_THROW(flare::compileToPTX(readExample("tile/vector_add.mlir"), opts), flare::Error);
+}
+
+TEST(Compiler, CanonicalIRIgnoresFormattingAndComments) {
+  std::string a = readExample("tile/vector_add.mlir");
+  std::string b = "// another comment\n" + a;
+  EXPECT_EQ(flare::canonicalizeIR(a), flare::canonicalizeIR(b));
+  EXPECT_NE(flare::canonicalizeIR(a), flare::canonicalizeIR(readExample("tile/softmax.mlir")));
+  EXPECT_THROW(flare::canonicalizeIR("this is not IR"), flare::Error);
+}
+
+} // namespace
