@@ -8,12 +8,13 @@ build=${FLARE_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 stage="$root/dist/flare-bundle"
 rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib" "$stage/scripts"
-for exe in flarec flare-opt flare-unit-tests flare-gpu-tests softmax_jit; do
+for exe in flarec flare-opt flare-unit-tests flare-gpu-tests softmax_jit flare-bench-matmul; do
   install -m 755 "$build/bin/$exe" "$stage/bin/"
 done
 install -m 755 "$build/lib/libflare.so" "$stage/lib/"
 strip --strip-unneeded "$stage/lib/libflare.so" "$stage"/bin/*
 cp -r "$root/examples" "$stage/examples"
+cp -r "$root/bench" "$stage/bench"
 install -m 755 "$root/scripts/run-examples.sh" "$root/scripts/gpu-run.sh" "$stage/scripts/"
 (cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown) > "$stage/COMMIT"
 tar -C "$root/dist" -cf - flare-bundle | xz -9 -T0 > "$root/dist/flare-bundle.tar.xz"

@@ -78,6 +78,40 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_TransOp : Tile_Op<"trans", [Pure]> {
+  let summary = "transpose a 2-D tile";
+  let description = [{
+    `%kt = tile.trans %k : tensor<64x128xbf16> -> tensor<128x64xbf16>`: `kt[i, j] = k[j, i]`. Free in
+    registers (the layout's dimensions swap); the compiler moves data only where a user needs it.
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor cores.
+//===----------------------------------------------------------------------===//
+
+def Tile_DotOp : Tile_Op<"dot", [Pure]> {
+  let summary = "matrix product with accumulation: d = a * b + c";
+  let description = [{
+    ```mlir
+    %d = tile.dot %a, %b, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    ```
+    `d[i, j] = c[i, j] + sum_k a[i, k] * b[k, j]`, with bf16 or f16 operands (both the same) and an f32
+    accumulator; products are exact and sums are in f32. M and K must be at least 16, N at least 8.
+    A transposed operand is written with `tile.trans`. Runs on tensor cores (mma.sync on sm_80+).
+  }];
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions.
 //===----------------------------------------------------------------------===//
@@ -99,6 +133,17 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
 //===----------------------------------------------------------------------===//
 // Global memory.
 //===----------------------------------------------------------------------===//
+
+def Tile_AddPtrOp : Tile_Op<"addptr", [Pure, AllTypesMatch<["base", "result"]>]> {
+  let summary = "advance a global pointer by a number of elements";
+  let description = [{
+    `%head = tile.addptr %q, %offset : !tile.ptr<bf16>, i64` points `offset` elements past `%q`
+    (for example to the start of one (batch, head) slice of a larger tensor).
+  }];
+  let arguments = (ins Tile_PtrType:$base, AnyTypeOf<[I32, I64]>:$offset);
+  let results = (outs Tile_PtrType:$result);
+  let assemblyFormat = "$base `,` $offset attr-dict `:` qualified(type($base)) `,` type($offset)";
+}
 
 def Tile_MakeViewOp : Tile_Op<"make_view", [Pure, AttrSizedOperandSegments]> {
   let summary = "a strided view of a tensor in global memory";
@@ -138,6 +183,19 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     `tile.store %t, %v[%i, %j] : tensor<4x1024xf32>, !tile.view<f32, 2>` writes `v[i + a, j + b] = t[a, b]`
     for the elements inside the view's sizes only.
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_ViewType:$view, Variadic<I32>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $view `[` $offsets `]` attr-dict `:` type($value) `,` qualified(type($view))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "atomically add a block into a view, skipping what lies outside it";
+  let description = [{
+    `tile.atomic_add %t, %v[%i, %j] : tensor<64x64xf32>, !tile.view<f32, 2>` performs
+    `v[i + a, j + b] += t[a, b]` atomically for the elements inside the view's sizes (f32 or i32).
   }];
   let arguments = (ins Tile_Tile:$value, Tile_ViewType:$view, Variadic<I32>:$offsets);
   let assemblyFormat = [{

@@ -54,6 +54,90 @@ LinearLayout LinearLayout::blocked(const Coord &shape, int numWarps, int vec) {
   return LinearLayout(shape, std::move(reg), std::move(lane), std::move(warp));
 }
 
+std::pair<int, int> LinearLayout::mmaWarps(int64_t m, int64_t n, int numWarps) {
+  int wm = 1, wn = 1;
+  while (wm * 2 <= numWarps && m / (16 * wm * 2) >= 1)
+    wm *= 2;
+  while (wm * wn * 2 <= numWarps && n / (8 * wn * 2) >= 1)
+    wn *= 2;
+  return {wm, wn};
+}
+
+namespace {
+// Appends register bases walking dimension `dim` from `from` (inclusive) up to `to` (exclusive).
+void repeat(LinearLayout::Bases &out, int rank, int dim, int64_t from, int64_t to) {
+  for (int64_t v = from; v < to; v <<= 1) {
+    LinearLayout::Coord c(rank, 0);
+    c[dim] = v;
+    out.push_back(c);
+  }
+}
+// Warp bases: log2(wm) bits along dimension mDim (or zero when mDim < 0), then log2(wn) bits along
+// nDim (or zero), then zero bases for warps beyond wm * wn.
+LinearLayout::Bases mmaWarpBases(int numWarps, int wm, int wn, int mDim, int64_t mStep, int nDim, int64_t nStep) {
+  LinearLayout::Bases out;
+  for (int w = 1; w < wm; w <<= 1) {
+    LinearLayout::Coord c(2, 0);
+    if (mDim >= 0)
+      c[mDim] = mStep * w;
+    out.push_back(c);
+  }
+  for (int w = 1; w < wn; w <<= 1) {
+    LinearLayout::Coord c(2, 0);
+    if (nDim >= 0)
+      c[nDim] = nStep * w;
+    out.push_back(c);
+  }
+  for (int w = wm * wn; w < numWarps; w <<= 1)
+    out.push_back(LinearLayout::Coord(2, 0));
+  return out;
+}
+} // namespace
+
+LinearLayout LinearLayout::mmaAccumulator(int64_t m, int64_t n, int numWarps) {
+  auto [wm, wn] = mmaWarps(m, n, numWarps);
+  int64_t mw = m / wm, nw = n / wn;
+  Bases reg = {{0, 1}, {8, 0}};
+  repeat(reg, 2, 1, 8, nw);
+  repeat(reg, 2, 0, 16, mw);
+  Bases lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  return LinearLayout({m, n}, reg, lane, mmaWarpBases(numWarps, wm, wn, 0, mw, 1, nw));
+}
+
+LinearLayout LinearLayout::mmaOperandA(int64_t m, int64_t k, int64_t n, int numWarps) {
+  auto [wm, wn] = mmaWarps(m, n, numWarps);
+  int64_t mw = m / wm;
+  Bases reg = {{0, 1}, {8, 0}, {0, 8}};
+  repeat(reg, 2, 1, 16, k);
+  repeat(reg, 2, 0, 16, mw);
+  Bases lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  return LinearLayout({m, k}, reg, lane, mmaWarpBases(numWarps, wm, wn, 0, mw, -1, 0));
+}
+
+LinearLayout LinearLayout::mmaOperandB(int64_t k, int64_t n, int64_t m, int numWarps) {
+  auto [wm, wn] = mmaWarps(m, n, numWarps);
+  int64_t nw = n / wn;
+  Bases reg = {{1, 0}, {8, 0}};
+  repeat(reg, 2, 0, 16, k);
+  repeat(reg, 2, 1, 8, nw);
+  Bases lane = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+  return LinearLayout({k, n}, reg, lane, mmaWarpBases(numWarps, wm, wn, -1, 0, 1, nw));
+}
+
+LinearLayout LinearLayout::permuted(const std::vector<int> &perm) const {
+  LinearLayout r;
+  for (int d : perm)
+    r.shape_.push_back(shape_[d]);
+  for (int in = 0; in < kNumInputs; ++in)
+    for (const Coord &c : bases_[in]) {
+      Coord p;
+      for (int d : perm)
+        p.push_back(c[d]);
+      r.bases_[in].push_back(p);
+    }
+  return r;
+}
+
 std::string LinearLayout::verify() const {
   std::ostringstream os;
   for (int64_t s : shape_)
@@ -162,6 +246,16 @@ LinearLayout LinearLayout::expandDims(int axis) const {
   for (Bases &bs : r.bases_)
     for (Coord &c : bs)
       c.insert(c.begin() + axis, 0);
+  return r;
+}
+
+LinearLayout LinearLayout::removeUnitDim(int axis) const {
+  assert(axis >= 0 && axis < rank() && shape_[axis] == 1);
+  LinearLayout r = *this;
+  r.shape_.erase(r.shape_.begin() + axis);
+  for (Bases &bs : r.bases_)
+    for (Coord &c : bs)
+      c.erase(c.begin() + axis);
   return r;
 }
 

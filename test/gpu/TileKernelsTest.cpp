@@ -7,76 +7,15 @@
 // Without a GPU every test skips and says why.
 //
 //===----------------------------------------------------------------------===//
-#include "flare/Compiler/Compiler.h"
-#include "flare/Error.h"
-#include "flare/Runtime/Runtime.h"
-
-#include <gtest/gtest.h>
+#include "GpuTestUtil.h"
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
 
 namespace {
 
-std::string examplesDir() {
-  if (const char *dir = std::getenv("FLARE_EXAMPLES_DIR"))
-    return dir;
-  return FLARE_EXAMPLES_DIR;
-}
-
-std::string readExample(const std::string &name) {
-  std::ifstream in(examplesDir() + "/" + name);
-  if (!in)
-    throw flare::Error("cannot read example " + examplesDir() + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool isPoison(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  return bits == 0xFFFFFFFFu;
-}
-
-std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float lo, float hi) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-class TileKernels : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string reason;
-    if (!flare::rt::gpuAvailable(&reason))
-      GTEST_SKIP() << "no GPU: " << reason;
-    ctx = std::make_unique<flare::rt::Context>(0);
-    cacheDir = std::filesystem::temp_directory_path() / ("flare-gpu-test-cache-" + std::to_string(::getpid()));
-    cache = std::make_unique<flare::rt::KernelCache>(*ctx, cacheDir.string());
-  }
-  void TearDown() override {
-    cache.reset();
-    ctx.reset();
-    if (!cacheDir.empty())
-      std::filesystem::remove_all(cacheDir);
-  }
-  flare::rt::Kernel kernel(const std::string &example, const std::string &name) {
-    return cache->getOrCompile(readExample(example), {}, example)->kernel(name);
-  }
-
-  std::unique_ptr<flare::rt::Context> ctx;
-  std::filesystem::path cacheDir;
-  std::unique_ptr<flare::rt::KernelCache> cache;
-  std::mt19937 rng{20261129};
-};
+using namespace flare::test;
+using TileKernels = GpuTest;
 
 TEST_F(TileKernels, VectorAddMatchesFloat64Reference) {
   flare::rt::Kernel k = kernel("tile/vector_add.mlir", "vector_add");

@@ -53,6 +53,21 @@ public:
   /// left over once the tile is covered get zero bases (they duplicate elements).
   static LinearLayout blocked(const Coord &shape, int numWarps, int vec);
 
+  /// How mma.sync tiles a [M, N] accumulator over `numWarps` warps: warps along M first (16 rows per
+  /// warp at least), then along N (8 columns at least); warps left over duplicate.
+  static std::pair<int, int> mmaWarps(int64_t m, int64_t n, int numWarps);
+  /// Register layouts of mma.sync m16n8k16 (16-bit operands, f32 accumulator), tiled over the warps of
+  /// mmaWarps(M, N). Per warp and 16x8 block of the accumulator, lane l holds rows l/4 and l/4 + 8,
+  /// columns 2(l%4) and 2(l%4) + 1 (registers c0 c1 | c2 c3); the A fragment (16x16) adds columns + 8
+  /// (a0 a1 | a2 a3 | a4 a5 | a6 a7), the B fragment (16x8) holds rows 2(l%4), +1, +8, +9 of column l/4.
+  /// Register bits run: fragment bits, then K repetitions, then N (or M) repetitions.
+  static LinearLayout mmaAccumulator(int64_t m, int64_t n, int numWarps);
+  static LinearLayout mmaOperandA(int64_t m, int64_t k, int64_t n, int numWarps);
+  static LinearLayout mmaOperandB(int64_t k, int64_t n, int64_t m, int numWarps);
+
+  /// The layout of a transposed tile: result dimension i is source dimension perm[i].
+  LinearLayout permuted(const std::vector<int> &perm) const;
+
   /// Checks the invariants: power-of-two shape, basis vectors of the right rank with power-of-two or
   /// zero entries inside the shape, 5 lane bits, and every element of the tile covered. Returns an
   /// empty string when valid, else what is wrong.
@@ -75,6 +90,8 @@ public:
   /// basis becomes zero are dropped (lane and warp bits stay, as broadcasts). Returns nullopt when a
   /// basis mixes `axis` with another dimension (such a reduction would need data movement first).
   std::optional<LinearLayout> sliceReduced(int axis) const;
+  /// The inverse of expandDims: removes dimension `axis`, which must have size 1.
+  LinearLayout removeUnitDim(int axis) const;
   /// The layout after inserting a dimension of size 1 at `axis`.
   LinearLayout expandDims(int axis) const;
   /// The layout a broadcast source must have so that every thread already holds the values it needs:

@@ -15,9 +15,12 @@
 //      combine by butterfly shuffles over the lane bits that move along the axis (every lane ends with
 //      the same value, since each step is commutative); (c) warps that move along the axis exchange
 //      partials through shared memory, combined in increasing warp order so that all threads agree.
-//   5. Layout conversions and broadcasts permute registers when the thread already holds the value,
+//   5. tile.dot: for every 16x8 block of the warp's accumulator and every 16-deep slice of K, one
+//      mma.sync.m16n8k16 on the registers the mma layouts put in place (pairs of 16-bit values packed
+//      into 32-bit registers); tile.trans is free (its layout already swapped the dimensions).
+//   6. Layout conversions and broadcasts permute registers when the thread already holds the value,
 //      else go through shared memory (write every register at its row-major index, barrier, read).
-//   6. scf.for / scf.if carry and yield every register of a tile.
+//   7. scf.for / scf.if carry and yield every register of a tile.
 // Shared memory is one dynamic buffer; its size (the largest scratch any op needs) is recorded on the
 // kernel as `tgpu.shared_bytes`.
 //
@@ -32,6 +35,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace flare::tgpu {
 #define GEN_PASS_DEF_CONVERTTGPUTONVVM
@@ -71,6 +75,7 @@ private:
   Location loc = UnknownLoc::get(b.getContext());
 
   Value laneId, warpId;                                   // i32
+  Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;
   IRMapping scalars;                                      // scalar values: source -> lowered
@@ -89,6 +94,12 @@ private:
     auto it = threadCoords.find(layoutAttr);
     if (it != threadCoords.end())
       return it->second;
+    // Computed once, in the kernel's prologue, so that every region can use them.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueAnchor);
+    Location savedLoc = loc;
+    loc = func.getLoc();
+    auto restoreLoc = llvm::make_scope_exit([&] { loc = savedLoc; });
     LinearLayout layout = cast<LinearLayoutAttr>(layoutAttr).getLayout();
     SmallVector<Value> coords;
     for (int d = 0; d < layout.rank(); ++d) {
@@ -128,10 +139,41 @@ private:
 
   Value barrier() { return gpu::BarrierOp::create(b, loc), Value(); }
 
-  Value smemAddress(Value index, Type elemType) {
-    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), elemType, smemBase,
-                               ValueRange{index});
+  Value smemAddress(Value index, Type elemType, Value byteOffset = Value()) {
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value base = smemBase;
+    if (byteOffset)
+      base = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{byteOffset});
+    return LLVM::GEPOp::create(b, loc, ptrType, elemType, base, ValueRange{index});
   }
+
+  // Dot operands that need shared memory stay there until the dot loads each fragment just before
+  // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live above the
+  // scratch area of the other ops: at lazyBase (patched to the final scratch size at the end) plus a
+  // per-tile offset.
+  struct LazyTile {
+    Attribute layoutAttr;
+    LinearLayout layout;
+    Type elem;
+    int64_t byteOffset;
+    DenseMap<int, Value> loaded;
+  };
+  DenseMap<Value, LazyTile> lazyTiles;
+  Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
+  int64_t lazyCursor = 0, lazyBytes = 0;
+  int pendingLazy = 0;
+
+  bool isLazyDotOperand(ConvertLayoutOp conv) {
+    if (!conv->hasOneUse())
+      return false;
+    auto dot = dyn_cast<tile::DotOp>(*conv->getUsers().begin());
+    if (!dot || dot->getBlock() != conv->getBlock() || dot.getC() == conv.getResult())
+      return false;
+    return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
+  }
+  void lowerLazyConvert(ConvertLayoutOp conv);
+  Value lazyRegister(Value v, int reg);
+  Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
   void needShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, bytes); }
 
@@ -151,7 +193,8 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
-  LogicalResult lowerStore(tile::StoreOp op);
+  LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
+  LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
@@ -229,9 +272,16 @@ LogicalResult KernelLowering::run() {
   laneId = arith::AndIOp::create(b, loc, tid, i32(kWarpSize - 1));
   warpId = arith::ShRUIOp::create(b, loc, tid, i32(5));
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
+  prologueAnchor = i32(0).getDefiningOp();
+  lazyBase = i32(0).getDefiningOp();
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
+  // Lazy dot operands sit above the other ops' scratch area.
+  constexpr int64_t kAlign = 16;
+  int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
+  lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
+  sharedBytes = scratch + lazyBytes;
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
   return success();
 }
@@ -259,6 +309,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     scalars.map(np.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n));
     return success();
   }
+  if (auto add = dyn_cast<tile::AddPtrOp>(op)) {
+    Value offset = scalars.lookup(add.getOffset());
+    if (offset.getType().isInteger(32))
+      offset = arith::ExtSIOp::create(b, loc, b.getI64Type(), offset);
+    Type elem = add.getBase().getType().getElementType();
+    scalars.map(add.getResult(), LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), elem,
+                                                     scalars.lookup(add.getBase()), ValueRange{offset}));
+    return success();
+  }
   if (auto view = dyn_cast<tile::MakeViewOp>(op)) {
     ViewInfo info;
     info.base = scalars.lookup(view.getBase());
@@ -272,7 +331,15 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   if (auto load = dyn_cast<tile::LoadOp>(op))
     return lowerLoad(load);
   if (auto store = dyn_cast<tile::StoreOp>(op))
-    return lowerStore(store);
+    return lowerStore(op, store.getValue(), store.getView(), store.getOffsets(), /*atomicAdd=*/false);
+  if (auto add = dyn_cast<tile::AtomicAddOp>(op))
+    return lowerStore(op, add.getValue(), add.getView(), add.getOffsets(), /*atomicAdd=*/true);
+  if (auto dot = dyn_cast<tile::DotOp>(op))
+    return lowerDot(dot);
+  if (auto trans = dyn_cast<tile::TransOp>(op)) {
+    regs[trans.getResult()] = regs[trans.getSrc()];
+    return success();
+  }
   if (auto range = dyn_cast<tile::RangeOp>(op)) {
     LinearLayout layout = layoutOf(range.getResult());
     Attribute attr = getLayoutAttr(range.getResult().getType());
@@ -304,6 +371,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     if (failed(lowerConvert(bcast.getSrc(), bcast.getResult(), regs[bcast.getSrc()], out)))
       return failure();
     regs[bcast.getResult()] = out;
+    return success();
+  }
+  if (auto conv = dyn_cast<ConvertLayoutOp>(op); conv && isLazyDotOperand(conv)) {
+    lowerLazyConvert(conv);
     return success();
   }
   if (auto conv = dyn_cast<ConvertLayoutOp>(op)) {
@@ -365,14 +436,15 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   return success();
 }
 
-LogicalResult KernelLowering::lowerStore(tile::StoreOp op) {
-  ViewInfo &view = views[op.getView()];
-  auto type = op.getValue().getType();
+LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewValue, ValueRange offsetValues,
+                                         bool atomicAdd) {
+  ViewInfo &view = views[viewValue];
+  auto type = cast<RankedTensorType>(value.getType());
   Type elem = type.getElementType();
   Attribute attr = getLayoutAttr(type);
   LinearLayout layout = getLayoutAttr(type).getLayout();
   SmallVector<Value> offsets;
-  for (Value o : op.getOffsets())
+  for (Value o : offsetValues)
     offsets.push_back(scalars.lookup(o));
   // Threads whose lane/warp ids set a bit with a zero basis duplicate another thread's elements.
   auto zeroMask = [&](LayoutInput in) {
@@ -392,7 +464,7 @@ LogicalResult KernelLowering::lowerStore(tile::StoreOp op) {
     }
   int dupRegs = zeroMask(LayoutInput::Reg);
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  ArrayRef<Value> values = regs[op.getValue()];
+  ArrayRef<Value> values = regs[value];
   for (int r = 0; r < layout.numRegs(); ++r) {
     if (r & dupRegs)
       continue;
@@ -409,9 +481,100 @@ LogicalResult KernelLowering::lowerStore(tile::StoreOp op) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
-    LLVM::StoreOp::create(b, loc, values[r], addr);
+    if (atomicAdd)
+      LLVM::AtomicRMWOp::create(b, loc, isa<FloatType>(elem) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add, addr,
+                                values[r], LLVM::AtomicOrdering::monotonic);
+    else
+      LLVM::StoreOp::create(b, loc, values[r], addr);
   }
   return success();
+}
+
+LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
+  auto aType = op.getA().getType();
+  Type elem = aType.getElementType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
+  // The register order of the mma layouts (LinearLayout::mmaOperandA/B, mmaAccumulator): fragment
+  // registers first, then K repetitions, then M (for A and C) or N (for B) repetitions.
+  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
+  const int64_t mBlocks = m / wm / 16, nBlocks = n / wn / 8, kBlocks = k / 16;
+  Value aValue = op.getA(), bValue = op.getB();
+  SmallVector<Value> c(regs[op.getC()]);
+  Type i32Type = b.getI32Type();
+  auto halfPair = VectorType::get({2}, elem);
+  // Two 16-bit values in one 32-bit register, the first in the low half.
+  auto pack = [&](Value lo, Value hi) -> Value {
+    Value v = LLVM::UndefOp::create(b, loc, halfPair);
+    v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
+    v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
+    return LLVM::BitcastOp::create(b, loc, i32Type, v);
+  };
+  NVVM::MMATypes ptxType = elem.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  auto f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  for (int64_t mi = 0; mi < mBlocks; ++mi)
+    for (int64_t ki = 0; ki < kBlocks; ++ki) {
+      int64_t aBase = 8 * (ki + kBlocks * mi);
+      SmallVector<Value> aFrag;
+      for (int r = 0; r < 8; r += 2)
+        aFrag.push_back(pack(dotRegister(aValue, aBase + r), dotRegister(aValue, aBase + r + 1)));
+      for (int64_t ni = 0; ni < nBlocks; ++ni) {
+        int64_t bBase = 4 * (ki + kBlocks * ni), cBase = 4 * (ni + nBlocks * mi);
+        SmallVector<Value> bFrag = {pack(dotRegister(bValue, bBase), dotRegister(bValue, bBase + 1)),
+                                    pack(dotRegister(bValue, bBase + 2), dotRegister(bValue, bBase + 3))};
+        SmallVector<Value> cFrag(c.begin() + cBase, c.begin() + cBase + 4);
+        Value d = NVVM::MmaOp::create(b, loc, resultType, aFrag, bFrag, cFrag, ArrayRef<int64_t>{16, 8, 16},
+                                      std::nullopt, std::nullopt,
+                                      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                                      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (int r = 0; r < 4; ++r)
+          c[cBase + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
+      }
+    }
+  regs[op.getResult()] = c;
+  // The lazy operands' shared memory may be overwritten once every warp has read its fragments.
+  int consumed = static_cast<int>(lazyTiles.erase(aValue)) + static_cast<int>(lazyTiles.erase(bValue));
+  if (consumed) {
+    barrier();
+    pendingLazy -= consumed;
+    if (pendingLazy == 0)
+      lazyCursor = 0;
+  }
+  return success();
+}
+
+void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
+  LinearLayout from = layoutOf(conv.getSrc());
+  Type elem = conv.getSrc().getType().getElementType();
+  Type st = scratchType(elem);
+  int64_t bytes = from.numElements() * (st.getIntOrFloatBitWidth() / 8);
+  constexpr int64_t kAlign = 16;
+  int64_t offset = lazyCursor;
+  lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
+  lazyBytes = std::max(lazyBytes, lazyCursor);
+  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
+  Attribute fromAttr = getLayoutAttr(conv.getSrc().getType());
+  ArrayRef<Value> srcRegs = regs[conv.getSrc()];
+  for (int r = 0; r < from.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(fromAttr, from, r), from.shape());
+    LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st, base));
+  }
+  barrier();
+  lazyTiles[conv.getResult()] = LazyTile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem,
+                                         offset, {}};
+  ++pendingLazy;
+}
+
+Value KernelLowering::lazyRegister(Value v, int reg) {
+  LazyTile &tile = lazyTiles.find(v)->second;
+  if (Value cached = tile.loaded.lookup(reg))
+    return cached;
+  Type st = scratchType(tile.elem);
+  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(tile.byteOffset));
+  Value idx = linearIndex(regCoord(tile.layoutAttr, tile.layout, reg), tile.layout.shape());
+  Value value = fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st, base)), tile.elem);
+  tile.loaded[reg] = value;
+  return value;
 }
 
 static Value combine(OpBuilder &b, Location loc, tile::ReduceKind kind, Value x, Value y) {

@@ -1,17 +1,26 @@
 //===- AssignLayouts.cpp - Give every tile a register layout --------------===//
 //
 // Outline (one forward walk per tile kernel, definitions before uses):
-//   1. Anchors, the ops that create tiles from nothing or from memory (tile.load, tile.range,
-//      tile.splat, tensor arith.constant), get LinearLayout::blocked of their shape: `vec` contiguous
-//      elements per thread where vec = vector-bytes / element bytes.
+//   1. Loads get LinearLayout::blocked of their shape: `vec` contiguous elements per thread where
+//      vec = vector-bytes / element bytes. Ranges, splats and constants are weak (step 3).
 //   2. Derived layouts: tile.expand_dims inserts a size-1 dimension; tile.reduce slices the reduced
 //      axis away (a scalar result has no layout); tile.broadcast gives its result the blocked layout
 //      and asks its operand for result.broadcastSource(dims), the layout under which every thread
 //      already holds the values it repeats.
-//   3. Elementwise arith/math ops take the layout of their first tile operand.
-//   4. Wherever an operand's layout differs from what its user needs, a tgpu.convert_layout is
+//   3. Elementwise arith/math ops take the layout of their first "strong" tile operand. Weak tiles
+//      (splats, constants, broadcasts and what is computed from them alone, e.g. a mask built from
+//      ranges) can be created in any layout, so they do not decide: when an op has only weak operands,
+//      or for a broadcast, splat or constant, the layout is taken from a strong operand of a user
+//      (looking a few users ahead), and only then defaults to blocked.
+//   4. tile.dot asks for the mma.sync operand layouts and gives its result the accumulator layout;
+//      tile.trans swaps the dimensions of its operand's layout (no data moves).
+//   5. Wherever an operand's layout differs from what its user needs, a tgpu.convert_layout is
 //      inserted; scf.for iteration arguments keep their init's layout and scf.if results the layout
 //      of the then-branch, and yields are converted to match.
+//   6. Fixpoint for loop-carried tiles: when an scf.for init is a constant or splat (free to create
+//      in any layout) but the loop yields another layout (an accumulator coming out of tile.dot, say),
+//      the init is pinned to the yielded layout and steps 1-5 run again, so the loop carries the
+//      accumulator in registers without converting it every iteration. At most kMaxRounds rounds.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
@@ -22,6 +31,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace flare::tgpu {
 #define GEN_PASS_DEF_TGPUASSIGNLAYOUTS
@@ -36,10 +46,25 @@ namespace {
 
 bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+constexpr int kMaxRounds = 4;
+
+/// Sets a value's type; a tensor constant's value attribute follows (arith.constant requires equal types).
+void retype(Value v, Type type) {
+  v.setType(type);
+  if (auto cst = v.getDefiningOp<arith::ConstantOp>())
+    if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
+      cst.setValueAttr(dense.reshape(cast<ShapedType>(type)));
+}
+
+/// Ops that create a tile from scalars only: they can be created in any layout at no cost.
+bool isRematerializable(Operation *op) {
+  return op && (isa<tile::SplatOp>(op) || (isa<arith::ConstantOp>(op) && isa<RankedTensorType>(op->getResultTypes()[0])));
+}
+
 class LayoutAssigner {
 public:
-  LayoutAssigner(func::FuncOp func, int vectorBytes)
-      : func(func), numWarps(tile::getNumWarps(func)), vectorBytes(vectorBytes) {}
+  LayoutAssigner(func::FuncOp func, int vectorBytes, const DenseMap<Operation *, Attribute> &pinned)
+      : func(func), numWarps(tile::getNumWarps(func)), vectorBytes(vectorBytes), pinned(pinned) {}
 
   LogicalResult run() {
     WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -52,6 +77,45 @@ private:
   func::FuncOp func;
   int numWarps;
   int vectorBytes;
+  const DenseMap<Operation *, Attribute> &pinned;
+  DenseSet<Value> weak; // tiles whose layout is free to choose (see step 3)
+  DenseSet<Operation *> created; // ops this pass cloned: already laid out, not to be visited
+  DenseMap<std::pair<Value, Type>, Value> materialized;
+  static constexpr int kHintDepth = 3;
+
+  /// The layout of a strong, already laid-out tile operand of some (transitive) elementwise user of
+  /// `v` with v's shape, if any.
+  Attribute hintFromUsers(Value v, int depth = kHintDepth) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || depth == 0)
+      return {};
+    for (Operation *user : v.getUsers()) {
+      if (!isa<arith::ArithDialect, math::MathDialect>(user->getDialect()))
+        continue;
+      for (Value other : user->getOperands()) {
+        auto ot = dyn_cast<RankedTensorType>(other.getType());
+        if (other == v || !ot || ot.getShape() != type.getShape() || weak.contains(other))
+          continue;
+        if (Attribute layout = getLayoutAttr(ot))
+          return layout;
+      }
+      for (Value r : user->getResults())
+        if (Attribute layout = hintFromUsers(r, depth - 1))
+          return layout;
+    }
+    return {};
+  }
+
+  /// Lays out a weak tile: the users' hint, else blocked.
+  LogicalResult setWeak(Operation *op, Value v) {
+    weak.insert(v);
+    if (Attribute hint = hintFromUsers(v)) {
+      auto t = cast<RankedTensorType>(v.getType());
+      retype(v, RankedTensorType::get(t.getShape(), t.getElementType(), hint));
+      return success();
+    }
+    return setBlocked(op, v);
+  }
 
   static bool isTile(Type t) { return isa<RankedTensorType>(t); }
 
@@ -76,7 +140,7 @@ private:
     FailureOr<LinearLayout> layout = blockedFor(op, t);
     if (failed(layout))
       return failure();
-    v.setType(withLayout(t, *layout));
+    retype(v, withLayout(t, *layout));
     return success();
   }
 
@@ -84,23 +148,99 @@ private:
   void requireType(OpOperand &operand, Type type) {
     if (operand.get().getType() == type)
       return;
-    OpBuilder b(operand.getOwner());
-    Value converted = ConvertLayoutOp::create(b, operand.getOwner()->getLoc(), type, operand.get());
-    operand.set(converted);
+    operand.set(materialize(operand.get(), cast<RankedTensorType>(type), operand.getOwner()));
+  }
+
+  /// `v` in the layout of `want`, for `user`. A weak tile is recomputed in that layout (its producers
+  /// cloned, each asking for its own operands in the matching layout); a strong one is converted:
+  /// right before the user when both are in one block, else right after the definition, so that a
+  /// loop-invariant tile is converted once, not on every iteration.
+  Value materialize(Value v, RankedTensorType want, Operation *user = nullptr) {
+    if (v.getType() == want)
+      return v;
+    auto key = std::make_pair(v, Type(want));
+    if (auto it = materialized.find(key); it != materialized.end())
+      return it->second;
+    Operation *def = v.getDefiningOp();
+    OpBuilder b(v.getContext());
+    b.setInsertionPointAfterValue(v);
+    LinearLayout layout = getLayoutAttr(want).getLayout();
+    Value result;
+    if (def && weak.contains(v) && (isRematerializable(def) || isa<tile::RangeOp, tile::BroadcastOp, tile::ExpandDimsOp>(def) ||
+                                    isa<arith::ArithDialect, math::MathDialect>(def->getDialect())) &&
+        def->getNumResults() == 1 && def->getNumRegions() == 0) {
+      Operation *clone = b.clone(*def);
+      created.insert(clone);
+      retype(clone->getResult(0), want);
+      if (auto bcast = dyn_cast<tile::BroadcastOp>(clone)) {
+        std::vector<int> dims;
+        for (int64_t d = 0; d < want.getRank(); ++d)
+          if (bcast.getSrc().getType().getDimSize(d) != want.getDimSize(d))
+            dims.push_back(static_cast<int>(d));
+        bcast->setOperand(0, materialize(bcast.getSrc(), withLayout(bcast.getSrc().getType(), layout.broadcastSource(dims))));
+      } else if (auto expand = dyn_cast<tile::ExpandDimsOp>(clone)) {
+        expand->setOperand(0, materialize(expand.getSrc(), withLayout(expand.getSrc().getType(), layout.removeUnitDim(expand.getAxis()))));
+      } else {
+        for (OpOperand &operand : clone->getOpOperands())
+          if (auto t = dyn_cast<RankedTensorType>(operand.get().getType()))
+            operand.set(materialize(operand.get(), RankedTensorType::get(t.getShape(), t.getElementType(), want.getEncoding())));
+      }
+      weak.insert(clone->getResult(0));
+      result = clone->getResult(0);
+    } else {
+      if (user && user->getBlock() == b.getInsertionBlock()) {
+        b.setInsertionPoint(user);
+        result = ConvertLayoutOp::create(b, v.getLoc(), want, v);
+        return result; // placed for this user only
+      }
+      result = ConvertLayoutOp::create(b, v.getLoc(), want, v);
+    }
+    materialized[key] = result;
+    return result;
   }
 
   LogicalResult visit(Operation *op) {
-    if (isa<tile::LoadOp, tile::RangeOp, tile::SplatOp>(op))
+    if (created.contains(op))
+      return success();
+    if (auto it = pinned.find(op); it != pinned.end()) {
+      Value v = op->getResult(0);
+      retype(v, RankedTensorType::get(cast<RankedTensorType>(v.getType()).getShape(),
+                                      cast<RankedTensorType>(v.getType()).getElementType(), it->second));
+      return success();
+    }
+    if (isa<tile::LoadOp>(op))
       return setBlocked(op, op->getResult(0));
+    if (isa<tile::SplatOp, tile::RangeOp>(op))
+      return setWeak(op, op->getResult(0));
     if (auto cst = dyn_cast<arith::ConstantOp>(op))
-      return isTile(cst.getType()) ? setBlocked(op, cst.getResult()) : success();
+      return isTile(cst.getType()) ? setWeak(op, cst.getResult()) : success();
+    if (auto dot = dyn_cast<tile::DotOp>(op)) {
+      int64_t m = dot.getA().getType().getDimSize(0), k = dot.getA().getType().getDimSize(1);
+      int64_t n = dot.getB().getType().getDimSize(1);
+      for (int64_t d : {m, k, n})
+        if (!isPow2(d))
+          return op->emitOpError("dot sizes must be powers of two");
+      requireType(dot->getOpOperand(0), withLayout(dot.getA().getType(), LinearLayout::mmaOperandA(m, k, n, numWarps)));
+      requireType(dot->getOpOperand(1), withLayout(dot.getB().getType(), LinearLayout::mmaOperandB(k, n, m, numWarps)));
+      auto acc = withLayout(dot.getC().getType(), LinearLayout::mmaAccumulator(m, n, numWarps));
+      requireType(dot->getOpOperand(2), acc);
+      dot.getResult().setType(acc);
+      return success();
+    }
+    if (auto trans = dyn_cast<tile::TransOp>(op)) {
+      LinearLayout src = getLayoutAttr(trans.getSrc().getType()).getLayout();
+      trans.getResult().setType(withLayout(trans.getResult().getType(), src.permuted({1, 0})));
+      return success();
+    }
     if (auto expand = dyn_cast<tile::ExpandDimsOp>(op)) {
       LinearLayout src = getLayoutAttr(expand.getSrc().getType()).getLayout();
       expand.getResult().setType(withLayout(expand.getResult().getType(), src.expandDims(expand.getAxis())));
+      if (weak.contains(expand.getSrc()))
+        weak.insert(expand.getResult());
       return success();
     }
     if (auto bcast = dyn_cast<tile::BroadcastOp>(op)) {
-      if (failed(setBlocked(op, bcast.getResult())))
+      if (failed(setWeak(op, bcast.getResult())))
         return failure();
       LinearLayout res = getLayoutAttr(bcast.getResult().getType()).getLayout();
       std::vector<int> dims;
@@ -130,6 +270,10 @@ private:
       for (auto [init, arg, res] : llvm::zip(forOp.getInitArgs(), forOp.getRegionIterArgs(), forOp.getResults())) {
         arg.setType(init.getType());
         res.setType(init.getType());
+        // An iteration argument starting from a weak tile does not decide layouts inside the loop:
+        // the loop's body does, and the fixpoint then pins the init to what the body yields.
+        if (weak.contains(init))
+          weak.insert(arg);
       }
       return success();
     }
@@ -153,23 +297,33 @@ private:
       }
       return op->emitOpError("unexpected parent in a tile kernel");
     }
-    if (isa<tile::StoreOp, tile::MakeViewOp, tile::ProgramIdOp, tile::NumProgramsOp, scf::IfOp, func::ReturnOp,
+    if (isa<tile::StoreOp, tile::AtomicAddOp, tile::AddPtrOp, tile::MakeViewOp, tile::ProgramIdOp, tile::NumProgramsOp, scf::IfOp, func::ReturnOp,
             func::FuncOp, ConvertLayoutOp>(op))
       return success();
     if (!llvm::any_of(op->getResultTypes(), isTile))
       return success();
     if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
       return op->emitOpError("is not supported on tiles in a tile kernel");
-    // Elementwise: follow the first tile operand.
-    Type anchor;
+    // Elementwise: follow the first strong tile operand; with none, the result is weak too.
+    Attribute layout, firstLayout;
     for (Value v : op->getOperands())
       if (isTile(v.getType())) {
-        anchor = v.getType();
-        break;
+        if (!firstLayout)
+          firstLayout = getLayoutAttr(v.getType());
+        if (!weak.contains(v)) {
+          layout = getLayoutAttr(v.getType());
+          break;
+        }
       }
-    if (!anchor)
+    if (!firstLayout)
       return op->emitOpError("produces a tile from no tile operand");
-    auto layout = getLayoutAttr(anchor);
+    if (!layout) {
+      for (Value r : op->getResults())
+        weak.insert(r);
+      layout = hintFromUsers(op->getResult(0));
+      if (!layout)
+        layout = firstLayout;
+    }
     for (OpOperand &operand : op->getOpOperands())
       if (auto t = dyn_cast<RankedTensorType>(operand.get().getType()))
         requireType(operand, RankedTensorType::get(t.getShape(), t.getElementType(), layout));
@@ -180,14 +334,91 @@ private:
   }
 };
 
+/// Undoes an assignment round: drops every convert_layout and every layout encoding.
+void stripLayouts(func::FuncOp func) {
+  func.walk([](ConvertLayoutOp conv) {
+    conv.getResult().replaceAllUsesWith(conv.getSrc());
+    conv.erase();
+  });
+  auto strip = [](Value v) {
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && t.getEncoding())
+      retype(v, RankedTensorType::get(t.getShape(), t.getElementType()));
+  };
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      strip(r);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          strip(arg);
+  });
+}
+
+/// Gives every rematerializable tile op a single use, so that each use can pin its own layout.
+void splitRematerializableUses(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isRematerializable(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    for (size_t i = 1; i < uses.size(); ++i) {
+      OpBuilder b(op);
+      uses[i]->set(b.clone(*op)->getResult(0));
+    }
+  }
+}
+
+/// Pins loop inits to the layouts their loops yield; true when something changed.
+bool pinLoopInits(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
+  bool changed = false;
+  func.walk([&](scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [init, yielded] : llvm::zip(loop.getInitArgs(), yield.getOperands())) {
+      Operation *def = init.getDefiningOp();
+      if (!isRematerializable(def))
+        continue;
+      Value source = yielded;
+      if (auto conv = yielded.getDefiningOp<ConvertLayoutOp>())
+        source = conv.getSrc();
+      Attribute want = getLayoutAttr(source.getType());
+      if (want && want != getLayoutAttr(init.getType()) && pinned.lookup(def) != want) {
+        pinned[def] = want;
+        changed = true;
+      }
+    }
+  });
+  return changed;
+}
+
 struct AssignLayoutsPass : public flare::tgpu::impl::TGPUAssignLayoutsBase<AssignLayoutsPass> {
   using TGPUAssignLayoutsBase::TGPUAssignLayoutsBase;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!tile::isKernel(func))
         continue;
-      if (failed(LayoutAssigner(func, vectorBytes).run()))
-        return signalPassFailure();
+      splitRematerializableUses(func);
+      DenseMap<Operation *, Attribute> pinned;
+      for (int round = 0; round < kMaxRounds; ++round) {
+        if (round > 0)
+          stripLayouts(func);
+        if (failed(LayoutAssigner(func, vectorBytes, pinned).run()))
+          return signalPassFailure();
+        if (!pinLoopInits(func, pinned))
+          break;
+      }
+      // Drop what the rounds left unused (the original of a rematerialized tile, say): a dead
+      // layout conversion would still cost shared-memory traffic and barriers once lowered.
+      SmallVector<Operation *> dead;
+      func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+        if (op != func.getOperation() && isOpTriviallyDead(op))
+          dead.push_back(op);
+      });
+      for (Operation *op : dead)
+        op->erase();
     }
   }
 };

@@ -177,3 +177,44 @@ LogicalResult LoadOp::verify() {
 LogicalResult StoreOp::verify() {
   return verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getValue().getType());
 }
+
+LogicalResult AtomicAddOp::verify() {
+  if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getValue().getType())))
+    return failure();
+  Type e = getValue().getType().getElementType();
+  if (!e.isF32() && !e.isInteger(32))
+    return emitOpError() << "atomic adds of " << e << " are not supported (f32 or i32)";
+  return success();
+}
+
+LogicalResult TransOp::verify() {
+  auto src = getSrc().getType(), res = getResult().getType();
+  if (src.getRank() != 2 || res.getRank() != 2)
+    return emitOpError("transposes 2-D tiles");
+  if (res.getDimSize(0) != src.getDimSize(1) || res.getDimSize(1) != src.getDimSize(0) ||
+      res.getElementType() != src.getElementType())
+    return emitOpError() << "result must be " << shapeStr({src.getDimSize(1), src.getDimSize(0)}) << " of "
+                         << src.getElementType();
+  return success();
+}
+
+LogicalResult DotOp::verify() {
+  auto a = getA().getType(), b = getB().getType(), c = getC().getType(), d = getResult().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  Type ea = a.getElementType();
+  if ((!ea.isBF16() && !ea.isF16()) || b.getElementType() != ea)
+    return emitOpError() << "operands must both be bf16 or both f16, got " << ea << " and " << b.getElementType();
+  if (!c.getElementType().isF32() || d.getElementType() != c.getElementType())
+    return emitOpError("the accumulator and result must be f32");
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+  if (b.getDimSize(0) != k)
+    return emitOpError() << "inner dimensions differ: a is " << shapeStr(a.getShape()) << ", b is "
+                         << shapeStr(b.getShape());
+  if (c.getShape() != ArrayRef<int64_t>{m, n} || d.getShape() != c.getShape())
+    return emitOpError() << "accumulator and result must be " << shapeStr({m, n});
+  if (m < 16 || k < 16 || n < 8)
+    return emitOpError() << "tensor-core tiles need M >= 16, K >= 16 and N >= 8, got M = " << m << ", K = " << k
+                         << ", N = " << n;
+  return success();
+}

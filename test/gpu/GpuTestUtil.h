@@ -1,0 +1,113 @@
+//===- GpuTestUtil.h - Shared pieces of the GPU tests -----------*- C++ -*-===//
+//
+// A fixture that skips (saying why) without a GPU and otherwise owns a context and a private kernel
+// cache; random inputs; bf16 conversions; the poison pattern written into outputs before launches.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
+#define FLARE_TEST_GPU_GPUTESTUTIL_H
+
+#include "flare/Compiler/Compiler.h"
+#include "flare/Error.h"
+#include "flare/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+namespace flare::test {
+
+inline std::string examplesDir() {
+  if (const char *dir = std::getenv("FLARE_EXAMPLES_DIR"))
+    return dir;
+  return FLARE_EXAMPLES_DIR;
+}
+
+inline std::string readExample(const std::string &name) {
+  std::ifstream in(examplesDir() + "/" + name);
+  if (!in)
+    throw flare::Error("cannot read example " + examplesDir() + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Outputs are filled with 0xFF bytes before a launch: a NaN in f32 and bf16 alike.
+constexpr uint8_t kPoisonByte = 0xFF;
+inline bool isPoison(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return bits == 0xFFFFFFFFu;
+}
+inline bool isPoison(uint16_t bf16) { return bf16 == 0xFFFF; }
+
+/// bf16 as its 16 bits; conversions round to nearest even.
+inline uint16_t toBF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+inline float fromBF16(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+inline std::vector<uint16_t> randomBF16(size_t n, std::mt19937 &rng, float lo, float hi) {
+  std::vector<uint16_t> v(n);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (uint16_t &x : v)
+    x = toBF16(dist(rng));
+  return v;
+}
+
+class GpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string reason;
+    if (!flare::rt::gpuAvailable(&reason))
+      GTEST_SKIP() << "no GPU: " << reason;
+    ctx = std::make_unique<flare::rt::Context>(0);
+    cacheDir = std::filesystem::temp_directory_path() / ("flare-gpu-test-cache-" + std::to_string(::getpid()));
+    cache = std::make_unique<flare::rt::KernelCache>(*ctx, cacheDir.string());
+  }
+  void TearDown() override {
+    cache.reset();
+    ctx.reset();
+    if (!cacheDir.empty())
+      std::filesystem::remove_all(cacheDir);
+  }
+  flare::rt::Kernel kernel(const std::string &example, const std::string &name) {
+    return cache->getOrCompile(readExample(example), {ctx->arch()}, example)->kernel(name);
+  }
+  flare::rt::DeviceBuffer poisoned(size_t bytes) {
+    flare::rt::DeviceBuffer buf(*ctx, bytes);
+    buf.fillBytes(kPoisonByte);
+    return buf;
+  }
+
+  std::unique_ptr<flare::rt::Context> ctx;
+  std::filesystem::path cacheDir;
+  std::unique_ptr<flare::rt::KernelCache> cache;
+  std::mt19937 rng{20261129};
+};
+
+} // namespace flare::test
+
+#endif // FLARE_TEST_GPU_GPUTESTUTIL_H

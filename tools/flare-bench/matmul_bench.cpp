@@ -1,0 +1,69 @@
+//===- matmul_bench.cpp - Time the tile matmul example ---------------------===//
+//
+//   flare-bench-matmul <examples dir> [size...]
+//
+// For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
+// bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
+// size: method,size,median_ms,tflops.
+//===----------------------------------------------------------------------===//
+#include "flare/Error.h"
+#include "flare/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <examples dir> [size...]\n", argv[0]);
+    return 2;
+  }
+  std::vector<int> sizes;
+  for (int i = 2; i < argc; ++i)
+    sizes.push_back(std::atoi(argv[i]));
+  if (sizes.empty())
+    sizes = {4096, 8192};
+  try {
+    std::ifstream file(std::string(argv[1]) + "/tile/matmul.mlir");
+    std::stringstream src;
+    src << file.rdbuf();
+    flare::rt::Context ctx(0);
+    flare::rt::KernelCache cache(ctx);
+    flare::rt::Kernel kernel = cache.getOrCompile(src.str(), {ctx.arch()}, "matmul.mlir")->kernel("matmul_bf16");
+    std::mt19937 rng(1);
+    std::uniform_int_distribution<int> bits(0x3C00, 0x3F80); // bf16 values in [2^-7, 1)
+    for (int n : sizes) {
+      std::vector<uint16_t> host(static_cast<size_t>(n) * n);
+      for (auto &h : host)
+        h = static_cast<uint16_t>(bits(rng));
+      auto a = flare::rt::DeviceBuffer::fromHost(ctx, host);
+      auto b = flare::rt::DeviceBuffer::fromHost(ctx, host);
+      flare::rt::DeviceBuffer c(ctx, host.size() * 2);
+      flare::rt::KernelArgs args;
+      args.addPointer(a).addPointer(b).addPointer(c).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n);
+      flare::rt::Grid grid{static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>((n + 127) / 128), 1};
+      for (int i = 0; i < 3; ++i)
+        kernel.launch(grid, args);
+      ctx.synchronize();
+      std::vector<float> ms;
+      for (int rep = 0; rep < 10; ++rep) {
+        flare::rt::Event start(ctx), end(ctx);
+        start.record();
+        kernel.launch(grid, args);
+        end.record();
+        end.synchronize();
+        ms.push_back(flare::rt::Event::elapsedMs(start, end));
+      }
+      std::sort(ms.begin(), ms.end());
+      double median = ms[ms.size() / 2];
+      double tflops = 2.0 * n * n * static_cast<double>(n) / (median * 1e-3) / 1e12;
+      std::printf("flare_tile_matmul,%d,%.3f,%.1f\n", n, median, tflops);
+    }
+  } catch (const flare::Error &e) {
+    std::fprintf(stderr, "flare-bench-matmul: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
