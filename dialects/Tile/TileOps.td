@@ -90,6 +90,18 @@ def Tile_TransOp : Tile_Op<"trans", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "reinterpret a tile's elements in another shape (row-major order kept)";
+  let description = [{
+    `%r = tile.reshape %x : tensor<4x64xf32> -> tensor<256xf32>`: element i of the row-major order stays
+    element i. Free in registers: with power-of-two sizes the layout is re-expressed, no data moves.
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor cores.
 //===----------------------------------------------------------------------===//
@@ -108,6 +120,33 @@ def Tile_DotOp : Tile_Op<"dot", [Pure]> {
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure, AllTypesMatch<["scores", "p"]>,
+                                                     AllTypesMatch<["max", "sum", "new_max", "new_sum", "alpha"]>]> {
+  let summary = "one step of the online softmax over a block of scores";
+  let description = [{
+    ```mlir
+    %p, %m_new, %l_new, %alpha = tile.online_softmax %s, %m, %l : tensor<64x64xf32>, tensor<64xf32>
+    ```
+    With the scores `s` of one key block in log2 units (already multiplied by scale * log2(e), masked
+    entries -inf), the running row max `m` and normalizer `l` of the blocks before:
+
+        m'    = max(m, max_j s[:, j])
+        m_0   = (m' == -inf) ? 0 : m'        a row with no visible key yet: exp2 gives 0, never NaN
+        p     = exp2(s - m_0)                the block's unnormalized probabilities
+        alpha = exp2(m - m_0)                how much the earlier blocks shrink
+        l'    = alpha * l + sum_j p[:, j]
+
+    The caller rescales its output accumulator by alpha and adds p V. `tile-decompose-online-softmax`
+    rewrites the op into exactly these reductions and elementwise ops.
+  }];
+  let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum);
+  let results = (outs Tile_Tile:$p, Tile_Tile:$new_max, Tile_Tile:$new_sum, Tile_Tile:$alpha);
+  let assemblyFormat = [{
+    $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max)
   }];
   let hasVerifier = 1;
 }

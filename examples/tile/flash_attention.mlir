@@ -4,7 +4,8 @@
 // transcendental. causal != 0 masks key j for query i when j > i (top-left aligned).
 //
 // Per program instance: 64 query rows stay in registers while 64-row blocks of K and V stream by;
-// an online softmax keeps, per row, the running max m, the normalizer l and the unnormalized output:
+// an online softmax (tile.online_softmax) keeps, per row, the running max m, the normalizer l and the
+// unnormalized output:
 //   m' = max(m, rowmax(s)),  p = exp2(s - m'),  alpha = exp2(m - m'),
 //   l' = alpha * l + rowsum(p),  acc' = alpha * acc + p V.
 // The 64 x Skv scores never reach global memory.
@@ -80,24 +81,9 @@ func.func @flash_fwd_d64(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %v: !tile.ptr
     %keep = arith.andi %in_range, %causal_ok : tensor<64x64xi1>
     %ninf = arith.constant dense<0xFF800000> : tensor<64x64xf32>
     %sm = arith.select %keep, %s, %ninf : tensor<64x64xi1>, tensor<64x64xf32>
-    // m' = max(m, rowmax(s)); a row with no visible key yet keeps m' = -inf: subtract 0 instead so
-    // that exp2 gives 0 rather than NaN.
-    %rowmax = tile.reduce max %sm {axis = 1 : i32} : tensor<64x64xf32> -> tensor<64xf32>
-    %m_new = arith.maximumf %m, %rowmax : tensor<64xf32>
-    %ninf1 = arith.constant dense<0xFF800000> : tensor<64xf32>
-    %zero1 = arith.constant dense<0.0> : tensor<64xf32>
-    %empty = arith.cmpf oeq, %m_new, %ninf1 : tensor<64xf32>
-    %m_safe = arith.select %empty, %zero1, %m_new : tensor<64xi1>, tensor<64xf32>
-    %m_safe1 = tile.expand_dims %m_safe {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
-    %m_safe_b = tile.broadcast %m_safe1 : tensor<64x1xf32> -> tensor<64x64xf32>
-    // p = exp2(s - m'), alpha = exp2(m - m'), l' = l * alpha + rowsum(p), acc' = acc * alpha + p V
-    %shifted = arith.subf %sm, %m_safe_b : tensor<64x64xf32>
-    %p = math.exp2 %shifted : tensor<64x64xf32>
-    %m_diff = arith.subf %m, %m_safe : tensor<64xf32>
-    %alpha = math.exp2 %m_diff : tensor<64xf32>
-    %psum = tile.reduce sum %p {axis = 1 : i32} : tensor<64x64xf32> -> tensor<64xf32>
-    %l_scaled = arith.mulf %l, %alpha : tensor<64xf32>
-    %l_new = arith.addf %l_scaled, %psum : tensor<64xf32>
+    // One online-softmax step (equations at tile.online_softmax): m' = max(m, rowmax(s)),
+    // p = exp2(s - m'), alpha = exp2(m - m'), l' = alpha * l + rowsum(p); acc' = alpha * acc + p V.
+    %p, %m_new, %l_new, %alpha = tile.online_softmax %sm, %m, %l : tensor<64x64xf32>, tensor<64xf32>
     %alpha1 = tile.expand_dims %alpha {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
     %alpha_b = tile.broadcast %alpha1 : tensor<64x1xf32> -> tensor<64x64xf32>
     %acc_scaled = arith.mulf %acc, %alpha_b : tensor<64x64xf32>
@@ -201,24 +187,9 @@ func.func @flash_fwd_d128(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %v: !tile.pt
     %keep = arith.andi %in_range, %causal_ok : tensor<128x64xi1>
     %ninf = arith.constant dense<0xFF800000> : tensor<128x64xf32>
     %sm = arith.select %keep, %s, %ninf : tensor<128x64xi1>, tensor<128x64xf32>
-    // m' = max(m, rowmax(s)); a row with no visible key yet keeps m' = -inf: subtract 0 instead so
-    // that exp2 gives 0 rather than NaN.
-    %rowmax = tile.reduce max %sm {axis = 1 : i32} : tensor<128x64xf32> -> tensor<128xf32>
-    %m_new = arith.maximumf %m, %rowmax : tensor<128xf32>
-    %ninf1 = arith.constant dense<0xFF800000> : tensor<128xf32>
-    %zero1 = arith.constant dense<0.0> : tensor<128xf32>
-    %empty = arith.cmpf oeq, %m_new, %ninf1 : tensor<128xf32>
-    %m_safe = arith.select %empty, %zero1, %m_new : tensor<128xi1>, tensor<128xf32>
-    %m_safe1 = tile.expand_dims %m_safe {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
-    %m_safe_b = tile.broadcast %m_safe1 : tensor<128x1xf32> -> tensor<128x64xf32>
-    // p = exp2(s - m'), alpha = exp2(m - m'), l' = l * alpha + rowsum(p), acc' = acc * alpha + p V
-    %shifted = arith.subf %sm, %m_safe_b : tensor<128x64xf32>
-    %p = math.exp2 %shifted : tensor<128x64xf32>
-    %m_diff = arith.subf %m, %m_safe : tensor<128xf32>
-    %alpha = math.exp2 %m_diff : tensor<128xf32>
-    %psum = tile.reduce sum %p {axis = 1 : i32} : tensor<128x64xf32> -> tensor<128xf32>
-    %l_scaled = arith.mulf %l, %alpha : tensor<128xf32>
-    %l_new = arith.addf %l_scaled, %psum : tensor<128xf32>
+    // One online-softmax step (equations at tile.online_softmax): m' = max(m, rowmax(s)),
+    // p = exp2(s - m'), alpha = exp2(m - m'), l' = alpha * l + rowsum(p); acc' = alpha * acc + p V.
+    %p, %m_new, %l_new, %alpha = tile.online_softmax %sm, %m, %l : tensor<128x64xf32>, tensor<128xf32>
     %alpha1 = tile.expand_dims %alpha {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
     %alpha_b = tile.broadcast %alpha1 : tensor<128x1xf32> -> tensor<128x128xf32>
     %acc_scaled = arith.mulf %acc, %alpha_b : tensor<128x128xf32>

@@ -124,6 +124,24 @@ LinearLayout LinearLayout::mmaOperandB(int64_t k, int64_t n, int64_t m, int numW
   return LinearLayout({k, n}, reg, lane, mmaWarpBases(numWarps, wm, wn, -1, 0, 1, nw));
 }
 
+LinearLayout LinearLayout::reshaped(const Coord &shape) const {
+  LinearLayout r;
+  r.shape_ = shape;
+  for (int in = 0; in < kNumInputs; ++in)
+    for (const Coord &c : bases_[in]) {
+      // Sizes are powers of two, so the row-major index of a basis vector is the OR of its
+      // coordinates' bits shifted into place, and splitting it again is linear too.
+      int64_t index = linearIndex(c);
+      Coord out(shape.size(), 0);
+      for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        out[d] = index % shape[d];
+        index /= shape[d];
+      }
+      r.bases_[in].push_back(out);
+    }
+  return r;
+}
+
 LinearLayout LinearLayout::permuted(const std::vector<int> &perm) const {
   LinearLayout r;
   for (int d : perm)

@@ -3,6 +3,7 @@
 
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Dialect/Tile/Passes.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 
@@ -46,18 +47,31 @@ namespace flare {
 /// CUDA 12.0.
 static constexpr const char *kPtxFeatures = "+ptx80";
 
+/// Dynamic shared memory one CTA may use (the opt-in maximum of each architecture).
+static int64_t maxSharedBytesPerCTA(const std::string &arch) {
+  if (arch == "sm_90" || arch == "sm_90a")
+    return 227 * 1024;
+  if (arch == "sm_80")
+    return 163 * 1024;
+  return 99 * 1024; // sm_86, sm_89
+}
+
 void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stage) {
   switch (stage) {
   case Stage::Input:
     return;
   case Stage::Layouts:
+    pm.addPass(tile::createTileDecomposeOnlineSoftmax());
     pm.addPass(tgpu::createTGPUAssignLayouts());
     return;
-  case Stage::Kernels:
-    pm.addPass(tgpu::createConvertTGPUToNVVM());
+  case Stage::Kernels: {
+    tgpu::ConvertTGPUToNVVMOptions lowering;
+    lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
+    pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     return;
+  }
   case Stage::NVVM: {
     OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
     gpm.addPass(createSCFToControlFlowPass());
@@ -168,6 +182,7 @@ void registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     tgpu::registerTGPUPasses();
+    tile::registerTilePasses();
     registerCanonicalizerPass();
     registerCSEPass();
     registerSCFToControlFlowPass();

@@ -65,6 +65,10 @@ public:
   static LinearLayout mmaOperandA(int64_t m, int64_t k, int64_t n, int numWarps);
   static LinearLayout mmaOperandB(int64_t k, int64_t n, int64_t m, int numWarps);
 
+  /// The same elements viewed in `shape` (equal element count, row-major order kept): each basis
+  /// vector's row-major index is re-split into the new dimensions.
+  LinearLayout reshaped(const Coord &shape) const;
+
   /// The layout of a transposed tile: result dimension i is source dimension perm[i].
   LinearLayout permuted(const std::vector<int> &perm) const;
 

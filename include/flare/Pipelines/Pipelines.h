@@ -3,7 +3,8 @@
 // One pipeline, registered once: flare-opt (`--flare-tile-to-ptx`), flarec (`--emit=`) and the runtime's
 // JIT (flare::compileToPTX) all run exactly these passes, stage by stage:
 //
-//   Input   -> Layouts : tgpu-assign-layouts                            tiles get #tgpu.linear layouts
+//   Input   -> Layouts : tile-decompose-online-softmax,
+//                        tgpu-assign-layouts                            tiles get #tgpu.linear layouts
 //   Layouts -> Kernels : convert-tgpu-to-nvvm, canonicalize, cse         gpu.module of per-thread code
 //   Kernels -> NVVM    : convert-scf-to-cf, convert-gpu-to-nvvm,         nvvm + llvm dialects only,
 //                        reconcile-unrealized-casts, nvvm-attach-target  with the #nvvm.target

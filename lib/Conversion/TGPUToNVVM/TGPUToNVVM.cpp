@@ -62,8 +62,9 @@ struct ViewInfo {
 
 class KernelLowering {
 public:
-  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module)
-      : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)) {}
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes)
+      : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
+        maxSharedBytes(maxSharedBytes) {}
 
   LogicalResult run();
 
@@ -72,6 +73,7 @@ private:
   gpu::GPUModuleOp module;
   OpBuilder b;
   int numWarps;
+  int64_t maxSharedBytes;
   Location loc = UnknownLoc::get(b.getContext());
 
   Value laneId, warpId;                                   // i32
@@ -175,7 +177,13 @@ private:
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
-  void needShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, bytes); }
+  void needShared(int64_t bytes) {
+    if (bytes > sharedBytes) {
+      sharedBytes = bytes;
+      largestSharedUser = loc;
+    }
+  }
+  Location largestSharedUser = UnknownLoc::get(b.getContext());
 
   /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
   static Type scratchType(Type t) {
@@ -282,6 +290,11 @@ LogicalResult KernelLowering::run() {
   int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
   sharedBytes = scratch + lazyBytes;
+  if (sharedBytes > maxSharedBytes)
+    return emitError(largestSharedUser) << "kernel '" << func.getName() << "' needs " << sharedBytes
+                                        << " bytes of shared memory (this op alone " << scratch
+                                        << "), more than the " << maxSharedBytes
+                                        << " a CTA may use: use smaller tiles or fewer warps";
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
   return success();
 }
@@ -336,8 +349,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerStore(op, add.getValue(), add.getView(), add.getOffsets(), /*atomicAdd=*/true);
   if (auto dot = dyn_cast<tile::DotOp>(op))
     return lowerDot(dot);
-  if (auto trans = dyn_cast<tile::TransOp>(op)) {
-    regs[trans.getResult()] = regs[trans.getSrc()];
+  if (isa<tile::TransOp, tile::ReshapeOp>(op)) {
+    // The layouts already re-express the coordinates: every register keeps its value.
+    regs[op->getResult(0)] = regs[op->getOperand(0)];
     return success();
   }
   if (auto range = dyn_cast<tile::RangeOp>(op)) {
@@ -829,6 +843,7 @@ FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, 
 }
 
 struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<ConvertTGPUToNVVMPass> {
+  using ConvertTGPUToNVVMBase::ConvertTGPUToNVVMBase;
   void runOnOperation() override {
     ModuleOp top = getOperation();
     SmallVector<func::FuncOp> kernels;
@@ -847,7 +862,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
                            LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
-      if (failed(KernelLowering(func, module).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes).run()))
         return signalPassFailure();
       func.erase();
     }

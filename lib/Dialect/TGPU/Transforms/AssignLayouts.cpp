@@ -227,6 +227,13 @@ private:
       dot.getResult().setType(acc);
       return success();
     }
+    if (auto reshape = dyn_cast<tile::ReshapeOp>(op)) {
+      LinearLayout src = getLayoutAttr(reshape.getSrc().getType()).getLayout();
+      auto shape = reshape.getResult().getType().getShape();
+      reshape.getResult().setType(
+          withLayout(reshape.getResult().getType(), src.reshaped(LinearLayout::Coord(shape.begin(), shape.end()))));
+      return success();
+    }
     if (auto trans = dyn_cast<tile::TransOp>(op)) {
       LinearLayout src = getLayoutAttr(trans.getSrc().getType()).getLayout();
       trans.getResult().setType(withLayout(trans.getResult().getType(), src.permuted({1, 0})));

@@ -218,3 +218,22 @@ LogicalResult DotOp::verify() {
                          << ", N = " << n;
   return success();
 }
+
+LogicalResult ReshapeOp::verify() {
+  auto src = getSrc().getType(), res = getResult().getType();
+  if (src.getNumElements() != res.getNumElements() || src.getElementType() != res.getElementType())
+    return emitOpError() << "cannot reshape " << shapeStr(src.getShape()) << " into " << shapeStr(res.getShape())
+                         << ": element count or type differs";
+  return success();
+}
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  auto s = getScores().getType(), m = getMax().getType(), l = getSum().getType();
+  if (s.getRank() != 2 || !s.getElementType().isF32())
+    return emitOpError("scores must be a 2-D f32 tile");
+  auto rowType = RankedTensorType::get({s.getDimSize(0)}, s.getElementType());
+  for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"running max", m}, {"running sum", l}})
+    if (t.getShape() != rowType.getShape() || t.getElementType() != rowType.getElementType())
+      return emitOpError() << name << " must be " << rowType << ", one value per score row";
+  return success();
+}
