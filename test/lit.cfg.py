@@ -13,7 +13,7 @@ config.test_exec_root = os.path.join(config.flare_obj_root, "test")
 
 config.substitutions.append(("%flare_src", config.flare_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.flare_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.flare_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(["flare-opt", "flarec"], [config.flare_tools_dir])
 

@@ -36,12 +36,16 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     4. reductions combine registers in a thread, then lanes by butterfly shuffles, then warps through
        shared memory; layout conversions permute registers or go through shared memory;
     5. `scf.for`/`scf.if` carrying tiles carry their registers.
+    6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or with `wgmma`, warpgroup MMAs
+       (m64nNk16) on operands stored to shared memory as no-swizzle K-major core matrices.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"232448",
-           "shared memory one CTA may use (227 KiB on sm_90; the pipeline sets it per architecture)">
+           "shared memory one CTA may use (227 KiB on sm_90; the pipeline sets it per architecture)">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "lower dots whose warps all stack along M (16 rows each) to sm_90a wgmma.mma_async">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",

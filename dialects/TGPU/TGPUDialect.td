@@ -4,6 +4,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/TensorEncoding.td"
 
 def TGPU_Dialect : Dialect {
   let name = "tgpu";
@@ -18,7 +19,8 @@ def TGPU_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
 }
 
-def TGPU_LinearLayoutAttr : AttrDef<TGPU_Dialect, "LinearLayout"> {
+def TGPU_LinearLayoutAttr : AttrDef<TGPU_Dialect, "LinearLayout",
+                                   [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let mnemonic = "linear";
   let summary = "register layout of a tile as a linear map over register, lane and warp bits";
   let description = [{

@@ -67,6 +67,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
   case Stage::Kernels: {
     tgpu::ConvertTGPUToNVVMOptions lowering;
     lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
+    lowering.wgmma = options.arch == "sm_90a";
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -76,6 +77,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
     gpm.addPass(createSCFToControlFlowPass());
     gpm.addPass(createConvertGpuOpsToNVVMOps());
+    gpm.addPass(createConvertNVVMToLLVMPass()); // wgmma and friends become inline PTX
     gpm.addPass(createCanonicalizerPass());
     gpm.addPass(createCSEPass());
     gpm.addPass(createReconcileUnrealizedCastsPass());
@@ -187,17 +189,21 @@ void registerAllPasses() {
     registerCSEPass();
     registerSCFToControlFlowPass();
     registerConvertGpuOpsToNVVMOps();
+    registerConvertNVVMToLLVMPass();
     registerReconcileUnrealizedCastsPass();
     registerGpuNVVMAttachTarget();
     registerGpuModuleToBinaryPass();
     PassPipelineRegistration<TileToPTXOptions>(
         "flare-tile-to-ptx", "Flare's whole pipeline: tile kernels to a gpu.binary holding PTX",
         [](OpPassManager &pm, const TileToPTXOptions &opts) {
+          if (!isSupportedArch(opts.arch))
+            return failure();
           CompileOptions options;
           options.arch = opts.arch;
           options.optLevel = opts.optLevel;
           for (Stage s : {Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
             addStagePasses(pm, options, s);
+          return success();
         });
   });
 }

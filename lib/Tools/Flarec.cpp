@@ -92,7 +92,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
 
   auto out = openOutputFile(output, &errorMessage);
   if (!out)
-    return error("cannot open output file '" + output + "': " + errorMessage);
+    return error(errorMessage);
   switch (emit) {
   case Emit::PTX:
     if (failed(flare::extractPTX(*module, meta.ptx)))

@@ -62,9 +62,9 @@ struct ViewInfo {
 
 class KernelLowering {
 public:
-  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes)
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma)
       : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
-        maxSharedBytes(maxSharedBytes) {}
+        maxSharedBytes(maxSharedBytes), wgmma(wgmma) {}
 
   LogicalResult run();
 
@@ -74,6 +74,7 @@ private:
   OpBuilder b;
   int numWarps;
   int64_t maxSharedBytes;
+  bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
   Location loc = UnknownLoc::get(b.getContext());
 
   Value laneId, warpId;                                   // i32
@@ -174,6 +175,14 @@ private:
     return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
   }
   void lowerLazyConvert(ConvertLayoutOp conv);
+  /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
+  /// source registers straight into its shared-memory layout (no register shuffle at all).
+  DenseMap<Value, Value> wgmmaSources;
+  bool canUseWgmma(tile::DotOp op);
+  LogicalResult lowerDotWgmma(tile::DotOp op);
+  /// Stores every register of `tile` (a tile of the source IR) to shared memory at
+  /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
+  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf);
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
@@ -270,7 +279,6 @@ LogicalResult KernelLowering::run() {
   gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
-  gfunc->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({numThreads, 1, 1}));
 
   Block &entry = gfunc.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -388,7 +396,11 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto conv = dyn_cast<ConvertLayoutOp>(op); conv && isLazyDotOperand(conv)) {
-    lowerLazyConvert(conv);
+    auto dot = cast<tile::DotOp>(*conv->getUsers().begin());
+    if (canUseWgmma(dot))
+      wgmmaSources[conv.getResult()] = conv.getSrc();
+    else
+      lowerLazyConvert(conv);
     return success();
   }
   if (auto conv = dyn_cast<ConvertLayoutOp>(op)) {
@@ -505,6 +517,8 @@ LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewV
 }
 
 LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
+  if (canUseWgmma(op))
+    return lowerDotWgmma(op);
   auto aType = op.getA().getType();
   Type elem = aType.getElementType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
@@ -554,6 +568,114 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
     if (pendingLazy == 0)
       lazyCursor = 0;
   }
+  return success();
+}
+
+bool KernelLowering::canUseWgmma(tile::DotOp op) {
+  if (!wgmma || numWarps % 4 != 0)
+    return false;
+  int64_t m = op.getA().getType().getDimSize(0), n = op.getB().getType().getDimSize(1);
+  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
+  // One m64nNk16 per warpgroup and K step: every warp owns 16 rows, warpgroups stack along M.
+  return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
+}
+
+void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf) {
+  Attribute attr = getLayoutAttr(tile.getType());
+  LinearLayout layout = layoutOf(tile);
+  Type elem = cast<RankedTensorType>(tile.getType()).getElementType();
+  int dupRegs = 0;
+  const auto &regBases = layout.bases(LayoutInput::Reg);
+  for (size_t bit = 0; bit < regBases.size(); ++bit)
+    if (llvm::all_of(regBases[bit], [](int64_t v) { return v == 0; }))
+      dupRegs |= 1 << bit;
+  ArrayRef<Value> values = regs[tile];
+  for (int r = 0; r < layout.numRegs(); ++r) {
+    if (r & dupRegs)
+      continue;
+    Value off = arith::AddIOp::create(b, loc, byteBase, offsetOf(regCoord(attr, layout, r)));
+    LLVM::StoreOp::create(b, loc, values[r], smemAddress(off, b.getI8Type()));
+  }
+}
+
+/// wgmma.mma_async with both operands in shared memory, K-major, no swizzle. A tile [M, K] is stored as
+/// 8x8 core matrices (8 rows of 16 bytes, 128 contiguous bytes): element (r, k) at
+///     (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2,   LBO = 128, SBO = K * 16,
+/// and B [K, N] the same way with n as the row (so B is K-major too, no transpose). The descriptor of
+/// one m64nNk16 is the start address of its 64 x 16 (or N x 16) slice with LBO and SBO.
+LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
+  auto aType = op.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  constexpr int64_t kCoreBytes = 128, kRowBytes = 16, kAlign = 128;
+  const int64_t sbo = k * kRowBytes, lbo = kCoreBytes;
+  // Shared memory for A then B, above the other ops' scratch (see the lazy tiles).
+  int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
+  int64_t bOffset = aOffset + m * k * 2;
+  lazyCursor = bOffset + n * k * 2;
+  lazyBytes = std::max(lazyBytes, lazyCursor);
+  Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
+  Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
+  auto coreOffset = [&](Value row, Value col) -> Value {
+    // (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2
+    Value r8 = arith::ShRUIOp::create(b, loc, row, i32(3)), c8 = arith::ShRUIOp::create(b, loc, col, i32(3));
+    Value rIn = arith::AndIOp::create(b, loc, row, i32(7)), cIn = arith::AndIOp::create(b, loc, col, i32(7));
+    Value off = arith::MulIOp::create(b, loc, r8, i32(sbo));
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, c8, i32(lbo)));
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, rIn, i32(kRowBytes)));
+    return arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, cIn, i32(2)));
+  };
+  Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
+  storeTile(aTile ? aTile : op.getA(), aBase, [&](ArrayRef<Value> c) { return coreOffset(c[0], c[1]); });
+  storeTile(bTile ? bTile : op.getB(), bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0]); });
+  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  barrier();
+
+  // Descriptors: start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle.
+  Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
+  auto descriptor = [&](Value byteOffset) -> Value {
+    Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
+    Value start = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, addr, i32(4)), i32(0x3FFF));
+    Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
+    d = arith::OrIOp::create(b, loc, d, i64((lbo >> 4) << 16));
+    return arith::OrIOp::create(b, loc, d, i64((sbo >> 4) << 32));
+  };
+  // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
+  Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+  Value aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
+
+  SmallVector<Value> c(regs[op.getC()]);
+  Type f32 = b.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), f32));
+  Value acc = LLVM::UndefOp::create(b, loc, accType);
+  for (size_t i = 0; i < c.size(); ++i)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, c[i], ArrayRef<int64_t>{static_cast<int64_t>(i)});
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  MLIRContext *ctx = b.getContext();
+  for (int64_t kk = 0; kk < k / 16; ++kk) {
+    // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
+    Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
+    Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i32(kk * 2 * lbo)));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
+        NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
+  regs[op.getResult()] = c;
+  // Every warpgroup has read A and B once the barrier passes; the space may be reused.
+  barrier();
+  if (pendingLazy == 0)
+    lazyCursor = 0;
   return success();
 }
 
@@ -826,9 +948,9 @@ FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, 
   else if (isa<math::RsqrtOp>(op))
     y = intrinsic("llvm.nvvm.rsqrt.approx.f", x);
   else if (isa<math::SqrtOp>(op))
-    y = LLVM::SqrtOp::create(b, loc, x);
+    y = intrinsic("llvm.nvvm.sqrt.rn.f", x); // IEEE sqrt, round to nearest
   else if (isa<math::AbsFOp>(op))
-    y = LLVM::FAbsOp::create(b, loc, x);
+    y = intrinsic("llvm.fabs.f32", x);
   else if (isa<math::TanhOp>(op))
     // tanh.approx.f32 (sm_75+) has no LLVM intrinsic: one inline PTX instruction.
     y = LLVM::InlineAsmOp::create(b, loc, f32, ValueRange{x}, "tanh.approx.f32 $0, $1;", "=f,f",
@@ -862,7 +984,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
                            LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
-      if (failed(KernelLowering(func, module, maxSharedBytes).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma).run()))
         return signalPassFailure();
       func.erase();
     }

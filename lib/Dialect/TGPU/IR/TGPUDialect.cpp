@@ -82,18 +82,31 @@ LogicalResult LinearLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   return success();
 }
 
-static ParseResult parseBases(AsmParser &parser, StringRef keyword, SmallVectorImpl<int64_t> &flat) {
+static ParseResult parseBases(AsmParser &parser, StringRef keyword, size_t rank, SmallVectorImpl<int64_t> &flat) {
   if (parser.parseKeyword(keyword) || parser.parseEqual())
     return failure();
   return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
-    return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
-      int64_t v;
-      if (parser.parseInteger(v))
-        return failure();
-      flat.push_back(v);
-      return success();
-    });
+    size_t before = flat.size();
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+          int64_t v;
+          if (parser.parseInteger(v))
+            return failure();
+          flat.push_back(v);
+          return success();
+        }))
+      return failure();
+    if (flat.size() - before != rank)
+      return parser.emitError(at) << "each " << keyword << " basis vector needs " << rank << " entries, one per dimension";
+    return success();
   });
+}
+
+LogicalResult LinearLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                               function_ref<InFlightDiagnostic()> emitError) const {
+  if (getShape() != shape)
+    return emitError() << "#tgpu.linear layout of shape [" << getShape() << "] on a tensor of shape [" << shape << "]";
+  return success();
 }
 
 Attribute LinearLayoutAttr::parse(AsmParser &parser, Type) {
@@ -106,8 +119,9 @@ Attribute LinearLayoutAttr::parse(AsmParser &parser, Type) {
         shape.push_back(v);
         return success();
       }) ||
-      parser.parseComma() || parseBases(parser, "reg", reg) || parser.parseComma() ||
-      parseBases(parser, "lane", lane) || parser.parseComma() || parseBases(parser, "warp", warp) ||
+      parser.parseComma() || parseBases(parser, "reg", shape.size(), reg) || parser.parseComma() ||
+      parseBases(parser, "lane", shape.size(), lane) || parser.parseComma() ||
+      parseBases(parser, "warp", shape.size(), warp) ||
       parser.parseGreater())
     return {};
   return parser.getChecked<LinearLayoutAttr>(parser.getContext(), shape, reg, lane, warp);

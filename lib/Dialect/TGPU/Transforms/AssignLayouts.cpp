@@ -124,6 +124,9 @@ private:
   }
 
   FailureOr<LinearLayout> blockedFor(Operation *op, RankedTensorType t) {
+    if (!t.getElementType().isIntOrFloat())
+      return op->emitOpError() << "tiles of " << t.getElementType() << " are not supported; use i32 or i64",
+             failure();
     for (int64_t d : t.getShape())
       if (!isPow2(d))
         return op->emitOpError() << "tile shape " << t << " must have power-of-two sizes", failure();
@@ -419,13 +422,18 @@ struct AssignLayoutsPass : public flare::tgpu::impl::TGPUAssignLayoutsBase<Assig
       }
       // Drop what the rounds left unused (the original of a rematerialized tile, say): a dead
       // layout conversion would still cost shared-memory traffic and barriers once lowered.
-      SmallVector<Operation *> dead;
-      func.walk<WalkOrder::PostOrder>([&](Operation *op) {
-        if (op != func.getOperation() && isOpTriviallyDead(op))
-          dead.push_back(op);
-      });
-      for (Operation *op : dead)
-        op->erase();
+      // Each round removes the last op of every dead chain, until none is left.
+      for (;;) {
+        SmallVector<Operation *> dead;
+        func.walk([&](Operation *op) {
+          if (op != func.getOperation() && isOpTriviallyDead(op))
+            dead.push_back(op);
+        });
+        if (dead.empty())
+          break;
+        for (Operation *op : dead)
+          op->erase();
+      }
     }
   }
 };

@@ -62,7 +62,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kNumWarpsAttrName << "' must be a power of two from 1 to 16";
     return success();
   }
-  return op->emitError() << "unknown tile attribute '" << attr.getName() << "'";
+  return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 
 //===----------------------------------------------------------------------===//
@@ -82,9 +82,10 @@ LogicalResult RangeOp::verify() {
   auto type = getResult().getType();
   if (type.getRank() != 1 || !type.getElementType().isInteger(32))
     return emitOpError("result must be a 1-D tile of i32");
-  int64_t n = static_cast<int64_t>(getEnd()) - static_cast<int64_t>(getStart());
+  int64_t start = getStartAttr().getValue().getSExtValue(), end = getEndAttr().getValue().getSExtValue();
+  int64_t n = end - start;
   if (n != type.getDimSize(0))
-    return emitOpError() << "range [" << getStart() << ", " << getEnd() << ") has " << n
+    return emitOpError() << "range [" << start << ", " << end << ") has " << n
                          << " elements but the result tile has " << type.getDimSize(0);
   return success();
 }
@@ -99,7 +100,7 @@ LogicalResult SplatOp::verify() {
 LogicalResult ExpandDimsOp::verify() {
   auto src = getSrc().getType();
   auto res = getResult().getType();
-  int64_t axis = getAxis();
+  int64_t axis = getAxisAttr().getValue().getSExtValue();
   if (axis < 0 || axis > src.getRank())
     return emitOpError() << "axis " << axis << " is out of range for a rank-" << src.getRank() << " tile";
   SmallVector<int64_t> expect(src.getShape());
@@ -123,7 +124,7 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult ReduceOp::verify() {
   auto src = getSrc().getType();
-  int64_t axis = getAxis();
+  int64_t axis = getAxisAttr().getValue().getSExtValue();
   if (axis < 0 || axis >= src.getRank())
     return emitOpError() << "axis " << axis << " is out of range for a rank-" << src.getRank() << " tile";
   Type elem = src.getElementType();
