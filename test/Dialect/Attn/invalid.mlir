@@ -1,0 +1,384 @@
+// Every verifier error of attn.attention (operand shapes and types, results, scale, modifier regions).
+// RUN: flare-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Operands
+//===----------------------------------------------------------------------===//
+
+// Q, K and V are rank 4 [batch, heads, seq, head_dim]: a rank-3 query (no batch) is rejected.
+func.func @query_rank3(%q: tensor<8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op query must be rank 4 [batch, heads, seq, head_dim], got rank 3}}
+  %o = attn.attention %q, %k, %v : tensor<8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @value_rank5(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op value must be rank 4 [batch, heads, seq, head_dim], got rank 5}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Inputs are 16-bit floats: f32 is rejected.
+func.func @f32_inputs(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{'attn.attention' op query elements must be bf16 or f16, got 'f32'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+// ...as is an f32 key next to a bf16 query (each operand is checked on its own first).
+func.func @f32_key(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op key elements must be bf16 or f16, got 'f32'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// bf16 and f16 cannot be mixed.
+func.func @mixed_types(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op query, key and value must share one element type}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Head dimensions 64, 128 and 256 are supported: 96 is not.
+func.func @head_dim_96(%q: tensor<1x8x128x96xbf16>, %k: tensor<1x8x128x96xbf16>, %v: tensor<1x8x128x96xbf16>) {
+  // expected-error @+1 {{'attn.attention' op head dimension 96 is not supported (64, 128 or 256)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x96xbf16>, tensor<1x8x128x96xbf16>, tensor<1x8x128x96xbf16> -> tensor<1x8x128x96xbf16>
+  return
+}
+
+// -----
+
+// The query's head dimension must be known statically.
+func.func @head_dim_dynamic(%q: tensor<1x8x128x?xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the head dimension of the query must be static}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x?xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x?xbf16>
+  return
+}
+
+// -----
+
+func.func @kv_head_dim(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x128xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op key and value head dimensions must equal the query's}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @batch(%q: tensor<2x8x128x64xbf16>, %k: tensor<4x8x128x64xbf16>, %v: tensor<4x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op query, key and value must have the same batch size}}
+  %o = attn.attention %q, %k, %v : tensor<2x8x128x64xbf16>, tensor<4x8x128x64xbf16>, tensor<4x8x128x64xbf16> -> tensor<2x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// K and V pair up element for element: same heads and sequence length (here 128 keys, 256 values).
+func.func @kv_seq(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x256x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op key and value must have the same number of heads and sequence length}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x256x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Grouped-query attention needs Hq = g * Hkv: 12 query heads cannot share 8 key/value heads.
+func.func @heads_not_multiple(%q: tensor<1x12x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op query heads (12) must be a multiple of key/value heads (8)}}
+  %o = attn.attention %q, %k, %v : tensor<1x12x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x12x128x64xbf16>
+  return
+}
+
+// -----
+
+// More key/value heads than query heads is not grouping either (4 % 8 != 0).
+func.func @more_kv_heads(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{query heads (4) must be a multiple of key/value heads (8)}}
+  %o = attn.attention %q, %k, %v : tensor<1x4x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x4x128x64xbf16>
+  return
+}
+
+// -----
+
+// Zero key/value heads (no division by zero in the verifier).
+func.func @zero_kv_heads(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x0x128x64xbf16>, %v: tensor<1x0x128x64xbf16>) {
+  // expected-error @+1 {{query heads (4) must be a multiple of key/value heads (0)}}
+  %o = attn.attention %q, %k, %v : tensor<1x4x128x64xbf16>, tensor<1x0x128x64xbf16>, tensor<1x0x128x64xbf16> -> tensor<1x4x128x64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Results and scale
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The output has the query's shape (not the key's sequence length)...
+func.func @output_shape(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: tensor<1x8x256x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the output must have the query's shape and element type}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16> -> tensor<1x8x256x64xbf16>
+  return
+}
+
+// -----
+
+// ...and the query's element type (no f32 output).
+func.func @output_type(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the output must have the query's shape and element type}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+// The log-sum-exp is f32: a bf16 one is rejected...
+func.func @lse_bf16(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the log-sum-exp result must be f32 [batch, heads, seq_q]}}
+  %o, %l = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>, tensor<1x8x128xbf16>
+  return
+}
+
+// -----
+
+// ...so is one that keeps the head dimension (rank 4)...
+func.func @lse_rank(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{the log-sum-exp result must be f32 [batch, heads, seq_q]}}
+  %o, %l = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>, tensor<1x8x128x1xf32>
+  return
+}
+
+// -----
+
+// ...and one per key/value head instead of per query head (GQA: Hq = 8, Hkv = 2).
+func.func @lse_kv_heads(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) {
+  // expected-error @+1 {{the log-sum-exp result must be f32 [batch, heads, seq_q]}}
+  %o, %l = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>, tensor<1x2x128xf32>
+  return
+}
+
+// -----
+
+func.func @scale_zero(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op scale must be positive}}
+  %o = attn.attention %q, %k, %v attributes {scale = 0.0 : f32} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @scale_negative(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op scale must be positive}}
+  %o = attn.attention %q, %k, %v attributes {scale = -0.125 : f32} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// NaN (0x7FC00000) is not positive.
+func.func @scale_nan(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op scale must be positive}}
+  %o = attn.attention %q, %k, %v attributes {scale = 0x7FC00000 : f32} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Modifier regions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// score_mod takes (score: f32, b, h, q, kv: index): the score is missing here.
+func.func @score_mod_args(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op score_mod takes ('f32', 'index', 'index', 'index', 'index') arguments}}
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %z = arith.constant 0.0 : f32
+      attn.yield %z : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// The score is f32 even for bf16 inputs.
+func.func @score_mod_bf16_score(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{score_mod takes ('f32', 'index', 'index', 'index', 'index') arguments}}
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: bf16, %b: index, %h: index, %qi: index, %kv: index):
+      attn.yield %s : bf16
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// mask_mod takes (b, h, q, kv: index), no score.
+func.func @mask_mod_args(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op mask_mod takes ('index', 'index', 'index', 'index') arguments}}
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi uge, %qi, %kv : index
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Indices are index, not i32.
+func.func @mask_mod_i32(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{mask_mod takes ('index', 'index', 'index', 'index') arguments}}
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: i32, %h: i32, %qi: i32, %kv: i32):
+      %keep = arith.cmpi uge, %qi, %kv : i32
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// score_mod yields the new score, an f32.
+func.func @score_mod_yield(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op score_mod must yield one 'f32'}}
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %t = arith.truncf %s : f32 to bf16
+      attn.yield %t : bf16
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// mask_mod yields whether to keep the pair, an i1 (not the index difference).
+func.func @mask_mod_yield(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op mask_mod must yield one 'i1'}}
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %d = arith.subi %qi, %kv : index
+      attn.yield %d : index
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// A modifier is a single block.
+func.func @two_blocks(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op score_mod must have a single block}}
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      cf.br ^bb1
+    ^bb1:
+      attn.yield %s : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// A modifier ends in attn.yield.
+func.func @no_terminator(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      // expected-error @+1 {{block with no terminator}}
+      %t = arith.addf %s, %s : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// attn.yield only terminates attention modifiers.
+func.func @yield_outside(%x: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.attention'}}
+  attn.yield %x : f32
+}
+
+// -----
+
+// Modifiers are pure functions of their indices: reading memory is not allowed...
+func.func @memref_load(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>,
+                       %bias: memref<8xf32>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      // expected-error @+1 {{'memref.load' op is not allowed in score_mod: modifiers must be pure}}
+      %x = memref.load %bias[%h] : memref<8xf32>
+      %r = arith.addf %s, %x : f32
+      attn.yield %r : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// ...nor is writing it (in mask_mod)...
+func.func @memref_store(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>,
+                        %log: memref<8xi1>) {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi uge, %qi, %kv : index
+      // expected-error @+1 {{'memref.store' op is not allowed in mask_mod: modifiers must be pure}}
+      memref.store %keep, %log[%h] : memref<8xi1>
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// ...nor a call (whose effects are unknown)...
+func.func private @bias(f32, index) -> f32
+func.func @call(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      // expected-error @+1 {{'func.call' op is not allowed in score_mod: modifiers must be pure}}
+      %r = func.call @bias(%s, %h) : (f32, index) -> f32
+      attn.yield %r : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// ...nor a load nested in control flow: the check looks inside regions (the scf.if is reported, as its
+// effects are those of its body).
+func.func @nested_load(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>,
+                       %bias: memref<8xf32>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %diag = arith.cmpi eq, %qi, %kv : index
+      // expected-error @+1 {{'scf.if' op is not allowed in score_mod: modifiers must be pure}}
+      %r = scf.if %diag -> f32 {
+        %x = memref.load %bias[%h] : memref<8xf32>
+        scf.yield %x : f32
+      } else {
+        scf.yield %s : f32
+      }
+      attn.yield %r : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}

@@ -1,0 +1,497 @@
+// Every verifier error of the tile dialect (ops and the tile.* function attributes), one case each.
+// RUN: flare-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// tile.range
+//===----------------------------------------------------------------------===//
+
+// [0, 64) has 64 elements, not 128.
+func.func @range_size(%n: i32) {
+  // expected-error @+1 {{'tile.range' op range [0, 64) has 64 elements but the result tile has 128}}
+  %r = tile.range 0, 64 : tensor<128xi32>
+  return
+}
+
+// -----
+
+// A reversed range has a negative size: [8, 0) has -8 elements.
+func.func @range_reversed() {
+  // expected-error @+1 {{range [8, 0) has -8 elements but the result tile has 8}}
+  %r = tile.range 8, 0 : tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @range_not_i32() {
+  // expected-error @+1 {{'tile.range' op result must be a 1-D tile of i32}}
+  %r = tile.range 0, 64 : tensor<64xi64>
+  return
+}
+
+// -----
+
+func.func @range_2d() {
+  // expected-error @+1 {{'tile.range' op result must be a 1-D tile of i32}}
+  %r = tile.range 0, 64 : tensor<8x8xi32>
+  return
+}
+
+// -----
+
+// Tiles are statically shaped (the type constraint, before the custom verifier).
+func.func @range_dynamic() {
+  // expected-error @+1 {{'tile.range' op result #0 must be statically shaped tile}}
+  %r = tile.range 0, 64 : tensor<?xi32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.splat
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @splat_type(%x: i32) {
+  // expected-error @+1 {{'tile.splat' op element type 'f32' differs from the scalar's type 'i32'}}
+  %t = tile.splat %x : i32 -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @splat_width(%x: i64) {
+  // expected-error @+1 {{element type 'i32' differs from the scalar's type 'i64'}}
+  %t = tile.splat %x : i64 -> tensor<4x4xi32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.expand_dims
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A rank-1 tile has insertion points 0 and 1 only.
+func.func @expand_axis_high(%t: tensor<4xf32>) {
+  // expected-error @+1 {{'tile.expand_dims' op axis 2 is out of range for a rank-1 tile}}
+  %e = tile.expand_dims %t {axis = 2 : i32} : tensor<4xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// (The axis attribute is read back as unsigned, so the message currently spells -1 as 4294967295.)
+func.func @expand_axis_negative(%t: tensor<4xf32>) {
+  // expected-error-re @+1 {{'tile.expand_dims' op axis {{-1|4294967295}} is out of range for a rank-1 tile}}
+  %e = tile.expand_dims %t {axis = -1 : i32} : tensor<4xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// Inserting at axis 0 gives [1, 4], not [4, 1].
+func.func @expand_wrong_place(%t: tensor<4xf32>) {
+  // expected-error @+1 {{'tile.expand_dims' op result shape [4, 1] should be [1, 4]}}
+  %e = tile.expand_dims %t {axis = 0 : i32} : tensor<4xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// The inserted dimension has size 1.
+func.func @expand_not_one(%t: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [4, 2] should be [4, 1]}}
+  %e = tile.expand_dims %t {axis = 1 : i32} : tensor<4xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// The element type is kept.
+func.func @expand_elem(%t: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [4, 1] should be [4, 1]}}
+  %e = tile.expand_dims %t {axis = 1 : i32} : tensor<4xf32> -> tensor<4x1xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.broadcast
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Only size-1 dimensions grow: 4 -> 8 along dimension 0 is not a broadcast.
+func.func @broadcast_non_one(%t: tensor<4x1xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op dimension 0 cannot broadcast from 4 to 8 (only size-1 dimensions broadcast)}}
+  %b = tile.broadcast %t : tensor<4x1xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Shrinking is not broadcasting either.
+func.func @broadcast_shrink(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension 1 cannot broadcast from 8 to 1}}
+  %b = tile.broadcast %t : tensor<4x8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// Broadcast does not add dimensions (that is expand_dims).
+func.func @broadcast_rank(%t: tensor<4xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op source and result must have the same rank and element type}}
+  %b = tile.broadcast %t : tensor<4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_elem(%t: tensor<4x1xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op source and result must have the same rank and element type}}
+  %b = tile.broadcast %t : tensor<4x1xf32> -> tensor<4x8xi32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A rank-2 tile has axes 0 and 1.
+func.func @reduce_axis_high(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tile.reduce' op axis 2 is out of range for a rank-2 tile}}
+  %r = tile.reduce sum %t {axis = 2 : i32} : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// (Spelled 4294967295 today, as for expand_dims.)
+func.func @reduce_axis_negative(%t: tensor<4x8xf32>) {
+  // expected-error-re @+1 {{'tile.reduce' op axis {{-1|4294967295}} is out of range for a rank-2 tile}}
+  %r = tile.reduce max %t {axis = -1 : i32} : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Reducing axis 1 of [4, 8] gives [4], not [8].
+func.func @reduce_shape(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tile.reduce' op result must be a tile of shape [4] and type 'f32'}}
+  %r = tile.reduce sum %t {axis = 1 : i32} : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// The reduced dimension is removed, not kept with size 1.
+func.func @reduce_keepdim(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be a tile of shape [4] and type 'f32'}}
+  %r = tile.reduce sum %t {axis = 1 : i32} : tensor<4x8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_elem(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be a tile of shape [8] and type 'f32'}}
+  %r = tile.reduce min %t {axis = 0 : i32} : tensor<4x8xf32> -> tensor<8xf16>
+  return
+}
+
+// -----
+
+// A 2-D reduction gives a tile, not a scalar.
+func.func @reduce_2d_to_scalar(%t: tensor<4x8xf32>) {
+  // expected-error @+1 {{result must be a tile of shape [4] and type 'f32'}}
+  %r = tile.reduce sum %t {axis = 1 : i32} : tensor<4x8xf32> -> f32
+  return
+}
+
+// -----
+
+// A 1-D reduction gives a scalar of the element type...
+func.func @reduce_1d_scalar_type(%t: tensor<8xi32>) {
+  // expected-error @+1 {{'tile.reduce' op reducing a 1-D tile gives a scalar of type 'i32'}}
+  %r = tile.reduce sum %t {axis = 0 : i32} : tensor<8xi32> -> i64
+  return
+}
+
+// -----
+
+// ...not a tile.
+func.func @reduce_1d_tile(%t: tensor<8xf32>) {
+  // expected-error @+1 {{reducing a 1-D tile gives a scalar of type 'f32'}}
+  %r = tile.reduce sum %t {axis = 0 : i32} : tensor<8xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+// Index elements have no reduction (only floats and signless integers).
+func.func @reduce_index(%t: tensor<8xindex>) {
+  // expected-error @+1 {{'tile.reduce' op cannot reduce elements of type 'index'}}
+  %r = tile.reduce sum %t {axis = 0 : i32} : tensor<8xindex> -> index
+  return
+}
+
+// -----
+
+func.func @reduce_unsigned(%t: tensor<8xui32>) {
+  // expected-error @+1 {{cannot reduce elements of type 'ui32'}}
+  %r = tile.reduce max %t {axis = 0 : i32} : tensor<8xui32> -> ui32
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%t: tensor<8xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, max, min]}}
+  %r = tile.reduce prod %t {axis = 0 : i32} : tensor<8xf32> -> f32
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.make_view
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A rank-2 view needs two sizes and two strides.
+func.func @view_sizes(%p: !tile.ptr<f32>, %n: i32) {
+  // expected-error @+1 {{'tile.make_view' op a rank-2 view needs 2 sizes and strides, got 1 and 2}}
+  %v = tile.make_view %p, [%n], [%n, %n] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+func.func @view_strides(%p: !tile.ptr<f32>, %n: i32) {
+  // expected-error @+1 {{'tile.make_view' op a rank-2 view needs 2 sizes and strides, got 2 and 3}}
+  %v = tile.make_view %p, [%n, %n], [%n, %n, %n] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+func.func @view_elem(%p: !tile.ptr<f32>, %n: i32) {
+  // expected-error @+1 {{'tile.make_view' op pointer and view element types differ}}
+  %v = tile.make_view %p, [%n], [%n] : !tile.ptr<f32> -> !tile.view<f16, 1>
+  return
+}
+
+// -----
+
+// Sizes and strides are i32.
+func.func @view_i64(%p: !tile.ptr<f32>, %n: i64) {
+  // expected-error @+1 {{'tile.make_view' op operand #1 must be variadic of 32-bit signless integer}}
+  %v = "tile.make_view"(%p, %n, %n) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (!tile.ptr<f32>, i64, i64) -> !tile.view<f32, 1>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.load
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @load_offsets(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op a rank-2 view needs 2 offsets, got 1}}
+  %t = tile.load %v[%i] : !tile.view<f32, 2> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @load_rank(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op tile rank 1 differs from view rank 2}}
+  %t = tile.load %v[%i, %i] : !tile.view<f32, 2> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @load_elem(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op tile element type 'bf16' differs from view element type 'f32'}}
+  %t = tile.load %v[%i] : !tile.view<f32, 1> -> tensor<32xbf16>
+  return
+}
+
+// -----
+
+// The padding has the element type: an f16 -inf cannot pad f32 elements.
+func.func @load_padding(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op padding of type 'f16' for elements of type 'f32'}}
+  %t = tile.load %v[%i] {padding = 0xFC00 : f16} : !tile.view<f32, 1> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @load_padding_int(%v: !tile.view<i32, 1>, %i: i32) {
+  // expected-error @+1 {{padding of type 'i64' for elements of type 'i32'}}
+  %t = tile.load %v[%i] {padding = 7 : i64} : !tile.view<i32, 1> -> tensor<32xi32>
+  return
+}
+
+// -----
+
+// A string is a typed attribute of type none, which is not the element type either.
+func.func @load_padding_string(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op padding of type 'none' for elements of type 'f32'}}
+  %t = tile.load %v[%i] {padding = "zero"} : !tile.view<f32, 1> -> tensor<32xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @store_offsets(%t: tensor<4xf32>, %v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.store' op a rank-1 view needs 1 offsets, got 2}}
+  tile.store %t, %v[%i, %i] : tensor<4xf32>, !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+func.func @store_rank(%t: tensor<4x4xf32>, %v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.store' op tile rank 2 differs from view rank 1}}
+  tile.store %t, %v[%i] : tensor<4x4xf32>, !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+// Storing f16 values into an f32 view (no implicit conversion).
+func.func @store_elem(%t: tensor<64xf16>, %v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.store' op tile element type 'f16' differs from view element type 'f32'}}
+  tile.store %t, %v[%i] : tensor<64xf16>, !tile.view<f32, 1>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.kernel / tile.num_warps / other tile.* attributes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A kernel writes its results through views.
+// expected-error @+1 {{a tile kernel returns nothing; write results through views}}
+func.func @kernel_results(%n: i32) -> i32 attributes {tile.kernel} {
+  return %n : i32
+}
+
+// -----
+
+// Parameters are !tile.ptr, i32, i64 or f32: f64 is not.
+// expected-error @+1 {{tile kernel parameter #1 has type 'f64'; expected !tile.ptr<...>, i32, i64 or f32}}
+func.func @kernel_f64(%p: !tile.ptr<f32>, %x: f64) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// Nor is a tile, a view or an index.
+// expected-error @+1 {{tile kernel parameter #0 has type 'tensor<4xf32>'}}
+func.func @kernel_tile_param(%t: tensor<4xf32>) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile kernel parameter #2 has type '!tile.view<f32, 1>'}}
+func.func @kernel_view_param(%a: i32, %b: i64, %v: !tile.view<f32, 1>) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile kernel parameter #0 has type 'index'}}
+func.func @kernel_index_param(%i: index) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// tile.kernel belongs on a func.func.
+// expected-error @+1 {{'tile.kernel' is only valid on a func.func}}
+module attributes {tile.kernel} {
+}
+
+// -----
+
+// num_warps is a power of two from 1 to 16: not 3...
+// expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
+func.func @warps_3() attributes {tile.kernel, tile.num_warps = 3 : i32} {
+  return
+}
+
+// -----
+
+// ...not 32...
+// expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
+func.func @warps_32() attributes {tile.kernel, tile.num_warps = 32 : i32} {
+  return
+}
+
+// -----
+
+// ...not 0...
+// expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
+func.func @warps_0() attributes {tile.kernel, tile.num_warps = 0 : i32} {
+  return
+}
+
+// -----
+
+// ...not negative...
+// expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
+func.func @warps_negative() attributes {tile.kernel, tile.num_warps = -4 : i32} {
+  return
+}
+
+// -----
+
+// ...and an integer.
+// expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
+func.func @warps_string() attributes {tile.kernel, tile.num_warps = "four"} {
+  return
+}
+
+// -----
+
+// The dialect knows tile.kernel and tile.num_warps only. (The name is printed as a string attribute,
+// in double quotes inside the single ones, so the quotes are optional here.)
+// expected-error-re @+1 {{unknown tile attribute '{{"?}}tile.num_threads{{"?}}'}}
+func.func @unknown_attr() attributes {tile.kernel, tile.num_threads = 128 : i32} {
+  return
+}
+
+// -----
+
+// Also on an op that is not a function.
+func.func @unknown_attr_on_op() {
+  // expected-error-re @+1 {{unknown tile attribute '{{"?}}tile.hint{{"?}}'}}
+  %c = arith.constant {tile.hint} 0 : i32
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{expected ','}}
+func.func private @view_without_rank(!tile.view<f32>)
+
+// -----
+
+// expected-error @+1 {{type `tensor` in dialect `tile`}}
+func.func private @unknown_type(!tile.tensor<f32>)
