@@ -34,6 +34,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -58,7 +59,11 @@ struct ViewInfo {
   Value base;                    // !llvm.ptr<1>
   SmallVector<Value> sizes;      // i32
   SmallVector<Value> strides;    // i64
+  bool unitInnerStride = false;  // the innermost stride is the constant 1: rows are contiguous
 };
+
+constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
+constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
 
 class KernelLowering {
 public:
@@ -182,7 +187,7 @@ private:
   LogicalResult lowerDotWgmma(tile::DotOp op);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
-  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf);
+  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
@@ -346,6 +351,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
       info.sizes.push_back(scalars.lookup(s));
     for (Value s : view.getStrides())
       info.strides.push_back(arith::ExtSIOp::create(b, loc, b.getI64Type(), scalars.lookup(s)));
+    APInt innerStride;
+    info.unitInnerStride = !view.getStrides().empty() &&
+                           matchPattern(view.getStrides().back(), m_ConstantInt(&innerStride)) && innerStride == 1;
     views[view.getResult()] = std::move(info);
     return success();
   }
@@ -421,6 +429,24 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   return op->emitOpError("cannot be lowered to NVVM by convert-tgpu-to-nvvm");
 }
 
+/// How many consecutive registers of `layout` hold consecutive elements of the last dimension: the
+/// low register bits whose bases are (0, ..., 1), (0, ..., 2), ... (at most `maxElems`).
+static int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems) {
+  const auto &reg = layout.bases(LayoutInput::Reg);
+  int n = 1;
+  for (size_t bit = 0; bit < reg.size() && n * 2 <= maxElems; ++bit) {
+    LinearLayout::Coord want(layout.rank(), 0);
+    want[dim] = n;
+    if (reg[bit] != want)
+      break;
+    n *= 2;
+  }
+  return n;
+}
+static int contiguousRegs(const LinearLayout &layout, int maxElems) {
+  return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
+}
+
 LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   ViewInfo &view = views[op.getView()];
   auto type = op.getResult().getType();
@@ -435,28 +461,76 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   for (Value o : op.getOffsets())
     offsets.push_back(scalars.lookup(o));
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int rank = layout.rank();
+  const int elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  // Registers come in groups of `vec` consecutive elements of the last dimension; with a unit
+  // innermost stride, a group that lies wholly inside the view at an aligned address is one
+  // vector load of up to 16 bytes, else its elements load one by one under their own bounds.
+  const int vec = view.unitInnerStride ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
   SmallVector<Value> out;
-  for (int r = 0; r < layout.numRegs(); ++r) {
-    SmallVector<Value> c = regCoord(attr, layout, r);
-    Value inBounds, offset = i64(0);
-    for (int d = 0; d < layout.rank(); ++d) {
-      Value g = arith::AddIOp::create(b, loc, offsets[d], c[d]);
-      // 0 <= g < size as one unsigned compare.
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
-      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok).getResult() : ok;
-      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
+  for (int first = 0; first < layout.numRegs(); first += vec) {
+    SmallVector<Value> c = regCoord(attr, layout, first);
+    SmallVector<Value> g;
+    Value rowsOk, offset = i64(0);
+    for (int d = 0; d < rank; ++d) {
+      g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
+      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]);
       offset = arith::AddIOp::create(b, loc, offset, term);
+      if (d + 1 < rank) {
+        // 0 <= g < size as one unsigned compare.
+        Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]);
+        rowsOk = rowsOk ? arith::AndIOp::create(b, loc, rowsOk, ok).getResult() : ok;
+      }
     }
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, inBounds, /*withElseRegion=*/true);
-    {
+    Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+    // Element i of the group: column g_last + i, address base + i.
+    auto loadOne = [&](int i) -> Value {
+      Value col = i ? arith::AddIOp::create(b, loc, g[rank - 1], i32(i)).getResult() : g[rank - 1];
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[rank - 1]);
+      if (rowsOk)
+        ok = arith::AndIOp::create(b, loc, rowsOk, ok);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+      Value addr = i ? LLVM::GEPOp::create(b, loc, globalPtr, elem, base, ValueRange{i64(i)}).getResult() : base;
       scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, pad);
+      return ifOp.getResult(0);
+    };
+    if (vec == 1) {
+      out.push_back(loadOne(0));
+      continue;
     }
-    out.push_back(ifOp.getResult(0));
+    // Whole group inside: 0 <= g_last and g_last + vec <= size; aligned: address % (vec * bytes) == 0.
+    Value last = g[rank - 1];
+    Value whole = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, last, i32(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, arith::AddIOp::create(b, loc, last, i32(vec)),
+                              view.sizes[rank - 1]));
+    if (rowsOk)
+      whole = arith::AndIOp::create(b, loc, whole, rowsOk);
+    Value addrBits = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), base);
+    Value aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          arith::AndIOp::create(b, loc, addrBits, i64(vec * elemBytes - 1)), i64(0));
+    auto vecType = VectorType::get({vec}, elem);
+    auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(vec, elem), arith::AndIOp::create(b, loc, whole, aligned),
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value v = LLVM::LoadOp::create(b, loc, vecType, base, /*alignment=*/vec * elemBytes);
+      SmallVector<Value> parts;
+      for (int i = 0; i < vec; ++i)
+        parts.push_back(LLVM::ExtractElementOp::create(b, loc, v, i32(i)));
+      scf::YieldOp::create(b, loc, parts);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      SmallVector<Value> scalarsOut;
+      for (int i = 0; i < vec; ++i)
+        scalarsOut.push_back(loadOne(i));
+      scf::YieldOp::create(b, loc, scalarsOut);
+    }
+    llvm::append_range(out, ifOp.getResults());
   }
   regs[op.getResult()] = out;
   return success();
@@ -580,7 +654,8 @@ bool KernelLowering::canUseWgmma(tile::DotOp op) {
   return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
 }
 
-void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf) {
+void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf,
+                               int vectorDim) {
   Attribute attr = getLayoutAttr(tile.getType());
   LinearLayout layout = layoutOf(tile);
   Type elem = cast<RankedTensorType>(tile.getType()).getElementType();
@@ -589,12 +664,24 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
   for (size_t bit = 0; bit < regBases.size(); ++bit)
     if (llvm::all_of(regBases[bit], [](int64_t v) { return v == 0; }))
       dupRegs |= 1 << bit;
+  // Registers holding consecutive elements along `vectorDim` land in consecutive bytes of a core
+  // matrix row (16 bytes): one vector store each, as wide as both allow.
+  const int elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  const int vec = contiguousRegsAlong(layout, vectorDim, kCoreRowBytes / elemBytes);
   ArrayRef<Value> values = regs[tile];
-  for (int r = 0; r < layout.numRegs(); ++r) {
-    if (r & dupRegs)
+  for (int first = 0; first < layout.numRegs(); first += vec) {
+    if (first & dupRegs)
       continue;
-    Value off = arith::AddIOp::create(b, loc, byteBase, offsetOf(regCoord(attr, layout, r)));
-    LLVM::StoreOp::create(b, loc, values[r], smemAddress(off, b.getI8Type()));
+    Value off = arith::AddIOp::create(b, loc, byteBase, offsetOf(regCoord(attr, layout, first)));
+    Value addr = smemAddress(off, b.getI8Type());
+    if (vec == 1) {
+      LLVM::StoreOp::create(b, loc, values[first], addr);
+      continue;
+    }
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({vec}, elem));
+    for (int i = 0; i < vec; ++i)
+      v = LLVM::InsertElementOp::create(b, loc, v, values[first + i], i32(i));
+    LLVM::StoreOp::create(b, loc, v, addr, /*alignment=*/vec * elemBytes);
   }
 }
 
@@ -616,18 +703,32 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   lazyBytes = std::max(lazyBytes, lazyCursor);
   Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
   Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
-  auto coreOffset = [&](Value row, Value col) -> Value {
-    // (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2
+  // K-major: (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2 with row = m or n and
+  // col = k; transposed (MN-major) swaps the roles inside the core matrix: (col % 8) * 16 + (row % 8) * 2.
+  auto coreOffset = [&](Value row, Value col, bool transposed = false) -> Value {
     Value r8 = arith::ShRUIOp::create(b, loc, row, i32(3)), c8 = arith::ShRUIOp::create(b, loc, col, i32(3));
     Value rIn = arith::AndIOp::create(b, loc, row, i32(7)), cIn = arith::AndIOp::create(b, loc, col, i32(7));
+    if (transposed)
+      std::swap(rIn, cIn);
     Value off = arith::MulIOp::create(b, loc, r8, i32(sbo));
     off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, c8, i32(lbo)));
     off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, rIn, i32(kRowBytes)));
     return arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, cIn, i32(2)));
   };
   Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
-  storeTile(aTile ? aTile : op.getA(), aBase, [&](ArrayRef<Value> c) { return coreOffset(c[0], c[1]); });
-  storeTile(bTile ? bTile : op.getB(), bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0]); });
+  if (!aTile)
+    aTile = op.getA();
+  if (!bTile)
+    bTile = op.getB();
+  storeTile(aTile, aBase, [&](ArrayRef<Value> c) { return coreOffset(c[0], c[1]); }, /*vectorDim=*/1);
+  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
+  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
+  // N-major: element (k, n) at (n / 8) * SBO + (k / 8) * LBO + (k % 8) * 16 + (n % 8) * 2.
+  const bool bNMajor = contiguousRegsAlong(layoutOf(bTile), 1, 8) > 1;
+  if (bNMajor)
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0], /*transposed=*/true); }, 1);
+  else
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0]); }, 0);
   // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
   NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                              NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
@@ -664,7 +765,8 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
         NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
