@@ -13,4 +13,24 @@ def TileDecomposeOnlineSoftmax : Pass<"tile-decompose-online-softmax", "::mlir::
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def TilePrefetchLoads : Pass<"tile-prefetch-loads", "::mlir::ModuleOp"> {
+  let summary = "load the next iteration's tiles of an scf.for while the current one computes";
+  let description = [{
+    For every tile.load in an scf.for body whose view and offsets depend only on the induction
+    variable and values from outside the loop:
+    1. the load of the first iteration (iv = lower bound) is placed before the loop;
+    2. the loop carries the loaded tile as an extra iteration argument, which replaces the load;
+    3. the body starts by loading the tile of the next iteration (iv + step) and yields it.
+    So the global-memory latency of step k+1 overlaps the work of step k (double buffering in
+    registers). A load past the end reads nothing (its bounds mask it) and is never used.
+    Prefetched tiles stay live across the whole body, so loads are taken in body order only while
+    their bytes per thread stay within `max-bytes-per-thread`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"maxBytesPerThread", "max-bytes-per-thread", "int", /*default=*/"64",
+           "register bytes per thread that prefetched tiles of one loop may take">
+  ];
+}
+
 #endif // FLARE_TILE_PASSES

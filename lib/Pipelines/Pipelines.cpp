@@ -62,6 +62,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   case Stage::Layouts:
     pm.addPass(tile::createTileDecomposeOnlineSoftmax());
+    pm.addPass(tile::createTilePrefetchLoads());
     pm.addPass(tgpu::createTGPUAssignLayouts());
     return;
   case Stage::Kernels: {

@@ -7,6 +7,7 @@
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace math { class MathDialect; }
+namespace scf { class SCFDialect; }
 } // namespace mlir
 
 namespace flare::tile {
