@@ -62,7 +62,6 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   case Stage::Layouts:
     pm.addPass(tile::createTileDecomposeOnlineSoftmax());
-    pm.addPass(tile::createTilePrefetchLoads());
     pm.addPass(tgpu::createTGPUAssignLayouts());
     return;
   case Stage::Kernels: {

@@ -3,7 +3,7 @@
 // One pipeline, registered once: flare-opt (`--flare-tile-to-ptx`), flarec (`--emit=`) and the runtime's
 // JIT (flare::compileToPTX) all run exactly these passes, stage by stage:
 //
-//   Input   -> Layouts : tile-decompose-online-softmax, tile-prefetch-loads,
+//   Input   -> Layouts : tile-decompose-online-softmax,
 //                        tgpu-assign-layouts                            tiles get #tgpu.linear layouts
 //   Layouts -> Kernels : convert-tgpu-to-nvvm, canonicalize, cse         gpu.module of per-thread code
 //   Kernels -> NVVM    : convert-scf-to-cf, convert-gpu-to-nvvm,         nvvm + llvm dialects only,
