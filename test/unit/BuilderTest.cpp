@@ -3,6 +3,8 @@
 #include "flare/Error.h"
 #include "flare/Tile/Builder.h"
 
+#include "ExampleSource.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,12 +17,7 @@ using flare::tile::Value;
 
 namespace {
 
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(FLARE_EXAMPLES_DIR) + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using flare::test::readExample;
 
 // examples/tile/vector_add.mlir, written with the builder.
 std::string vectorAdd() {

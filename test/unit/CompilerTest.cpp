@@ -2,6 +2,8 @@
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
 
+#include "ExampleSource.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,12 +11,7 @@
 
 namespace {
 
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(FLARE_EXAMPLES_DIR) + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using flare::test::readExample;
 
 TEST(Compiler, CompilesTheExamplesToPTXWithMetadata) {
   for (const char *arch : {"sm_90a", "sm_80"}) {
