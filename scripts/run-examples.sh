@@ -17,9 +17,11 @@ for f in "$examples"/tile/*.mlir; do
     "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx"
     if [ -n "$ptxas" ]; then
       report=$("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1)
-      regs=$(grep -o "Used [0-9]* registers" <<<"$report" | head -1)
-      if grep -q "0 bytes spill stores, 0 bytes spill loads" <<<"$report"; then
-        echo "compiled $name for $arch: $regs, no spills"
+      regs=$(grep -o "Used [0-9]* registers" <<<"$report" | grep -o "[0-9]*" | paste -sd/ -)
+      kernels=$(grep -c "Compiling entry function" <<<"$report")
+      clean=$(grep -c "0 bytes spill stores, 0 bytes spill loads" <<<"$report")
+      if [ "$kernels" -gt 0 ] && [ "$kernels" = "$clean" ]; then
+        echo "compiled $name for $arch: $kernels kernel(s), registers $regs, no spills"
       else
         echo "compiled $name for $arch: SPILLS"; echo "$report"; status=1
       fi

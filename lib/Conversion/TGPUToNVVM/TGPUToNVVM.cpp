@@ -215,6 +215,11 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
+  /// `pred ? *addr : pad` as one predicated ld.global (no branch) for 16- and 32-bit elements.
+  Value predicatedLoad(Value addr, Value pred, Value pad, Type elem);
+  /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
+  /// load, or `pad` in every lane when pred is false.
+  SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
   LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
@@ -447,6 +452,78 @@ static int contiguousRegs(const LinearLayout &layout, int maxElems) {
   return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
 }
 
+// Predicated global loads are single PTX instructions that LLVM has no intrinsic for; a branch around a
+// plain load would split the block and make every load wait where it is issued.
+Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type elem) {
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  if (bits != 16 && bits != 32) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, pred, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, pad);
+    return ifOp.getResult(0);
+  }
+  Type word = b.getIntegerType(bits);
+  const char *reg = bits == 16 ? "h" : "r";
+  std::string asmText = std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b") + std::to_string(bits) +
+                        " $0, $3;\n@p ld.global.b" + std::to_string(bits) + " $0, [$1];\n}";
+  std::string constraints = std::string("=") + reg + ",l,r," + reg;
+  Value predWord = arith::ExtUIOp::create(b, loc, b.getI32Type(), pred);
+  Value padWord = LLVM::BitcastOp::create(b, loc, word, pad);
+  Value loaded = LLVM::InlineAsmOp::create(b, loc, word, ValueRange{addr, predWord, padWord}, asmText, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  return LLVM::BitcastOp::create(b, loc, elem, loaded);
+}
+
+SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec) {
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  int words = static_cast<int>(vec * bits / 32);
+  int perWord = 32 / static_cast<int>(bits);
+  Type i32Type = b.getI32Type();
+  // The padding value repeated across one 32-bit word.
+  Value padWord;
+  if (bits == 32) {
+    padWord = LLVM::BitcastOp::create(b, loc, i32Type, pad);
+  } else {
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({perWord}, elem));
+    for (int i = 0; i < perWord; ++i)
+      v = LLVM::InsertElementOp::create(b, loc, v, pad, i32(i));
+    padWord = LLVM::BitcastOp::create(b, loc, i32Type, v);
+  }
+  std::string outs, movs, constraints;
+  for (int w = 0; w < words; ++w) {
+    outs += (w ? ", $" : "$") + std::to_string(w);
+    movs += "mov.b32 $" + std::to_string(w) + ", $" + std::to_string(words + 2) + ";\n";
+    constraints += "=r,";
+  }
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(words + 1) + ", 0;\n" + movs +
+                        "@p ld.global.v" + std::to_string(words) + ".b32 {" + outs + "}, [$" + std::to_string(words) +
+                        "];\n}";
+  constraints += "l,r,r";
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(words, i32Type));
+  Value predWord = arith::ExtUIOp::create(b, loc, i32Type, pred);
+  Value loaded = LLVM::InlineAsmOp::create(b, loc, resultType, ValueRange{addr, predWord, padWord}, asmText, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  SmallVector<Value> parts;
+  for (int w = 0; w < words; ++w) {
+    Value word = LLVM::ExtractValueOp::create(b, loc, loaded, ArrayRef<int64_t>{w});
+    if (bits == 32) {
+      parts.push_back(LLVM::BitcastOp::create(b, loc, elem, word));
+      continue;
+    }
+    Value pair = LLVM::BitcastOp::create(b, loc, VectorType::get({perWord}, elem), word);
+    for (int i = 0; i < perWord; ++i)
+      parts.push_back(LLVM::ExtractElementOp::create(b, loc, pair, i32(i)));
+  }
+  return parts;
+}
+
 LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   ViewInfo &view = views[op.getView()];
   auto type = op.getResult().getType();
@@ -483,23 +560,17 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
       }
     }
     Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
-    // Element i of the group: column g_last + i, address base + i.
-    auto loadOne = [&](int i) -> Value {
+    // Element i of the group: column g_last + i, address base + i; in bounds when its row and column are.
+    auto elementAddress = [&](int i) -> Value {
+      return i ? LLVM::GEPOp::create(b, loc, globalPtr, elem, base, ValueRange{i64(i)}).getResult() : base;
+    };
+    auto elementInBounds = [&](int i) -> Value {
       Value col = i ? arith::AddIOp::create(b, loc, g[rank - 1], i32(i)).getResult() : g[rank - 1];
       Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[rank - 1]);
-      if (rowsOk)
-        ok = arith::AndIOp::create(b, loc, rowsOk, ok);
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, ok, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value addr = i ? LLVM::GEPOp::create(b, loc, globalPtr, elem, base, ValueRange{i64(i)}).getResult() : base;
-      scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, pad);
-      return ifOp.getResult(0);
+      return rowsOk ? arith::AndIOp::create(b, loc, rowsOk, ok).getResult() : ok;
     };
     if (vec == 1) {
-      out.push_back(loadOne(0));
+      out.push_back(predicatedLoad(elementAddress(0), elementInBounds(0), pad, elem));
       continue;
     }
     // Whole group inside: 0 <= g_last and g_last + vec <= size; aligned: address % (vec * bytes) == 0.
@@ -513,24 +584,16 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
     Value addrBits = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), base);
     Value aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           arith::AndIOp::create(b, loc, addrBits, i64(vec * elemBytes - 1)), i64(0));
-    auto vecType = VectorType::get({vec}, elem);
-    auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(vec, elem), arith::AndIOp::create(b, loc, whole, aligned),
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value v = LLVM::LoadOp::create(b, loc, vecType, base, /*alignment=*/vec * elemBytes);
-      SmallVector<Value> parts;
-      for (int i = 0; i < vec; ++i)
-        parts.push_back(LLVM::ExtractElementOp::create(b, loc, v, i32(i)));
-      scf::YieldOp::create(b, loc, parts);
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      SmallVector<Value> scalarsOut;
-      for (int i = 0; i < vec; ++i)
-        scalarsOut.push_back(loadOne(i));
-      scf::YieldOp::create(b, loc, scalarsOut);
+    Value useVector = arith::AndIOp::create(b, loc, whole, aligned);
+    // Both paths are predicated instructions, no branches: the vector load when the group is whole
+    // and aligned, else each element under its own bounds.
+    SmallVector<Value> vecParts = predicatedVectorLoad(base, useVector, pad, elem, vec);
+    Value scalarPath = arith::XOrIOp::create(b, loc, useVector, arith::ConstantIntOp::create(b, loc, 1, 1));
+    for (int i = 0; i < vec; ++i) {
+      Value scalar = predicatedLoad(elementAddress(i), arith::AndIOp::create(b, loc, scalarPath, elementInBounds(i)),
+                                    pad, elem);
+      out.push_back(arith::SelectOp::create(b, loc, useVector, vecParts[i], scalar));
     }
-    llvm::append_range(out, ifOp.getResults());
   }
   regs[op.getResult()] = out;
   return success();
