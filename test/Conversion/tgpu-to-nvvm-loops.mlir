@@ -11,10 +11,10 @@
 // CHECK-LABEL: gpu.func @copy_after_loop
 // CHECK: scf.for %[[J:[^ ]*]] =
 // CHECK: arith.addi %[[J]], %[[T:[^ ]*]] : i32
-// CHECK: llvm.load
+// CHECK: ld.global
 // CHECK: llvm.store
 // CHECK: arith.addi %c0_i32{{[_0-9]*}}, %[[T]] : i32
-// CHECK: llvm.load
+// CHECK: ld.global
 // CHECK: llvm.store
 func.func @copy_after_loop(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
   %c0 = arith.constant 0 : i32

@@ -18,10 +18,11 @@
 // CHECK-NEXT: llvm.mlir.global external @__flare_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // Kernel ABI: !tile.ptr<f32> -> !llvm.ptr<1> (global), i32 stays; 1 warp -> 32 threads.
 // CHECK-NEXT: gpu.func @exp_kernel(%[[X:.*]]: !llvm.ptr<1>, %[[Z:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32) kernel
-// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
-// CHECK-SAME: nvvm.maxntid = array<i32: 32, 1, 1>
-// No shared memory is needed.
-// CHECK-SAME: tgpu.shared_bytes = 0 : i32
+// The block size is only recorded as known_block_size; the later convert-gpu-to-nvvm derives the one
+// nvvm.maxntid (.maxntid in PTX) from it, so the kernel carries no nvvm.maxntid of its own (two would
+// make the --emit=llvm output unparseable, see flarec-emit-llvm-reparse.test). No shared memory is
+// needed. The whole attribute dictionary:
+// CHECK-SAME: attributes {known_block_size = array<i32: 32, 1, 1>, tgpu.shared_bytes = 0 : i32} {
 // Lane id = tid.x & 31, warp id = tid.x >> 5.
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK-NEXT: %[[TID32:.*]] = arith.index_castui %[[TID]] : index to i32
@@ -34,27 +35,56 @@
 // CHECK: %[[START:.*]] = arith.muli %[[PID]], %c64_i32{{[_0-9]*}} : i32
 // The view's stride is widened to 64 bits once.
 // CHECK: %[[STRIDE:.*]] = arith.extsi %c1_i32{{[_0-9]*}} : i32 to i64
-// Register 0: coordinate start + T, guarded by one unsigned compare (0 <= g < n), address in 64 bits,
-// and the padding (0.0 by default) outside the view.
+// Registers 0..3 hold 4 consecutive elements, g = start + T .. g + 3, and the innermost stride is the
+// constant 1, so they are one group with one address (64-bit offset g * stride). Global loads are
+// predicated PTX instructions (inline asm: the destination is first set to the padding, 0.0 by default,
+// then `@p ld.global` overwrites it), so no load sits behind a branch:
+//   - one 16-byte vector load (ld.global.v4.b32), predicated on the whole group lying inside the view
+//     (0 <= g and g + 4 <= n, signed) and the address being 16-byte aligned;
+//   - otherwise each element loads on its own, predicated on its own bounds (one unsigned compare,
+//     0 <= g + i < n), and a select picks the vector's or the element's value.
 // CHECK: %[[G0:.*]] = arith.addi %[[START]], %[[T:.*]] : i32
-// CHECK-NEXT: %[[OK0:.*]] = arith.cmpi ult, %[[G0]], %[[N]] : i32
 // CHECK-NEXT: %[[G0W:.*]] = arith.extsi %[[G0]] : i32 to i64
 // CHECK-NEXT: %[[OFF0:.*]] = arith.muli %[[G0W]], %[[STRIDE]] : i64
 // CHECK-NEXT: %[[ADDR0:.*]] = arith.addi %c0_i64{{[_0-9]*}}, %[[OFF0]] : i64
-// CHECK-NEXT: %[[R0:.*]] = scf.if %[[OK0]] -> (f32) {
-// CHECK-NEXT:   %[[P0:.*]] = llvm.getelementptr %[[X]][%[[ADDR0]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK-NEXT:   %[[V0:.*]] = llvm.load %[[P0]] : !llvm.ptr<1> -> f32
-// CHECK-NEXT:   scf.yield %[[V0]] : f32
-// CHECK-NEXT: } else {
-// CHECK-NEXT:   scf.yield %cst : f32
-// CHECK-NEXT: }
-// Registers 1..3: coordinates T ^ 1, T ^ 2, T ^ 3.
-// CHECK: arith.xori %[[T]], %c1_i32{{[_0-9]*}} : i32
-// CHECK: scf.if {{.*}} -> (f32)
-// CHECK: arith.xori %[[T]], %c2_i32{{[_0-9]*}} : i32
-// CHECK: scf.if {{.*}} -> (f32)
-// CHECK: arith.xori %[[T]], %c3_i32{{[_0-9]*}} : i32
-// CHECK: scf.if {{.*}} -> (f32)
+// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[X]][%[[ADDR0]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: %[[END:.*]] = arith.addi %[[G0]], %c4_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[FITS:.*]] = arith.cmpi sle, %[[END]], %[[N]] : i32
+// CHECK: %[[NONNEG:.*]] = arith.cmpi sge, %[[G0]], %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[WHOLE:.*]] = arith.andi %[[NONNEG]], %[[FITS]] : i1
+// CHECK-NEXT: %[[BITS:.*]] = llvm.ptrtoint %[[P0]] : !llvm.ptr<1> to i64
+// CHECK: %[[MIS:.*]] = arith.andi %[[BITS]], %c15_i64{{[_0-9]*}} : i64
+// CHECK-NEXT: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MIS]], %c0_i64{{[_0-9]*}} : i64
+// CHECK-NEXT: %[[VOK:.*]] = arith.andi %[[WHOLE]], %[[ALIGNED]] : i1
+// The padding 0.0 as a 32-bit word, the predicate as an i32.
+// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// CHECK-NEXT: %[[VPRED:.*]] = arith.extui %[[VOK]] : i1 to i32
+// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}setp.ne.b32 p, $5, 0;{{.*}}mov.b32 $0, $6;{{.*}}mov.b32 $3, $6;{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}", "=r,=r,=r,=r,l,r,r" %[[P0]], %[[VPRED]], %[[PADW]] : (!llvm.ptr<1>, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NEXT: %[[V0W:.*]] = llvm.extractvalue %[[V]][0] : !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NEXT: %[[V0:.*]] = llvm.bitcast %[[V0W]] : i32 to f32
+// CHECK-COUNT-3: llvm.extractvalue %[[V]]
+// Element 0 on its own: when the vector load is off and 0 <= g < n, at the group's address.
+// CHECK: %[[NOVEC:.*]] = arith.xori %[[VOK]], %true{{[_0-9]*}} : i1
+// CHECK-NEXT: %[[OK0:.*]] = arith.cmpi ult, %[[G0]], %[[N]] : i32
+// CHECK-NEXT: %[[SP0:.*]] = arith.andi %[[NOVEC]], %[[OK0]] : i1
+// CHECK-NEXT: %[[SPRED0:.*]] = arith.extui %[[SP0]] : i1 to i32
+// CHECK: %[[S0W:.*]] = llvm.inline_asm has_side_effects "{{.*}}setp.ne.b32 p, $2, 0;{{.*}}mov.b32 $0, $3;{{.*}}@p ld.global.b32 $0, [$1];{{.*}}", "=r,l,r,r" %[[P0]], %[[SPRED0]], %{{.*}} : (!llvm.ptr<1>, i32, i32) -> i32
+// CHECK-NEXT: %[[S0:.*]] = llvm.bitcast %[[S0W]] : i32 to f32
+// CHECK-NEXT: %[[R0:.*]] = arith.select %[[VOK]], %[[V0]], %[[S0]] : f32
+// Elements 1..3: column g + i, address p + i.
+// CHECK: %[[G1:.*]] = arith.addi %[[G0]], %c1_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[OK1:.*]] = arith.cmpi ult, %[[G1]], %[[N]] : i32
+// CHECK-NEXT: arith.andi %[[NOVEC]], %[[OK1]] : i1
+// CHECK: %[[P1:.*]] = llvm.getelementptr %[[P0]][%c1_i64{{[_0-9]*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: llvm.inline_asm has_side_effects "{{.*}}@p ld.global.b32 $0, [$1];{{.*}}", "=r,l,r,r" %[[P1]],
+// CHECK: arith.select %[[VOK]]
+// CHECK: llvm.getelementptr %[[P0]][%c2_i64{{[_0-9]*}}]
+// CHECK: arith.select %[[VOK]]
+// CHECK: llvm.getelementptr %[[P0]][%c3_i64{{[_0-9]*}}]
+// CHECK: arith.select %[[VOK]]
+// One group per thread: no second vector load, and no branch around any load.
+// CHECK-NOT: ld.global.v4
+// CHECK-NOT: scf.if
 // exp(x) = ex2.approx(x * log2(e)), once per register.
 // CHECK: %[[E0:.*]] = arith.mulf %[[R0]], %[[LOG2E:.*]] : f32
 // CHECK-NEXT: %[[Y0:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[E0]]) : (f32) -> f32
@@ -81,6 +111,50 @@ func.func @exp_kernel(%x: !tile.ptr<f32>, %z: !tile.ptr<f32>, %n: i32) attribute
   %a = tile.load %xv[%start] : !tile.view<f32, 1> -> tensor<64xf32>
   %e = math.exp %a : tensor<64xf32>
   tile.store %e, %zv[%start] : tensor<64xf32>, !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+// With a stride that is not the constant 1 (here a kernel parameter) consecutive registers are not
+// consecutive addresses: every register loads on its own, at coordinate T ^ r, with a predicated scalar
+// load under its own unsigned bounds check and the padding outside. No vector load appears.
+// CHECK-LABEL: gpu.func @strided_copy
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1>, %[[Z:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32, %[[S:.*]]: i32)
+// CHECK-NOT: ld.global.v
+// CHECK: %[[STRIDE:.*]] = arith.extsi %[[S]] : i32 to i64
+// Register 0: g = 0 + T.
+// CHECK: %[[G0:.*]] = arith.addi %c0_i32{{[_0-9]*}}, %[[T:.*]] : i32
+// CHECK-NEXT: %[[G0W:.*]] = arith.extsi %[[G0]] : i32 to i64
+// CHECK-NEXT: %[[OFF0:.*]] = arith.muli %[[G0W]], %[[STRIDE]] : i64
+// CHECK-NEXT: %[[ADDR0:.*]] = arith.addi %c0_i64{{[_0-9]*}}, %[[OFF0]] : i64
+// CHECK-NEXT: %[[P0:.*]] = llvm.getelementptr %[[X]][%[[ADDR0]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[OK0:.*]] = arith.cmpi ult, %[[G0]], %[[N]] : i32
+// CHECK-NEXT: %[[PRED0:.*]] = arith.extui %[[OK0]] : i1 to i32
+// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// CHECK-NEXT: %[[W0:.*]] = llvm.inline_asm has_side_effects "{{.*}}@p ld.global.b32 $0, [$1];{{.*}}", "=r,l,r,r" %[[P0]], %[[PRED0]], %[[PADW]] : (!llvm.ptr<1>, i32, i32) -> i32
+// CHECK-NEXT: %[[R0:.*]] = llvm.bitcast %[[W0]] : i32 to f32
+// Registers 1..3: coordinates T ^ 1, T ^ 2, T ^ 3, each with its own address and check.
+// CHECK: arith.xori %[[T]], %c1_i32{{[_0-9]*}} : i32
+// CHECK: llvm.getelementptr %[[X]]
+// CHECK: ld.global.b32
+// CHECK: arith.xori %[[T]], %c2_i32{{[_0-9]*}} : i32
+// CHECK: llvm.getelementptr %[[X]]
+// CHECK: ld.global.b32
+// CHECK: arith.xori %[[T]], %c3_i32{{[_0-9]*}} : i32
+// CHECK: llvm.getelementptr %[[X]]
+// CHECK: ld.global.b32
+// The store of register 0 writes the loaded value.
+// CHECK: llvm.getelementptr %[[Z]]
+// CHECK-NEXT: llvm.store %[[R0]], %{{.*}} : f32, !llvm.ptr<1>
+// CHECK-NOT: ld.global.v
+// CHECK: gpu.return
+func.func @strided_copy(%x: !tile.ptr<f32>, %z: !tile.ptr<f32>, %n: i32, %stride: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %xv = tile.make_view %x, [%n], [%stride] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %zv = tile.make_view %z, [%n], [%stride] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %a = tile.load %xv[%c0] : !tile.view<f32, 1> -> tensor<64xf32>
+  tile.store %a, %zv[%c0] : tensor<64xf32>, !tile.view<f32, 1>
   return
 }
 
@@ -118,17 +192,32 @@ func.func @abi(%p: !tile.ptr<i32>, %a: i32, %b: i64, %c: f32) attributes {tile.k
 // (b) Lane bits 0-2 move along the columns (axis 1): butterfly shuffles with lane masks 1, 2, 4 finish the
 //     row sum in every lane of the row; lane bits 3-4 move along the rows and are left alone.
 // (c) No warp bit moves along the axis: no shared memory, no barrier.
-// The 2-D load computes (row0 + r) * stride0 + (col0 + c) * stride1 in 64 bits, checking both dimensions.
+// The 2-D load computes (row0 + r) * stride0 + (col0 + c) * stride1 in 64 bits. The 4 registers are 4
+// consecutive columns of one row and the column stride is the constant 1: one group, whose row is
+// checked once (unsigned, 0 <= row < rows); the vector load also needs the whole column range inside
+// and a 16-byte aligned address, the element-wise fallback checks row and column per element.
 // CHECK-LABEL: gpu.func @row_sum_one_warp
 // CHECK-SAME: tgpu.shared_bytes = 0 : i32
 // CHECK: %[[ROK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
-// CHECK: %[[COK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[P:.*]] = llvm.getelementptr %{{.*}} : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: %[[COLS:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT: %[[WHOLE:.*]] = arith.andi %[[COLS]], %[[ROK]] : i1
+// CHECK: %[[VOK:.*]] = arith.andi %[[WHOLE]], %{{.*}} : i1
+// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// CHECK-NEXT: %[[VPRED:.*]] = arith.extui %[[VOK]] : i1 to i32
+// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}", "=r,=r,=r,=r,l,r,r" %[[P]], %[[VPRED]], %[[PADW]]
+// The element-wise fallback: row and column in bounds, and no vector load.
+// CHECK: %[[NOVEC:.*]] = arith.xori %[[VOK]], %true{{[_0-9]*}} : i1
+// CHECK-NEXT: %[[COK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[ROK]], %[[COK]] : i1
-// CHECK: %[[L0:.*]] = scf.if %[[BOTH]] -> (f32)
-// CHECK: %[[L1:.*]] = scf.if {{.*}} -> (f32)
-// CHECK: %[[L2:.*]] = scf.if {{.*}} -> (f32)
-// CHECK: %[[L3:.*]] = scf.if {{.*}} -> (f32)
-// CHECK: %[[S01:.*]] = arith.addf %[[L0]], %[[L1]] : f32
+// CHECK-NEXT: arith.andi %[[NOVEC]], %[[BOTH]] : i1
+// CHECK: ld.global.b32
+// CHECK: %[[L0:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[L1:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[L2:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[L3:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
+// (a) The row's 4 registers, in register order.
+// CHECK-NEXT: %[[S01:.*]] = arith.addf %[[L0]], %[[L1]] : f32
 // CHECK-NEXT: %[[S012:.*]] = arith.addf %[[S01]], %[[L2]] : f32
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[S012]], %[[L3]] : f32
 // CHECK: %[[SH1:.*]] = nvvm.shfl.sync bfly %c-1_i32, %[[S]], %c1_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}} : f32 -> f32
@@ -168,7 +257,9 @@ func.func @row_sum_one_warp(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) att
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-SAME: tgpu.shared_bytes = 64 : i32
 // CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @__flare_smem : !llvm.ptr<3>
-// CHECK: scf.yield %cst : f32
+// The loads pad with -inf: the padding word the predicated loads start from.
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: llvm.bitcast %[[NINF]] : f32 to i32
 // CHECK-COUNT-6: arith.maximumf
 // CHECK: nvvm.shfl.sync bfly %c-1_i32, %{{.*}}, %c1_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}}
 // CHECK: nvvm.shfl.sync bfly %c-1_i32, %{{.*}}, %c1_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}}
@@ -250,9 +341,12 @@ func.func @convert_through_smem(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32)
 // Transcendentals use the approximate NVVM instructions: exp2 -> ex2.approx, log2 -> lg2.approx,
 // log(x) = lg2(x) * ln(2), rsqrt -> rsqrt.approx, tanh -> inline tanh.approx.f32. 32 f32 on one warp
 // with vec 4: 4 registers per thread, lanes 0..7 cover the tile and lanes 8..31 repeat it.
-// A 16-bit input computes in f32: extf, ex2, truncf.
+// A 16-bit input computes in f32: extf, ex2, truncf. (Both views have unit stride: each tile loads as one
+// group of 16 bytes per thread, 4 f32 or 8 bf16, and each register is a select between the vector load
+// and its element-wise fallback.)
 // CHECK-LABEL: gpu.func @math_ops
-// CHECK: %[[X:.*]] = scf.if {{.*}} -> (f32)
+// CHECK: ld.global.v4.b32
+// CHECK: %[[X:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // Each op is replayed over all 4 registers before the next op; follow register 0.
 // CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[X]]) : (f32) -> f32
 // CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
@@ -263,7 +357,10 @@ func.func @convert_through_smem(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32)
 // CHECK-NEXT: %[[D:.*]] = arith.mulf %[[C]], %[[LN2]] : f32
 // CHECK: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%[[D]]) : (f32) -> f32
 // CHECK: llvm.inline_asm "tanh.approx.f32 $0, $1;", "=f,f" %[[E]] : (f32) -> f32
-// CHECK: %[[H:.*]] = scf.if {{.*}} -> (bf16)
+// The 8 bf16 arrive as 4 words of 2, then element by element: 8 selects.
+// CHECK: ld.global.v4.b32
+// CHECK: %[[H:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : bf16
+// CHECK-COUNT-7: arith.select %{{.*}}, %{{.*}}, %{{.*}} : bf16
 // CHECK: %[[HW:.*]] = arith.extf %[[H]] : bf16 to f32
 // log2(e) = 1.44269502 in f32.
 // CHECK-NEXT: %[[L2E:.*]] = arith.constant 1.44269502 : f32
@@ -294,7 +391,8 @@ func.func @math_ops(%p: !tile.ptr<f32>, %q: !tile.ptr<bf16>, %n: i32) attributes
 // so the loop has 4 f32 iteration arguments and yields 4 values.
 // CHECK-LABEL: gpu.func @loop_carries_registers
 // CHECK: %[[R:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[Z:.*]], %[[A1:.*]] = %[[Z]], %[[A2:.*]] = %[[Z]], %[[A3:.*]] = %[[Z]]) -> (f32, f32, f32, f32)  : i32 {
-// CHECK-COUNT-4: scf.if
+// The body's load gives 4 registers (4 selects), added to the carried ones.
+// CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: %[[N0:.*]] = arith.addf %[[A0]], %{{.*}} : f32
 // CHECK-NEXT: %[[N1:.*]] = arith.addf %[[A1]], %{{.*}} : f32
 // CHECK-NEXT: %[[N2:.*]] = arith.addf %[[A2]], %{{.*}} : f32

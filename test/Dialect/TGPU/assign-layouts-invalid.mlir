@@ -50,6 +50,23 @@ func.func @poison_tile() attributes {tile.kernel} {
 
 // -----
 
+// tile.online_softmax has no layout rule of its own: tile-decompose-online-softmax must run first (the
+// pipeline runs it just before this pass).
+func.func @online_softmax_not_decomposed(%s: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %sv = tile.make_view %s, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %x = tile.load %sv[%c0, %c0] : !tile.view<f32, 2> -> tensor<16x64xf32>
+  %m = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l = arith.constant dense<0.0> : tensor<16xf32>
+  // expected-error @+1 {{'tile.online_softmax' op is not supported on tiles in a tile kernel}}
+  %p, %m2, %l2, %a = tile.online_softmax %x, %m, %l : tensor<16x64xf32>, tensor<16xf32>
+  tile.store %p, %sv[%c0, %c0] : tensor<16x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
 // scf.while is not a supported loop in a kernel (its scf.yield has an unexpected parent).
 func.func @while_loop(%n: i32) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32

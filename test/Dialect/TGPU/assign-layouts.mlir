@@ -97,12 +97,15 @@ func.func @weak_default_blocked(%p: !tile.ptr<i32>, %n: i32) attributes {tile.ke
 // row maxima of a 4x256 tile, whose sliced layout (see @softmax_pattern) is
 //   reg [2]; lane 0 x 5; warp 0, 1.
 // (The maxima are laid out after the range is visited, so the range is first made blocked and then
-// re-created in the sliced layout; the blocked original is left unused, see
-// assign-layouts-dead-chain.mlir.)
+// re-created in the sliced layout; the unused blocked original, and its sitofp, are removed by the
+// pass's final dead-code sweep, see assign-layouts-dead-chain.mlir: one range and one sitofp are left.)
 // CHECK-LABEL: func.func @weak_follows_strong
+// CHECK-NOT: tile.range
 // CHECK: tile.range 0, 4 : tensor<4xi32, [[SLICED:#tgpu.linear<shape = \[4\], reg = \[\[2\]\], lane = \[\[0\], \[0\], \[0\], \[0\], \[0\]\], warp = \[\[0\], \[1\]\]>]]>
+// CHECK-NOT: tile.range
 // CHECK-NOT: tgpu.convert_layout
 // CHECK: arith.sitofp %{{.*}} : tensor<4xi32, [[SLICED]]> to tensor<4xf32, [[SLICED]]>
+// CHECK-NOT: arith.sitofp
 // CHECK: tile.reduce max {{.*}} -> tensor<4xf32, [[SLICED]]>
 // CHECK: arith.addf %{{.*}}, %{{.*}} : tensor<4xf32, [[SLICED]]>
 func.func @weak_follows_strong(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {

@@ -42,14 +42,15 @@ func.func private @six_lane_bases(tensor<8xf32, #tgpu.linear<shape = [8], reg = 
 
 // -----
 
-// Every basis vector has one entry per dimension: a rank-2 layout with a 1-entry register basis.
-// expected-error @+1 {{basis vectors must have 2 entries}}
+// Every basis vector has one entry per dimension: a rank-2 layout with a 1-entry register basis (the
+// parser checks each inner list; see also invalid-basis-grouping.mlir).
+// expected-error @+1 {{each reg basis vector needs 2 entries, one per dimension}}
 func.func private @basis_rank(tensor<8x8xf32, #tgpu.linear<shape = [8, 8], reg = [[1]], lane = [[0, 0], [0, 0], [0, 0], [0, 0], [0, 0]], warp = []>>)
 
 // -----
 
 // A scalar layout has no room for a basis entry.
-// expected-error @+1 {{basis vectors must have 0 entries}}
+// expected-error @+1 {{each reg basis vector needs 0 entries, one per dimension}}
 func.func private @scalar_basis(tensor<f32, #tgpu.linear<shape = [], reg = [[1]], lane = [], warp = []>>)
 
 // -----
@@ -132,22 +133,26 @@ func.func @foreign_encoding(%x: tensor<32xf32, "blocked">) {
 
 // -----
 
-// The layout describes the tile it is on: a layout of 64 elements on a tile of 32.
+// The layout describes the tile it is on: a layout of 64 elements on a tile of 32. The tensor type
+// verifies its #tgpu.linear encoding against its own shape, so the result type is rejected where it is
+// parsed, before tgpu.convert_layout's verifier (whose "layout shape differs from the tile shape" check
+// no parsed op can reach any more). See also invalid-encoding-shape.mlir.
 #a = #tgpu.linear<shape = [32], reg = [], lane = [[1], [2], [4], [8], [16]], warp = []>
 #b = #tgpu.linear<shape = [64], reg = [[32]], lane = [[1], [2], [4], [8], [16]], warp = []>
 func.func @layout_shape_differs(%x: tensor<32xf32, #a>) {
-  // expected-error @+1 {{'tgpu.convert_layout' op result layout shape differs from the tile shape}}
+  // expected-error @+1 {{#tgpu.linear layout of shape [64] on a tensor of shape [32]}}
   %y = tgpu.convert_layout %x : tensor<32xf32, #a> -> tensor<32xf32, #b>
   return
 }
 
 // -----
 
-// Same for the source: a 4x8 layout on an 8x4 tile (same element count, transposed shape).
+// Same for the source: a 4x8 layout on an 8x4 tile (same element count, transposed shape). The bad
+// type is the function argument's, so the error is reported at the signature.
 #a = #tgpu.linear<shape = [4, 8], reg = [], lane = [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]], warp = []>
 #b = #tgpu.linear<shape = [8, 4], reg = [], lane = [[0, 1], [0, 2], [1, 0], [2, 0], [4, 0]], warp = []>
+// expected-error @+1 {{#tgpu.linear layout of shape [4, 8] on a tensor of shape [8, 4]}}
 func.func @source_layout_transposed(%x: tensor<8x4xf32, #a>) {
-  // expected-error @+1 {{'tgpu.convert_layout' op source layout shape differs from the tile shape}}
   %y = tgpu.convert_layout %x : tensor<8x4xf32, #a> -> tensor<8x4xf32, #b>
   return
 }
