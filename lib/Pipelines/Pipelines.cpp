@@ -173,6 +173,18 @@ void registerAllDialects(DialectRegistry &registry) {
 }
 
 namespace {
+/// Stands in for the pipeline when its options are invalid: fails with the reason, at the module.
+struct InvalidPipelinePass : public PassWrapper<InvalidPipelinePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InvalidPipelinePass)
+  explicit InvalidPipelinePass(std::string reason) : reason(std::move(reason)) {}
+  StringRef getArgument() const override { return "flare-invalid-pipeline"; }
+  void runOnOperation() override {
+    getOperation().emitError(reason);
+    signalPassFailure();
+  }
+  std::string reason;
+};
+
 struct TileToPTXOptions : public PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> arch{*this, "arch", llvm::cl::desc("target architecture (sm_80, sm_90a, ...)"),
                            llvm::cl::init("sm_90a")};
@@ -196,8 +208,12 @@ void registerAllPasses() {
     PassPipelineRegistration<TileToPTXOptions>(
         "flare-tile-to-ptx", "Flare's whole pipeline: tile kernels to a gpu.binary holding PTX",
         [](OpPassManager &pm, const TileToPTXOptions &opts) {
-          if (!isSupportedArch(opts.arch))
+          if (!isSupportedArch(opts.arch)) {
+            pm.addPass(std::make_unique<InvalidPipelinePass>(
+                "flare-tile-to-ptx: unsupported arch '" + opts.arch.getValue() +
+                "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)"));
             return failure();
+          }
           CompileOptions options;
           options.arch = opts.arch;
           options.optLevel = opts.optLevel;

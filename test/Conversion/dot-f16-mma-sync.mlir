@@ -2,20 +2,15 @@
 // both), so that f16 dots compile for sm_80, sm_86, sm_89 and sm_90 -- and on sm_90a for every dot that
 // does not fit wgmma.
 //
-// XFAIL: *
-// Known bug: lowerDot packs each pair of 16-bit operand values into an i32 (bitcast of vector<2 x T>),
-// which is what nvvm.mma.sync takes for bf16, but for f16 the op wants the vector<2xf16> itself; the
-// generated op fails verification: "'nvvm.mma.sync' op Could not match types for the A operands;
-// expected one of 4xvector<2xf16> but got i32, i32, i32, i32" (reported at the tile.dot). flarec
-// --arch=sm_80 therefore rejects every f16 dot; f16 dots only compile on the wgmma path (dot-f16.mlir).
-// Remove the XFAIL once the f16 operands are passed as vector<2xf16>.
+// Regression: f16 pairs used to be packed into i32 as for bf16, which nvvm.mma.sync rejects for f16
+// (it takes vector<2xf16>); every f16 dot off the wgmma path failed to compile.
 //
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
 // RUN: flarec %s --arch=sm_80 -o - | FileCheck %s --check-prefix=PTX
 
 // One warp, [16, 32] x [32, 8]: two mmas along K.
 // CHECK-LABEL: gpu.func @f16_k32
-// CHECK-COUNT-2: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<f16>, multiplicandBPtxType = #nvvm.mma_type<f16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-COUNT-2: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
 // CHECK-NOT: nvvm.mma.sync
 // PTX: .visible .entry f16_k32(
 // PTX-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

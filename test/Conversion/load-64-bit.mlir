@@ -2,12 +2,11 @@
 // type, each thread's contiguous elements (16 bytes = 2 elements) load as one group, vector or element
 // by element, and the kernel lowers and compiles.
 //
-// XFAIL: *
-// Known bug: convert-tgpu-to-nvvm crashes (segmentation fault in arith::ConstantIntOp::create, called from
+// Fixed bug, kept as a regression test: convert-tgpu-to-nvvm crashes (segmentation fault in arith::ConstantIntOp::create, called from
 // lowerLoad) on these loads, in flare-opt and in flarec. The predicated vector load splits the group
 // into 32-bit words and computes 32 / bit-width elements per word, which is 0 for 64-bit elements.
 // (A non-unit stride, which loads element by element, works; so do 8-, 16- and 32-bit elements.)
-// Remove the XFAIL once 64-bit loads lower.
+// Fixed; kept as a regression test.
 //
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
 // RUN: flarec %s -o - | FileCheck %s --check-prefix=PTX

@@ -2,13 +2,12 @@
 // a kernel over the limit must get the error at the op that needs the memory -- the tile.dot -- as
 // layout conversions and reductions do (shared-memory-limit.mlir).
 //
-// XFAIL: *
-// Known bug: the error is attributed to the largest *scratch* user (needShared), and the operands of a
+// Fixed bug, kept as a regression test: the error is attributed to the largest *scratch* user (needShared), and the operands of a
 // dot (mma.sync operands read lazily from shared memory, or wgmma operands) are accounted separately
 // (lazyBytes), without a location. A kernel whose shared memory is all dot operands gets the error with
 // no location at all, "<unknown>:0: error: kernel 'one_mma' needs 768 bytes of shared memory (this op
 // alone 0), more than the 512 a CTA may use" (flarec prints it without file:line:col), and one that
-// also has a small reduction gets it at the reduction. Remove the XFAIL once the dot is reported.
+// also has a small reduction gets it at the reduction. Fixed; kept as a regression test.
 //
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=max-shared-bytes=512 -verify-diagnostics
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts '--convert-tgpu-to-nvvm=max-shared-bytes=512 wgmma=true' -verify-diagnostics

@@ -27,7 +27,7 @@ func.func @reduction_over_limit(%p: !tile.ptr<f32>, %n: i32) attributes {tile.ke
   %v = tile.make_view %p, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
   %w = tile.make_view %p, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
   %x = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<8x512xf32>
-  // expected-error @+1 {{kernel 'reduction_over_limit' needs 128 bytes of shared memory (this op alone 128), more than the 64 a CTA may use: use smaller tiles or fewer warps}}
+  // expected-error @+1 {{kernel 'reduction_over_limit' needs 128 bytes of shared memory (128 for this op), more than the 64 a CTA may use: use smaller tiles or fewer warps}}
   %m = tile.reduce max %x {axis = 1 : i32} : tensor<8x512xf32> -> tensor<8xf32>
   tile.store %m, %w[%c0] : tensor<8xf32>, !tile.view<f32, 1>
   return
@@ -45,7 +45,7 @@ func.func @conversion_over_limit(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32
   %o = tile.make_view %q, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
   %x = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<8x8xf32>
   %y = tile.load %o[%c0, %c0] : !tile.view<f32, 2> -> tensor<8x8xf32>
-  // expected-error @+1 {{kernel 'conversion_over_limit' needs 256 bytes of shared memory (this op alone 256), more than the 64 a CTA may use}}
+  // expected-error @+1 {{kernel 'conversion_over_limit' needs 256 bytes of shared memory (256 for this op), more than the 64 a CTA may use}}
   %yt = tile.trans %y : tensor<8x8xf32> -> tensor<8x8xf32>
   %s = arith.addf %x, %yt : tensor<8x8xf32>
   tile.store %s, %o[%c0, %c0] : tensor<8x8xf32>, !tile.view<f32, 2>
@@ -68,7 +68,7 @@ func.func @largest_user(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) attribu
   tile.store %m, %w[%c0] : tensor<4xf32>, !tile.view<f32, 1>
   %a = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<8x8xf32>
   %b = tile.load %o[%c0, %c0] : !tile.view<f32, 2> -> tensor<8x8xf32>
-  // expected-error @+1 {{kernel 'largest_user' needs 256 bytes of shared memory (this op alone 256), more than the 64 a CTA may use}}
+  // expected-error @+1 {{kernel 'largest_user' needs 256 bytes of shared memory (256 for this op), more than the 64 a CTA may use}}
   %bt = tile.trans %b : tensor<8x8xf32> -> tensor<8x8xf32>
   %s = arith.addf %a, %bt : tensor<8x8xf32>
   tile.store %s, %o[%c0, %c0] : tensor<8x8xf32>, !tile.view<f32, 2>
@@ -113,7 +113,7 @@ func.func @big(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_wa
   %w = tile.make_view %p, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
   %x = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<2x4096xf32>
   // 16 warps x 2 rows x 4 bytes = 128 bytes.
-  // expected-error @+1 {{kernel 'big' needs 128 bytes of shared memory (this op alone 128), more than the 64 a CTA may use}}
+  // expected-error @+1 {{kernel 'big' needs 128 bytes of shared memory (128 for this op), more than the 64 a CTA may use}}
   %m = tile.reduce sum %x {axis = 1 : i32} : tensor<2x4096xf32> -> tensor<2xf32>
   tile.store %m, %w[%c0] : tensor<2xf32>, !tile.view<f32, 1>
   return

@@ -22,7 +22,7 @@ func.func @big_conversion(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) attri
   %o = tile.make_view %q, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
   %x = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<256x128xf32>
   %y = tile.load %o[%c0, %c0] : !tile.view<f32, 2> -> tensor<128x256xf32>
-  // TOO-BIG: shared-memory-per-arch.mlir:[[@LINE+1]]:9: error: kernel 'big_conversion' needs 131072 bytes of shared memory (this op alone 131072), more than the 101376 a CTA may use: use smaller tiles or fewer warps
+  // TOO-BIG: shared-memory-per-arch.mlir:[[@LINE+1]]:9: error: kernel 'big_conversion' needs 131072 bytes of shared memory (131072 for this op), more than the 101376 a CTA may use: use smaller tiles or fewer warps
   %yt = tile.trans %y : tensor<128x256xf32> -> tensor<256x128xf32>
   %s = arith.addf %x, %yt : tensor<256x128xf32>
   tile.store %s, %o[%c0, %c0] : tensor<256x128xf32>, !tile.view<f32, 2>

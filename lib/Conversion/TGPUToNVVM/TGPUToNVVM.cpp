@@ -169,6 +169,13 @@ private:
   DenseMap<Value, LazyTile> lazyTiles;
   Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
   int64_t lazyCursor = 0, lazyBytes = 0;
+  Location lazyUser = UnknownLoc::get(b.getContext()); // the dot whose operands needed the most
+  void growLazy() {
+    if (lazyCursor > lazyBytes) {
+      lazyBytes = lazyCursor;
+      lazyUser = loc;
+    }
+  }
   int pendingLazy = 0;
 
   bool isLazyDotOperand(ConvertLayoutOp conv) {
@@ -308,11 +315,13 @@ LogicalResult KernelLowering::run() {
   int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
   sharedBytes = scratch + lazyBytes;
-  if (sharedBytes > maxSharedBytes)
-    return emitError(largestSharedUser) << "kernel '" << func.getName() << "' needs " << sharedBytes
-                                        << " bytes of shared memory (this op alone " << scratch
-                                        << "), more than the " << maxSharedBytes
-                                        << " a CTA may use: use smaller tiles or fewer warps";
+  if (sharedBytes > maxSharedBytes) {
+    bool dotOperands = lazyBytes >= scratch;
+    return emitError(dotOperands ? lazyUser : largestSharedUser)
+           << "kernel '" << func.getName() << "' needs " << sharedBytes << " bytes of shared memory ("
+           << (dotOperands ? lazyBytes : scratch) << " for this op), more than the " << maxSharedBytes
+           << " a CTA may use: use smaller tiles or fewer warps";
+  }
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
   return success();
 }
@@ -543,7 +552,7 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   // Registers come in groups of `vec` consecutive elements of the last dimension; with a unit
   // innermost stride, a group that lies wholly inside the view at an aligned address is one
   // vector load of up to 16 bytes, else its elements load one by one under their own bounds.
-  const int vec = view.unitInnerStride ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
+  const int vec = view.unitInnerStride && elemBytes <= 4 ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
   SmallVector<Value> out;
   for (int first = 0; first < layout.numRegs(); first += vec) {
     SmallVector<Value> c = regCoord(attr, layout, first);
@@ -668,11 +677,12 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   Type i32Type = b.getI32Type();
   auto halfPair = VectorType::get({2}, elem);
   // Two 16-bit values in one 32-bit register, the first in the low half.
+  // (mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.)
   auto pack = [&](Value lo, Value hi) -> Value {
     Value v = LLVM::UndefOp::create(b, loc, halfPair);
     v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
     v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
-    return LLVM::BitcastOp::create(b, loc, i32Type, v);
+    return elem.isBF16() ? LLVM::BitcastOp::create(b, loc, i32Type, v).getResult() : v;
   };
   NVVM::MMATypes ptxType = elem.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   auto f32 = b.getF32Type();
@@ -763,7 +773,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
   int64_t bOffset = aOffset + m * k * 2;
   lazyCursor = bOffset + n * k * 2;
-  lazyBytes = std::max(lazyBytes, lazyCursor);
+  growLazy();
   Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
   Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
   // K-major: (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2 with row = m or n and
@@ -852,7 +862,12 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   constexpr int64_t kAlign = 16;
   int64_t offset = lazyCursor;
   lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
-  lazyBytes = std::max(lazyBytes, lazyCursor);
+  {
+    Location saved = loc;
+    loc = (*conv->getUsers().begin())->getLoc(); // charge the dot that needs the operand
+    growLazy();
+    loc = saved;
+  }
   Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
   Attribute fromAttr = getLayoutAttr(conv.getSrc().getType());
   ArrayRef<Value> srcRegs = regs[conv.getSrc()];
