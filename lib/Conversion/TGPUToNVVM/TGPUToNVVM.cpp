@@ -64,6 +64,8 @@ struct ViewInfo {
 
 constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
 constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
+constexpr int kCoreBytes = 128;     // one wgmma core matrix
+constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
 
 class KernelLowering {
 public:
@@ -192,6 +194,9 @@ private:
   DenseMap<Value, Value> wgmmaSources;
   bool canUseWgmma(tile::DotOp op);
   LogicalResult lowerDotWgmma(tile::DotOp op);
+  Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
+  void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
+                 SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
   void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
@@ -232,6 +237,13 @@ private:
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerForGeneric(scf::ForOp op);
+  /// A K loop whose body is only `acc = dot(load_a(iv), load_b(iv), acc)` (each load behind its
+  /// layout conversion) and whose dot runs on wgmma: the operands stream through a ring of
+  /// kPipelineStages shared-memory stages filled by cp.async, so copies of the next steps overlap
+  /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
+  std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
+  LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerElementwise(Operation *op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
@@ -758,55 +770,29 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
   }
 }
 
-/// wgmma.mma_async with both operands in shared memory, K-major, no swizzle. A tile [M, K] is stored as
-/// 8x8 core matrices (8 rows of 16 bytes, 128 contiguous bytes): element (r, k) at
-///     (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2,   LBO = 128, SBO = K * 16,
-/// and B [K, N] the same way with n as the row (so B is K-major too, no transpose). The descriptor of
-/// one m64nNk16 is the start address of its 64 x 16 (or N x 16) slice with LBO and SBO.
-LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
-  auto aType = op.getA().getType();
-  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
-  Type elem = aType.getElementType();
-  constexpr int64_t kCoreBytes = 128, kRowBytes = 16, kAlign = 128;
-  const int64_t sbo = k * kRowBytes, lbo = kCoreBytes;
-  // Shared memory for A then B, above the other ops' scratch (see the lazy tiles).
-  int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
-  int64_t bOffset = aOffset + m * k * 2;
-  lazyCursor = bOffset + n * k * 2;
-  growLazy();
-  Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
-  Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
-  // K-major: (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2 with row = m or n and
-  // col = k; transposed (MN-major) swaps the roles inside the core matrix: (col % 8) * 16 + (row % 8) * 2.
-  auto coreOffset = [&](Value row, Value col, bool transposed = false) -> Value {
-    Value r8 = arith::ShRUIOp::create(b, loc, row, i32(3)), c8 = arith::ShRUIOp::create(b, loc, col, i32(3));
-    Value rIn = arith::AndIOp::create(b, loc, row, i32(7)), cIn = arith::AndIOp::create(b, loc, col, i32(7));
-    if (transposed)
-      std::swap(rIn, cIn);
-    Value off = arith::MulIOp::create(b, loc, r8, i32(sbo));
-    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, c8, i32(lbo)));
-    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, rIn, i32(kRowBytes)));
-    return arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, cIn, i32(2)));
-  };
-  Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
-  if (!aTile)
-    aTile = op.getA();
-  if (!bTile)
-    bTile = op.getB();
-  storeTile(aTile, aBase, [&](ArrayRef<Value> c) { return coreOffset(c[0], c[1]); }, /*vectorDim=*/1);
-  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
-  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
-  // N-major: element (k, n) at (n / 8) * SBO + (k / 8) * LBO + (k % 8) * 16 + (n % 8) * 2.
-  const bool bNMajor = contiguousRegsAlong(layoutOf(bTile), 1, 8) > 1;
-  if (bNMajor)
-    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0], /*transposed=*/true); }, 1);
-  else
-    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreOffset(c[1], c[0]); }, 0);
-  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
-  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  barrier();
+/// Byte offset of element (row, col) of a no-swizzle core-matrix layout: rows of 16 bytes hold 8
+/// consecutive columns, 8 rows make a 128-byte core matrix, core matrices run along the columns
+/// (LBO = 128) and then down the rows (SBO = cols * 16):
+///     (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2.
+/// K-major operands use (row, col) = (m or n, k); N-major B uses (row, col) = (n, k) with the roles
+/// inside the core matrix swapped (`transposed`): (k % 8) * 16 + (n % 8) * 2.
+Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed) {
+  Value r8 = arith::ShRUIOp::create(b, loc, row, i32(3)), c8 = arith::ShRUIOp::create(b, loc, col, i32(3));
+  Value rIn = arith::AndIOp::create(b, loc, row, i32(7)), cIn = arith::AndIOp::create(b, loc, col, i32(7));
+  if (transposed)
+    std::swap(rIn, cIn);
+  Value off = arith::MulIOp::create(b, loc, r8, i32(cols * kCoreRowBytes));
+  off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, c8, i32(kCoreBytes)));
+  off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, rIn, i32(kCoreRowBytes)));
+  return arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, cIn, i32(2)));
+}
 
+/// The MMAs of one wgmma dot whose A [m, k] (K-major) and B [k, n] (K- or N-major) already sit in
+/// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
+/// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
+void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
+                               SmallVectorImpl<Value> &c) {
+  const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors: start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle.
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
   auto descriptor = [&](Value byteOffset) -> Value {
@@ -819,8 +805,6 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
   Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
   Value aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
-
-  SmallVector<Value> c(regs[op.getC()]);
   Type f32 = b.getF32Type();
   auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), f32));
   Value acc = LLVM::UndefOp::create(b, loc, accType);
@@ -846,6 +830,40 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (size_t i = 0; i < c.size(); ++i)
     c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
+}
+
+/// wgmma.mma_async with both operands stored to shared memory (see coreMatrixOffset) right before it.
+LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
+  auto aType = op.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  constexpr int64_t kAlign = 128;
+  // Shared memory for A then B, above the other ops' scratch (see the lazy tiles).
+  int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
+  int64_t bOffset = aOffset + m * k * 2;
+  lazyCursor = bOffset + n * k * 2;
+  growLazy();
+  Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
+  Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
+  Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
+  if (!aTile)
+    aTile = op.getA();
+  if (!bTile)
+    bTile = op.getB();
+  storeTile(aTile, aBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
+  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
+  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
+  const bool bNMajor = contiguousRegsAlong(layoutOf(bTile), 1, 8) > 1;
+  if (bNMajor)
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k, /*transposed=*/true); }, 1);
+  else
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k); }, 0);
+  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  barrier();
+  SmallVector<Value> c(regs[op.getC()]);
+  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c);
   regs[op.getResult()] = c;
   // Every warpgroup has read A and B once the barrier passes; the space may be reused.
   barrier();
@@ -1022,6 +1040,199 @@ LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value>
 }
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+  if (auto loads = matchPipelinedDotLoop(op))
+    return lowerPipelinedDotLoop(op, *loads);
+  return lowerForGeneric(op);
+}
+
+std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop(scf::ForOp op) {
+  if (!wgmma || op.getNumRegionIterArgs() != 1)
+    return std::nullopt;
+  Block *body = op.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  tile::DotOp dot;
+  for (Operation &inner : body->without_terminator())
+    if (auto d = dyn_cast<tile::DotOp>(inner)) {
+      if (dot)
+        return std::nullopt;
+      dot = d;
+    }
+  if (!dot || !canUseWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
+      !dot->hasOneUse())
+    return std::nullopt;
+  std::array<tile::LoadOp, 2> loads;
+  SmallPtrSet<Operation *, 8> expected = {dot, yield};
+  for (int which = 0; which < 2; ++which) {
+    Value operand = dot->getOperand(which);
+    if (auto conv = operand.getDefiningOp<ConvertLayoutOp>()) {
+      if (!conv->hasOneUse() || conv->getBlock() != body)
+        return std::nullopt;
+      expected.insert(conv);
+      operand = conv.getSrc();
+    }
+    auto load = operand.getDefiningOp<tile::LoadOp>();
+    if (!load || load->getBlock() != body || !load->hasOneUse())
+      return std::nullopt;
+    auto type = load.getResult().getType();
+    auto it = views.find(load.getView());
+    // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
+    if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
+        contiguousRegs(layoutOf(load.getResult()), 8) != 8)
+      return std::nullopt;
+    if (auto pad = load.getPaddingAttr())
+      if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
+        return std::nullopt;
+    if (!llvm::all_of(load.getOffsets(), [&](Value v) { return v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v); }))
+      return std::nullopt;
+    // B must run along N to be copied N-major.
+    if (which == 1 && contiguousRegsAlong(layoutOf(load.getResult()), 1, 8) != 8)
+      return std::nullopt;
+    expected.insert(load);
+    loads[which] = load;
+  }
+  for (Operation &inner : *body)
+    if (!expected.contains(&inner))
+      return std::nullopt;
+  return loads;
+}
+
+LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
+  auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
+  auto aType = dot.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  const int64_t aBytes = m * k * 2, stageBytes = (aBytes + k * n * 2 + 127) / 128 * 128;
+  const int stages = kPipelineStages;
+  Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
+        step = scalars.lookup(op.getStep());
+  if (!lb.getType().isInteger(32))
+    return lowerForGeneric(op);
+
+  // cp.async needs 16-byte aligned sources: bases and row strides of both views, and the columns of
+  // every copy (loop-invariant offsets, or the induction variable: lower bound and step), multiples
+  // of 8 elements. Otherwise the loop runs unpipelined.
+  auto isAligned = [&](Value bytesOrElems, int64_t mask) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 arith::AndIOp::create(b, loc, bytesOrElems, arith::ConstantIntOp::create(
+                                                                                 b, loc, bytesOrElems.getType(), mask)),
+                                 arith::ConstantIntOp::create(b, loc, bytesOrElems.getType(), 0));
+  };
+  Value ok = arith::AndIOp::create(b, loc, isAligned(lb, 7), isAligned(step, 7));
+  for (tile::LoadOp load : loads) {
+    ViewInfo &view = views[load.getView()];
+    ok = arith::AndIOp::create(b, loc, ok, isAligned(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15));
+    for (size_t d = 0; d + 1 < view.strides.size(); ++d)
+      ok = arith::AndIOp::create(b, loc, ok, isAligned(view.strides[d], 7));
+    Value lastOffset = load.getOffsets().back();
+    if (lastOffset != op.getInductionVar())
+      ok = arith::AndIOp::create(b, loc, ok, isAligned(scalars.lookup(lastOffset), 7));
+  }
+  auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), ok, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    if (failed(lowerForGeneric(op)))
+      return failure();
+    scf::YieldOp::create(b, loc, flatten(op.getResults()));
+    b.setInsertionPointToStart(ifOp.thenBlock());
+
+    // The ring: `stages` slots of A (K-major) then B (N-major), above the other ops' scratch.
+    int64_t ringOffset = (lazyCursor + 127) / 128 * 128;
+    lazyCursor = ringOffset + stages * stageBytes;
+    {
+      Location saved = loc;
+      loc = dot.getLoc();
+      growLazy();
+      loc = saved;
+    }
+    Value ring = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(ringOffset));
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    // Copies the tiles of iteration `iv` into slot `slot` (zero bytes when !valid or outside the view).
+    auto issue = [&](Value iv, Value slot, Value valid) {
+      Value slotBase = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
+      for (int which = 0; which < 2; ++which) {
+        tile::LoadOp load = loads[which];
+        ViewInfo &view = views[load.getView()];
+        Attribute attr = getLayoutAttr(load.getResult().getType());
+        LinearLayout layout = layoutOf(load.getResult());
+        const int rank = layout.rank();
+        SmallVector<Value> offsets;
+        for (Value o : load.getOffsets())
+          offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+        Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
+        for (int first = 0; first < layout.numRegs(); first += 8) {
+          SmallVector<Value> c = regCoord(attr, layout, first);
+          Value rowsOk = valid, offset = i64(0);
+          SmallVector<Value> g;
+          for (int d = 0; d < rank; ++d) {
+            g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
+            offset = arith::AddIOp::create(
+                b, loc, offset,
+                arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]));
+            if (d + 1 < rank)
+              rowsOk = arith::AndIOp::create(
+                  b, loc, rowsOk, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]));
+          }
+          // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
+          Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g[rank - 1]),
+                                             i32(2));
+          Value bytes = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left, i32(16)), i32(0));
+          bytes = arith::SelectOp::create(b, loc, rowsOk, bytes, i32(0));
+          Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+          Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32(0));
+          src = arith::SelectOp::create(b, loc, nonEmpty, src, view.base);
+          Value within = which == 0 ? coreMatrixOffset(c[0], c[1], k)
+                                    : coreMatrixOffset(c[1], c[0], k, /*transposed=*/true);
+          Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
+                                          ValueRange{arith::AddIOp::create(b, loc, operandBase, within)});
+          NVVM::CpAsyncOp::create(b, loc, dst, src, b.getI32IntegerAttr(16),
+                                  NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                                  bytes);
+        }
+      }
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    };
+    // Prologue: iterations 0 .. stages - 2 in flight before the loop starts.
+    for (int s = 0; s + 1 < stages; ++s) {
+      Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s)));
+      issue(iv, i32(s), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub));
+    }
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step, flatten(op.getInitArgs()));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Block *body = loop.getBody();
+      if (!body->empty() && isa<scf::YieldOp>(body->back()))
+        body->back().erase();
+      b.setInsertionPointToEnd(body);
+      Value iv = loop.getInductionVar();
+      Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+      // Refill the slot freed last iteration with iteration i + stages - 1.
+      Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
+      issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
+      // Iteration i's copies are the oldest group still pending: wait until at most stages - 1 remain.
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 1);
+      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                                 NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      barrier();
+      Value slotBase = arith::AddIOp::create(
+          b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
+      SmallVector<Value> c(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+      emitWgmma(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m, n, k, elem, c);
+      // Every warpgroup is done with this slot before the next iteration refills it.
+      barrier();
+      scf::YieldOp::create(b, loc, c);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    scf::YieldOp::create(b, loc, loop.getResults());
+  }
+  lazyCursor = 0;
+  unflatten(op.getResults(), ifOp.getResults());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerForGeneric(scf::ForOp op) {
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
                                    scalars.lookup(op.getStep()), inits);
