@@ -1,0 +1,50 @@
+// RUN: flare-opt %s --tgpu-assign-layouts '--convert-tgpu-to-nvvm=wgmma=true' | FileCheck %s
+
+// A K loop that is exactly acc = dot(load(iv), load(iv), acc) on the wgmma path streams its operands
+// through a 3-slot shared-memory ring filled by cp.async (16-byte copies, zero-filled past the view):
+//   prologue: iterations 0 and 1 are issued, one commit group each;
+//   iteration i: issue i + 2 into slot (i + 2) % 3, wait until at most 2 groups are pending (so
+//   iteration i's copies are done), fence the async proxy, barrier, wgmma on slot i % 3, barrier.
+// Sources that are not 16-byte aligned take the unpipelined loop instead (the scf.if's else branch).
+func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: i32, %n: i32, %k: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bk = arith.constant 32 : i32
+  %av = tile.make_view %a, [%m, %k], [%k, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%k, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%m, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %acc = scf.for %kk = %c0 to %k step %bk iter_args(%acc_i = %zero) -> (tensor<64x64xf32>) : i32 {
+    %at = tile.load %av[%c0, %kk] : !tile.view<bf16, 2> -> tensor<64x32xbf16>
+    %bt = tile.load %bv[%kk, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+    %d = tile.dot %at, %bt, %acc_i : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  tile.store %acc, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
+  return
+}
+// 3 slots of (64 x 32 + 32 x 64) x 2 bytes = 8 KiB each.
+// CHECK-LABEL: gpu.func @mm
+// CHECK-SAME:  tgpu.shared_bytes = 24576
+// CHECK:       scf.if
+// Prologue: two commit groups before the loop.
+// CHECK:       nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK:       nvvm.cp.async.commit.group
+// CHECK:       nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK:       nvvm.cp.async.commit.group
+// CHECK:       scf.for
+// CHECK:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK:         nvvm.cp.async.commit.group
+// CHECK:         nvvm.cp.async.wait.group 2
+// CHECK-NEXT:    nvvm.fence.proxy
+// CHECK-NEXT:    gpu.barrier
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: nvvm.wgmma.mma_async
+// CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:         gpu.barrier
+// CHECK:       nvvm.cp.async.wait.group 0
+// CHECK:       } else {
+// CHECK:         scf.for
+// CHECK-NOT:       nvvm.cp.async
+// CHECK:           nvvm.wgmma.mma_async
