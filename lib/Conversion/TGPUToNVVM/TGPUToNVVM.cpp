@@ -197,6 +197,10 @@ private:
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
   void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
                  SmallVectorImpl<Value> &c);
+  /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
+  Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc);
+  Value packAccumulator(ArrayRef<Value> c);
+  void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
   void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
@@ -790,8 +794,8 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// The MMAs of one wgmma dot whose A [m, k] (K-major) and B [k, n] (K- or N-major) already sit in
 /// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
 /// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
-void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                               SmallVectorImpl<Value> &c) {
+Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
+                                     Type elem, Value acc) {
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors: start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle.
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
@@ -805,11 +809,7 @@ void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m
   // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
   Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
   Value aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
-  Type f32 = b.getF32Type();
-  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), f32));
-  Value acc = LLVM::UndefOp::create(b, loc, accType);
-  for (size_t i = 0; i < c.size(); ++i)
-    acc = LLVM::InsertValueOp::create(b, loc, acc, c[i], ArrayRef<int64_t>{static_cast<int64_t>(i)});
+  Type accType = acc.getType();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   MLIRContext *ctx = b.getContext();
@@ -827,9 +827,27 @@ void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m
         NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return acc;
+}
+
+Value KernelLowering::packAccumulator(ArrayRef<Value> c) {
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), b.getF32Type()));
+  Value acc = LLVM::UndefOp::create(b, loc, accType);
+  for (size_t i = 0; i < c.size(); ++i)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, c[i], ArrayRef<int64_t>{static_cast<int64_t>(i)});
+  return acc;
+}
+
+void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
   for (size_t i = 0; i < c.size(); ++i)
     c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
+}
+
+void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
+                               SmallVectorImpl<Value> &c) {
+  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c));
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  unpackAccumulator(acc, c);
 }
 
 /// wgmma.mma_async with both operands stored to shared memory (see coreMatrixOffset) right before it.
@@ -1198,7 +1216,10 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s)));
       issue(iv, i32(s), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub));
     }
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step, flatten(op.getInitArgs()));
+    // The accumulator is carried as wgmma's struct so that its registers are never read while an MMA
+    // group is in flight: each iteration issues its MMAs and waits only for the previous iteration's.
+    SmallVector<Value> c = flatten(op.getInitArgs());
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
     {
       OpBuilder::InsertionGuard inner(b);
       Block *body = loop.getBody();
@@ -1207,25 +1228,28 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       b.setInsertionPointToEnd(body);
       Value iv = loop.getInductionVar();
       Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
-      // Refill the slot freed last iteration with iteration i + stages - 1.
-      Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
-      issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
-      // Iteration i's copies are the oldest group still pending: wait until at most stages - 1 remain.
-      NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 1);
+      // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
       NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                                  NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
       barrier();
       Value slotBase = arith::AddIOp::create(
           b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
-      SmallVector<Value> c(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-      emitWgmma(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m, n, k, elem, c);
-      // Every warpgroup is done with this slot before the next iteration refills it.
+      Value acc = emitWgmmaAsync(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m,
+                                 n, k, elem, loop.getRegionIterArgs()[0]);
+      // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
+      // iteration i + stages - 1.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
       barrier();
-      scf::YieldOp::create(b, loc, c);
+      Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
+      issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
+      scf::YieldOp::create(b, loc, ValueRange{acc});
     }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    scf::YieldOp::create(b, loc, loop.getResults());
+    unpackAccumulator(loop.getResult(0), c);
+    scf::YieldOp::create(b, loc, c);
   }
   lazyCursor = 0;
   unflatten(op.getResults(), ifOp.getResults());
