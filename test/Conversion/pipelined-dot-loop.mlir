@@ -3,8 +3,11 @@
 // A K loop that is exactly acc = dot(load(iv), load(iv), acc) on the wgmma path streams its operands
 // through a 3-slot shared-memory ring filled by cp.async (16-byte copies, zero-filled past the view):
 //   prologue: iterations 0 and 1 are issued, one commit group each;
-//   iteration i: issue i + 2 into slot (i + 2) % 3, wait until at most 2 groups are pending (so
-//   iteration i's copies are done), fence the async proxy, barrier, wgmma on slot i % 3, barrier.
+//   iteration i: wait until at most 1 copy group is pending (so iteration i's copies are done), fence
+//   the async proxy, barrier, issue the MMAs of slot i % 3 and commit them, wait until at most 1 MMA
+//   group is pending (iteration i - 1's), barrier, then refill that slot, (i + 2) % 3, with iteration
+//   i + 2. The accumulator is carried as wgmma's struct, so its registers are never touched while an
+//   MMA group is in flight; after the loop every group is waited for.
 // Sources that are not 16-byte aligned take the unpipelined loop instead (the scf.if's else branch).
 func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: i32, %n: i32, %k: i32)
     attributes {tile.kernel, tile.num_warps = 4 : i32} {
@@ -33,17 +36,19 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK:       nvvm.cp.async.commit.group
 // CHECK:       nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK:       nvvm.cp.async.commit.group
-// CHECK:       scf.for
-// CHECK:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK:         nvvm.cp.async.commit.group
-// CHECK:         nvvm.cp.async.wait.group 2
+// CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32,
+// CHECK:         nvvm.cp.async.wait.group 1
 // CHECK-NEXT:    nvvm.fence.proxy
 // CHECK-NEXT:    gpu.barrier
 // CHECK:         nvvm.wgmma.fence.aligned
 // CHECK-COUNT-2: nvvm.wgmma.mma_async
-// CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK:         gpu.barrier
-// CHECK:       nvvm.cp.async.wait.group 0
+// CHECK-NEXT:    nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NEXT:    gpu.barrier
+// CHECK:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK:         nvvm.cp.async.commit.group
+// CHECK:       nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT:  nvvm.cp.async.wait.group 0
 // CHECK:       } else {
 // CHECK:         scf.for
 // CHECK-NOT:       nvvm.cp.async
