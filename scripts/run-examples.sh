@@ -12,7 +12,9 @@ ptxas=$(command -v ptxas || true)
 status=0
 for f in "$examples"/tile/*.mlir; do
   name=$(basename "$f" .mlir)
-  for arch in sm_90a sm_80; do
+  # An example may restrict its architectures with a "// flare-archs: ..." line.
+  archs=$(sed -n 's|^// flare-archs: *||p' "$f" | head -1)
+  for arch in ${archs:-sm_90a sm_80}; do
     ptx="$out/$name.$arch.ptx"
     "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx"
     if [ -n "$ptxas" ]; then

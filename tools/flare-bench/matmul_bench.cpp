@@ -1,6 +1,8 @@
 //===- matmul_bench.cpp - Time the tile matmul example ---------------------===//
 //
-//   flare-bench-matmul <examples dir> [size...]
+//   flare-bench-matmul <examples dir> [--block M N] [size...]
+//
+// Times examples/tile/matmul_hopper.mlir (256x128 tiles; --block gives the tile of another version)
 //
 // For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
 // bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
@@ -21,17 +23,25 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::vector<int> sizes;
-  for (int i = 2; i < argc; ++i)
+  unsigned blockM = 256, blockN = 128; // the CTA tile of examples/tile/matmul_hopper.mlir
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--block" && i + 2 < argc) {
+      blockM = static_cast<unsigned>(std::atoi(argv[i + 1]));
+      blockN = static_cast<unsigned>(std::atoi(argv[i + 2]));
+      i += 2;
+      continue;
+    }
     sizes.push_back(std::atoi(argv[i]));
+  }
   if (sizes.empty())
     sizes = {4096, 8192};
   try {
-    std::ifstream file(std::string(argv[1]) + "/tile/matmul.mlir");
+    std::ifstream file(std::string(argv[1]) + "/tile/matmul_hopper.mlir");
     std::stringstream src;
     src << file.rdbuf();
     flare::rt::Context ctx(0);
     flare::rt::KernelCache cache(ctx);
-    flare::rt::Kernel kernel = cache.getOrCompile(src.str(), {ctx.arch()}, "matmul.mlir")->kernel("matmul_bf16");
+    flare::rt::Kernel kernel = cache.getOrCompile(src.str(), {ctx.arch()}, "matmul_hopper.mlir")->kernel("matmul_bf16");
     std::mt19937 rng(1);
     std::uniform_int_distribution<int> bits(0x3C00, 0x3F80); // bf16 values in [2^-7, 1)
     for (int n : sizes) {
@@ -43,7 +53,7 @@ int main(int argc, char **argv) {
       flare::rt::DeviceBuffer c(ctx, host.size() * 2);
       flare::rt::KernelArgs args;
       args.addPointer(a).addPointer(b).addPointer(c).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n);
-      flare::rt::Grid grid{static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>((n + 127) / 128), 1};
+      flare::rt::Grid grid{(n + blockM - 1) / blockM, (n + blockN - 1) / blockN, 1};
       for (int i = 0; i < 3; ++i)
         kernel.launch(grid, args);
       ctx.synchronize();
