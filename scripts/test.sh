@@ -7,4 +7,6 @@ build=${FLARE_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 cd "$build"
+# ctest hides the output of tests that pass; show why the GPU tests skip (or that they ran) first.
+"$build/bin/flare-gpu-tests" --gtest_brief=1 2>&1 | grep -E "no GPU|PASSED|FAILED" | sort -u | head -3 || true
 ctest --output-on-failure
