@@ -1,0 +1,285 @@
+//===- KernelLowering.h - Per-thread lowering of one tile kernel -*- C++ -*-===//
+//
+// Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
+// accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
+#define FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
+
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <array>
+#include <functional>
+#include <optional>
+
+namespace flare::tgpu::lowering {
+using namespace mlir;
+
+constexpr double kLog2E = 1.4426950408889634;  // log2(e): exp(x) = exp2(x * log2(e))
+constexpr double kLn2 = 0.6931471805599453;    // ln(2):   log(x) = log2(x) * ln(2)
+constexpr int kWarpSize = 32;
+constexpr StringLiteral kSharedMemorySymbol = "__flare_smem";
+constexpr StringLiteral kKernelModuleName = "flare_kernels";
+
+constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
+constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
+constexpr int kCoreBytes = 128;     // one wgmma core matrix
+constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
+
+struct ViewInfo {
+  Value base;                    // !llvm.ptr<1>
+  SmallVector<Value> sizes;      // i32
+  SmallVector<Value> strides;    // i64
+  bool unitInnerStride = false;  // the innermost stride is the constant 1: rows are contiguous
+};
+
+/// How many consecutive registers of `layout` hold consecutive elements of the last dimension: the
+/// low register bits whose bases are (0, ..., 1), (0, ..., 2), ... (at most `maxElems`).
+inline int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems) {
+  const auto &reg = layout.bases(LayoutInput::Reg);
+  int n = 1;
+  for (size_t bit = 0; bit < reg.size() && n * 2 <= maxElems; ++bit) {
+    LinearLayout::Coord want(layout.rank(), 0);
+    want[dim] = n;
+    if (reg[bit] != want)
+      break;
+    n *= 2;
+  }
+  return n;
+}
+inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
+  return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
+}
+
+class KernelLowering {
+public:
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma)
+      : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
+        maxSharedBytes(maxSharedBytes), wgmma(wgmma) {}
+
+  LogicalResult run();
+private:
+  func::FuncOp func;
+  gpu::GPUModuleOp module;
+  OpBuilder b;
+  int numWarps;
+  int64_t maxSharedBytes;
+  bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
+  Location loc = UnknownLoc::get(b.getContext());
+
+  Value laneId, warpId;                                   // i32
+  Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
+  Value smemBase;                                         // !llvm.ptr<3>
+  int64_t sharedBytes = 0;
+  IRMapping scalars;                                      // scalar values: source -> lowered
+  DenseMap<Value, SmallVector<Value>> regs;               // tiles: source -> one value per register
+  DenseMap<Value, ViewInfo> views;
+  DenseMap<Attribute, SmallVector<Value>> threadCoords;   // per layout: T_d for each dimension
+
+  // --- small builders -----------------------------------------------------------------------------
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+
+  LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
+
+  /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32).
+  ArrayRef<Value> threadCoord(Attribute layoutAttr) {
+    auto it = threadCoords.find(layoutAttr);
+    if (it != threadCoords.end())
+      return it->second;
+    // Computed once, in the kernel's prologue, so that every region can use them.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueAnchor);
+    Location savedLoc = loc;
+    loc = func.getLoc();
+    auto restoreLoc = llvm::make_scope_exit([&] { loc = savedLoc; });
+    LinearLayout layout = cast<LinearLayoutAttr>(layoutAttr).getLayout();
+    SmallVector<Value> coords;
+    for (int d = 0; d < layout.rank(); ++d) {
+      Value acc = i32(0);
+      for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}}) {
+        const auto &bases = layout.bases(in);
+        for (size_t bit = 0; bit < bases.size(); ++bit) {
+          if (bases[bit][d] == 0)
+            continue;
+          // ((id >> bit) & 1) * basis, XOR-ed in.
+          Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, i32(bit)), i32(1));
+          acc = arith::XOrIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, sel, i32(bases[bit][d])));
+        }
+      }
+      coords.push_back(acc);
+    }
+    return threadCoords[layoutAttr] = coords;
+  }
+
+  /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
+  SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
+    ArrayRef<Value> t = threadCoord(layoutAttr);
+    LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
+    SmallVector<Value> c;
+    for (int d = 0; d < layout.rank(); ++d)
+      c.push_back(r[d] ? arith::XOrIOp::create(b, loc, t[d], i32(r[d])).getResult() : t[d]);
+    return c;
+  }
+
+  /// Row-major index of a coordinate (i32).
+  Value linearIndex(ArrayRef<Value> coord, ArrayRef<int64_t> shape) {
+    Value idx = i32(0);
+    for (size_t d = 0; d < coord.size(); ++d)
+      idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, idx, i32(shape[d])), coord[d]);
+    return idx;
+  }
+
+  Value barrier() { return gpu::BarrierOp::create(b, loc), Value(); }
+
+  Value smemAddress(Value index, Type elemType, Value byteOffset = Value()) {
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value base = smemBase;
+    if (byteOffset)
+      base = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{byteOffset});
+    return LLVM::GEPOp::create(b, loc, ptrType, elemType, base, ValueRange{index});
+  }
+
+  // Dot operands that need shared memory stay there until the dot loads each fragment just before
+  // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live above the
+  // scratch area of the other ops: at lazyBase (patched to the final scratch size at the end) plus a
+  // per-tile offset.
+  struct LazyTile {
+    Attribute layoutAttr;
+    LinearLayout layout;
+    Type elem;
+    int64_t byteOffset;
+    DenseMap<int, Value> loaded;
+  };
+  DenseMap<Value, LazyTile> lazyTiles;
+  Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
+  int64_t lazyCursor = 0, lazyBytes = 0;
+  Location lazyUser = UnknownLoc::get(b.getContext()); // the dot whose operands needed the most
+  void growLazy() {
+    if (lazyCursor > lazyBytes) {
+      lazyBytes = lazyCursor;
+      lazyUser = loc;
+    }
+  }
+  int pendingLazy = 0;
+
+  bool isLazyDotOperand(ConvertLayoutOp conv) {
+    if (!conv->hasOneUse())
+      return false;
+    auto dot = dyn_cast<tile::DotOp>(*conv->getUsers().begin());
+    if (!dot || dot->getBlock() != conv->getBlock() || dot.getC() == conv.getResult())
+      return false;
+    return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
+  }
+  void lowerLazyConvert(ConvertLayoutOp conv);
+  /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
+  /// source registers straight into its shared-memory layout (no register shuffle at all).
+  DenseMap<Value, Value> wgmmaSources;
+  bool canUseWgmma(tile::DotOp op);
+  LogicalResult lowerDotWgmma(tile::DotOp op);
+  Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
+  void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
+                 SmallVectorImpl<Value> &c);
+  /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
+  Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc);
+  Value packAccumulator(ArrayRef<Value> c);
+  void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
+  /// Stores every register of `tile` (a tile of the source IR) to shared memory at
+  /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
+  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
+  Value lazyRegister(Value v, int reg);
+  Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
+
+  void needShared(int64_t bytes) {
+    if (bytes > sharedBytes) {
+      sharedBytes = bytes;
+      largestSharedUser = loc;
+    }
+  }
+  Location largestSharedUser = UnknownLoc::get(b.getContext());
+
+  /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
+  static Type scratchType(Type t) {
+    return t.getIntOrFloatBitWidth() < 32 && isa<IntegerType>(t) ? IntegerType::get(t.getContext(), 32) : t;
+  }
+  Value toScratch(Value v) {
+    Type st = scratchType(v.getType());
+    return st == v.getType() ? v : arith::ExtUIOp::create(b, loc, st, v).getResult();
+  }
+  Value fromScratch(Value v, Type t) {
+    return v.getType() == t ? v : arith::TruncIOp::create(b, loc, t, v).getResult();
+  }
+
+  // --- the walk -----------------------------------------------------------------------------------
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerLoad(tile::LoadOp op);
+  /// `pred ? *addr : pad` as one predicated ld.global (no branch) for 16- and 32-bit elements.
+  Value predicatedLoad(Value addr, Value pred, Value pad, Type elem);
+  /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
+  /// load, or `pad` in every lane when pred is false.
+  SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
+  LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
+  LogicalResult lowerDot(tile::DotOp op);
+  LogicalResult lowerReduce(tile::ReduceOp op);
+  LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerForGeneric(scf::ForOp op);
+  /// A K loop whose body is only `acc = dot(load_a(iv), load_b(iv), acc)` (each load behind its
+  /// layout conversion) and whose dot runs on wgmma: the operands stream through a ring of
+  /// kPipelineStages shared-memory stages filled by cp.async, so copies of the next steps overlap
+  /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
+  std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
+  LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
+  LogicalResult lowerIf(scf::IfOp op);
+  LogicalResult lowerElementwise(Operation *op);
+  FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
+
+  SmallVector<Value> flatten(ValueRange values) {
+    SmallVector<Value> out;
+    for (Value v : values) {
+      if (isa<RankedTensorType>(v.getType()))
+        llvm::append_range(out, regs[v]);
+      else
+        out.push_back(scalars.lookup(v));
+    }
+    return out;
+  }
+  SmallVector<Type> flattenTypes(TypeRange types) {
+    SmallVector<Type> out;
+    for (Type t : types) {
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        out.append(getLayoutAttr(tt).getLayout().numRegs(), tt.getElementType());
+      else
+        out.push_back(t);
+    }
+    return out;
+  }
+  /// Binds `values` (source) to consecutive entries of `lowered`.
+  void unflatten(ValueRange values, ValueRange lowered) {
+    size_t pos = 0;
+    for (Value v : values) {
+      if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
+        int n = getLayoutAttr(tt).getLayout().numRegs();
+        regs[v] = SmallVector<Value>(lowered.begin() + pos, lowered.begin() + pos + n);
+        pos += n;
+      } else {
+        scalars.map(v, lowered[pos++]);
+      }
+    }
+  }
+};
+
+} // namespace flare::tgpu::lowering
+
+#endif // FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H

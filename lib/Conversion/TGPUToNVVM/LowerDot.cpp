@@ -1,0 +1,419 @@
+//===- LowerDot.cpp - Tensor-core dots: mma.sync, wgmma, the pipelined K loop ===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+
+LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
+  if (canUseWgmma(op))
+    return lowerDotWgmma(op);
+  auto aType = op.getA().getType();
+  Type elem = aType.getElementType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
+  // The register order of the mma layouts (LinearLayout::mmaOperandA/B, mmaAccumulator): fragment
+  // registers first, then K repetitions, then M (for A and C) or N (for B) repetitions.
+  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
+  const int64_t mBlocks = m / wm / 16, nBlocks = n / wn / 8, kBlocks = k / 16;
+  Value aValue = op.getA(), bValue = op.getB();
+  SmallVector<Value> c(regs[op.getC()]);
+  Type i32Type = b.getI32Type();
+  auto halfPair = VectorType::get({2}, elem);
+  // Two 16-bit values in one 32-bit register, the first in the low half.
+  // (mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.)
+  auto pack = [&](Value lo, Value hi) -> Value {
+    Value v = LLVM::UndefOp::create(b, loc, halfPair);
+    v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
+    v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
+    return elem.isBF16() ? LLVM::BitcastOp::create(b, loc, i32Type, v).getResult() : v;
+  };
+  NVVM::MMATypes ptxType = elem.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  auto f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  for (int64_t mi = 0; mi < mBlocks; ++mi)
+    for (int64_t ki = 0; ki < kBlocks; ++ki) {
+      int64_t aBase = 8 * (ki + kBlocks * mi);
+      SmallVector<Value> aFrag;
+      for (int r = 0; r < 8; r += 2)
+        aFrag.push_back(pack(dotRegister(aValue, aBase + r), dotRegister(aValue, aBase + r + 1)));
+      for (int64_t ni = 0; ni < nBlocks; ++ni) {
+        int64_t bBase = 4 * (ki + kBlocks * ni), cBase = 4 * (ni + nBlocks * mi);
+        SmallVector<Value> bFrag = {pack(dotRegister(bValue, bBase), dotRegister(bValue, bBase + 1)),
+                                    pack(dotRegister(bValue, bBase + 2), dotRegister(bValue, bBase + 3))};
+        SmallVector<Value> cFrag(c.begin() + cBase, c.begin() + cBase + 4);
+        Value d = NVVM::MmaOp::create(b, loc, resultType, aFrag, bFrag, cFrag, ArrayRef<int64_t>{16, 8, 16},
+                                      std::nullopt, std::nullopt,
+                                      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                                      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (int r = 0; r < 4; ++r)
+          c[cBase + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
+      }
+    }
+  regs[op.getResult()] = c;
+  // The lazy operands' shared memory may be overwritten once every warp has read its fragments.
+  int consumed = static_cast<int>(lazyTiles.erase(aValue)) + static_cast<int>(lazyTiles.erase(bValue));
+  if (consumed) {
+    barrier();
+    pendingLazy -= consumed;
+    if (pendingLazy == 0)
+      lazyCursor = 0;
+  }
+  return success();
+}
+
+bool KernelLowering::canUseWgmma(tile::DotOp op) {
+  if (!wgmma || numWarps % 4 != 0)
+    return false;
+  int64_t m = op.getA().getType().getDimSize(0), n = op.getB().getType().getDimSize(1);
+  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
+  // One m64nNk16 per warpgroup and K step: every warp owns 16 rows, warpgroups stack along M.
+  return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
+}
+
+/// Byte offset of element (row, col) of a no-swizzle core-matrix layout: rows of 16 bytes hold 8
+/// consecutive columns, 8 rows make a 128-byte core matrix, core matrices run along the columns
+/// (LBO = 128) and then down the rows (SBO = cols * 16):
+///     (row / 8) * SBO + (col / 8) * LBO + (row % 8) * 16 + (col % 8) * 2.
+/// K-major operands use (row, col) = (m or n, k); N-major B uses (row, col) = (n, k) with the roles
+/// inside the core matrix swapped (`transposed`): (k % 8) * 16 + (n % 8) * 2.
+Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed) {
+  Value r8 = arith::ShRUIOp::create(b, loc, row, i32(3)), c8 = arith::ShRUIOp::create(b, loc, col, i32(3));
+  Value rIn = arith::AndIOp::create(b, loc, row, i32(7)), cIn = arith::AndIOp::create(b, loc, col, i32(7));
+  if (transposed)
+    std::swap(rIn, cIn);
+  Value off = arith::MulIOp::create(b, loc, r8, i32(cols * kCoreRowBytes));
+  off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, c8, i32(kCoreBytes)));
+  off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, rIn, i32(kCoreRowBytes)));
+  return arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, cIn, i32(2)));
+}
+
+/// The MMAs of one wgmma dot whose A [m, k] (K-major) and B [k, n] (K- or N-major) already sit in
+/// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
+/// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
+Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
+                                     Type elem, Value acc) {
+  const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
+  // Descriptors: start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle.
+  Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
+  auto descriptor = [&](Value byteOffset) -> Value {
+    Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
+    Value start = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, addr, i32(4)), i32(0x3FFF));
+    Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
+    d = arith::OrIOp::create(b, loc, d, i64((lbo >> 4) << 16));
+    return arith::OrIOp::create(b, loc, d, i64((sbo >> 4) << 32));
+  };
+  // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
+  Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+  Value aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
+  Type accType = acc.getType();
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  MLIRContext *ctx = b.getContext();
+  for (int64_t kk = 0; kk < k / 16; ++kk) {
+    // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
+    Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
+    Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i32(kk * 2 * lbo)));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
+        NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+Value KernelLowering::packAccumulator(ArrayRef<Value> c) {
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(c.size(), b.getF32Type()));
+  Value acc = LLVM::UndefOp::create(b, loc, accType);
+  for (size_t i = 0; i < c.size(); ++i)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, c[i], ArrayRef<int64_t>{static_cast<int64_t>(i)});
+  return acc;
+}
+
+void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
+}
+
+void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
+                               SmallVectorImpl<Value> &c) {
+  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c));
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  unpackAccumulator(acc, c);
+}
+
+/// wgmma.mma_async with both operands stored to shared memory (see coreMatrixOffset) right before it.
+LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
+  auto aType = op.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  constexpr int64_t kAlign = 128;
+  // Shared memory for A then B, above the other ops' scratch (see the lazy tiles).
+  int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
+  int64_t bOffset = aOffset + m * k * 2;
+  lazyCursor = bOffset + n * k * 2;
+  growLazy();
+  Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
+  Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
+  Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
+  if (!aTile)
+    aTile = op.getA();
+  if (!bTile)
+    bTile = op.getB();
+  storeTile(aTile, aBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
+  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
+  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
+  const bool bNMajor = contiguousRegsAlong(layoutOf(bTile), 1, 8) > 1;
+  if (bNMajor)
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k, /*transposed=*/true); }, 1);
+  else
+    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k); }, 0);
+  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                             NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  barrier();
+  SmallVector<Value> c(regs[op.getC()]);
+  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c);
+  regs[op.getResult()] = c;
+  // Every warpgroup has read A and B once the barrier passes; the space may be reused.
+  barrier();
+  if (pendingLazy == 0)
+    lazyCursor = 0;
+  return success();
+}
+
+void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
+  LinearLayout from = layoutOf(conv.getSrc());
+  Type elem = conv.getSrc().getType().getElementType();
+  Type st = scratchType(elem);
+  int64_t bytes = from.numElements() * (st.getIntOrFloatBitWidth() / 8);
+  constexpr int64_t kAlign = 16;
+  int64_t offset = lazyCursor;
+  lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
+  {
+    Location saved = loc;
+    loc = (*conv->getUsers().begin())->getLoc(); // charge the dot that needs the operand
+    growLazy();
+    loc = saved;
+  }
+  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
+  Attribute fromAttr = getLayoutAttr(conv.getSrc().getType());
+  ArrayRef<Value> srcRegs = regs[conv.getSrc()];
+  for (int r = 0; r < from.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(fromAttr, from, r), from.shape());
+    LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st, base));
+  }
+  barrier();
+  lazyTiles[conv.getResult()] = LazyTile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem,
+                                         offset, {}};
+  ++pendingLazy;
+}
+
+Value KernelLowering::lazyRegister(Value v, int reg) {
+  LazyTile &tile = lazyTiles.find(v)->second;
+  if (Value cached = tile.loaded.lookup(reg))
+    return cached;
+  Type st = scratchType(tile.elem);
+  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(tile.byteOffset));
+  Value idx = linearIndex(regCoord(tile.layoutAttr, tile.layout, reg), tile.layout.shape());
+  Value value = fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st, base)), tile.elem);
+  tile.loaded[reg] = value;
+  return value;
+}
+
+std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop(scf::ForOp op) {
+  if (!wgmma || op.getNumRegionIterArgs() != 1)
+    return std::nullopt;
+  Block *body = op.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  tile::DotOp dot;
+  for (Operation &inner : body->without_terminator())
+    if (auto d = dyn_cast<tile::DotOp>(inner)) {
+      if (dot)
+        return std::nullopt;
+      dot = d;
+    }
+  if (!dot || !canUseWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
+      !dot->hasOneUse())
+    return std::nullopt;
+  std::array<tile::LoadOp, 2> loads;
+  SmallPtrSet<Operation *, 8> expected = {dot, yield};
+  for (int which = 0; which < 2; ++which) {
+    Value operand = dot->getOperand(which);
+    if (auto conv = operand.getDefiningOp<ConvertLayoutOp>()) {
+      if (!conv->hasOneUse() || conv->getBlock() != body)
+        return std::nullopt;
+      expected.insert(conv);
+      operand = conv.getSrc();
+    }
+    auto load = operand.getDefiningOp<tile::LoadOp>();
+    if (!load || load->getBlock() != body || !load->hasOneUse())
+      return std::nullopt;
+    auto type = load.getResult().getType();
+    auto it = views.find(load.getView());
+    // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
+    if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
+        contiguousRegs(layoutOf(load.getResult()), 8) != 8)
+      return std::nullopt;
+    if (auto pad = load.getPaddingAttr())
+      if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
+        return std::nullopt;
+    if (!llvm::all_of(load.getOffsets(), [&](Value v) { return v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v); }))
+      return std::nullopt;
+    // B must run along N to be copied N-major.
+    if (which == 1 && contiguousRegsAlong(layoutOf(load.getResult()), 1, 8) != 8)
+      return std::nullopt;
+    expected.insert(load);
+    loads[which] = load;
+  }
+  for (Operation &inner : *body)
+    if (!expected.contains(&inner))
+      return std::nullopt;
+  return loads;
+}
+
+LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
+  auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
+  auto aType = dot.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  const int64_t aBytes = m * k * 2, stageBytes = (aBytes + k * n * 2 + 127) / 128 * 128;
+  const int stages = kPipelineStages;
+  Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
+        step = scalars.lookup(op.getStep());
+  if (!lb.getType().isInteger(32))
+    return lowerForGeneric(op);
+
+  // cp.async needs 16-byte aligned sources: bases and row strides of both views, and the columns of
+  // every copy (loop-invariant offsets, or the induction variable: lower bound and step), multiples
+  // of 8 elements. Otherwise the loop runs unpipelined.
+  auto isAligned = [&](Value bytesOrElems, int64_t mask) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 arith::AndIOp::create(b, loc, bytesOrElems, arith::ConstantIntOp::create(
+                                                                                 b, loc, bytesOrElems.getType(), mask)),
+                                 arith::ConstantIntOp::create(b, loc, bytesOrElems.getType(), 0));
+  };
+  Value ok = arith::AndIOp::create(b, loc, isAligned(lb, 7), isAligned(step, 7));
+  for (tile::LoadOp load : loads) {
+    ViewInfo &view = views[load.getView()];
+    ok = arith::AndIOp::create(b, loc, ok, isAligned(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15));
+    for (size_t d = 0; d + 1 < view.strides.size(); ++d)
+      ok = arith::AndIOp::create(b, loc, ok, isAligned(view.strides[d], 7));
+    Value lastOffset = load.getOffsets().back();
+    if (lastOffset != op.getInductionVar())
+      ok = arith::AndIOp::create(b, loc, ok, isAligned(scalars.lookup(lastOffset), 7));
+  }
+  auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), ok, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    if (failed(lowerForGeneric(op)))
+      return failure();
+    scf::YieldOp::create(b, loc, flatten(op.getResults()));
+    b.setInsertionPointToStart(ifOp.thenBlock());
+
+    // The ring: `stages` slots of A (K-major) then B (N-major), above the other ops' scratch.
+    int64_t ringOffset = (lazyCursor + 127) / 128 * 128;
+    lazyCursor = ringOffset + stages * stageBytes;
+    {
+      Location saved = loc;
+      loc = dot.getLoc();
+      growLazy();
+      loc = saved;
+    }
+    Value ring = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(ringOffset));
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    // Copies the tiles of iteration `iv` into slot `slot` (zero bytes when !valid or outside the view).
+    auto issue = [&](Value iv, Value slot, Value valid) {
+      Value slotBase = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
+      for (int which = 0; which < 2; ++which) {
+        tile::LoadOp load = loads[which];
+        ViewInfo &view = views[load.getView()];
+        Attribute attr = getLayoutAttr(load.getResult().getType());
+        LinearLayout layout = layoutOf(load.getResult());
+        const int rank = layout.rank();
+        SmallVector<Value> offsets;
+        for (Value o : load.getOffsets())
+          offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+        Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
+        for (int first = 0; first < layout.numRegs(); first += 8) {
+          SmallVector<Value> c = regCoord(attr, layout, first);
+          Value rowsOk = valid, offset = i64(0);
+          SmallVector<Value> g;
+          for (int d = 0; d < rank; ++d) {
+            g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
+            offset = arith::AddIOp::create(
+                b, loc, offset,
+                arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]));
+            if (d + 1 < rank)
+              rowsOk = arith::AndIOp::create(
+                  b, loc, rowsOk, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]));
+          }
+          // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
+          Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g[rank - 1]),
+                                             i32(2));
+          Value bytes = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left, i32(16)), i32(0));
+          bytes = arith::SelectOp::create(b, loc, rowsOk, bytes, i32(0));
+          Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+          Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32(0));
+          src = arith::SelectOp::create(b, loc, nonEmpty, src, view.base);
+          Value within = which == 0 ? coreMatrixOffset(c[0], c[1], k)
+                                    : coreMatrixOffset(c[1], c[0], k, /*transposed=*/true);
+          Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
+                                          ValueRange{arith::AddIOp::create(b, loc, operandBase, within)});
+          NVVM::CpAsyncOp::create(b, loc, dst, src, b.getI32IntegerAttr(16),
+                                  NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                                  bytes);
+        }
+      }
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    };
+    // Prologue: iterations 0 .. stages - 2 in flight before the loop starts.
+    for (int s = 0; s + 1 < stages; ++s) {
+      Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s)));
+      issue(iv, i32(s), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub));
+    }
+    // The accumulator is carried as wgmma's struct so that its registers are never read while an MMA
+    // group is in flight: each iteration issues its MMAs and waits only for the previous iteration's.
+    SmallVector<Value> c = flatten(op.getInitArgs());
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Block *body = loop.getBody();
+      if (!body->empty() && isa<scf::YieldOp>(body->back()))
+        body->back().erase();
+      b.setInsertionPointToEnd(body);
+      Value iv = loop.getInductionVar();
+      Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+      // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                                 NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      barrier();
+      Value slotBase = arith::AddIOp::create(
+          b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
+      Value acc = emitWgmmaAsync(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m,
+                                 n, k, elem, loop.getRegionIterArgs()[0]);
+      // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
+      // iteration i + stages - 1.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      barrier();
+      Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
+      issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
+      scf::YieldOp::create(b, loc, ValueRange{acc});
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    unpackAccumulator(loop.getResult(0), c);
+    scf::YieldOp::create(b, loc, c);
+  }
+  lazyCursor = 0;
+  unflatten(op.getResults(), ifOp.getResults());
+  return success();
+}
+
+} // namespace flare::tgpu::lowering

@@ -1,0 +1,238 @@
+//===- LowerMemory.cpp - Global loads and stores, shared-memory tile stores ===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+
+// Predicated global loads are single PTX instructions that LLVM has no intrinsic for; a branch around a
+// plain load would split the block and make every load wait where it is issued.
+Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type elem) {
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  if (bits != 16 && bits != 32) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, pred, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, pad);
+    return ifOp.getResult(0);
+  }
+  Type word = b.getIntegerType(bits);
+  const char *reg = bits == 16 ? "h" : "r";
+  std::string asmText = std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b") + std::to_string(bits) +
+                        " $0, $3;\n@p ld.global.b" + std::to_string(bits) + " $0, [$1];\n}";
+  std::string constraints = std::string("=") + reg + ",l,r," + reg;
+  Value predWord = arith::ExtUIOp::create(b, loc, b.getI32Type(), pred);
+  Value padWord = LLVM::BitcastOp::create(b, loc, word, pad);
+  Value loaded = LLVM::InlineAsmOp::create(b, loc, word, ValueRange{addr, predWord, padWord}, asmText, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  return LLVM::BitcastOp::create(b, loc, elem, loaded);
+}
+
+SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec) {
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  int words = static_cast<int>(vec * bits / 32);
+  int perWord = 32 / static_cast<int>(bits);
+  Type i32Type = b.getI32Type();
+  // The padding value repeated across one 32-bit word.
+  Value padWord;
+  if (bits == 32) {
+    padWord = LLVM::BitcastOp::create(b, loc, i32Type, pad);
+  } else {
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({perWord}, elem));
+    for (int i = 0; i < perWord; ++i)
+      v = LLVM::InsertElementOp::create(b, loc, v, pad, i32(i));
+    padWord = LLVM::BitcastOp::create(b, loc, i32Type, v);
+  }
+  std::string outs, movs, constraints;
+  for (int w = 0; w < words; ++w) {
+    outs += (w ? ", $" : "$") + std::to_string(w);
+    movs += "mov.b32 $" + std::to_string(w) + ", $" + std::to_string(words + 2) + ";\n";
+    constraints += "=r,";
+  }
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(words + 1) + ", 0;\n" + movs +
+                        "@p ld.global.v" + std::to_string(words) + ".b32 {" + outs + "}, [$" + std::to_string(words) +
+                        "];\n}";
+  constraints += "l,r,r";
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(words, i32Type));
+  Value predWord = arith::ExtUIOp::create(b, loc, i32Type, pred);
+  Value loaded = LLVM::InlineAsmOp::create(b, loc, resultType, ValueRange{addr, predWord, padWord}, asmText, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  SmallVector<Value> parts;
+  for (int w = 0; w < words; ++w) {
+    Value word = LLVM::ExtractValueOp::create(b, loc, loaded, ArrayRef<int64_t>{w});
+    if (bits == 32) {
+      parts.push_back(LLVM::BitcastOp::create(b, loc, elem, word));
+      continue;
+    }
+    Value pair = LLVM::BitcastOp::create(b, loc, VectorType::get({perWord}, elem), word);
+    for (int i = 0; i < perWord; ++i)
+      parts.push_back(LLVM::ExtractElementOp::create(b, loc, pair, i32(i)));
+  }
+  return parts;
+}
+
+LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
+  ViewInfo &view = views[op.getView()];
+  auto type = op.getResult().getType();
+  Type elem = type.getElementType();
+  Attribute attr = getLayoutAttr(type);
+  LinearLayout layout = getLayoutAttr(type).getLayout();
+  TypedAttr padAttr = op.getPaddingAttr();
+  if (!padAttr)
+    padAttr = cast<TypedAttr>(b.getZeroAttr(elem));
+  Value pad = arith::ConstantOp::create(b, loc, padAttr);
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(scalars.lookup(o));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int rank = layout.rank();
+  const int elemBytes = std::max(1u, elem.getIntOrFloatBitWidth() / 8);
+  // Registers come in groups of `vec` consecutive elements of the last dimension; with a unit
+  // innermost stride, a group that lies wholly inside the view at an aligned address is one
+  // vector load of up to 16 bytes, else its elements load one by one under their own bounds.
+  const int vec = view.unitInnerStride && elemBytes <= 4 ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
+  SmallVector<Value> out;
+  for (int first = 0; first < layout.numRegs(); first += vec) {
+    SmallVector<Value> c = regCoord(attr, layout, first);
+    SmallVector<Value> g;
+    Value rowsOk, offset = i64(0);
+    for (int d = 0; d < rank; ++d) {
+      g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
+      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]);
+      offset = arith::AddIOp::create(b, loc, offset, term);
+      if (d + 1 < rank) {
+        // 0 <= g < size as one unsigned compare.
+        Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]);
+        rowsOk = rowsOk ? arith::AndIOp::create(b, loc, rowsOk, ok).getResult() : ok;
+      }
+    }
+    Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+    // Element i of the group: column g_last + i, address base + i; in bounds when its row and column are.
+    auto elementAddress = [&](int i) -> Value {
+      return i ? LLVM::GEPOp::create(b, loc, globalPtr, elem, base, ValueRange{i64(i)}).getResult() : base;
+    };
+    auto elementInBounds = [&](int i) -> Value {
+      Value col = i ? arith::AddIOp::create(b, loc, g[rank - 1], i32(i)).getResult() : g[rank - 1];
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[rank - 1]);
+      return rowsOk ? arith::AndIOp::create(b, loc, rowsOk, ok).getResult() : ok;
+    };
+    if (vec == 1) {
+      out.push_back(predicatedLoad(elementAddress(0), elementInBounds(0), pad, elem));
+      continue;
+    }
+    // Whole group inside: 0 <= g_last and g_last + vec <= size; aligned: address % (vec * bytes) == 0.
+    Value last = g[rank - 1];
+    Value whole = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, last, i32(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, arith::AddIOp::create(b, loc, last, i32(vec)),
+                              view.sizes[rank - 1]));
+    if (rowsOk)
+      whole = arith::AndIOp::create(b, loc, whole, rowsOk);
+    Value addrBits = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), base);
+    Value aligned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          arith::AndIOp::create(b, loc, addrBits, i64(vec * elemBytes - 1)), i64(0));
+    Value useVector = arith::AndIOp::create(b, loc, whole, aligned);
+    // Both paths are predicated instructions, no branches: the vector load when the group is whole
+    // and aligned, else each element under its own bounds.
+    SmallVector<Value> vecParts = predicatedVectorLoad(base, useVector, pad, elem, vec);
+    Value scalarPath = arith::XOrIOp::create(b, loc, useVector, arith::ConstantIntOp::create(b, loc, 1, 1));
+    for (int i = 0; i < vec; ++i) {
+      Value scalar = predicatedLoad(elementAddress(i), arith::AndIOp::create(b, loc, scalarPath, elementInBounds(i)),
+                                    pad, elem);
+      out.push_back(arith::SelectOp::create(b, loc, useVector, vecParts[i], scalar));
+    }
+  }
+  regs[op.getResult()] = out;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewValue, ValueRange offsetValues,
+                                         bool atomicAdd) {
+  ViewInfo &view = views[viewValue];
+  auto type = cast<RankedTensorType>(value.getType());
+  Type elem = type.getElementType();
+  Attribute attr = getLayoutAttr(type);
+  LinearLayout layout = getLayoutAttr(type).getLayout();
+  SmallVector<Value> offsets;
+  for (Value o : offsetValues)
+    offsets.push_back(scalars.lookup(o));
+  // Threads whose lane/warp ids set a bit with a zero basis duplicate another thread's elements.
+  auto zeroMask = [&](LayoutInput in) {
+    int mask = 0;
+    const auto &bases = layout.bases(in);
+    for (size_t bit = 0; bit < bases.size(); ++bit)
+      if (llvm::all_of(bases[bit], [](int64_t v) { return v == 0; }))
+        mask |= 1 << bit;
+    return mask;
+  };
+  Value owner;
+  for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}})
+    if (int mask = zeroMask(in)) {
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, id, i32(mask)),
+                                       i32(0));
+      owner = owner ? arith::AndIOp::create(b, loc, owner, ok).getResult() : ok;
+    }
+  int dupRegs = zeroMask(LayoutInput::Reg);
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  ArrayRef<Value> values = regs[value];
+  for (int r = 0; r < layout.numRegs(); ++r) {
+    if (r & dupRegs)
+      continue;
+    SmallVector<Value> c = regCoord(attr, layout, r);
+    Value pred = owner, offset = i64(0);
+    for (int d = 0; d < layout.rank(); ++d) {
+      Value g = arith::AddIOp::create(b, loc, offsets[d], c[d]);
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
+      pred = pred ? arith::AndIOp::create(b, loc, pred, ok).getResult() : ok;
+      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
+      offset = arith::AddIOp::create(b, loc, offset, term);
+    }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, pred, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+    if (atomicAdd)
+      LLVM::AtomicRMWOp::create(b, loc, isa<FloatType>(elem) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add, addr,
+                                values[r], LLVM::AtomicOrdering::monotonic);
+    else
+      LLVM::StoreOp::create(b, loc, values[r], addr);
+  }
+  return success();
+}
+
+void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf,
+                               int vectorDim) {
+  Attribute attr = getLayoutAttr(tile.getType());
+  LinearLayout layout = layoutOf(tile);
+  Type elem = cast<RankedTensorType>(tile.getType()).getElementType();
+  int dupRegs = 0;
+  const auto &regBases = layout.bases(LayoutInput::Reg);
+  for (size_t bit = 0; bit < regBases.size(); ++bit)
+    if (llvm::all_of(regBases[bit], [](int64_t v) { return v == 0; }))
+      dupRegs |= 1 << bit;
+  // Registers holding consecutive elements along `vectorDim` land in consecutive bytes of a core
+  // matrix row (16 bytes): one vector store each, as wide as both allow.
+  const int elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  const int vec = contiguousRegsAlong(layout, vectorDim, kCoreRowBytes / elemBytes);
+  ArrayRef<Value> values = regs[tile];
+  for (int first = 0; first < layout.numRegs(); first += vec) {
+    if (first & dupRegs)
+      continue;
+    Value off = arith::AddIOp::create(b, loc, byteBase, offsetOf(regCoord(attr, layout, first)));
+    Value addr = smemAddress(off, b.getI8Type());
+    if (vec == 1) {
+      LLVM::StoreOp::create(b, loc, values[first], addr);
+      continue;
+    }
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({vec}, elem));
+    for (int i = 0; i < vec; ++i)
+      v = LLVM::InsertElementOp::create(b, loc, v, values[first + i], i32(i));
+    LLVM::StoreOp::create(b, loc, v, addr, /*alignment=*/vec * elemBytes);
+  }
+}
+
+} // namespace flare::tgpu::lowering
