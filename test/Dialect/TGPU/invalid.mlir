@@ -50,7 +50,7 @@ func.func private @basis_rank(tensor<8x8xf32, #tgpu.linear<shape = [8, 8], reg =
 // -----
 
 // A scalar layout has no room for a basis entry.
-// expected-error @+1 {{each reg basis vector needs 0 entries, one per dimension}}
+// expected-error @+1 {{a rank-0 (scalar) layout takes no reg basis vectors}}
 func.func private @scalar_basis(tensor<f32, #tgpu.linear<shape = [], reg = [[1]], lane = [], warp = []>>)
 
 // -----

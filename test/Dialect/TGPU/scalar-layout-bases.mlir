@@ -2,11 +2,9 @@
 // it must keep: `reg = [[], []]` (two register bits, four registers holding the same value) must either
 // print back as written or be rejected -- not be silently read as another layout.
 //
-// XFAIL: *
-// Known bug: the bases are stored flattened (rank entries per vector), so for rank 0 the number of
-// vectors is lost: `reg = [[], []]` and `lane = [[], [], [], [], []]` parse without a diagnostic and
-// print back as `reg = [], lane = []`, a different layout (one register, and the scalar special case
-// of no lane bases). Remove the XFAIL once such bases are rejected (or kept).
+// Fixed bug, kept as a regression test: the bases are stored flattened (rank entries per vector), so for
+// rank 0 the number of vectors was lost: `reg = [[], []]` parsed and printed back as `reg = []`, a
+// different layout. A rank-0 layout now takes no basis vectors at all.
 //
 // RUN: flare-opt %s > %t 2>&1 || echo "flare-opt failed" >> %t
 // RUN: FileCheck %s < %t

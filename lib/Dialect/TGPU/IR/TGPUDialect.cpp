@@ -96,6 +96,8 @@ static ParseResult parseBases(AsmParser &parser, StringRef keyword, size_t rank,
           return success();
         }))
       return failure();
+    if (rank == 0)
+      return parser.emitError(at) << "a rank-0 (scalar) layout takes no " << keyword << " basis vectors";
     if (flat.size() - before != rank)
       return parser.emitError(at) << "each " << keyword << " basis vector needs " << rank << " entries, one per dimension";
     return success();
