@@ -28,8 +28,7 @@ for f in "$examples"/tile/*.mlir; do
         # Zero spills is a checked property of every kernel on the target architecture (Hopper).
         echo "compiled $name for $arch: SPILLS"; echo "$report"; status=1
       else
-        # On the sm_80 fallback path a spill is reported, not fatal (known: flash_fwd_d128, see
-        # bench/NOTES.md).
+        # On the sm_80 fallback path a spill is reported, not fatal.
         echo "compiled $name for $arch: WARNING, spills:"; grep -B1 "spill stores" <<<"$report" | grep -v "^--"
       fi
     else

@@ -93,8 +93,18 @@ protected:
     if (!cacheDir.empty())
       std::filesystem::remove_all(cacheDir);
   }
-  flare::rt::Kernel kernel(const std::string &example, const std::string &name) {
-    return cache->getOrCompile(readExample(example), {ctx->arch()}, example)->kernel(name);
+  flare::rt::Kernel kernel(const std::string &example, const std::string &name, std::string arch = {}) {
+    flare::CompileOptions options;
+    options.arch = arch.empty() ? ctx->arch() : arch;
+    return cache->getOrCompile(readExample(example), options, example)->kernel(name);
+  }
+  /// The device's own architecture, plus sm_80 on newer GPUs: sm_80 PTX runs there too (the driver
+  /// compiles it), which checks the mma.sync path on the same hardware.
+  std::vector<std::string> archsToTest() const {
+    std::vector<std::string> archs = {ctx->arch()};
+    if (ctx->ccMajor() > 8)
+      archs.push_back("sm_80");
+    return archs;
   }
   flare::rt::DeviceBuffer poisoned(size_t bytes) {
     flare::rt::DeviceBuffer buf(*ctx, bytes);

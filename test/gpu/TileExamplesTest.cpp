@@ -66,12 +66,15 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
                                    {"tile/matmul.mlir", "matmul_bf16", true, 128}};
   if (ctx->arch() == "sm_90a")
     variants.push_back({"tile/matmul_hopper.mlir", "matmul_bf16", true, 256});
+  for (const std::string &arch : archsToTest())
   for (const Variant &variant : variants) {
+    if (arch != ctx->arch() && std::string(variant.file) == "tile/matmul_hopper.mlir")
+      continue; // sm_90a only
     const bool bf16Out = variant.bf16Out;
-    flare::rt::Kernel kern = kernel(variant.file, variant.name);
+    flare::rt::Kernel kern = kernel(variant.file, variant.name, arch);
     for (Shape s : {Shape{1, 1, 1}, Shape{100, 200, 50}, Shape{257, 129, 1000}, Shape{512, 512, 512},
                     Shape{1000, 700, 333}}) {
-      SCOPED_TRACE(std::string(variant.file) + " " + variant.name + ", M = " + std::to_string(s.m) + ", N = " +
+      SCOPED_TRACE(arch + " " + variant.file + " " + variant.name + ", M = " + std::to_string(s.m) + ", N = " +
                    std::to_string(s.n) + ", K = " + std::to_string(s.k));
       const int lda = s.k, ldb = s.n, ldc = s.n + 3; // C rows padded: the padding must stay poisoned
       auto a = randomBF16(static_cast<size_t>(s.m) * lda, rng, -1.f, 1.f);
@@ -229,12 +232,13 @@ TEST_F(TileExamples, NaiveAttentionMatchesFloat64Reference) {
 
 TEST_F(TileExamples, FlashAttentionMatchesFloat64Reference) {
   constexpr double kLog2E = 1.4426950408889634;
+  for (const std::string &arch : archsToTest())
   for (int d : {64, 128}) {
-    flare::rt::Kernel fa = kernel("tile/flash_attention.mlir", "flash_fwd_d" + std::to_string(d));
+    flare::rt::Kernel fa = kernel("tile/flash_attention.mlir", "flash_fwd_d" + std::to_string(d), arch);
     const int bm = d == 64 ? 64 : 128;
     for (bool causal : {false, true})
       for (AttnShape s : kAttnShapes) {
-        SCOPED_TRACE("D = " + std::to_string(d) + (causal ? ", causal" : "") + ", BH = " + std::to_string(s.bh) +
+        SCOPED_TRACE(arch + ", D = " + std::to_string(d) + (causal ? ", causal" : "") + ", BH = " + std::to_string(s.bh) +
                      ", Sq = " + std::to_string(s.sq) + ", Skv = " + std::to_string(s.skv));
         auto q = randomBF16(static_cast<size_t>(s.bh) * s.sq * d, rng, -2.f, 2.f);
         auto k = randomBF16(static_cast<size_t>(s.bh) * s.skv * d, rng, -2.f, 2.f);

@@ -160,6 +160,7 @@ private:
     Type elem;
     int64_t byteOffset;
     DenseMap<int, Value> loaded;
+    bool persistent = false; // lives at persistentBase + byteOffset for the whole kernel
   };
   DenseMap<Value, LazyTile> lazyTiles;
   Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
@@ -177,10 +178,21 @@ private:
     if (!conv->hasOneUse())
       return false;
     auto dot = dyn_cast<tile::DotOp>(*conv->getUsers().begin());
-    if (!dot || dot->getBlock() != conv->getBlock() || dot.getC() == conv.getResult())
+    if (!dot || dot.getC() == conv.getResult())
+      return false;
+    // Same block, or (mma.sync only) a loop-invariant operand converted before the dot's loop.
+    if (dot->getBlock() != conv->getBlock() &&
+        (!isPersistentDotOperand(conv, dot) || canUseWgmma(dot)))
       return false;
     return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
   }
+  /// A conversion in an enclosing block of its dot: computed once, read on every iteration, so its
+  /// shared memory is never reused ("persistent" lazy tiles, at persistentBase).
+  static bool isPersistentDotOperand(ConvertLayoutOp conv, Operation *dot) {
+    return dot->getBlock() != conv->getBlock() && conv->getBlock()->findAncestorOpInBlock(*dot);
+  }
+  Operation *persistentBase = nullptr; // arith.constant i32, patched to the end of the lazy area
+  int64_t persistentBytes = 0;
   void lowerLazyConvert(ConvertLayoutOp conv);
   /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
   /// source registers straight into its shared-memory layout (no register shuffle at all).

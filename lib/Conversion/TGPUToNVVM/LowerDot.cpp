@@ -49,7 +49,18 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
     }
   regs[op.getResult()] = c;
   // The lazy operands' shared memory may be overwritten once every warp has read its fragments.
-  int consumed = static_cast<int>(lazyTiles.erase(aValue)) + static_cast<int>(lazyTiles.erase(bValue));
+  int consumed = 0;
+  for (Value operand : {aValue, bValue}) {
+    auto it = lazyTiles.find(operand);
+    if (it == lazyTiles.end())
+      continue;
+    if (it->second.persistent) {
+      it->second.loaded.clear(); // the fragments were loaded in this dot's block only
+      continue;
+    }
+    lazyTiles.erase(it);
+    ++consumed;
+  }
   if (consumed) {
     barrier();
     pendingLazy -= consumed;
@@ -190,15 +201,23 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   Type st = scratchType(elem);
   int64_t bytes = from.numElements() * (st.getIntOrFloatBitWidth() / 8);
   constexpr int64_t kAlign = 16;
-  int64_t offset = lazyCursor;
-  lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
-  {
+  Operation *dot = *conv->getUsers().begin();
+  const bool persistent = isPersistentDotOperand(conv, dot);
+  int64_t offset;
+  Value base;
+  if (persistent) {
+    offset = persistentBytes;
+    persistentBytes = (persistentBytes + bytes + kAlign - 1) / kAlign * kAlign;
+    base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+  } else {
+    offset = lazyCursor;
+    lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
     Location saved = loc;
-    loc = (*conv->getUsers().begin())->getLoc(); // charge the dot that needs the operand
+    loc = dot->getLoc(); // charge the dot that needs the operand
     growLazy();
     loc = saved;
+    base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
   }
-  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
   Attribute fromAttr = getLayoutAttr(conv.getSrc().getType());
   ArrayRef<Value> srcRegs = regs[conv.getSrc()];
   for (int r = 0; r < from.numRegs(); ++r) {
@@ -206,9 +225,11 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
     LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st, base));
   }
   barrier();
-  lazyTiles[conv.getResult()] = LazyTile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem,
-                                         offset, {}};
-  ++pendingLazy;
+  LazyTile tile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem, offset, {}};
+  tile.persistent = persistent;
+  lazyTiles[conv.getResult()] = std::move(tile);
+  if (!persistent)
+    ++pendingLazy;
 }
 
 Value KernelLowering::lazyRegister(Value v, int reg) {
@@ -216,7 +237,8 @@ Value KernelLowering::lazyRegister(Value v, int reg) {
   if (Value cached = tile.loaded.lookup(reg))
     return cached;
   Type st = scratchType(tile.elem);
-  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(tile.byteOffset));
+  Value base = arith::AddIOp::create(b, loc, (tile.persistent ? persistentBase : lazyBase)->getResult(0),
+                                     i32(tile.byteOffset));
   Value idx = linearIndex(regCoord(tile.layoutAttr, tile.layout, reg), tile.layout.shape());
   Value value = fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st, base)), tile.elem);
   tile.loaded[reg] = value;

@@ -72,6 +72,7 @@ LogicalResult KernelLowering::run() {
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
   lazyBase = i32(0).getDefiningOp();
+  persistentBase = i32(0).getDefiningOp();
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
@@ -79,7 +80,9 @@ LogicalResult KernelLowering::run() {
   constexpr int64_t kAlign = 16;
   int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
-  sharedBytes = scratch + lazyBytes;
+  int64_t persistentStart = (scratch + lazyBytes + kAlign - 1) / kAlign * kAlign;
+  persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
+  sharedBytes = persistentStart + persistentBytes;
   if (sharedBytes > maxSharedBytes) {
     bool dotOperands = lazyBytes >= scratch;
     return emitError(dotOperands ? lazyUser : largestSharedUser)
