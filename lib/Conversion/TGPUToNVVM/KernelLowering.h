@@ -16,7 +16,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/ScopeExit.h"
 
 #include <array>
 #include <functional>
@@ -102,7 +101,6 @@ private:
     b.setInsertionPoint(prologueAnchor);
     Location savedLoc = loc;
     loc = func.getLoc();
-    auto restoreLoc = llvm::make_scope_exit([&] { loc = savedLoc; });
     LinearLayout layout = cast<LinearLayoutAttr>(layoutAttr).getLayout();
     SmallVector<Value> coords;
     for (int d = 0; d < layout.rank(); ++d) {
@@ -119,6 +117,7 @@ private:
       }
       coords.push_back(acc);
     }
+    loc = savedLoc;
     return threadCoords[layoutAttr] = coords;
   }
 

@@ -225,8 +225,8 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
     LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st, base));
   }
   barrier();
-  LazyTile tile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem, offset, {}};
-  tile.persistent = persistent;
+  LazyTile tile{getLayoutAttr(conv.getResult().getType()), layoutOf(conv.getResult()), elem, offset,
+                DenseMap<int, Value>(), persistent};
   lazyTiles[conv.getResult()] = std::move(tile);
   if (!persistent)
     ++pendingLazy;
