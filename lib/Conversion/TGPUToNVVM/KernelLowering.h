@@ -56,6 +56,26 @@ inline int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems
   }
   return n;
 }
+/// The bits of input `in` whose basis is zero: registers (or threads) differing in them hold the same
+/// element, so only the one with those bits clear needs to write it.
+inline int zeroBasisMask(const LinearLayout &layout, LayoutInput in) {
+  int mask = 0;
+  const auto &bases = layout.bases(in);
+  for (size_t bit = 0; bit < bases.size(); ++bit)
+    if (llvm::all_of(bases[bit], [](int64_t v) { return v == 0; }))
+      mask |= 1 << bit;
+  return mask;
+}
+
+/// One element of a block access: its view coordinates, its offset from the view's base (elements,
+/// 64-bit), and `inside`: the caller's initial predicate and-ed with 0 <= coord < size for every
+/// checked dimension (null when nothing was checked).
+struct BlockElement {
+  SmallVector<Value> coord; // i32 per dimension
+  Value offset;             // i64
+  Value inside;             // i1 or null
+};
+
 inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
   return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
 }
@@ -235,6 +255,10 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
+  /// Coordinates offsets + coord of a view and their element offset; the bounds of every dimension
+  /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`.
+  BlockElement blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord, Value initial,
+                            bool checkLast);
   /// `pred ? *addr : pad` as one predicated ld.global (no branch) for 16- and 32-bit elements.
   Value predicatedLoad(Value addr, Value pred, Value pad, Type elem);
   /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector

@@ -363,17 +363,9 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
         Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
         for (int first = 0; first < layout.numRegs(); first += 8) {
           SmallVector<Value> c = regCoord(attr, layout, first);
-          Value rowsOk = valid, offset = i64(0);
-          SmallVector<Value> g;
-          for (int d = 0; d < rank; ++d) {
-            g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
-            offset = arith::AddIOp::create(
-                b, loc, offset,
-                arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]));
-            if (d + 1 < rank)
-              rowsOk = arith::AndIOp::create(
-                  b, loc, rowsOk, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]));
-          }
+          BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
+          ArrayRef<Value> g = e.coord;
+          Value offset = e.offset, rowsOk = e.inside;
           // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
           Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g[rank - 1]),
                                              i32(2));

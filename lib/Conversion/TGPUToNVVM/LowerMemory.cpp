@@ -75,6 +75,26 @@ SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, 
   return parts;
 }
 
+BlockElement KernelLowering::blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord,
+                                          Value initial, bool checkLast) {
+  BlockElement e;
+  e.offset = i64(0);
+  e.inside = initial;
+  const size_t rank = coord.size();
+  for (size_t d = 0; d < rank; ++d) {
+    Value g = arith::AddIOp::create(b, loc, offsets[d], coord[d]);
+    e.coord.push_back(g);
+    if (d + 1 < rank || checkLast) {
+      // 0 <= g < size as one unsigned compare.
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
+      e.inside = e.inside ? arith::AndIOp::create(b, loc, e.inside, ok).getResult() : ok;
+    }
+    Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
+    e.offset = arith::AddIOp::create(b, loc, e.offset, term);
+  }
+  return e;
+}
+
 LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   ViewInfo &view = views[op.getView()];
   auto type = op.getResult().getType();
@@ -97,20 +117,10 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   const int vec = view.unitInnerStride && elemBytes <= 4 ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
   SmallVector<Value> out;
   for (int first = 0; first < layout.numRegs(); first += vec) {
-    SmallVector<Value> c = regCoord(attr, layout, first);
-    SmallVector<Value> g;
-    Value rowsOk, offset = i64(0);
-    for (int d = 0; d < rank; ++d) {
-      g.push_back(arith::AddIOp::create(b, loc, offsets[d], c[d]));
-      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g[d]), view.strides[d]);
-      offset = arith::AddIOp::create(b, loc, offset, term);
-      if (d + 1 < rank) {
-        // 0 <= g < size as one unsigned compare.
-        Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g[d], view.sizes[d]);
-        rowsOk = rowsOk ? arith::AndIOp::create(b, loc, rowsOk, ok).getResult() : ok;
-      }
-    }
-    Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
+    BlockElement e = blockElement(view, offsets, regCoord(attr, layout, first), Value(), /*checkLast=*/false);
+    ArrayRef<Value> g = e.coord;
+    Value rowsOk = e.inside;
+    Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
     // Element i of the group: column g_last + i, address base + i; in bounds when its row and column are.
     auto elementAddress = [&](int i) -> Value {
       return i ? LLVM::GEPOp::create(b, loc, globalPtr, elem, base, ValueRange{i64(i)}).getResult() : base;
@@ -161,36 +171,21 @@ LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewV
   for (Value o : offsetValues)
     offsets.push_back(scalars.lookup(o));
   // Threads whose lane/warp ids set a bit with a zero basis duplicate another thread's elements.
-  auto zeroMask = [&](LayoutInput in) {
-    int mask = 0;
-    const auto &bases = layout.bases(in);
-    for (size_t bit = 0; bit < bases.size(); ++bit)
-      if (llvm::all_of(bases[bit], [](int64_t v) { return v == 0; }))
-        mask |= 1 << bit;
-    return mask;
-  };
   Value owner;
   for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}})
-    if (int mask = zeroMask(in)) {
+    if (int mask = zeroBasisMask(layout, in)) {
       Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, id, i32(mask)),
                                        i32(0));
       owner = owner ? arith::AndIOp::create(b, loc, owner, ok).getResult() : ok;
     }
-  int dupRegs = zeroMask(LayoutInput::Reg);
+  int dupRegs = zeroBasisMask(layout, LayoutInput::Reg);
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   ArrayRef<Value> values = regs[value];
   for (int r = 0; r < layout.numRegs(); ++r) {
     if (r & dupRegs)
       continue;
-    SmallVector<Value> c = regCoord(attr, layout, r);
-    Value pred = owner, offset = i64(0);
-    for (int d = 0; d < layout.rank(); ++d) {
-      Value g = arith::AddIOp::create(b, loc, offsets[d], c[d]);
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, view.sizes[d]);
-      pred = pred ? arith::AndIOp::create(b, loc, pred, ok).getResult() : ok;
-      Value term = arith::MulIOp::create(b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), g), view.strides[d]);
-      offset = arith::AddIOp::create(b, loc, offset, term);
-    }
+    BlockElement e = blockElement(view, offsets, regCoord(attr, layout, r), owner, /*checkLast=*/true);
+    Value pred = e.inside, offset = e.offset;
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, pred, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -209,11 +204,7 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
   Attribute attr = getLayoutAttr(tile.getType());
   LinearLayout layout = layoutOf(tile);
   Type elem = cast<RankedTensorType>(tile.getType()).getElementType();
-  int dupRegs = 0;
-  const auto &regBases = layout.bases(LayoutInput::Reg);
-  for (size_t bit = 0; bit < regBases.size(); ++bit)
-    if (llvm::all_of(regBases[bit], [](int64_t v) { return v == 0; }))
-      dupRegs |= 1 << bit;
+  int dupRegs = zeroBasisMask(layout, LayoutInput::Reg);
   // Registers holding consecutive elements along `vectorDim` land in consecutive bytes of a core
   // matrix row (16 bytes): one vector store each, as wide as both allow.
   const int elemBytes = elem.getIntOrFloatBitWidth() / 8;
