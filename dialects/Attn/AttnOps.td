@@ -13,28 +13,42 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
   let summary = "exact scaled-dot-product attention with modifier regions";
   let description = [{
     ```mlir
-    %o, %lse = attn.attention %q, %k, %v {scale = 0.0883883 : f32}
+    %o, %lse = attn.attention %q, %k, %v aux(%slopes : tensor<?xf32>) {scale = 0.0883883 : f32}
       score_mod {
-      ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
-        attn.yield %s : f32
+      ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>):
+        %slope = attn.aux_load %sl[%h] : tensor<?xf32>
+        ...
+        attn.yield %biased : f32
       }
       mask_mod {
-      ^bb0(%b: index, %h: index, %qi: index, %kv: index):
-        %keep = arith.cmpi uge, %qi, %kv : index
+      ^bb0(%b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>):
+        %keep = arith.cmpi sge, %qi, %kv : index
         attn.yield %keep : i1
       } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
         -> tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
     ```
     Q is [B, Hq, Sq, D], K and V are [B, Hkv, Skv, D] with Hq a multiple of Hkv (MHA, GQA, MQA).
     The output has Q's shape and element type; the optional second result is the per-row log-sum-exp
-    [B, Hq, Sq] in f32. `scale` defaults to 1/sqrt(D). Regions are optional and must be pure.
+    [B, Hq, Sq] in f32 (natural log; -inf for a row that sees no key, whose output is 0). `scale`
+    defaults to 1/sqrt(D).
+
+    Semantics, per (b, h, i, j) with hk = h / (Hq / Hkv):
+      s = score_mod(scale * dot(Q[b, h, i], K[b, hk, j]), b, h, i, j, aux...)
+      keep = mask_mod(b, h, i, j, aux...)
+      O[b, h, i] = sum_j softmax_j(keep ? s : -inf) V[b, hk, j]
+
+    Both regions are optional and pure: arith and math ops on scalars, `attn.aux_load` of the
+    auxiliary 1-D tensors (each region receives every `aux` operand as a trailing block argument),
+    and `attn.q_len` / `attn.kv_len`. `mask_class` is derived by `attn-classify-mask`, never
+    written by users.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
-                       OptionalAttr<F32Attr>:$scale);
+                       Variadic<AnyRankedTensor>:$aux, OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<StrAttr>:$mask_class);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
-    $query `,` $key `,` $value attr-dict-with-keyword
+    $query `,` $key `,` $value (`aux` `(` $aux^ `:` type($aux) `)`)? attr-dict-with-keyword
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value) `->` type($output) (`,` type($lse)^)?
   }];
@@ -47,6 +61,37 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
   let summary = "the value of a modifier region";
   let arguments = (ins AnyType:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Attn_AuxLoadOp : Attn_Op<"aux_load", [Pure, ParentOneOf<["AttentionOp"]>,
+    TypesMatchWith<"the result is an element of the tensor", "tensor", "result",
+                   "::llvm::cast<::mlir::ShapedType>($_self).getElementType()">]> {
+  let summary = "one element of an auxiliary tensor, read inside a modifier region";
+  let description = [{
+    `%x = attn.aux_load %slopes[%h] : tensor<?xf32>` reads element `%h` of an `aux` tensor (a block
+    argument of the enclosing modifier region). An index outside the tensor is an error of the
+    modifier; generated kernels clamp it into range, the reference rejects it.
+  }];
+  let arguments = (ins AnyRankedTensor:$tensor, Index:$index);
+  let results = (outs AnyTypeOf<[I32, I64, F32, F16, BF16]>:$result);
+  let assemblyFormat = "$tensor `[` $index `]` attr-dict `:` type($tensor)";
+  let hasVerifier = 1;
+}
+
+def Attn_QLenOp : Attn_Op<"q_len", [Pure, ParentOneOf<["AttentionOp"]>]> {
+  let summary = "the query sequence length Sq, inside a modifier region";
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def Attn_KVLenOp : Attn_Op<"kv_len", [Pure, ParentOneOf<["AttentionOp"]>]> {
+  let summary = "the key/value sequence length Skv, inside a modifier region";
+  let description = [{
+    Bottom-right aligned causal attention (the last query sees the last key) keeps
+    `kv <= qi + (kv_len - q_len)`.
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // FLARE_ATTN_OPS

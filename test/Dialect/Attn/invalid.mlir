@@ -382,3 +382,83 @@ func.func @nested_load(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>,
     } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return
 }
+
+// -----
+
+// Pure control flow is not allowed either: modifiers are straight-line scalar code (use arith.select).
+func.func @pure_if(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %diag = arith.cmpi eq, %qi, %kv : index
+      // expected-error @+1 {{'scf.if' op is not allowed in score_mod: modifiers are arith and math ops on scalars, attn.aux_load, attn.q_len and attn.kv_len}}
+      %r = scf.if %diag -> f32 {
+        scf.yield %s : f32
+      } else {
+        scf.yield %s : f32
+      }
+      attn.yield %r : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Modifiers compute on scalars: a vector is rejected where it is made.
+func.func @vector_in_mod(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      // expected-error @+1 {{'arith.constant' op is not allowed in score_mod: modifiers compute on scalars, not 'vector<2xf32>'}}
+      %c = arith.constant dense<1.0> : vector<2xf32>
+      attn.yield %s : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Aux tensors are 1-D.
+func.func @aux_rank2(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<2x2xf32>) {
+  // expected-error @+1 {{'attn.attention' op aux operand #0 must be a 1-D tensor of i32, i64, f32, f16 or bf16, got 'tensor<2x2xf32>'}}
+  %o = attn.attention %q, %k, %v aux(%a : tensor<2x2xf32>)
+      : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// A region with aux operands takes them as trailing block arguments.
+func.func @aux_args_missing(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<8xf32>) {
+  // expected-error @+1 {{'attn.attention' op mask_mod takes ('index', 'index', 'index', 'index', 'tensor<8xf32>') arguments}}
+  %o = attn.attention %q, %k, %v aux(%a : tensor<8xf32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %t = arith.constant true
+      attn.yield %t : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// attn.aux_load reads an aux argument of its own region, not any tensor in scope.
+func.func @aux_load_outer(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<8xf32>) {
+  %o = attn.attention %q, %k, %v
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      // expected-error @+1 {{'attn.aux_load' op reads an aux tensor: its operand must be an aux argument of the enclosing modifier region}}
+      %x = attn.aux_load %a[%h] : tensor<8xf32>
+      attn.yield %x : f32
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// attn.q_len belongs in a modifier region.
+func.func @q_len_outside() {
+  // expected-error @+1 {{'attn.q_len' op expects parent op 'attn.attention'}}
+  %n = attn.q_len
+  return
+}

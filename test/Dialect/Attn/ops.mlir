@@ -130,27 +130,59 @@ func.func @both_with_lse(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>,
 
 // -----
 
-// The LSE result without any region, and pure control flow inside a modifier (scf.if has no memory
-// effects of its own, so it is allowed).
-// CHECK-LABEL: func.func @lse_and_pure_if
+// The LSE result without any region, and a select inside a modifier (branches are written as
+// arith.select: modifier regions hold straight-line scalar code).
+// CHECK-LABEL: func.func @lse_and_select
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} score_mod {
-// CHECK: scf.if
+// CHECK: arith.select
 // CHECK: } : tensor<4x4x64x64xf16>, tensor<4x2x64x64xf16>, tensor<4x2x64x64xf16> -> tensor<4x4x64x64xf16>{{$}}
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x4x64x64xf16>, tensor<4x2x64x64xf16>, tensor<4x2x64x64xf16> -> tensor<4x4x64x64xf16>, tensor<4x4x64xf32>
-func.func @lse_and_pure_if(%q: tensor<4x4x64x64xf16>, %k: tensor<4x2x64x64xf16>, %v: tensor<4x2x64x64xf16>) {
+func.func @lse_and_select(%q: tensor<4x4x64x64xf16>, %k: tensor<4x2x64x64xf16>, %v: tensor<4x2x64x64xf16>) {
   %o = attn.attention %q, %k, %v
     score_mod {
     ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
       %first = arith.cmpi eq, %h, %b : index
-      %r = scf.if %first -> f32 {
-        %z = arith.constant 0.0 : f32
-        scf.yield %z : f32
-      } else {
-        scf.yield %s : f32
-      }
+      %z = arith.constant 0.0 : f32
+      %r = arith.select %first, %z, %s : f32
       attn.yield %r : f32
     } : tensor<4x4x64x64xf16>, tensor<4x2x64x64xf16>, tensor<4x2x64x64xf16> -> tensor<4x4x64x64xf16>
   %o2, %lse = attn.attention %q, %k, %v
       : tensor<4x4x64x64xf16>, tensor<4x2x64x64xf16>, tensor<4x2x64x64xf16> -> tensor<4x4x64x64xf16>, tensor<4x4x64xf32>
   return
+}
+
+// -----
+
+// Auxiliary tensors: every region receives them as trailing block arguments and reads them with
+// attn.aux_load; attn.q_len and attn.kv_len give the sequence lengths (bottom-right causal here).
+// CHECK-LABEL: func.func @aux_and_lengths
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} aux(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi32>) score_mod {
+// CHECK: attn.aux_load %{{.*}}[%{{.*}}] : tensor<?xf32>
+// CHECK: mask_mod {
+// CHECK: attn.kv_len
+// CHECK: attn.q_len
+// CHECK: attn.aux_load %{{.*}}[%{{.*}}] : tensor<?xi32>
+func.func @aux_and_lengths(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>,
+                           %slopes: tensor<?xf32>, %doc: tensor<?xi32>) -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v aux(%slopes, %doc : tensor<?xf32>, tensor<?xi32>)
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>, %d: tensor<?xi32>):
+      %slope = attn.aux_load %sl[%h] : tensor<?xf32>
+      %r = arith.addf %s, %slope : f32
+      attn.yield %r : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>, %d: tensor<?xi32>):
+      %n = attn.kv_len
+      %m = attn.q_len
+      %off = arith.subi %n, %m : index
+      %lim = arith.addi %qi, %off : index
+      %causal = arith.cmpi sle, %kv, %lim : index
+      %dq = attn.aux_load %d[%qi] : tensor<?xi32>
+      %dk = attn.aux_load %d[%kv] : tensor<?xi32>
+      %same = arith.cmpi eq, %dq, %dk : i32
+      %keep = arith.andi %causal, %same : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
 }

@@ -1,6 +1,8 @@
 //===- AttnDialect.cpp - The attention dialect: ops and verifiers ---------===//
 #include "flare/Dialect/Attn/AttnDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -60,6 +62,26 @@ LogicalResult AttentionOp::verify() {
   if (auto scale = getScaleAttr())
     if (!(scale.getValueAsDouble() > 0.0))
       return emitOpError("scale must be positive");
+  for (auto [i, aux] : llvm::enumerate(getAux())) {
+    auto t = cast<RankedTensorType>(aux.getType());
+    Type e = t.getElementType();
+    if (t.getRank() != 1 || !(e.isInteger(32) || e.isInteger(64) || e.isF32() || e.isF16() || e.isBF16()))
+      return emitOpError() << "aux operand #" << i << " must be a 1-D tensor of i32, i64, f32, f16 or bf16, got "
+                           << t;
+  }
+  return success();
+}
+
+LogicalResult AuxLoadOp::verify() {
+  auto arg = dyn_cast<BlockArgument>(getTensor());
+  auto parent = dyn_cast_or_null<AttentionOp>((*this)->getParentOp());
+  if (!arg || !parent || arg.getOwner() != (*this)->getBlock())
+    return emitOpError("reads an aux tensor: its operand must be an aux argument of the enclosing modifier region");
+  unsigned first = arg.getOwner()->getNumArguments() - parent.getAux().size();
+  if (arg.getArgNumber() < first)
+    return emitOpError("reads an aux tensor: its operand must be an aux argument of the enclosing modifier region");
+  if (getResult().getType() != getTensor().getType().getElementType())
+    return emitOpError("result type must be the aux tensor's element type");
   return success();
 }
 
@@ -80,16 +102,31 @@ static LogicalResult verifyModifier(AttentionOp op, Region &region, StringRef na
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield || yield.getValue().getType() != resultType)
     return op.emitOpError() << name << " must yield one " << resultType;
-  for (Operation &inner : block.without_terminator())
+  for (Operation &inner : block.without_terminator()) {
     if (!isMemoryEffectFree(&inner))
       return inner.emitOpError() << "is not allowed in " << name << ": modifiers must be pure";
+    if (!isa<arith::ArithDialect, math::MathDialect, AttnDialect>(inner.getDialect()) ||
+        inner.getNumRegions() != 0)
+      return inner.emitOpError() << "is not allowed in " << name
+                                 << ": modifiers are arith and math ops on scalars, attn.aux_load, attn.q_len "
+                                    "and attn.kv_len";
+    for (Type t : inner.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return inner.emitOpError() << "is not allowed in " << name << ": modifiers compute on scalars, not " << t;
+  }
   return success();
 }
 
 LogicalResult AttentionOp::verifyRegions() {
   Builder b(getContext());
   Type idx = b.getIndexType();
-  if (failed(verifyModifier(*this, getScoreMod(), "score_mod", {b.getF32Type(), idx, idx, idx, idx}, b.getF32Type())))
+  SmallVector<Type> scoreArgs = {b.getF32Type(), idx, idx, idx, idx};
+  SmallVector<Type> maskArgs = {idx, idx, idx, idx};
+  for (Value aux : getAux()) {
+    scoreArgs.push_back(aux.getType());
+    maskArgs.push_back(aux.getType());
+  }
+  if (failed(verifyModifier(*this, getScoreMod(), "score_mod", scoreArgs, b.getF32Type())))
     return failure();
-  return verifyModifier(*this, getMaskMod(), "mask_mod", {idx, idx, idx, idx}, b.getI1Type());
+  return verifyModifier(*this, getMaskMod(), "mask_mod", maskArgs, b.getI1Type());
 }
