@@ -217,6 +217,24 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
+  let summary = "load one element per tile element at its own offset from a global pointer";
+  let description = [{
+    ```mlir
+    %ids = tile.gather %doc[%rows] : !tile.ptr<i32>, tensor<64xi32> -> tensor<64xi32>
+    ```
+    `ids[i] = doc[rows[i]]`: offsets are in elements and must lie inside the allocation (no bounds
+    check; clamp them first). For small lookup tables read at computed indices, such as the
+    auxiliary tensors of attention modifiers (ALiBi slopes, document ids).
+  }];
+  let arguments = (ins Tile_PtrType:$base, Tile_Tile:$offsets);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $base `[` $offsets `]` attr-dict `:` qualified(type($base)) `,` type($offsets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "store a block into a view, skipping what lies outside it";
   let description = [{

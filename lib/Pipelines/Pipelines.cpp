@@ -2,6 +2,7 @@
 #include "flare/Pipelines/Pipelines.h"
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Passes.h"
 #include "flare/Dialect/TGPU/Passes.h"
 #include "flare/Dialect/Tile/Passes.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -60,6 +61,15 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
   switch (stage) {
   case Stage::Input:
     return;
+  case Stage::Tile: {
+    pm.addPass(attn::createAttnClassifyMask());
+    attn::ConvertAttnToTileOptions generator;
+    generator.arch = options.arch;
+    pm.addPass(attn::createConvertAttnToTile(generator));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    return;
+  }
   case Stage::Layouts:
     pm.addPass(tile::createTileDecomposeOnlineSoftmax());
     pm.addPass(tgpu::createTGPUAssignLayouts());
@@ -100,7 +110,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
 LogicalResult runStages(ModuleOp module, const CompileOptions &options, Stage last, CompiledModule *meta) {
   if (last >= Stage::PTX)
     initializeNVPTXTarget();
-  for (int s = static_cast<int>(Stage::Layouts); s <= static_cast<int>(last); ++s) {
+  for (int s = static_cast<int>(Stage::Tile); s <= static_cast<int>(last); ++s) {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     addStagePasses(pm, options, static_cast<Stage>(s));
     if (failed(pm.run(module)))
@@ -122,6 +132,9 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
       info.numThreads = block[0];
     if (auto shared = func->getAttrOfType<IntegerAttr>(tgpu::kSharedBytesAttrName))
       info.sharedBytes = static_cast<int>(shared.getInt());
+    for (NamedAttribute attr : func->getDiscardableAttrs())
+      if (auto value = dyn_cast<IntegerAttr>(attr.getValue()); value && attr.getName().strref().starts_with("flare."))
+        info.hints[attr.getName().strref().drop_front(6).str()] = value.getInt();
     for (Type t : func.getArgumentTypes()) {
       if (isa<LLVM::LLVMPointerType>(t))
         info.args.push_back(ArgKind::Pointer);
@@ -196,6 +209,7 @@ void registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     tgpu::registerTGPUPasses();
+    attn::registerAttnPasses();
     tile::registerTilePasses();
     registerCanonicalizerPass();
     registerCSEPass();
@@ -217,7 +231,7 @@ void registerAllPasses() {
           CompileOptions options;
           options.arch = opts.arch;
           options.optLevel = opts.optLevel;
-          for (Stage s : {Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
+          for (Stage s : {Stage::Tile, Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
             addStagePasses(pm, options, s);
           return success();
         });

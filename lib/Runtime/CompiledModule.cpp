@@ -121,7 +121,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   const llvm::json::Object *obj = v.getAsObject();
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
-  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args"}, where);
+  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints"}, where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
   if (k.name.empty())
@@ -131,6 +131,17 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   const llvm::json::Array &args = requireArray(*obj, "args", where);
   for (size_t i = 0; i < args.size(); ++i)
     k.args.push_back(parseArgKind(args[i], where + ".args[" + std::to_string(i) + "]"));
+  if (const llvm::json::Value *hints = obj->get("hints")) {
+    const llvm::json::Object *h = hints->getAsObject();
+    if (!h)
+      fail(where + ".hints must be an object, not " + typeName(*hints));
+    for (const auto &[key, value] : *h) {
+      std::optional<int64_t> n = value.getAsInteger();
+      if (!n)
+        fail(where + ".hints." + key.str() + " must be an integer, not " + typeName(value));
+      k.hints[key.str()] = *n;
+    }
+  }
   return k;
 }
 
@@ -177,6 +188,11 @@ std::string CompiledModule::metadataJson() const {
             for (ArgKind a : k.args)
               j.value(argKindName(a));
           });
+          if (!k.hints.empty())
+            j.attributeObject("hints", [&] {
+              for (const auto &[name, value] : k.hints)
+                j.attribute(name, value);
+            });
         });
       }
     });

@@ -28,7 +28,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Tile, TGPU, GPU, LLVM, PTX, Meta };
+enum class Emit { Attn, Tile, TGPU, GPU, LLVM, PTX, Meta };
 } // namespace
 
 int flare::tools::flarecMain(int argc, char **argv) {
@@ -38,7 +38,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
   cl::opt<std::string> output("o", cl::desc("output file (default: stdout)"), cl::value_desc("file"), cl::init("-"),
                               cl::cat(category));
   cl::opt<Emit> emit("emit", cl::desc("what to produce"), cl::init(Emit::PTX), cl::cat(category),
-                     cl::values(clEnumValN(Emit::Tile, "tile", "the verified input"),
+                     cl::values(clEnumValN(Emit::Attn, "attn", "the verified input"),
+                                clEnumValN(Emit::Tile, "tile", "tile kernels (attention ops generated as kernels)"),
                                 clEnumValN(Emit::TGPU, "tgpu", "tiles with register layouts"),
                                 clEnumValN(Emit::GPU, "gpu", "per-thread code in a gpu.module"),
                                 clEnumValN(Emit::LLVM, "llvm", "NVVM/LLVM dialects with the target attached"),
@@ -84,7 +85,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.optLevel = optLevel;
   flare::CompiledModule meta;
   meta.arch = options.arch;
-  static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Layouts, flare::Stage::Kernels,
+  static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,
                                              flare::Stage::NVVM, flare::Stage::PTX, flare::Stage::PTX};
   flare::Stage last = stageOf[static_cast<int>(emit.getValue())];
   if (failed(flare::runStages(*module, options, last, &meta)))

@@ -10,6 +10,7 @@
 #define FLARE_COMPILER_COMPILER_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct KernelInfo {
   int numThreads = 0;        ///< threads per CTA (num_warps * 32), a 1-D block
   int sharedBytes = 0;       ///< dynamic shared memory per CTA, in bytes
   std::vector<ArgKind> args; ///< parameters in order
+  /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
+  /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
+  std::map<std::string, int64_t> hints;
+  int64_t hint(const std::string &name, int64_t fallback = 0) const {
+    auto it = hints.find(name);
+    return it == hints.end() ? fallback : it->second;
+  }
 };
 
 /// A compiled module: PTX text and one KernelInfo per kernel.

@@ -3,7 +3,8 @@
 // One pipeline, registered once: flare-opt (`--flare-tile-to-ptx`), flarec (`--emit=`) and the runtime's
 // JIT (flare::compileToPTX) all run exactly these passes, stage by stage:
 //
-//   Input   -> Layouts : tile-decompose-online-softmax,
+//   Input   -> Tile    : attn-classify-mask, convert-attn-to-tile       attention ops become tile kernels
+//   Tile    -> Layouts : tile-decompose-online-softmax,
 //                        tgpu-assign-layouts                            tiles get #tgpu.linear layouts
 //   Layouts -> Kernels : convert-tgpu-to-nvvm, canonicalize, cse         gpu.module of per-thread code
 //   Kernels -> NVVM    : convert-scf-to-cf, convert-gpu-to-nvvm,         nvvm + llvm dialects only,
@@ -24,7 +25,7 @@ class DialectRegistry;
 
 namespace flare {
 
-enum class Stage { Input = 0, Layouts, Kernels, NVVM, PTX };
+enum class Stage { Input = 0, Tile, Layouts, Kernels, NVVM, PTX };
 
 /// Adds the passes that take a module from `stage - 1` to `stage` (nothing for Stage::Input).
 void addStagePasses(mlir::OpPassManager &pm, const CompileOptions &options, Stage stage);
@@ -45,7 +46,7 @@ mlir::LogicalResult extractPTX(mlir::ModuleOp module, std::string &ptx);
 /// models and translations the pipeline needs.
 void registerAllDialects(mlir::DialectRegistry &registry);
 /// Registers Flare's passes, the upstream passes the pipeline uses and the `flare-tile-to-ptx`
-/// pipeline. Idempotent.
+/// pipelines. Idempotent.
 void registerAllPasses();
 /// Initialises LLVM's NVPTX target once (needed before serialising to PTX).
 void initializeNVPTXTarget();

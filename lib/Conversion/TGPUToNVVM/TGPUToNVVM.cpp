@@ -61,6 +61,10 @@ LogicalResult KernelLowering::run() {
   gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
+  // Facts for launchers (flare.* attributes, e.g. a generated attention kernel's block size).
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    if (attr.getName().strref().starts_with("flare."))
+      gfunc->setAttr(attr.getName(), attr.getValue());
 
   Block &entry = gfunc.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -126,6 +130,19 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
                                                      scalars.lookup(add.getBase()), ValueRange{offset}));
     return success();
   }
+  if (auto gather = dyn_cast<tile::GatherOp>(op)) {
+    Type elem = gather.getResult().getType().getElementType();
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    Value base = scalars.lookup(gather.getBase());
+    SmallVector<Value> out;
+    for (Value offset : regs[gather.getOffsets()]) {
+      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, base,
+                                       ValueRange{arith::ExtSIOp::create(b, loc, b.getI64Type(), offset)});
+      out.push_back(LLVM::LoadOp::create(b, loc, elem, addr));
+    }
+    regs[gather.getResult()] = out;
+    return success();
+  }
   if (auto view = dyn_cast<tile::MakeViewOp>(op)) {
     ViewInfo info;
     info.base = scalars.lookup(view.getBase());
@@ -149,7 +166,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerDot(dot);
   if (isa<tile::TransOp, tile::ReshapeOp>(op)) {
     // The layouts already re-express the coordinates: every register keeps its value.
-    regs[op->getResult(0)] = regs[op->getOperand(0)];
+    SmallVector<Value> same = regs.lookup(op->getOperand(0)); // copied first: regs[...] may rehash
+    regs[op->getResult(0)] = std::move(same);
     return success();
   }
   if (auto range = dyn_cast<tile::RangeOp>(op)) {
@@ -175,7 +193,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto expand = dyn_cast<tile::ExpandDimsOp>(op)) {
-    regs[expand.getResult()] = regs[expand.getSrc()];
+    SmallVector<Value> same = regs.lookup(expand.getSrc()); // copied first: regs[...] may rehash
+    regs[expand.getResult()] = std::move(same);
     return success();
   }
   if (auto bcast = dyn_cast<tile::BroadcastOp>(op)) {
@@ -400,8 +419,14 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   SmallVector<SmallVector<Value>> results(op->getNumResults());
   for (int i = 0; i < numRegs; ++i) {
     SmallVector<Value> operands;
-    for (Value v : op->getOperands())
-      operands.push_back(isa<RankedTensorType>(v.getType()) ? regs[v][i] : scalars.lookup(v));
+    for (auto [pos, v] : llvm::enumerate(op->getOperands())) {
+      Value lowered = isa<RankedTensorType>(v.getType()) ? (regs.count(v) ? regs[v][i] : Value())
+                                                         : scalars.lookupOrNull(v);
+      if (!lowered)
+        return op->emitOpError() << "operand #" << pos
+                                 << " has not been lowered (an unsupported producer or a value from outside the kernel)";
+      operands.push_back(lowered);
+    }
     if (op->getNumResults() != 1)
       return op->emitOpError("expected one result");
     Type resultType = getElementTypeOrSelf(op->getResult(0).getType());

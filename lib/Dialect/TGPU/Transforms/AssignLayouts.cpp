@@ -215,6 +215,12 @@ private:
       return setBlocked(op, op->getResult(0));
     if (isa<tile::SplatOp, tile::RangeOp>(op))
       return setWeak(op, op->getResult(0));
+    if (auto gather = dyn_cast<tile::GatherOp>(op)) {
+      // One load per element where its offset lives (a gather is never rematerialized).
+      gather.getResult().setType(withLayout(gather.getResult().getType(),
+                                            getLayoutAttr(gather.getOffsets().getType()).getLayout()));
+      return success();
+    }
     if (auto cst = dyn_cast<arith::ConstantOp>(op))
       return isTile(cst.getType()) ? setWeak(op, cst.getResult()) : success();
     if (auto dot = dyn_cast<tile::DotOp>(op)) {

@@ -165,6 +165,17 @@ static LogicalResult verifyBlockAccess(Operation *op, ViewType view, size_t numO
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  auto offsets = getOffsets().getType(), result = getResult().getType();
+  if (!offsets.getElementType().isInteger(32))
+    return emitOpError() << "offsets must be i32, got " << offsets.getElementType();
+  if (offsets.getShape() != result.getShape())
+    return emitOpError("result must have the offsets' shape");
+  if (result.getElementType() != getBase().getType().getElementType())
+    return emitOpError("result elements must be the pointer's element type");
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getResult().getType())))
     return failure();

@@ -1,0 +1,43 @@
+//===- Passes.td - Passes of the attention dialect ------------------------===//
+#ifndef FLARE_ATTN_PASSES
+#define FLARE_ATTN_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def AttnClassifyMask : Pass<"attn-classify-mask", "::mlir::ModuleOp"> {
+  let summary = "derive from mask_mod which KV blocks of a Q block are empty, full or partial";
+  let description = [{
+    Analyses the `mask_mod` region of every `attn.attention` op (lib/Dialect/Attn/Transforms/
+    MaskAnalysis.h) and records the recognised mask family in the op's `mask_class` attribute:
+    `none` (no mask_mod), `causal` (kv <= qi), `causal_bottom_right` (kv <= qi + kv_len - q_len),
+    `sliding_window` (a conjunction of an upper and a lower kv bound that move with qi),
+    `prefix_lm` (kv < P or a causal bound), `linear` (other conjunctions/disjunctions of linear
+    index comparisons), `generic` (anything else: evaluated per element, no block skipping).
+    convert-attn-to-tile runs the same analysis to skip empty blocks and drop the mask code of
+    full blocks; the attribute makes the result visible and testable.
+  }];
+}
+
+def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
+  let summary = "generate a FlashAttention tile kernel from each function holding attn.attention";
+  let description = [{
+    A function whose body is one `attn.attention` on its arguments, returning the op's results,
+    becomes a tile kernel of the same name: a grid of (ceil(Sq / BLOCK_M), Hq, B) program
+    instances, each keeping a BLOCK_M x D block of Q on chip while BLOCK_N rows of K and V stream
+    by under an online softmax. The KV loop is split per Q block into blocks that the mask leaves
+    full (no mask code) and blocks it cuts (mask_mod and the Skv bound evaluated per element);
+    blocks the mask empties are never visited. Kernel ABI: see the attn dialect's Rationale.md.
+  }];
+  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "target architecture whose tile configuration is used">,
+    Option<"blockM", "block-m", "int", /*default=*/"0", "query rows per program (0: configured)">,
+    Option<"blockN", "block-n", "int", /*default=*/"0", "key rows per loop step (0: configured)">,
+    Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">
+  ];
+}
+
+#endif // FLARE_ATTN_PASSES

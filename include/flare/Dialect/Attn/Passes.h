@@ -1,0 +1,37 @@
+//===- Passes.h - Passes of the attention dialect ---------------*- C++ -*-===//
+#ifndef FLARE_DIALECT_ATTN_PASSES_H
+#define FLARE_DIALECT_ATTN_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <string>
+
+namespace mlir {
+namespace arith { class ArithDialect; }
+namespace func { class FuncDialect; }
+namespace math { class MathDialect; }
+namespace scf { class SCFDialect; }
+} // namespace mlir
+
+namespace flare::tile {
+class TileDialect;
+}
+
+namespace flare::attn {
+#define GEN_PASS_DECL
+#include "Attn/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Attn/Passes.h.inc"
+
+/// Tile sizes of a generated attention kernel: the one configuration point per (arch, head dim,
+/// element type, mask class).
+struct AttentionConfig {
+  int blockM = 128; ///< query rows per program instance
+  int blockN = 64;  ///< key/value rows per loop step
+  int numWarps = 8; ///< warps per program instance
+};
+AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
+} // namespace flare::attn
+
+#endif // FLARE_DIALECT_ATTN_PASSES_H

@@ -1,0 +1,45 @@
+//===- Attention.h - Float64 CPU reference of attn.attention ----*- C++ -*-===//
+//
+// The oracle that GPU attention kernels are checked against: exact softmax attention computed in double
+// on the CPU, with the op's own score_mod and mask_mod regions evaluated by an interpreter, so a test
+// states its modifiers once (in the IR) and never re-implements them by hand. This header pulls in no
+// MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_REFERENCE_ATTENTION_H
+#define FLARE_REFERENCE_ATTENTION_H
+
+#include <string>
+#include <vector>
+
+namespace flare::reference {
+
+/// The sizes and inputs of one attention problem.
+struct AttentionProblem {
+  int batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
+  /// Dense row-major inputs [B, Hq, Sq, D] and [B, Hkv, Skv, D] (already rounded to the kernel's input
+  /// dtype).
+  const float *q = nullptr, *k = nullptr, *v = nullptr;
+  /// One vector per aux operand of the op, in operand order; integer aux tensors hold exact integer values.
+  std::vector<std::vector<double>> aux;
+};
+
+struct AttentionResult {
+  std::vector<double> out; ///< [B, Hq, Sq, D]
+  std::vector<double> lse; ///< [B, Hq, Sq], natural log; -inf for a row with no visible key (its out row is 0)
+};
+
+/// Parses `mlirSource` (a module holding exactly one attn.attention; if `funcName` is non-empty, the one
+/// inside that func.func) and computes attention in float64: s = score_mod(scale * q.k, b, h, i, j, aux...),
+/// masked by mask_mod, softmax over j, times V; head h of Q uses KV head h / (Hq / Hkv).
+///
+/// Throws flare::Error with a clear message (and the op's location where there is one) for: parse and
+/// verify errors, no or several attn.attention ops, problem sizes inconsistent with static dims of the op's
+/// types or with the aux count, an op in a region the interpreter does not support, and an aux_load index
+/// outside its tensor (the message says which aux operand, the index and the tensor length).
+AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
+                                   const std::string &funcName = "");
+
+} // namespace flare::reference
+
+#endif // FLARE_REFERENCE_ATTENTION_H

@@ -1,0 +1,650 @@
+//===- AttnToTile.cpp - Generate a FlashAttention tile kernel from attn.attention ===//
+//
+// For a function whose body is one attn.attention on its arguments, emits a tile kernel of the same
+// name. One program instance owns BLOCK_M query rows of one (batch, head):
+//
+//   Q block in registers/shared memory; m = -inf, l = 0, acc = 0 per row
+//   [lo, hi)   = KV blocks the mask may keep for these rows (the rest are never visited)
+//   [flo, fhi) = the sub-range it keeps entirely (MaskAnalysis.h derives both, at run time)
+//   for j in [flo, fhi):            s = score(j)                      no mask code
+//   for j in [lo, flo) u [fhi, hi): s = keep(j) ? score(j) : -inf     mask_mod and kv < Skv
+//     with score(j) = score_mod(scale * Q K_j^T) * log2(e) (scale * log2(e) folded into one multiply
+//     when there is no score_mod), then one online-softmax step and acc = alpha * acc + P V_j
+//   O = acc / l, LSE = (m + log2 l) * ln 2; a row with l = 0 gives O = 0 and LSE = -inf.
+//
+// Modifier regions are scalar code; they are inlined as tile code by giving every region value a
+// shape class: Uniform (a scalar: batch, head, lengths, constants), Row (one value per query row,
+// [BLOCK_M]), Col (per key, [BLOCK_N]) or Full ([BLOCK_M, BLOCK_N]). An op takes the join of its
+// operands' classes, broadcasting the narrower ones. Uniform and Row values do not depend on the
+// KV block and are computed once before the loops (ALiBi slopes, document ids of the query rows).
+//
+//===----------------------------------------------------------------------===//
+#include "../../Dialect/Attn/Transforms/MaskAnalysis.h"
+#include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Passes.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <limits>
+
+namespace flare::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOTILE
+#include "Attn/Passes.h.inc"
+
+AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
+                                      const std::string &maskClass) {
+  // Measured choices live here and nowhere else. Head dim 64: 64 x 64 blocks on one warpgroup;
+  // 128 and 256: 128 query rows on two warpgroups (the f32 accumulator is then 64 or 128 registers
+  // per thread), 64 keys per step.
+  // A mask evaluated per element (document ids, ...) keeps more tiles live: 32 keys per step keep
+  // head dim 128 free of spills.
+  (void)arch, (void)f16;
+  AttentionConfig config;
+  if (headDim == 64) {
+    config.blockM = 64;
+    config.numWarps = 4;
+  }
+  if (maskClass == "generic")
+    config.blockN = 32;
+  return config;
+}
+} // namespace flare::attn
+
+using namespace mlir;
+using namespace flare;
+using namespace flare::attn;
+
+namespace {
+
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+enum class Shape { Uniform, Row, Col, Full };
+
+Shape join(Shape a, Shape b) {
+  if (a == b || b == Shape::Uniform)
+    return a;
+  if (a == Shape::Uniform)
+    return b;
+  return Shape::Full;
+}
+
+/// An interval [lo, hi) of KV block indices (i32 values).
+struct Interval {
+  Value lo, hi;
+};
+
+class Generator {
+public:
+  Generator(AttentionOp op, func::FuncOp func, AttentionConfig config)
+      : op(op), func(func), config(config), b(op.getContext()), loc(op.getLoc()) {}
+
+  LogicalResult run();
+
+private:
+  AttentionOp op;
+  func::FuncOp func;
+  AttentionConfig config;
+  OpBuilder b;
+  Location loc;
+  int64_t headDim = 0;
+  Type elemType, f32, i32Type;
+  func::FuncOp kernel;
+
+  // Kernel scalars (i32 unless noted).
+  Value batchIdx, headIdx, seqQ, seqKV, q0, q1, numBlocks;
+  Value qView, kView, vView, oView, lseView, qTile;
+  SmallVector<Value> auxPtrs, auxLens;
+  Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1
+
+  // Region values: shape class, and the emitted value (hoisted ones shared, per-body ones local).
+  DenseMap<Value, Shape> shapes;
+  DenseMap<Value, Value> hoisted;
+  DenseMap<Value, Value> *body = nullptr;
+  DenseMap<std::pair<Value, int>, Value> *broadcasts = nullptr;
+
+  // --- scalar helpers ---------------------------------------------------------------------------
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value smin(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value smax(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) { return arith::CmpIOp::create(b, loc, p, x, y); }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, loc, b.getI64Type(), x); }
+  /// floor(x / BLOCK_N) and ceil(x / BLOCK_N) for a power-of-two BLOCK_N (an arithmetic shift
+  /// rounds toward -inf, also for negative x).
+  Value floorBlocks(Value x) { return arith::ShRSIOp::create(b, loc, x, c32(llvm::Log2_64(config.blockN))); }
+  Value ceilBlocks(Value x) { return floorBlocks(add(x, c32(config.blockN - 1))); }
+
+  RankedTensorType tileType(ArrayRef<int64_t> shape, Type elem) { return RankedTensorType::get(shape, elem); }
+  Value splat(Value scalar, ArrayRef<int64_t> shape) {
+    return tile::SplatOp::create(b, loc, tileType(shape, scalar.getType()), scalar);
+  }
+  Value splatF32(double v, ArrayRef<int64_t> shape) {
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType(shape, f32), b.getF32FloatAttr(v)));
+  }
+  Value broadcastRows(Value row, int64_t cols) { // [M] -> [M, cols]
+    auto t = cast<RankedTensorType>(row.getType());
+    int64_t m = t.getDimSize(0);
+    Value e = tile::ExpandDimsOp::create(b, loc, tileType({m, 1}, t.getElementType()), row, 1);
+    return tile::BroadcastOp::create(b, loc, tileType({m, cols}, t.getElementType()), e);
+  }
+  Value broadcastCols(Value col, int64_t rows) { // [N] -> [rows, N]
+    auto t = cast<RankedTensorType>(col.getType());
+    int64_t n = t.getDimSize(0);
+    Value e = tile::ExpandDimsOp::create(b, loc, tileType({1, n}, t.getElementType()), col, 0);
+    return tile::BroadcastOp::create(b, loc, tileType({rows, n}, t.getElementType()), e);
+  }
+  Value indexRange(Value start, int64_t n) {
+    Value r = tile::RangeOp::create(b, loc, tileType({n}, i32Type), 0, static_cast<int32_t>(n));
+    return arith::AddIOp::create(b, loc, r, splat(start, {n}));
+  }
+
+  SmallVector<int64_t> dims(Shape s) {
+    switch (s) {
+    case Shape::Uniform:
+      return {};
+    case Shape::Row:
+      return {config.blockM};
+    case Shape::Col:
+      return {config.blockN};
+    case Shape::Full:
+      return {config.blockM, config.blockN};
+    }
+    return {};
+  }
+  Type convertScalar(Type t) { return t.isIndex() ? i32Type : t; }
+  Type shaped(Type scalar, Shape s) {
+    Type t = convertScalar(scalar);
+    return s == Shape::Uniform ? t : Type(tileType(dims(s), t));
+  }
+
+  // --- modifier regions ----------------------------------------------------------------------------
+  void classify(Region &region, bool isScore);
+  Value lookup(Value v);
+  Value at(Value v, Shape s);
+  LogicalResult emitOp(Operation *inner, DenseMap<Value, Value> &into);
+  LogicalResult emitRegion(Region &region, bool hoistedPart, DenseMap<Value, Value> &into);
+
+  // --- kernel pieces -------------------------------------------------------------------------------
+  LogicalResult buildKernel();
+  Value evalLeaves(const LinearExpr &e);
+  std::pair<Interval, Interval> blocksOf(const MaskNode &node);
+  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state);
+};
+
+void Generator::classify(Region &region, bool isScore) {
+  if (region.empty())
+    return;
+  Block &block = region.front();
+  unsigned first = isScore ? 1 : 0; // score_mod starts with the score
+  if (isScore)
+    shapes[block.getArgument(0)] = Shape::Full;
+  shapes[block.getArgument(first + 0)] = Shape::Uniform;
+  shapes[block.getArgument(first + 1)] = Shape::Uniform;
+  shapes[block.getArgument(first + 2)] = Shape::Row;
+  shapes[block.getArgument(first + 3)] = Shape::Col;
+  for (Operation &inner : block.without_terminator()) {
+    Shape s = Shape::Uniform;
+    for (Value operand : inner.getOperands())
+      if (!isa<RankedTensorType>(operand.getType()))
+        s = join(s, shapes.lookup(operand));
+    // A table read happens per query row at least: there is no scalar load in tile kernels, and
+    // BLOCK_M identical loads hit the same cache line once, before the KV loop.
+    if (isa<AuxLoadOp>(inner))
+      s = join(s, Shape::Row);
+    for (Value r : inner.getResults())
+      shapes[r] = s;
+  }
+}
+
+Value Generator::lookup(Value v) {
+  if (body)
+    if (Value x = body->lookup(v))
+      return x;
+  return hoisted.lookup(v);
+}
+
+Value Generator::at(Value v, Shape s) {
+  Value x = lookup(v);
+  Shape from = shapes.lookup(v);
+  if (from == s)
+    return x;
+  auto key = std::make_pair(v, static_cast<int>(s));
+  if (broadcasts)
+    if (Value cached = broadcasts->lookup(key))
+      return cached;
+  Value r;
+  if (from == Shape::Uniform)
+    r = splat(x, dims(s));
+  else if (from == Shape::Row)
+    r = broadcastRows(x, config.blockN);
+  else
+    r = broadcastCols(x, config.blockM);
+  if (broadcasts)
+    (*broadcasts)[key] = r;
+  return r;
+}
+
+/// Math ops the tile backend implements on tiles (approximate NVVM instructions where they exist).
+bool isSupportedMath(Operation *op) {
+  return isa<math::Exp2Op, math::ExpOp, math::Log2Op, math::LogOp, math::RsqrtOp, math::SqrtOp, math::AbsFOp,
+             math::TanhOp>(op);
+}
+
+LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) {
+  Shape s = inner->getNumResults() ? shapes.lookup(inner->getResult(0)) : Shape::Uniform;
+  if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
+    Attribute value = cst.getValue();
+    if (auto i = dyn_cast<IntegerAttr>(value); i && i.getType().isIndex())
+      value = b.getI32IntegerAttr(static_cast<int32_t>(i.getInt()));
+    into[cst.getResult()] = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+    return success();
+  }
+  if (isa<QLenOp, KVLenOp>(inner)) {
+    into[inner->getResult(0)] = isa<QLenOp>(inner) ? seqQ : seqKV;
+    return success();
+  }
+  if (auto load = dyn_cast<AuxLoadOp>(inner)) {
+    unsigned which = cast<BlockArgument>(load.getTensor()).getArgNumber() -
+                     (load->getBlock()->getNumArguments() - static_cast<unsigned>(auxPtrs.size()));
+    SmallVector<int64_t> shape = dims(s);
+    // Clamp into the table: rows past Sq and keys past Skv are evaluated too, and must not fault.
+    Value idx = at(load.getIndex(), s);
+    Value last = splat(sub(auxLens[which], c32(1)), shape);
+    idx = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, idx, last), splat(c32(0), shape));
+    into[load.getResult()] =
+        tile::GatherOp::create(b, loc, tileType(shape, load.getType()), auxPtrs[which], idx);
+    return success();
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(inner)) {
+    Value src = at(inner->getOperand(0), s);
+    Type from = getElementTypeOrSelf(src.getType());
+    Type to = convertScalar(inner->getResult(0).getType());
+    Type result = shaped(inner->getResult(0).getType(), s);
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    Value r = src;
+    if (tw > fw)
+      r = isa<arith::IndexCastUIOp>(inner) ? arith::ExtUIOp::create(b, loc, result, src).getResult()
+                                           : arith::ExtSIOp::create(b, loc, result, src).getResult();
+    else if (tw < fw)
+      r = arith::TruncIOp::create(b, loc, result, src);
+    into[inner->getResult(0)] = r;
+    return success();
+  }
+  if (isa<math::MathDialect>(inner->getDialect()) && !isSupportedMath(inner))
+    return inner->emitOpError("is not supported in generated attention kernels yet (supported math ops: exp, "
+                              "exp2, log, log2, sqrt, rsqrt, absf, tanh)");
+  if (inner->getNumResults() != 1)
+    return inner->emitOpError("expected one result in a modifier region");
+  OperationState state(inner->getLoc(), inner->getName());
+  for (Value operand : inner->getOperands())
+    state.addOperands(at(operand, s));
+  state.addTypes(shaped(inner->getResult(0).getType(), s));
+  state.addAttributes(inner->getAttrs());
+  into[inner->getResult(0)] = b.create(state)->getResult(0);
+  return success();
+}
+
+LogicalResult Generator::emitRegion(Region &region, bool hoistedPart, DenseMap<Value, Value> &into) {
+  if (region.empty())
+    return success();
+  for (Operation &inner : region.front().without_terminator()) {
+    Shape s = inner.getNumResults() ? shapes.lookup(inner.getResult(0)) : Shape::Uniform;
+    bool isHoisted = s == Shape::Uniform || s == Shape::Row;
+    if (isHoisted != hoistedPart)
+      continue;
+    if (failed(emitOp(&inner, into)))
+      return failure();
+  }
+  return success();
+}
+
+Value Generator::evalLeaves(const LinearExpr &e) {
+  Value c = c32(e.constant);
+  for (auto [coef, leaf] : e.leaves) {
+    Value x = hoisted.lookup(leaf);
+    Type t = x.getType();
+    if (t.isInteger(64))
+      x = arith::TruncIOp::create(b, loc, i32Type, x);
+    else if (t.getIntOrFloatBitWidth() < 32)
+      x = arith::ExtSIOp::create(b, loc, i32Type, x);
+    c = add(c, mul(c32(coef), x));
+  }
+  return c;
+}
+
+/// (non-empty, full) KV block intervals of `node` for query rows [q0, q1] (MaskAnalysis.h).
+std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node) {
+  Value zero = c32(0);
+  Interval all{zero, numBlocks}, none{zero, zero};
+  switch (node.kind) {
+  case MaskNode::Kind::True:
+    return {all, all};
+  case MaskNode::Kind::Generic:
+    return {all, none};
+  case MaskNode::Kind::Constraint: {
+    const LinearExpr &e = node.expr;
+    Value c = evalLeaves(e);
+    Value aq0 = mul(c32(e.q), q0), aq1 = mul(c32(e.q), q1);
+    Value aqMax = e.q >= 0 ? aq1 : aq0, aqMin = e.q >= 0 ? aq0 : aq1;
+    if (e.kv == -1) { // kv <= a*qi + c
+      Value hiAny = add(floorBlocks(add(aqMax, c)), c32(1));
+      Value hiAll = floorBlocks(add(add(aqMin, c), c32(1)));
+      return {{zero, hiAny}, {zero, hiAll}};
+    }
+    if (e.kv == 1) { // kv >= -(a*qi + c)
+      Value loAny = floorBlocks(sub(sub(zero, aqMax), c));
+      Value loAll = ceilBlocks(sub(sub(zero, aqMin), c));
+      return {{loAny, numBlocks}, {loAll, numBlocks}};
+    }
+    // a*qi + c >= 0: the same for every key of a row.
+    Value any = cmp(arith::CmpIPredicate::sge, add(aqMax, c), zero);
+    Value every = cmp(arith::CmpIPredicate::sge, add(aqMin, c), zero);
+    return {{zero, select(any, numBlocks, zero)}, {zero, select(every, numBlocks, zero)}};
+  }
+  case MaskNode::Kind::And: {
+    auto [ne, full] = blocksOf(node.children.front());
+    for (const MaskNode &child : ArrayRef<MaskNode>(node.children).drop_front()) {
+      auto [cne, cfull] = blocksOf(child);
+      ne = {smax(ne.lo, cne.lo), smin(ne.hi, cne.hi)};
+      full = {smax(full.lo, cfull.lo), smin(full.hi, cfull.hi)};
+    }
+    return {ne, full};
+  }
+  case MaskNode::Kind::Or: {
+    auto [ne, full] = blocksOf(node.children.front());
+    for (const MaskNode &child : ArrayRef<MaskNode>(node.children).drop_front()) {
+      auto [cne, cfull] = blocksOf(child);
+      // Keys kept by either lie in the hull of the two ranges.
+      ne = {smin(ne.lo, cne.lo), smax(ne.hi, cne.hi)};
+      // Blocks full under either are full; the union is one interval when the two overlap or
+      // touch, else keep the longer one. An empty interval never wins.
+      Value aEmpty = cmp(arith::CmpIPredicate::sge, full.lo, full.hi);
+      Value bEmpty = cmp(arith::CmpIPredicate::sge, cfull.lo, cfull.hi);
+      Value touch = cmp(arith::CmpIPredicate::sle, smax(full.lo, cfull.lo), smin(full.hi, cfull.hi));
+      Value aLonger = cmp(arith::CmpIPredicate::sge, sub(full.hi, full.lo), sub(cfull.hi, cfull.lo));
+      Value uLo = smin(full.lo, cfull.lo), uHi = smax(full.hi, cfull.hi);
+      Value pickLo = select(aLonger, full.lo, cfull.lo), pickHi = select(aLonger, full.hi, cfull.hi);
+      Value lo = select(touch, uLo, pickLo), hi = select(touch, uHi, pickHi);
+      lo = select(bEmpty, full.lo, select(aEmpty, cfull.lo, lo));
+      hi = select(bEmpty, full.hi, select(aEmpty, cfull.hi, hi));
+      full = {lo, hi};
+    }
+    return {ne, full};
+  }
+  }
+  return {all, none};
+}
+
+/// One KV block: S = Q K^T, modifiers, mask, online softmax, acc = alpha * acc + P V.
+FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueRange state) {
+  const int64_t bm = config.blockM, bn = config.blockN;
+  DenseMap<Value, Value> local;
+  DenseMap<std::pair<Value, int>, Value> localBroadcasts;
+  body = &local;
+  broadcasts = &localBroadcasts;
+  struct Reset {
+    Generator &g;
+    ~Reset() {
+      g.body = nullptr;
+      g.broadcasts = nullptr;
+    }
+  } reset{*this};
+  Value c0 = c32(0);
+  Value kv0 = mul(block, c32(bn));
+  Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kv0, c0}, nullptr);
+  Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
+  Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
+  double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
+  Value kvCols = indexRange(kv0, bn);
+  auto bindIndices = [&](Region &region, unsigned first) {
+    Block &blk = region.front();
+    local[blk.getArgument(first + 3)] = kvCols;
+  };
+  Value s;
+  Region &scoreMod = op.getScoreMod();
+  if (scoreMod.empty()) {
+    s = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, {bm, bn}));
+  } else {
+    Value scaled = arith::MulFOp::create(b, loc, qk, splatF32(scale, {bm, bn}));
+    local[scoreMod.front().getArgument(0)] = scaled;
+    bindIndices(scoreMod, 1);
+    if (failed(emitRegion(scoreMod, /*hoistedPart=*/false, local)))
+      return failure();
+    Value modded = at(cast<YieldOp>(scoreMod.front().getTerminator()).getValue(), Shape::Full);
+    s = arith::MulFOp::create(b, loc, modded, splatF32(kLog2E, {bm, bn}));
+  }
+  if (masked) {
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
+    Value keep = broadcastCols(inRange, bm);
+    Region &maskMod = op.getMaskMod();
+    if (!maskMod.empty()) {
+      bindIndices(maskMod, 0);
+      if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
+        return failure();
+      Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
+      keep = arith::AndIOp::create(b, loc, keep, user);
+    }
+    s = arith::SelectOp::create(b, loc, keep, s, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
+  }
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1]);
+  Value acc = arith::MulFOp::create(b, loc, state[2], broadcastRows(softmax.getAlpha(), headDim));
+  // V is loaded after the softmax so that its registers are not live across it.
+  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
+  Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
+  acc = tile::DotOp::create(b, loc, acc.getType(), p, vt, acc);
+  return SmallVector<Value>{softmax.getNewMax(), softmax.getNewSum(), acc};
+}
+
+LogicalResult Generator::run() {
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  headDim = qType.getDimSize(3);
+  elemType = qType.getElementType();
+  f32 = b.getF32Type();
+  i32Type = b.getI32Type();
+  if (!llvm::isPowerOf2_64(config.blockM) || !llvm::isPowerOf2_64(config.blockN))
+    return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
+
+  // The function must be exactly `return attn.attention(arguments)`.
+  Block &entry = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
+  if (!ret || &entry.front() != op.getOperation() || op->getNextNode() != ret ||
+      ret.getOperands() != ValueRange(op->getResults()) ||
+      llvm::any_of(op->getOperands(), [&](Value v) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        return !arg || arg.getOwner() != &entry;
+      }))
+    return op.emitOpError("convert-attn-to-tile: the function '")
+           << func.getName() << "' must consist of one attn.attention on its arguments and return its results";
+
+  classify(op.getScoreMod(), /*isScore=*/true);
+  classify(op.getMaskMod(), /*isScore=*/false);
+  return buildKernel();
+}
+
+LogicalResult Generator::buildKernel() {
+  MLIRContext *ctx = op.getContext();
+  const int64_t bm = config.blockM, bn = config.blockN;
+  auto ptrOf = [&](Type elem) { return tile::PtrType::get(ctx, elem); };
+  Type i64Type = b.getI64Type();
+  SmallVector<Type> args = {ptrOf(elemType), ptrOf(elemType), ptrOf(elemType), ptrOf(elemType)};
+  bool withLse = static_cast<bool>(op.getLse());
+  if (withLse)
+    args.push_back(ptrOf(f32));
+  for (Value aux : op.getAux())
+    args.push_back(ptrOf(cast<RankedTensorType>(aux.getType()).getElementType()));
+  args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
+  args.append(op.getAux().size(), i32Type);
+  args.append(12, i64Type); // (batch, head, row) strides of q, k, v, o
+
+  b.setInsertionPoint(func);
+  kernel = func::FuncOp::create(b, func.getLoc(), func.getName(), b.getFunctionType(args, {}));
+  kernel->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
+  kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.numWarps));
+  kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
+  kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  Block *entry = kernel.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  unsigned a = 0;
+  Value qPtr = entry->getArgument(a++), kPtr = entry->getArgument(a++), vPtr = entry->getArgument(a++),
+        oPtr = entry->getArgument(a++);
+  Value lsePtr = withLse ? entry->getArgument(a++) : Value();
+  for (size_t i = 0; i < op.getAux().size(); ++i)
+    auxPtrs.push_back(entry->getArgument(a++));
+  Value headsQ = entry->getArgument(a++), headsKV = entry->getArgument(a++);
+  seqQ = entry->getArgument(a++);
+  seqKV = entry->getArgument(a++);
+  for (size_t i = 0; i < op.getAux().size(); ++i)
+    auxLens.push_back(entry->getArgument(a++));
+  SmallVector<Value> strides;
+  for (int i = 0; i < 12; ++i)
+    strides.push_back(entry->getArgument(a++));
+
+  // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
+  Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
+  batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+  Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  q0 = mul(mBlock, c32(bm));
+  // The last row that exists: rows past Sq are computed but never stored, and must not widen the
+  // range of visited blocks.
+  q1 = sub(smin(add(q0, c32(bm)), seqQ), c32(1));
+  numBlocks = ceilBlocks(seqKV);
+
+  Value b64 = ext64(batchIdx);
+  auto sliceOf = [&](Value ptr, int tensor, Value head) {
+    Value off = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, strides[3 * tensor]),
+                                      arith::MulIOp::create(b, loc, ext64(head), strides[3 * tensor + 1]));
+    return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
+  };
+  Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
+  auto view2d = [&](Value base, Value rows, int tensor) {
+    Value rowStride = arith::TruncIOp::create(b, loc, i32Type, strides[3 * tensor + 2]);
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, d},
+                                    ValueRange{rowStride, c1})
+        .getResult();
+  };
+  qView = view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
+  kView = view2d(sliceOf(kPtr, 1, kvHead), seqKV, 1);
+  vView = view2d(sliceOf(vPtr, 2, kvHead), seqKV, 2);
+  oView = view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
+  if (withLse) {
+    // LSE is a dense [B, Hq, Sq] tensor.
+    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, ext64(headsQ)), ext64(headIdx));
+    Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr,
+                                        arith::MulIOp::create(b, loc, row, ext64(seqQ)));
+    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqQ}, ValueRange{c1});
+  }
+  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{q0, c0}, nullptr);
+
+  // Region values that do not depend on the KV block.
+  qRows = indexRange(q0, bm);
+  for (auto [region, first] : {std::pair<Region *, unsigned>{&op.getScoreMod(), 1}, {&op.getMaskMod(), 0}}) {
+    if (region->empty())
+      continue;
+    Block &blk = region->front();
+    hoisted[blk.getArgument(first + 0)] = batchIdx;
+    hoisted[blk.getArgument(first + 1)] = headIdx;
+    hoisted[blk.getArgument(first + 2)] = qRows;
+    if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
+      return failure();
+  }
+
+  // Which KV blocks to visit, and which of them need no mask.
+  MaskInfo mask = analyzeMask(op);
+  auto [nonEmpty, full] = blocksOf(mask.root);
+  Value lo = smax(nonEmpty.lo, c0);
+  Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  Value flo = hi, fhi = hi;
+  bool fullLoop = mask.root.mayHaveFullBlocks();
+  if (fullLoop) {
+    // Keys past Skv are masked: only blocks wholly below Skv can be full.
+    Value fullHi = smin(full.hi, floorBlocks(seqKV));
+    flo = smin(smax(full.lo, lo), hi);
+    fhi = smin(smax(fullHi, flo), hi);
+  }
+
+  Value ninf = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
+  SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDim})};
+  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount) -> LogicalResult {
+    auto forOp = scf::ForOp::create(b, loc, lower, upper, c1, state);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value block = forOp.getInductionVar();
+    if (leftCount) // iteration t visits lo + t below the full range, then fhi + (t - left) above it
+      block = select(cmp(arith::CmpIPredicate::slt, block, leftCount), add(lo, block), add(fhi, sub(block, leftCount)));
+    FailureOr<SmallVector<Value>> next = kvStep(block, masked, forOp.getRegionIterArgs());
+    if (failed(next))
+      return failure();
+    scf::YieldOp::create(b, loc, *next);
+    state.assign(forOp.getResults().begin(), forOp.getResults().end());
+    return success();
+  };
+  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value())))
+    return failure();
+  Value left = sub(flo, lo);
+  if (failed(loop(c0, add(left, sub(hi, fhi)), /*masked=*/true, left)))
+    return failure();
+
+  // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
+  Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
+  Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, state[1], zero);
+  Value lSafe = arith::SelectOp::create(b, loc, noKey, one, state[1]);
+  Value invL = arith::DivFOp::create(b, loc, one, lSafe);
+  Value out = arith::MulFOp::create(b, loc, state[2], broadcastRows(invL, headDim));
+  Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
+  tile::StoreOp::create(b, loc, out16, oView, ValueRange{q0, c0});
+  if (withLse) {
+    Value log2l = math::Log2Op::create(b, loc, lSafe);
+    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, state[0], log2l), splatF32(kLn2, {bm}));
+    lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
+    tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
+  }
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<ConvertAttnToTilePass> {
+  using ConvertAttnToTileBase::ConvertAttnToTileBase;
+  void runOnOperation() override {
+    SmallVector<std::pair<AttentionOp, func::FuncOp>> work;
+    WalkResult walk = getOperation().walk([&](AttentionOp op) {
+      auto func = op->getParentOfType<func::FuncOp>();
+      if (!func || op->getParentOp() != func) {
+        op.emitOpError("convert-attn-to-tile: attn.attention must sit directly in a func.func");
+        return WalkResult::interrupt();
+      }
+      work.push_back({op, func});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (auto [op, func] : work) {
+      auto qType = cast<RankedTensorType>(op.getQuery().getType());
+      AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
+                                                     analyzeMask(op).maskClass);
+      if (blockM > 0)
+        config.blockM = blockM;
+      if (blockN > 0)
+        config.blockN = blockN;
+      if (numWarps > 0)
+        config.numWarps = numWarps;
+      Generator gen(op, func, config);
+      if (failed(gen.run()))
+        return signalPassFailure();
+      func.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,832 @@
+//===- AttentionReference.cpp - Float64 CPU reference of attn.attention ---===//
+//
+// Exact softmax attention in double, with the op's modifier regions interpreted:
+//
+//   1. Parse and verify the source and find its one attn.attention (inside func `funcName` if given).
+//   2. Check the problem against the op: sizes against static dimensions, one vector per aux operand,
+//      integer aux vectors holding integers of their element type.
+//   3. Compile score_mod and mask_mod once each into a flat instruction list over numbered slots. The
+//      block's scalar arguments take the first slots; arith.constant, attn.q_len and attn.kv_len become
+//      the initial value of their slot. An op the interpreter does not know is rejected here, before
+//      any evaluation.
+//   4. For every query row (b, h, i), rows spread over threads, with hk = h / (Hq / Hkv):
+//        s_j = mask_mod(b, h, i, j) ? score_mod(scale * Q[b,h,i] . K[b,hk,j], b, h, i, j) : -inf
+//        m = max_j s_j,   l = sum_j exp(s_j - m),   O[b,h,i] = sum_j exp(s_j - m) V[b,hk,j] / l,
+//        lse = m + log(l)
+//      A row whose every s_j is -inf (masked, or -inf from score_mod) sees no key: O = 0, lse = -inf.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Reference/Attention.h"
+
+#include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Error.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <iomanip>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+using namespace mlir;
+
+namespace flare::reference {
+namespace {
+
+constexpr const char *kPrefix = "attention reference: ";
+constexpr double kInf = std::numeric_limits<double>::infinity();
+/// The name the source buffer carries in locations ("input:3:7").
+constexpr const char *kBufferName = "input";
+/// Rows a worker takes at a time: enough to make the shared counter cheap, few enough to balance causal
+/// masks, whose rows differ in cost.
+constexpr int64_t kRowsPerGrab = 4;
+
+/// "input:3:7", or "an unknown location".
+std::string describe(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColRange>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getStartLine()) + ":" + Twine(file.getStartColumn()))
+        .str();
+  return "an unknown location";
+}
+
+/// A double as written in the source: "1.5", "4294967296".
+std::string describe(double x) {
+  std::ostringstream os;
+  os << std::setprecision(17) << x;
+  return os.str();
+}
+
+std::string describe(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Integer representation
+//===----------------------------------------------------------------------===//
+//
+// An iN value (index is i64) lives in an int64 as its N-bit pattern sign-extended, except i1, which is
+// 0 or 1. Addition, subtraction, multiplication and bitwise ops are the same on every view of the bits,
+// so they compute in uint64 (wrapping, never undefined) and wrap() the result back to N bits: that is
+// two's-complement arithmetic modulo 2^N. Signed and unsigned ops read the operand through signedValue()
+// or unsignedValue() first.
+
+int64_t wrap(uint64_t bits, unsigned width) {
+  if (width == 1)
+    return static_cast<int64_t>(bits & 1);
+  if (width >= 64)
+    return static_cast<int64_t>(bits);
+  unsigned unused = 64 - width;
+  return static_cast<int64_t>(bits << unused) >> unused;
+}
+
+int64_t signedValue(int64_t v, unsigned width) { return width == 1 ? -v : v; }
+
+uint64_t unsignedValue(int64_t v, unsigned width) {
+  return width >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t(1) << width) - 1);
+}
+
+/// The width an integer or index type computes in, 0 for a float.
+unsigned widthOf(Type type) {
+  if (type.isIndex())
+    return 64;
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth();
+  return 0;
+}
+
+/// Float-to-integer conversions outside the result's range are poison in arith; the reference saturates,
+/// as PTX's cvt does, and maps NaN to 0.
+int64_t saturateToSigned(double x, unsigned width) {
+  if (std::isnan(x))
+    return 0;
+  double t = std::trunc(x), limit = std::ldexp(1.0, static_cast<int>(width) - 1);
+  if (t >= limit)
+    return wrap((uint64_t(1) << (width - 1)) - 1, width);
+  if (t < -limit)
+    return wrap(uint64_t(1) << (width - 1), width);
+  return wrap(static_cast<uint64_t>(static_cast<int64_t>(t)), width);
+}
+
+int64_t saturateToUnsigned(double x, unsigned width) {
+  if (std::isnan(x) || x <= 0)
+    return 0;
+  double t = std::trunc(x);
+  if (t >= std::ldexp(1.0, static_cast<int>(width)))
+    return wrap(~uint64_t(0), width);
+  return wrap(static_cast<uint64_t>(t), width);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiled modifier regions
+//===----------------------------------------------------------------------===//
+
+/// One value of a modifier region: every float type (f16, bf16, f32, f64) as a double, every integer as
+/// described above.
+union Slot {
+  double f;
+  int64_t i;
+};
+
+enum class Opcode : uint8_t {
+  // Floats, computed in double.
+  AddF, SubF, MulF, DivF, RemF, NegF, MaximumF, MinimumF, MaxNumF, MinNumF, CmpF, TruncF, Tanh, Exp, Exp2, Log,
+  Log2, Log1p, Sqrt, Rsqrt, AbsF, Sin, Cos, PowF, Fma, Floor, Ceil, Erf, CopySign,
+  // Integers, wrapped to the result's width.
+  AddI, SubI, MulI, DivSI, DivUI, RemSI, RemUI, FloorDivSI, CeilDivSI, CeilDivUI, AndI, OrI, XOrI, ShLI, ShRSI,
+  ShRUI, MaxSI, MinSI, MaxUI, MinUI, AbsI, CmpI,
+  // Conversions: ExtendSigned is extsi, trunci and index_cast; ExtendUnsigned is extui and index_castui.
+  ExtendSigned, ExtendUnsigned, SIToFP, UIToFP, FPToSI, FPToUI,
+  // Any type.
+  Copy, Select, AuxLoad,
+};
+
+struct Instr {
+  Opcode opcode;
+  uint8_t operandWidth = 0; ///< integer width of the first operand (signed and unsigned views use it)
+  uint8_t resultWidth = 0;  ///< integer width of the result, which is wrapped to it
+  uint8_t predicate = 0;    ///< arith::CmpIPredicate or arith::CmpFPredicate
+  int32_t result = 0, a = 0, b = 0, c = 0; ///< slots; AuxLoad: `b` is the aux operand number
+  const llvm::fltSemantics *format = nullptr;                          ///< TruncF's result format
+  llvm::RoundingMode rounding = llvm::RoundingMode::NearestTiesToEven; ///< TruncF's rounding
+};
+
+/// A modifier region compiled to straight-line code. run() allocates nothing: the caller keeps one copy
+/// of `initial` per thread and writes the block's scalar arguments into its first slots.
+class Program {
+public:
+  bool present() const { return resultSlot >= 0; }
+  Slot run(Slot *slots, const std::vector<std::vector<double>> &aux) const;
+
+  std::vector<Instr> code;
+  std::vector<std::string> origins; ///< "'arith.divsi' in mask_mod at input:7:9", one per instruction
+  std::vector<Slot> initial;        ///< arguments first; constants hold their value, op results start at 0
+  int32_t resultSlot = -1;
+
+private:
+  [[noreturn]] void fail(const Instr &instr, const std::string &why) const {
+    throw Error(kPrefix + origins[&instr - code.data()] + ": " + why);
+  }
+};
+
+bool compareInts(arith::CmpIPredicate predicate, int64_t x, int64_t y, unsigned width) {
+  int64_t sx = signedValue(x, width), sy = signedValue(y, width);
+  uint64_t ux = unsignedValue(x, width), uy = unsignedValue(y, width);
+  switch (predicate) {
+  case arith::CmpIPredicate::eq: return x == y;
+  case arith::CmpIPredicate::ne: return x != y;
+  case arith::CmpIPredicate::slt: return sx < sy;
+  case arith::CmpIPredicate::sle: return sx <= sy;
+  case arith::CmpIPredicate::sgt: return sx > sy;
+  case arith::CmpIPredicate::sge: return sx >= sy;
+  case arith::CmpIPredicate::ult: return ux < uy;
+  case arith::CmpIPredicate::ule: return ux <= uy;
+  case arith::CmpIPredicate::ugt: return ux > uy;
+  case arith::CmpIPredicate::uge: return ux >= uy;
+  }
+  llvm_unreachable("unknown cmpi predicate");
+}
+
+/// C++ comparisons are false when either side is NaN, which is exactly the ordered predicates; the
+/// unordered ones are also true for NaN.
+bool compareFloats(arith::CmpFPredicate predicate, double x, double y) {
+  bool unordered = std::isnan(x) || std::isnan(y);
+  switch (predicate) {
+  case arith::CmpFPredicate::AlwaysFalse: return false;
+  case arith::CmpFPredicate::OEQ: return x == y;
+  case arith::CmpFPredicate::OGT: return x > y;
+  case arith::CmpFPredicate::OGE: return x >= y;
+  case arith::CmpFPredicate::OLT: return x < y;
+  case arith::CmpFPredicate::OLE: return x <= y;
+  case arith::CmpFPredicate::ONE: return x < y || x > y;
+  case arith::CmpFPredicate::ORD: return !unordered;
+  case arith::CmpFPredicate::UEQ: return unordered || x == y;
+  case arith::CmpFPredicate::UGT: return unordered || x > y;
+  case arith::CmpFPredicate::UGE: return unordered || x >= y;
+  case arith::CmpFPredicate::ULT: return unordered || x < y;
+  case arith::CmpFPredicate::ULE: return unordered || x <= y;
+  case arith::CmpFPredicate::UNE: return unordered || x != y;
+  case arith::CmpFPredicate::UNO: return unordered;
+  case arith::CmpFPredicate::AlwaysTrue: return true;
+  }
+  llvm_unreachable("unknown cmpf predicate");
+}
+
+/// arith.maximumf / minimumf: NaN wins, and -0 < +0.
+double maximum(double x, double y) {
+  if (std::isnan(x) || std::isnan(y))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (x == y)
+    return std::signbit(x) ? y : x;
+  return x > y ? x : y;
+}
+
+double minimum(double x, double y) {
+  if (std::isnan(x) || std::isnan(y))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (x == y)
+    return std::signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+
+Slot Program::run(Slot *slots, const std::vector<std::vector<double>> &aux) const {
+  for (const Instr &in : code) {
+    const Slot x = slots[in.a], y = slots[in.b], z = slots[in.c];
+    Slot &r = slots[in.result];
+    const unsigned w = in.operandWidth, rw = in.resultWidth;
+    auto ux = static_cast<uint64_t>(x.i), uy = static_cast<uint64_t>(y.i);
+    switch (in.opcode) {
+    case Opcode::AddF: r.f = x.f + y.f; break;
+    case Opcode::SubF: r.f = x.f - y.f; break;
+    case Opcode::MulF: r.f = x.f * y.f; break;
+    case Opcode::DivF: r.f = x.f / y.f; break;
+    case Opcode::RemF: r.f = std::fmod(x.f, y.f); break;
+    case Opcode::NegF: r.f = -x.f; break;
+    case Opcode::MaximumF: r.f = maximum(x.f, y.f); break;
+    case Opcode::MinimumF: r.f = minimum(x.f, y.f); break;
+    case Opcode::MaxNumF: r.f = std::fmax(x.f, y.f); break;
+    case Opcode::MinNumF: r.f = std::fmin(x.f, y.f); break;
+    case Opcode::CmpF: r.i = compareFloats(static_cast<arith::CmpFPredicate>(in.predicate), x.f, y.f); break;
+    case Opcode::TruncF: {
+      // The kernel rounds here too, so the reference must: in.format is f32, f16, bf16 or another narrower type.
+      llvm::APFloat value(x.f);
+      bool lostInfo;
+      value.convert(*in.format, in.rounding, &lostInfo);
+      value.convert(llvm::APFloat::IEEEdouble(), llvm::RoundingMode::NearestTiesToEven, &lostInfo);
+      r.f = value.convertToDouble();
+      break;
+    }
+    case Opcode::Tanh: r.f = std::tanh(x.f); break;
+    case Opcode::Exp: r.f = std::exp(x.f); break;
+    case Opcode::Exp2: r.f = std::exp2(x.f); break;
+    case Opcode::Log: r.f = std::log(x.f); break;
+    case Opcode::Log2: r.f = std::log2(x.f); break;
+    case Opcode::Log1p: r.f = std::log1p(x.f); break;
+    case Opcode::Sqrt: r.f = std::sqrt(x.f); break;
+    case Opcode::Rsqrt: r.f = 1.0 / std::sqrt(x.f); break;
+    case Opcode::AbsF: r.f = std::fabs(x.f); break;
+    case Opcode::Sin: r.f = std::sin(x.f); break;
+    case Opcode::Cos: r.f = std::cos(x.f); break;
+    case Opcode::PowF: r.f = std::pow(x.f, y.f); break;
+    case Opcode::Fma: r.f = std::fma(x.f, y.f, z.f); break;
+    case Opcode::Floor: r.f = std::floor(x.f); break;
+    case Opcode::Ceil: r.f = std::ceil(x.f); break;
+    case Opcode::Erf: r.f = std::erf(x.f); break;
+    case Opcode::CopySign: r.f = std::copysign(x.f, y.f); break;
+
+    case Opcode::AddI: r.i = wrap(ux + uy, rw); break;
+    case Opcode::SubI: r.i = wrap(ux - uy, rw); break;
+    case Opcode::MulI: r.i = wrap(ux * uy, rw); break;
+    case Opcode::AndI: r.i = wrap(ux & uy, rw); break;
+    case Opcode::OrI: r.i = wrap(ux | uy, rw); break;
+    case Opcode::XOrI: r.i = wrap(ux ^ uy, rw); break;
+    case Opcode::DivSI:
+    case Opcode::RemSI:
+    case Opcode::FloorDivSI:
+    case Opcode::CeilDivSI: {
+      int64_t n = signedValue(x.i, w), d = signedValue(y.i, w);
+      if (d == 0)
+        fail(in, "division by zero");
+      // INT64_MIN / -1 overflows int64: its quotient wraps to INT64_MIN, its remainder is 0.
+      bool overflow = n == std::numeric_limits<int64_t>::min() && d == -1;
+      int64_t quotient = overflow ? n : n / d, remainder = overflow ? 0 : n % d;
+      if (in.opcode == Opcode::RemSI) {
+        r.i = wrap(static_cast<uint64_t>(remainder), rw);
+        break;
+      }
+      // C++ truncates toward zero; floor and ceil move an inexact quotient one step.
+      if (in.opcode == Opcode::FloorDivSI && remainder != 0 && (n < 0) != (d < 0))
+        --quotient;
+      if (in.opcode == Opcode::CeilDivSI && remainder != 0 && (n < 0) == (d < 0))
+        ++quotient;
+      r.i = wrap(static_cast<uint64_t>(quotient), rw);
+      break;
+    }
+    case Opcode::DivUI:
+    case Opcode::RemUI:
+    case Opcode::CeilDivUI: {
+      uint64_t n = unsignedValue(x.i, w), d = unsignedValue(y.i, w);
+      if (d == 0)
+        fail(in, "division by zero");
+      uint64_t value = in.opcode == Opcode::RemUI ? n % d : n / d;
+      if (in.opcode == Opcode::CeilDivUI && n % d != 0)
+        ++value;
+      r.i = wrap(value, rw);
+      break;
+    }
+    // Shifts by the width or more are poison in arith; the reference shifts every bit out, as PTX's
+    // clamped shifts do.
+    case Opcode::ShLI: {
+      uint64_t amount = unsignedValue(y.i, w);
+      r.i = amount >= w ? 0 : wrap(ux << amount, rw);
+      break;
+    }
+    case Opcode::ShRUI: {
+      uint64_t amount = unsignedValue(y.i, w);
+      r.i = amount >= w ? 0 : wrap(unsignedValue(x.i, w) >> amount, rw);
+      break;
+    }
+    case Opcode::ShRSI: {
+      uint64_t amount = std::min<uint64_t>(unsignedValue(y.i, w), w - 1);
+      r.i = wrap(static_cast<uint64_t>(signedValue(x.i, w) >> amount), rw);
+      break;
+    }
+    case Opcode::MaxSI: r.i = signedValue(x.i, w) >= signedValue(y.i, w) ? x.i : y.i; break;
+    case Opcode::MinSI: r.i = signedValue(x.i, w) <= signedValue(y.i, w) ? x.i : y.i; break;
+    case Opcode::MaxUI: r.i = unsignedValue(x.i, w) >= unsignedValue(y.i, w) ? x.i : y.i; break;
+    case Opcode::MinUI: r.i = unsignedValue(x.i, w) <= unsignedValue(y.i, w) ? x.i : y.i; break;
+    case Opcode::AbsI: {
+      int64_t v = signedValue(x.i, w);
+      r.i = wrap(v < 0 ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), rw);
+      break;
+    }
+    case Opcode::CmpI: r.i = compareInts(static_cast<arith::CmpIPredicate>(in.predicate), x.i, y.i, w); break;
+
+    case Opcode::ExtendSigned: r.i = wrap(static_cast<uint64_t>(signedValue(x.i, w)), rw); break;
+    case Opcode::ExtendUnsigned: r.i = wrap(unsignedValue(x.i, w), rw); break;
+    case Opcode::SIToFP: r.f = static_cast<double>(signedValue(x.i, w)); break;
+    case Opcode::UIToFP: r.f = static_cast<double>(unsignedValue(x.i, w)); break;
+    case Opcode::FPToSI: r.i = saturateToSigned(x.f, rw); break;
+    case Opcode::FPToUI: r.i = saturateToUnsigned(x.f, rw); break;
+
+    case Opcode::Copy: r = x; break;
+    case Opcode::Select: r = x.i ? y : z; break;
+    case Opcode::AuxLoad: {
+      const std::vector<double> &tensor = aux[in.b];
+      if (x.i < 0 || static_cast<uint64_t>(x.i) >= tensor.size())
+        fail(in, "index " + std::to_string(x.i) + " is outside aux operand #" + std::to_string(in.b) + ", which has " +
+                     std::to_string(tensor.size()) + " elements");
+      double value = tensor[x.i];
+      // Integer aux vectors were checked to hold integers of their element type.
+      if (rw)
+        r.i = wrap(static_cast<uint64_t>(static_cast<int64_t>(value)), rw);
+      else
+        r.f = value;
+      break;
+    }
+    }
+  }
+  return slots[resultSlot];
+}
+
+/// The ops that compile to one instruction with nothing but their operand and result widths.
+constexpr std::pair<llvm::StringLiteral, Opcode> kPlainOps[] = {
+    {arith::AddFOp::getOperationName(), Opcode::AddF},
+    {arith::SubFOp::getOperationName(), Opcode::SubF},
+    {arith::MulFOp::getOperationName(), Opcode::MulF},
+    {arith::DivFOp::getOperationName(), Opcode::DivF},
+    {arith::RemFOp::getOperationName(), Opcode::RemF},
+    {arith::NegFOp::getOperationName(), Opcode::NegF},
+    {arith::MaximumFOp::getOperationName(), Opcode::MaximumF},
+    {arith::MinimumFOp::getOperationName(), Opcode::MinimumF},
+    {arith::MaxNumFOp::getOperationName(), Opcode::MaxNumF},
+    {arith::MinNumFOp::getOperationName(), Opcode::MinNumF},
+    {arith::ExtFOp::getOperationName(), Opcode::Copy},
+    {arith::AddIOp::getOperationName(), Opcode::AddI},
+    {arith::SubIOp::getOperationName(), Opcode::SubI},
+    {arith::MulIOp::getOperationName(), Opcode::MulI},
+    {arith::DivSIOp::getOperationName(), Opcode::DivSI},
+    {arith::DivUIOp::getOperationName(), Opcode::DivUI},
+    {arith::RemSIOp::getOperationName(), Opcode::RemSI},
+    {arith::RemUIOp::getOperationName(), Opcode::RemUI},
+    {arith::FloorDivSIOp::getOperationName(), Opcode::FloorDivSI},
+    {arith::CeilDivSIOp::getOperationName(), Opcode::CeilDivSI},
+    {arith::CeilDivUIOp::getOperationName(), Opcode::CeilDivUI},
+    {arith::AndIOp::getOperationName(), Opcode::AndI},
+    {arith::OrIOp::getOperationName(), Opcode::OrI},
+    {arith::XOrIOp::getOperationName(), Opcode::XOrI},
+    {arith::ShLIOp::getOperationName(), Opcode::ShLI},
+    {arith::ShRSIOp::getOperationName(), Opcode::ShRSI},
+    {arith::ShRUIOp::getOperationName(), Opcode::ShRUI},
+    {arith::MaxSIOp::getOperationName(), Opcode::MaxSI},
+    {arith::MinSIOp::getOperationName(), Opcode::MinSI},
+    {arith::MaxUIOp::getOperationName(), Opcode::MaxUI},
+    {arith::MinUIOp::getOperationName(), Opcode::MinUI},
+    {arith::IndexCastOp::getOperationName(), Opcode::ExtendSigned},
+    {arith::IndexCastUIOp::getOperationName(), Opcode::ExtendUnsigned},
+    {arith::ExtSIOp::getOperationName(), Opcode::ExtendSigned},
+    {arith::ExtUIOp::getOperationName(), Opcode::ExtendUnsigned},
+    {arith::TruncIOp::getOperationName(), Opcode::ExtendSigned},
+    {arith::SIToFPOp::getOperationName(), Opcode::SIToFP},
+    {arith::UIToFPOp::getOperationName(), Opcode::UIToFP},
+    {arith::FPToSIOp::getOperationName(), Opcode::FPToSI},
+    {arith::FPToUIOp::getOperationName(), Opcode::FPToUI},
+    {arith::SelectOp::getOperationName(), Opcode::Select},
+    {math::TanhOp::getOperationName(), Opcode::Tanh},
+    {math::ExpOp::getOperationName(), Opcode::Exp},
+    {math::Exp2Op::getOperationName(), Opcode::Exp2},
+    {math::LogOp::getOperationName(), Opcode::Log},
+    {math::Log2Op::getOperationName(), Opcode::Log2},
+    {math::Log1pOp::getOperationName(), Opcode::Log1p},
+    {math::SqrtOp::getOperationName(), Opcode::Sqrt},
+    {math::RsqrtOp::getOperationName(), Opcode::Rsqrt},
+    {math::AbsFOp::getOperationName(), Opcode::AbsF},
+    {math::AbsIOp::getOperationName(), Opcode::AbsI},
+    {math::SinOp::getOperationName(), Opcode::Sin},
+    {math::CosOp::getOperationName(), Opcode::Cos},
+    {math::PowFOp::getOperationName(), Opcode::PowF},
+    {math::FmaOp::getOperationName(), Opcode::Fma},
+    {math::FloorOp::getOperationName(), Opcode::Floor},
+    {math::CeilOp::getOperationName(), Opcode::Ceil},
+    {math::ErfOp::getOperationName(), Opcode::Erf},
+    {math::CopySignOp::getOperationName(), Opcode::CopySign},
+};
+
+llvm::RoundingMode toLLVM(arith::RoundingMode mode) {
+  switch (mode) {
+  case arith::RoundingMode::to_nearest_even: return llvm::RoundingMode::NearestTiesToEven;
+  case arith::RoundingMode::downward: return llvm::RoundingMode::TowardNegative;
+  case arith::RoundingMode::upward: return llvm::RoundingMode::TowardPositive;
+  case arith::RoundingMode::toward_zero: return llvm::RoundingMode::TowardZero;
+  case arith::RoundingMode::to_nearest_away: return llvm::RoundingMode::NearestTiesToAway;
+  }
+  llvm_unreachable("unknown rounding mode");
+}
+
+/// Compiles one modifier region (already verified: a single block, scalar ops, one yield) to a Program.
+class RegionCompiler {
+public:
+  RegionCompiler(std::string regionName, int64_t seqQ, int64_t seqKV)
+      : regionName(std::move(regionName)), seqQ(seqQ), seqKV(seqKV) {}
+
+  /// `numScalarArgs` leading block arguments take slots 0..numScalarArgs-1; the rest are the aux tensors.
+  Program compile(Region &region, unsigned numScalarArgs) {
+    if (region.empty())
+      return std::move(program);
+    Block &block = region.front();
+    for (BlockArgument arg : block.getArguments()) {
+      if (arg.getArgNumber() < numScalarArgs)
+        slots[arg] = addSlot(Slot{0});
+      else
+        auxNumbers[arg] = arg.getArgNumber() - numScalarArgs;
+    }
+    for (Operation &op : block.without_terminator())
+      compileOp(op);
+    program.resultSlot = slotOf(block.getTerminator()->getOperand(0), block.getTerminator());
+    return std::move(program);
+  }
+
+private:
+  int32_t addSlot(Slot initial) {
+    program.initial.push_back(initial);
+    return static_cast<int32_t>(program.initial.size() - 1);
+  }
+
+  std::string origin(Operation *op) const {
+    return "'" + op->getName().getStringRef().str() + "' in " + regionName + " at " + describe(op->getLoc());
+  }
+
+  [[noreturn]] void fail(Operation *op, const std::string &why) const { throw Error(kPrefix + origin(op) + " " + why); }
+
+  Slot constant(Operation *user, Attribute value, Type type) const {
+    Slot slot{0};
+    if (auto f = dyn_cast<FloatAttr>(value))
+      slot.f = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(value))
+      slot.i = wrap(static_cast<uint64_t>(i.getValue().getSExtValue()), widthOf(type));
+    else
+      fail(user, "uses a constant the reference cannot read");
+    return slot;
+  }
+
+  /// The slot of an operand: defined in the region, or a constant defined above it (the regions are not
+  /// isolated from above, so `%cap = arith.constant` may sit in the enclosing function).
+  int32_t slotOf(Value value, Operation *user) {
+    auto it = slots.find(value);
+    if (it != slots.end())
+      return it->second;
+    Attribute attr;
+    if (!matchPattern(value, m_Constant(&attr)))
+      fail(user, "uses a value defined outside " + regionName + " that is not a constant");
+    return slots[value] = addSlot(constant(user, attr, value.getType()));
+  }
+
+  void checkTypes(Operation &op) const {
+    auto check = [&](Type type) {
+      if (widthOf(type) > 64 || (!type.isIntOrIndexOrFloat() && !isa<RankedTensorType>(type)))
+        fail(&op, "computes on " + describe(type) + "; the reference handles floats and integers up to 64 bits");
+    };
+    llvm::for_each(op.getOperandTypes(), check);
+    llvm::for_each(op.getResultTypes(), check);
+  }
+
+  void compileOp(Operation &op) {
+    checkTypes(op);
+    Value result = op.getResult(0);
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      slots[result] = addSlot(constant(&op, c.getValue(), result.getType()));
+      return;
+    }
+    // The lengths are fixed for the whole problem, so they are constants of the compiled region.
+    if (isa<attn::QLenOp, attn::KVLenOp>(op)) {
+      Slot length{0};
+      length.i = isa<attn::QLenOp>(op) ? seqQ : seqKV;
+      slots[result] = addSlot(length);
+      return;
+    }
+
+    Instr in;
+    in.resultWidth = widthOf(result.getType());
+    if (auto load = dyn_cast<attn::AuxLoadOp>(op)) {
+      in.opcode = Opcode::AuxLoad;
+      in.a = slotOf(load.getIndex(), &op);
+      in.b = static_cast<int32_t>(auxNumbers.lookup(load.getTensor()));
+    } else {
+      if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+        in.opcode = Opcode::CmpI;
+        in.predicate = static_cast<uint8_t>(cmp.getPredicate());
+      } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+        in.opcode = Opcode::CmpF;
+        in.predicate = static_cast<uint8_t>(cmp.getPredicate());
+      } else if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
+        in.opcode = Opcode::TruncF;
+        in.format = &cast<FloatType>(result.getType()).getFloatSemantics();
+        if (std::optional<arith::RoundingMode> mode = trunc.getRoundingmode())
+          in.rounding = toLLVM(*mode);
+      } else {
+        StringRef name = op.getName().getStringRef();
+        const auto *plain = llvm::find_if(kPlainOps, [&](const auto &entry) { return entry.first == name; });
+        if (plain == std::end(kPlainOps))
+          fail(&op, "is not supported by the reference interpreter");
+        in.opcode = plain->second;
+      }
+      int32_t *operandSlots[] = {&in.a, &in.b, &in.c};
+      for (auto [operand, slot] : llvm::zip_first(op.getOperands(), operandSlots))
+        *slot = slotOf(operand, &op);
+      in.operandWidth = widthOf(op.getOperand(0).getType());
+    }
+    in.result = addSlot(Slot{0});
+    slots[result] = in.result;
+    program.code.push_back(in);
+    program.origins.push_back(origin(&op));
+  }
+
+  std::string regionName;
+  int64_t seqQ, seqKV;
+  Program program;
+  llvm::DenseMap<Value, int32_t> slots;
+  llvm::DenseMap<Value, unsigned> auxNumbers;
+};
+
+//===----------------------------------------------------------------------===//
+// Parsing and checking the problem
+//===----------------------------------------------------------------------===//
+
+/// A context holding the dialects a modifier may use, with its diagnostics captured as text that
+/// carries file:line:col.
+struct ReferenceContext {
+  MLIRContext context{MLIRContext::Threading::DISABLED};
+  llvm::SourceMgr sourceMgr;
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream{diagnostics};
+  SourceMgrDiagnosticHandler handler{sourceMgr, &context, diagStream};
+
+  ReferenceContext() {
+    DialectRegistry registry;
+    registry.insert<attn::AttnDialect, arith::ArithDialect, math::MathDialect, func::FuncDialect>();
+    context.appendDialectRegistry(registry);
+  }
+
+  OwningOpRef<ModuleOp> parse(const std::string &source) {
+    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, kBufferName), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      throw Error(std::string(kPrefix) + "failed to parse the attention module:\n" + diagnostics);
+    return module;
+  }
+};
+
+attn::AttentionOp findAttention(ModuleOp module, const std::string &funcName) {
+  Operation *scope = module;
+  std::string where = "the module";
+  if (!funcName.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(funcName);
+    if (!func)
+      throw Error(std::string(kPrefix) + "the module has no func.func @" + funcName);
+    scope = func;
+    where = "@" + funcName;
+  }
+  SmallVector<attn::AttentionOp> ops;
+  scope->walk([&](attn::AttentionOp op) { ops.push_back(op); });
+  if (ops.size() == 1)
+    return ops.front();
+  std::string message = kPrefix + where + " must hold exactly one attn.attention, found " + std::to_string(ops.size());
+  for (auto [n, op] : llvm::enumerate(ops))
+    message += (n == 0 ? " (at " : ", ") + describe(op.getLoc());
+  if (!ops.empty())
+    message += funcName.empty() ? "); pass the name of the function to use" : ")";
+  throw Error(message);
+}
+
+void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
+  const std::string at = " (attn.attention at " + describe(op.getLoc()) + ")";
+  const std::pair<const char *, int> sizes[] = {{"batch", p.batch}, {"headsQ", p.headsQ}, {"headsKV", p.headsKV},
+                                                {"seqQ", p.seqQ},   {"seqKV", p.seqKV},   {"headDim", p.headDim}};
+  for (auto [name, size] : sizes)
+    if (size <= 0)
+      throw Error(kPrefix + std::string("the problem's ") + name + " = " + std::to_string(size) + " is not positive");
+  if (p.headsQ % p.headsKV != 0)
+    throw Error(kPrefix + std::string("the problem's headsQ = ") + std::to_string(p.headsQ) +
+                " is not a multiple of headsKV = " + std::to_string(p.headsKV));
+  if (!p.q || !p.k || !p.v)
+    throw Error(std::string(kPrefix) + "the problem's q, k and v must all point at data");
+
+  auto checkShape = [&](const char *operand, Value value, std::array<std::pair<const char *, int>, 4> dims) {
+    auto type = cast<RankedTensorType>(value.getType());
+    for (auto [axis, dim] : llvm::enumerate(dims))
+      if (!type.isDynamicDim(axis) && type.getDimSize(axis) != dim.second)
+        throw Error(kPrefix + std::string("the problem's ") + dim.first + " = " + std::to_string(dim.second) +
+                    " does not match dimension " + std::to_string(axis) + " of the " + operand + " type " +
+                    describe(type) + at);
+  };
+  checkShape("query", op.getQuery(),
+             {{{"batch", p.batch}, {"headsQ", p.headsQ}, {"seqQ", p.seqQ}, {"headDim", p.headDim}}});
+  for (auto [operand, value] : {std::pair<const char *, Value>{"key", op.getKey()}, {"value", op.getValue()}})
+    checkShape(operand, value,
+               {{{"batch", p.batch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {"headDim", p.headDim}}});
+
+  if (p.aux.size() != op.getAux().size())
+    throw Error(kPrefix + std::string("the problem has ") + std::to_string(p.aux.size()) +
+                " aux vectors but the op has " + std::to_string(op.getAux().size()) + " aux operands" + at);
+  for (auto [n, value] : llvm::enumerate(op.getAux())) {
+    auto type = cast<RankedTensorType>(value.getType());
+    const std::vector<double> &data = p.aux[n];
+    std::string which = "aux operand #" + std::to_string(n) + " (" + describe(type) + ")";
+    if (!type.isDynamicDim(0) && static_cast<size_t>(type.getDimSize(0)) != data.size())
+      throw Error(kPrefix + which + " has " + std::to_string(type.getDimSize(0)) + " elements but the problem gives " +
+                  std::to_string(data.size()) + at);
+    unsigned width = widthOf(type.getElementType());
+    if (!width)
+      continue;
+    double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
+    for (auto [index, x] : llvm::enumerate(data))
+      if (!(x == std::trunc(x) && x >= -limit && x < limit))
+        throw Error(kPrefix + which + " element " + std::to_string(index) + " is " + describe(x) +
+                    ", not an i" + std::to_string(width) + at);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The attention itself
+//===----------------------------------------------------------------------===//
+
+/// q . k over the head dimension. Eight partial sums keep the multiply-adds independent (a single running
+/// sum is bound by the latency of each add); in double the order changes the result by a few ulps only.
+double dot(const double *q, const float *k, int64_t n) {
+  double acc[8] = {};
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8)
+    for (int u = 0; u < 8; ++u)
+      acc[u] += q[d + u] * static_cast<double>(k[d + u]);
+  for (; d < n; ++d)
+    acc[0] += q[d] * static_cast<double>(k[d]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/// Computes whole query rows; one per thread, each with its own copies of the programs' slots.
+class RowWorker {
+public:
+  RowWorker(const AttentionProblem &p, double scale, const Program &score, const Program &mask,
+            AttentionResult &result)
+      : p(p), scale(scale), score(score), mask(mask), result(result), scoreSlots(score.initial),
+        maskSlots(mask.initial), q(p.headDim), s(p.seqKV) {}
+
+  /// Row `row` of the flattened [B, Hq, Sq]: fills result.out[row, :] (zero on entry) and result.lse[row].
+  void computeRow(int64_t row) {
+    const int64_t dim = p.headDim, seqKV = p.seqKV;
+    const int64_t i = row % p.seqQ, h = (row / p.seqQ) % p.headsQ, b = row / p.seqQ / p.headsQ;
+    const int64_t hk = h / (p.headsQ / p.headsKV);
+    const float *k = p.k + (b * p.headsKV + hk) * seqKV * dim;
+    const float *v = p.v + (b * p.headsKV + hk) * seqKV * dim;
+    for (int64_t d = 0; d < dim; ++d)
+      q[d] = p.q[row * dim + d];
+
+    double m = -kInf;
+    for (int64_t j = 0; j < seqKV; ++j) {
+      s[j] = -kInf;
+      if (mask.present()) {
+        setIndices(maskSlots.data(), b, h, i, j);
+        if (!mask.run(maskSlots.data(), p.aux).i)
+          continue;
+      }
+      s[j] = scale * dot(q.data(), k + j * dim, dim);
+      if (score.present()) {
+        scoreSlots[0].f = s[j];
+        setIndices(scoreSlots.data() + 1, b, h, i, j);
+        s[j] = score.run(scoreSlots.data(), p.aux).f;
+      }
+      m = std::max(m, s[j]);
+    }
+    if (m == -kInf) {
+      result.lse[row] = -kInf;
+      return;
+    }
+
+    double *out = result.out.data() + row * dim, l = 0;
+    for (int64_t j = 0; j < seqKV; ++j) {
+      if (s[j] == -kInf)
+        continue;
+      double weight = std::exp(s[j] - m);
+      l += weight;
+      for (int64_t d = 0; d < dim; ++d)
+        out[d] += weight * static_cast<double>(v[j * dim + d]);
+    }
+    for (int64_t d = 0; d < dim; ++d)
+      out[d] /= l;
+    result.lse[row] = m + std::log(l);
+  }
+
+private:
+  static void setIndices(Slot *slots, int64_t b, int64_t h, int64_t i, int64_t j) {
+    slots[0].i = b;
+    slots[1].i = h;
+    slots[2].i = i;
+    slots[3].i = j;
+  }
+
+  const AttentionProblem &p;
+  double scale;
+  const Program &score, &mask;
+  AttentionResult &result;
+  std::vector<Slot> scoreSlots, maskSlots;
+  std::vector<double> q, s;
+};
+
+} // namespace
+
+AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
+                                   const std::string &funcName) {
+  Program score, mask;
+  double scale;
+  {
+    ReferenceContext rc;
+    OwningOpRef<ModuleOp> module = rc.parse(mlirSource);
+    attn::AttentionOp op = findAttention(*module, funcName);
+    checkProblem(op, problem);
+    scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(problem.headDim));
+    // score_mod's block starts with (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv).
+    score = RegionCompiler("score_mod", problem.seqQ, problem.seqKV).compile(op.getScoreMod(), 5);
+    mask = RegionCompiler("mask_mod", problem.seqQ, problem.seqKV).compile(op.getMaskMod(), 4);
+  }
+
+  const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
+  AttentionResult result;
+  result.out.assign(rows * problem.headDim, 0.0);
+  result.lse.assign(rows, 0.0);
+
+  std::atomic<int64_t> nextRow{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex errorMutex;
+  auto work = [&] {
+    try {
+      RowWorker worker(problem, scale, score, mask, result);
+      while (!failed) {
+        int64_t first = nextRow.fetch_add(kRowsPerGrab);
+        if (first >= rows)
+          break;
+        for (int64_t row = first; row < std::min(first + kRowsPerGrab, rows); ++row)
+          worker.computeRow(row);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (!error)
+        error = std::current_exception();
+      failed = true;
+    }
+  };
+  int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                      (rows + kRowsPerGrab - 1) / kRowsPerGrab);
+  std::vector<std::thread> helpers;
+  for (int64_t t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &helper : helpers)
+    helper.join();
+  if (error)
+    std::rethrow_exception(error);
+  return result;
+}
+
+} // namespace flare::reference
