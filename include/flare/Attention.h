@@ -1,0 +1,95 @@
+//===- Attention.h - flare::attention: FlashAttention from C++ --*- C++ -*-===//
+//
+// The high-level entry point: describe the tensors (device pointer, dtype, shape, strides) and the
+// options, and Flare writes the attn.attention IR for them, generates and compiles the fused kernel
+// once (through the kernel cache: in memory, then on disk) and launches it.
+//
+//   flare::rt::Context ctx(0);
+//   flare::rt::KernelCache cache(ctx);
+//   flare::AttentionOptions opt;
+//   opt.causal = true;
+//   flare::attention(cache, q, k, v, out, opt, stream);
+//
+// Every argument is checked before anything is compiled or launched; a bad one is a flare::Error that
+// names the tensor and what is wrong. This header pulls in no MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_ATTENTION_H
+#define FLARE_ATTENTION_H
+
+#include "flare/Runtime/Runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flare {
+
+enum class DType { BF16, F16, F32, I32, I64 };
+const char *dtypeName(DType dtype);
+size_t dtypeBytes(DType dtype);
+
+/// A tensor in device memory. Strides are in elements; empty strides mean contiguous row-major.
+struct TensorView {
+  uint64_t data = 0; ///< device address (a CUdeviceptr)
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  /// The strides, with empty ones expanded to contiguous row-major.
+  std::vector<int64_t> effectiveStrides() const;
+};
+
+enum class CausalAlignment {
+  TopLeft,    ///< query i sees keys j <= i (PyTorch's is_causal)
+  BottomRight ///< query i sees keys j <= i + Skv - Sq (FlashAttention's convention for Sq != Skv)
+};
+
+struct AttentionOptions {
+  bool causal = false;
+  CausalAlignment alignment = CausalAlignment::TopLeft;
+  /// Sliding window around the (aligned) diagonal d(i): query i sees keys d(i) - windowLeft ..
+  /// d(i) + windowRight; a negative value leaves that side unbounded.
+  int64_t windowLeft = -1, windowRight = -1;
+  /// > 0: scores become softcap * tanh(score / softcap) (Gemma 2 uses 50).
+  float softcap = 0.f;
+  /// Softmax scale; 0 means 1 / sqrt(head_dim).
+  float scale = 0.f;
+  /// Where to write the per-row log-sum-exp (f32 [B, Hq, Sq], contiguous); data == 0: not returned.
+  TensorView lse;
+  /// A custom attention: the text of a module with one func.func holding one attn.attention (its own
+  /// score_mod/mask_mod; see examples/attention). When set, causal/window/softcap/scale are ignored
+  /// and the module decides. Its head dimension and element type must match the tensors.
+  std::string module;
+  /// The aux tensors of a custom module (1-D, contiguous), in operand order.
+  std::vector<TensorView> aux;
+  /// Target architecture; empty means the device's.
+  std::string arch;
+};
+
+/// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.
+struct AttentionPlan {
+  std::string module;     ///< the attn.attention module compiled for this call
+  std::string kernelName; ///< the func / kernel name inside it
+  int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
+  rt::KernelArgs args;    ///< the kernel's arguments (Flare's attention kernel ABI)
+  bool hasLse = false;
+};
+
+/// Checks every argument and builds the plan (throws flare::Error on bad input). Needs no GPU.
+AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
+                            const AttentionOptions &options = {});
+
+/// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE) describe
+/// for `dtype` and `headDim`; planAttention compiles exactly this text.
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim);
+
+/// out = attention(q, k, v) with q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D], out like q; bf16 or f16,
+/// D in {64, 128, 256}, Hq a multiple of Hkv. Compiles through `cache` on first use, then launches
+/// asynchronously on `stream` (a CUstream; nullptr: the default stream).
+void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+               const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);
+
+} // namespace flare
+
+#endif // FLARE_ATTENTION_H

@@ -1,0 +1,358 @@
+//===- Attention.cpp - flare::attention: FlashAttention from C++ ----------===//
+#include "flare/Attention.h"
+
+#include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Error.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace flare {
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+size_t dtypeBytes(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+std::vector<int64_t> TensorView::effectiveStrides() const {
+  if (!strides.empty())
+    return strides;
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+[[noreturn]] void fail(const std::string &message) { throw Error("flare::attention: " + message); }
+
+/// Element alignment the kernels' 16-byte vector loads rely on.
+constexpr int64_t kAlignBytes = 16;
+constexpr int64_t kMaxGridYZ = 65535;
+
+void checkTensor(const TensorView &t, const char *name, size_t rank) {
+  if (t.data == 0)
+    fail(std::string(name) + " has a null device pointer");
+  if (t.shape.size() != rank)
+    fail(std::string(name) + " must have rank " + std::to_string(rank) + ", got shape " + shapeText(t.shape));
+  for (int64_t d : t.shape)
+    if (d <= 0)
+      fail(std::string(name) + " has an empty dimension: shape " + shapeText(t.shape));
+  if (!t.strides.empty() && t.strides.size() != rank)
+    fail(std::string(name) + " has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
+  if (t.data % kAlignBytes != 0)
+    fail(std::string(name) + " must be 16-byte aligned (device address " + std::to_string(t.data) + ")");
+}
+
+/// Q, K, V, O: [B, H, S, D] with unit innermost stride, 16-byte aligned rows and non-negative strides.
+void checkAttentionTensor(const TensorView &t, const char *name) {
+  checkTensor(t, name, 4);
+  if (t.dtype != DType::BF16 && t.dtype != DType::F16)
+    fail(std::string(name) + " must be bf16 or f16, got " + dtypeName(t.dtype));
+  std::vector<int64_t> s = t.effectiveStrides();
+  if (s[3] != 1)
+    fail(std::string(name) + " must be contiguous along head_dim (stride 1), got stride " + std::to_string(s[3]));
+  for (int i = 0; i < 3; ++i) {
+    if (s[i] < 0)
+      fail(std::string(name) + " has a negative stride");
+    if ((s[i] * static_cast<int64_t>(dtypeBytes(t.dtype))) % kAlignBytes != 0)
+      fail(std::string(name) + " stride " + std::to_string(s[i]) + " of dimension " + std::to_string(i) +
+           " is not a multiple of 16 bytes");
+  }
+  if (s[2] > std::numeric_limits<int32_t>::max())
+    fail(std::string(name) + " row stride " + std::to_string(s[2]) + " does not fit in 32 bits");
+}
+
+struct ModuleFacts {
+  std::string funcName;
+  std::string elemType; // "bf16" / "f16"
+  int64_t headDim = 0;
+  bool hasLse = false;
+  std::vector<std::string> auxTypes;
+  std::vector<int64_t> qShape, kShape; // static dims (-1 dynamic)
+};
+
+std::string typeText(mlir::Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+/// Parses a custom attention module and reads what the launch must agree with.
+ModuleFacts inspectModule(const std::string &text) {
+  mlir::DialectRegistry registry;
+  registry.insert<attn::AttnDialect, mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::func::FuncDialect>();
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+  mlir::ParserConfig config(&ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, config, "<module>");
+  if (!module)
+    fail("the custom module does not parse:\n" + diagnostics);
+  std::vector<attn::AttentionOp> ops;
+  module->walk([&](attn::AttentionOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    fail("the custom module must hold exactly one attn.attention, found " + std::to_string(ops.size()));
+  attn::AttentionOp op = ops.front();
+  auto func = op->getParentOfType<mlir::func::FuncOp>();
+  if (!func)
+    fail("the custom module's attn.attention must sit in a func.func");
+  ModuleFacts facts;
+  facts.funcName = func.getName().str();
+  auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
+  auto k = mlir::cast<mlir::RankedTensorType>(op.getKey().getType());
+  facts.elemType = typeText(q.getElementType());
+  facts.headDim = q.getDimSize(3);
+  facts.hasLse = static_cast<bool>(op.getLse());
+  for (mlir::Value aux : op.getAux())
+    facts.auxTypes.push_back(typeText(mlir::cast<mlir::RankedTensorType>(aux.getType()).getElementType()));
+  for (int64_t d : q.getShape())
+    facts.qShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  for (int64_t d : k.getShape())
+    facts.kShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  return facts;
+}
+
+std::string floatText(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << std::scientific << v;
+  return os.str();
+}
+
+} // namespace
+
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim) {
+  const std::string elem = dtypeName(dtype);
+  const std::string t = "tensor<?x?x?x" + std::to_string(headDim) + "x" + elem + ">";
+  const bool lse = options.lse.data != 0;
+  const std::string results = lse ? "(" + t + ", tensor<?x?x?xf32>)" : t;
+  std::ostringstream os;
+  os << "func.func @flare_attention(%q: " << t << ", %k: " << t << ", %v: " << t << ") -> " << results << " {\n";
+  os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
+  if (options.scale > 0.f)
+    os << " {scale = " << floatText(options.scale) << " : f32}";
+  os << "\n";
+  if (options.softcap > 0.f) {
+    os << "    score_mod {\n"
+       << "    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):\n"
+       << "      %cap = arith.constant " << floatText(options.softcap) << " : f32\n"
+       << "      %x = arith.divf %s, %cap : f32\n"
+       << "      %t = math.tanh %x : f32\n"
+       << "      %y = arith.mulf %t, %cap : f32\n"
+       << "      attn.yield %y : f32\n"
+       << "    }\n";
+  }
+  // Mask: keys around the diagonal d(i) = i (+ Skv - Sq when aligned bottom-right).
+  std::vector<std::string> conditions;
+  std::ostringstream mask;
+  const bool bottomRight = options.alignment == CausalAlignment::BottomRight;
+  const int64_t right = options.causal ? 0 : options.windowRight; // causal: no key right of the diagonal
+  const int64_t left = options.windowLeft;
+  if (right >= 0 || left >= 0) {
+    mask << "    ^bb0(%b: index, %h: index, %qi: index, %kv: index):\n";
+    std::string diag = "%qi";
+    if (bottomRight) {
+      mask << "      %nkv = attn.kv_len\n      %nq = attn.q_len\n"
+           << "      %shift = arith.subi %nkv, %nq : index\n"
+           << "      %diag = arith.addi %qi, %shift : index\n";
+      diag = "%diag";
+    }
+    if (right >= 0) {
+      mask << "      %right = arith.constant " << right << " : index\n"
+           << "      %hi = arith.addi " << diag << ", %right : index\n"
+           << "      %below = arith.cmpi sle, %kv, %hi : index\n";
+      conditions.push_back("%below");
+    }
+    if (left >= 0) {
+      mask << "      %left = arith.constant " << left << " : index\n"
+           << "      %lo = arith.subi " << diag << ", %left : index\n"
+           << "      %above = arith.cmpi sge, %kv, %lo : index\n";
+      conditions.push_back("%above");
+    }
+    std::string keep = conditions[0];
+    if (conditions.size() == 2) {
+      mask << "      %keep = arith.andi %below, %above : i1\n";
+      keep = "%keep";
+    }
+    mask << "      attn.yield " << keep << " : i1\n";
+    os << "    mask_mod {\n" << mask.str() << "    }\n";
+  }
+  os << "    : " << t << ", " << t << ", " << t << " -> " << t << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
+  os << "  return " << (lse ? "%o, %lse : " + t + ", tensor<?x?x?xf32>" : "%o : " + t) << "\n}\n";
+  return os.str();
+}
+
+AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
+                            const AttentionOptions &options) {
+  checkAttentionTensor(q, "q");
+  checkAttentionTensor(k, "k");
+  checkAttentionTensor(v, "v");
+  checkAttentionTensor(out, "out");
+  if (k.dtype != q.dtype || v.dtype != q.dtype || out.dtype != q.dtype)
+    fail(std::string("q, k, v and out must share one dtype, got ") + dtypeName(q.dtype) + ", " + dtypeName(k.dtype) +
+         ", " + dtypeName(v.dtype) + ", " + dtypeName(out.dtype));
+  AttentionPlan plan;
+  plan.batch = q.shape[0];
+  plan.headsQ = q.shape[1];
+  plan.seqQ = q.shape[2];
+  plan.headDim = q.shape[3];
+  plan.headsKV = k.shape[1];
+  plan.seqKV = k.shape[2];
+  if (plan.headDim != 64 && plan.headDim != 128 && plan.headDim != 256)
+    fail("head_dim " + std::to_string(plan.headDim) + " is not supported (64, 128 or 256)");
+  if (k.shape[0] != plan.batch || k.shape[3] != plan.headDim)
+    fail("k must be [B, Hkv, Skv, D] with q's B and D: q " + shapeText(q.shape) + ", k " + shapeText(k.shape));
+  if (v.shape != k.shape)
+    fail("v must have k's shape: k " + shapeText(k.shape) + ", v " + shapeText(v.shape));
+  if (out.shape != q.shape)
+    fail("out must have q's shape: q " + shapeText(q.shape) + ", out " + shapeText(out.shape));
+  if (plan.headsQ % plan.headsKV != 0)
+    fail("query heads (" + std::to_string(plan.headsQ) + ") must be a multiple of key/value heads (" +
+         std::to_string(plan.headsKV) + ")");
+  if (plan.headsQ > kMaxGridYZ || plan.batch > kMaxGridYZ)
+    fail("batch and heads must be at most 65535 (grid limits)");
+  if (plan.seqQ > std::numeric_limits<int32_t>::max() / 2 || plan.seqKV > std::numeric_limits<int32_t>::max() / 2)
+    fail("sequence lengths must stay below 2^30");
+  if (options.softcap < 0.f || !std::isfinite(options.softcap))
+    fail("softcap must be a finite value >= 0");
+  if (options.scale < 0.f || !std::isfinite(options.scale))
+    fail("scale must be a finite value >= 0 (0: 1/sqrt(head_dim))");
+
+  plan.hasLse = options.lse.data != 0;
+  std::vector<std::string> auxTypes;
+  if (options.module.empty()) {
+    if (!options.aux.empty())
+      fail("aux tensors are only read by a custom module (options.module)");
+    plan.module = attentionModule(options, q.dtype, plan.headDim);
+    plan.kernelName = "flare_attention";
+  } else {
+    ModuleFacts facts = inspectModule(options.module);
+    if (facts.elemType != dtypeName(q.dtype))
+      fail("the custom module computes on " + facts.elemType + " but the tensors are " + dtypeName(q.dtype));
+    if (facts.headDim != plan.headDim)
+      fail("the custom module's head_dim is " + std::to_string(facts.headDim) + " but the tensors' is " +
+           std::to_string(plan.headDim));
+    if (facts.hasLse != plan.hasLse)
+      fail(facts.hasLse ? "the custom module returns the LSE: give options.lse"
+                        : "options.lse is set but the custom module returns no LSE");
+    for (int i = 0; i < 4; ++i) {
+      if (facts.qShape[i] >= 0 && facts.qShape[i] != q.shape[i])
+        fail("q's shape " + shapeText(q.shape) + " does not match the custom module's query type");
+      if (facts.kShape[i] >= 0 && facts.kShape[i] != k.shape[i])
+        fail("k's shape " + shapeText(k.shape) + " does not match the custom module's key type");
+    }
+    if (facts.auxTypes.size() != options.aux.size())
+      fail("the custom module takes " + std::to_string(facts.auxTypes.size()) + " aux tensors, got " +
+           std::to_string(options.aux.size()));
+    auxTypes = facts.auxTypes;
+    plan.module = options.module;
+    plan.kernelName = facts.funcName;
+  }
+  if (plan.hasLse) {
+    checkTensor(options.lse, "lse", 3);
+    if (options.lse.dtype != DType::F32)
+      fail(std::string("lse must be f32, got ") + dtypeName(options.lse.dtype));
+    if (options.lse.shape != std::vector<int64_t>{plan.batch, plan.headsQ, plan.seqQ})
+      fail("lse must be [B, Hq, Sq] = " + shapeText({plan.batch, plan.headsQ, plan.seqQ}) + ", got " +
+           shapeText(options.lse.shape));
+    if (options.lse.effectiveStrides() != TensorView{0, DType::F32, options.lse.shape, {}}.effectiveStrides())
+      fail("lse must be contiguous");
+  }
+  for (size_t i = 0; i < options.aux.size(); ++i) {
+    const TensorView &a = options.aux[i];
+    std::string name = "aux[" + std::to_string(i) + "]";
+    checkTensor(a, name.c_str(), 1);
+    if (dtypeName(a.dtype) != auxTypes[i])
+      fail(name + " must be " + auxTypes[i] + " (the module's aux type), got " + dtypeName(a.dtype));
+    if (!a.strides.empty() && a.strides[0] != 1)
+      fail(name + " must be contiguous");
+    if (a.shape[0] > std::numeric_limits<int32_t>::max())
+      fail(name + " is longer than 2^31 - 1 elements");
+  }
+
+  // Flare's attention kernel ABI (dialects/Attn/Rationale.md).
+  rt::KernelArgs &args = plan.args;
+  args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data);
+  if (plan.hasLse)
+    args.addPointer(options.lse.data);
+  for (const TensorView &a : options.aux)
+    args.addPointer(a.data);
+  args.addI32(static_cast<int32_t>(plan.headsQ)).addI32(static_cast<int32_t>(plan.headsKV));
+  args.addI32(static_cast<int32_t>(plan.seqQ)).addI32(static_cast<int32_t>(plan.seqKV));
+  for (const TensorView &a : options.aux)
+    args.addI32(static_cast<int32_t>(a.shape[0]));
+  for (const TensorView *t : {&q, &k, &v, &out}) {
+    std::vector<int64_t> s = t->effectiveStrides();
+    args.addI64(s[0]).addI64(s[1]).addI64(s[2]);
+  }
+  return plan;
+}
+
+void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+               const TensorView &out, const AttentionOptions &options, void *stream) {
+  AttentionPlan plan = planAttention(q, k, v, out, options);
+  CompileOptions compile;
+  compile.arch = options.arch; // empty: the cache uses the device's
+  std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
+  rt::Kernel kernel = module->kernel(plan.kernelName);
+  int64_t blockM = kernel.info().hint("attention.block_m");
+  if (blockM <= 0)
+    fail("kernel '" + plan.kernelName + "' is not a generated attention kernel (no attention.block_m hint)");
+  rt::Grid grid;
+  grid.x = static_cast<unsigned>((plan.seqQ + blockM - 1) / blockM);
+  grid.y = static_cast<unsigned>(plan.headsQ);
+  grid.z = static_cast<unsigned>(plan.batch);
+  kernel.launch(grid, plan.args, stream);
+}
+
+} // namespace flare

@@ -1,0 +1,194 @@
+//===- AttentionApiTest.cpp - flare::attention's argument checks and IR, without a GPU ===//
+//
+// planAttention checks everything attention() would launch with, so bad arguments are found here
+// with no device: each test names one wrong argument and the words its error must contain. The
+// modules the options describe are compiled to PTX (the same pipeline the JIT runs) and evaluated by
+// the float64 reference against a direct computation of the intended mask.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Attention.h"
+#include "flare/Compiler/Compiler.h"
+#include "flare/Error.h"
+#include "flare/Reference/Attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace {
+
+using flare::AttentionOptions;
+using flare::DType;
+using flare::TensorView;
+
+// Fake, 16-byte aligned device addresses: planAttention never dereferences them.
+TensorView view(uint64_t addr, std::vector<int64_t> shape, DType dtype = DType::BF16, std::vector<int64_t> strides = {}) {
+  return TensorView{addr, dtype, std::move(shape), std::move(strides)};
+}
+
+struct Args {
+  TensorView q = view(0x10000, {2, 8, 100, 128});
+  TensorView k = view(0x20000, {2, 2, 300, 128});
+  TensorView v = view(0x30000, {2, 2, 300, 128});
+  TensorView out = view(0x40000, {2, 8, 100, 128});
+  AttentionOptions options;
+};
+
+void expectError(const Args &a, const std::string &needle) {
+  try {
+    flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+    ADD_FAILURE() << "expected an error containing '" << needle << "'";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(AttentionApi, ValidArgumentsGiveTheKernelABI) {
+  Args a;
+  a.options.causal = true;
+  a.options.lse = view(0x50000, {2, 8, 100}, DType::F32);
+  flare::AttentionPlan plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  EXPECT_EQ(plan.kernelName, "flare_attention");
+  EXPECT_EQ(plan.headsQ, 8);
+  EXPECT_EQ(plan.headsKV, 2);
+  EXPECT_TRUE(plan.hasLse);
+  // 5 pointers, 4 sizes, 12 strides.
+  ASSERT_EQ(plan.args.size(), 21u);
+  EXPECT_EQ(plan.args.kinds()[0], flare::ArgKind::Pointer);
+  EXPECT_EQ(plan.args.kinds()[5], flare::ArgKind::I32);
+  EXPECT_EQ(plan.args.kinds()[9], flare::ArgKind::I64);
+  // q's strides (batch, head, row) of a contiguous [2, 8, 100, 128] tensor.
+  EXPECT_EQ(*static_cast<const int64_t *>(plan.args.value(9)), 8 * 100 * 128);
+  EXPECT_EQ(*static_cast<const int64_t *>(plan.args.value(10)), 100 * 128);
+  EXPECT_EQ(*static_cast<const int64_t *>(plan.args.value(11)), 128);
+  EXPECT_NE(plan.module.find("mask_mod"), std::string::npos);
+}
+
+TEST(AttentionApi, RejectsBadTensors) {
+  { Args a; a.q.data = 0; expectError(a, "q has a null device pointer"); }
+  { Args a; a.k.shape = {2, 2, 300}; expectError(a, "k must have rank 4"); }
+  { Args a; a.v.dtype = DType::F32; expectError(a, "v must be bf16 or f16"); }
+  { Args a; a.q.dtype = a.out.dtype = DType::F16; expectError(a, "must share one dtype"); }
+  { Args a; a.q.shape[3] = a.out.shape[3] = 96; expectError(a, "head_dim 96 is not supported"); }
+  { Args a; a.k.shape[3] = a.v.shape[3] = 64; expectError(a, "k must be [B, Hkv, Skv, D]"); }
+  { Args a; a.v.shape[2] = 299; expectError(a, "v must have k's shape"); }
+  { Args a; a.out.shape[2] = 99; expectError(a, "out must have q's shape"); }
+  { Args a; a.k.shape[1] = a.v.shape[1] = 3; expectError(a, "must be a multiple of key/value heads (3)"); }
+  { Args a; a.q.shape[2] = a.out.shape[2] = 0; expectError(a, "empty dimension"); }
+  { Args a; a.q.data += 8; expectError(a, "q must be 16-byte aligned"); }
+  // [B, S, H, D] memory with the head dimension strided: fine; a non-unit innermost stride: not.
+  { Args a; a.q.strides = {100 * 8 * 128, 128, 8 * 128, 2}; expectError(a, "contiguous along head_dim"); }
+  { Args a; a.k.strides = {300 * 2 * 132, 132, 2 * 132 + 4, 1}; expectError(a, "not a multiple of 16 bytes"); }
+  { Args a; a.options.softcap = -1.f; expectError(a, "softcap must be"); }
+  { Args a; a.options.lse = view(0x50000, {2, 8, 99}, DType::F32); expectError(a, "lse must be [B, Hq, Sq]"); }
+  { Args a; a.options.lse = view(0x50000, {2, 8, 100}, DType::BF16); expectError(a, "lse must be f32"); }
+  { Args a; a.options.aux = {view(0x60000, {8}, DType::F32)}; expectError(a, "only read by a custom module"); }
+}
+
+TEST(AttentionApi, StridedLayoutsAreAccepted) {
+  Args a; // q stored as [B, S, H, D]
+  a.q.strides = {100 * 8 * 128, 128, 8 * 128, 1};
+  flare::AttentionPlan plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  // Without LSE: 4 pointers, 4 sizes, then q's (batch, head, row) strides.
+  EXPECT_EQ(*static_cast<const int64_t *>(plan.args.value(9)), 128);
+  EXPECT_EQ(*static_cast<const int64_t *>(plan.args.value(10)), 8 * 128);
+}
+
+const char *kDocumentModule = R"(
+func.func @doc(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %d: tensor<?xi32>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v aux(%d : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %ids: tensor<?xi32>):
+      %x = attn.aux_load %ids[%qi] : tensor<?xi32>
+      %y = attn.aux_load %ids[%kv] : tensor<?xi32>
+      %same = arith.cmpi eq, %x, %y : i32
+      attn.yield %same : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+)";
+
+TEST(AttentionApi, CustomModulesAreCheckedAgainstTheTensors) {
+  Args a;
+  a.options.module = kDocumentModule;
+  expectError(a, "takes 1 aux tensors, got 0");
+  a.options.aux = {view(0x60000, {300}, DType::F32)};
+  expectError(a, "aux[0] must be i32");
+  a.options.aux = {view(0x60000, {300}, DType::I32)};
+  flare::AttentionPlan plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  EXPECT_EQ(plan.kernelName, "doc");
+  EXPECT_EQ(plan.args.size(), 4u + 1 + 4 + 1 + 12);
+  a.options.lse = view(0x50000, {2, 8, 100}, DType::F32);
+  expectError(a, "returns no LSE");
+  a.options.lse = {};
+  Args b = a;
+  b.q.shape[3] = b.out.shape[3] = b.k.shape[3] = b.v.shape[3] = 64;
+  expectError(b, "head_dim is 128 but the tensors' is 64");
+  a.options.module = "func.func @broken(";
+  expectError(a, "does not parse");
+}
+
+// The module the built-in options describe compiles, and the reference evaluating it keeps exactly
+// the keys the options mean.
+TEST(AttentionApi, OptionsDescribeTheIntendedMask) {
+  const int sq = 7, skv = 11, d = 64;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> q(sq * d), k(skv * d), v(skv * d);
+  for (auto *t : {&q, &k, &v})
+    for (float &x : *t)
+      x = dist(rng);
+  struct Case {
+    bool causal;
+    flare::CausalAlignment alignment;
+    int64_t left, right;
+  };
+  for (Case c : {Case{true, flare::CausalAlignment::TopLeft, -1, -1}, Case{true, flare::CausalAlignment::BottomRight, -1, -1},
+                 Case{false, flare::CausalAlignment::TopLeft, 2, 1}, Case{true, flare::CausalAlignment::BottomRight, 3, -1}}) {
+    AttentionOptions opt;
+    opt.causal = c.causal;
+    opt.alignment = c.alignment;
+    opt.windowLeft = c.left;
+    opt.windowRight = c.right;
+    opt.softcap = 20.f;
+    std::string ir = flare::attentionModule(opt, DType::BF16, d);
+    SCOPED_TRACE(ir);
+    EXPECT_NO_THROW(flare::compileToPTX(ir, {}, "<options>"));
+    flare::reference::AttentionProblem p;
+    p.batch = p.headsQ = p.headsKV = 1;
+    p.seqQ = sq;
+    p.seqKV = skv;
+    p.headDim = d;
+    p.q = q.data();
+    p.k = k.data();
+    p.v = v.data();
+    flare::reference::AttentionResult r = flare::reference::attentionReference(ir, p);
+    for (int i = 0; i < sq; ++i) {
+      const int diag = c.alignment == flare::CausalAlignment::BottomRight ? i + skv - sq : i;
+      const int64_t right = c.causal ? 0 : c.right;
+      std::vector<double> s(skv), w(skv, 0.0);
+      double m = -INFINITY, l = 0;
+      for (int j = 0; j < skv; ++j) {
+        bool keep = (right < 0 || j <= diag + right) && (c.left < 0 || j >= diag - c.left);
+        double dot = 0;
+        for (int x = 0; x < d; ++x)
+          dot += double(q[i * d + x]) * k[j * d + x];
+        s[j] = keep ? 20.0 * std::tanh(dot / std::sqrt(double(d)) / 20.0) : -INFINITY;
+        m = std::max(m, s[j]);
+      }
+      for (int j = 0; j < skv; ++j)
+        if (s[j] > -INFINITY)
+          l += w[j] = std::exp(s[j] - m);
+      for (int x = 0; x < d; ++x) {
+        double o = 0;
+        for (int j = 0; j < skv; ++j)
+          o += w[j] * v[j * d + x];
+        EXPECT_NEAR(r.out[i * d + x], l > 0 ? o / l : 0.0, 1e-12) << "row " << i;
+      }
+    }
+  }
+}
+
+} // namespace
