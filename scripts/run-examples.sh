@@ -10,8 +10,8 @@ mkdir -p "$out"
 ptxas=$(command -v ptxas || true)
 [ -z "$ptxas" ] && [ -x /usr/local/cuda/bin/ptxas ] && ptxas=/usr/local/cuda/bin/ptxas
 status=0
-for f in "$examples"/tile/*.mlir; do
-  name=$(basename "$f" .mlir)
+for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
+  name=$(basename "$(dirname "$f")")-$(basename "$f" .mlir)
   # An example may restrict its architectures with a "// flare-archs: ..." line.
   archs=$(sed -n 's|^// flare-archs: *||p' "$f" | head -1)
   for arch in ${archs:-sm_90a sm_80}; do
@@ -41,6 +41,7 @@ if "$top/bin/flare-gpu-tests" --gtest_list_tests >/dev/null 2>&1 && [ -e /dev/nv
   echo "GPU found: running and verifying the examples against float64 references"
   "$top/bin/flare-gpu-tests" || status=1
   "$top/bin/softmax_jit" "$examples/tile/softmax.mlir" || status=1
+  "$top/bin/attention_jit" || status=1
 else
   echo "no GPU on this machine: examples compiled to PTX only (not run)"
 fi

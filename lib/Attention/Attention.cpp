@@ -180,7 +180,7 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
   os << "func.func @flare_attention(%q: " << t << ", %k: " << t << ", %v: " << t << ") -> " << results << " {\n";
   os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
   if (options.scale > 0.f)
-    os << " {scale = " << floatText(options.scale) << " : f32}";
+    os << " attributes {scale = " << floatText(options.scale) << " : f32}";
   os << "\n";
   if (options.softcap > 0.f) {
     os << "    score_mod {\n"

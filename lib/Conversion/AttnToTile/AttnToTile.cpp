@@ -49,7 +49,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.blockM = 64;
     config.numWarps = 4;
   }
-  if (maskClass == "generic")
+  // Head dim 256 spills (about 230 bytes) even so: its accumulator alone is 128 registers per
+  // thread; fitting it needs register budgets (setmaxnreg) or the accumulator split over more warps.
+  if (maskClass == "generic" || headDim == 256)
     config.blockN = 32;
   return config;
 }

@@ -307,3 +307,50 @@ func.func @two_ops(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v:
     } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return %o1, %o2 : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>
 }
+
+// -----
+
+// Zero-extension of a difference that may be negative: extui(qi - kv) < 256 (signed, in i64) holds for
+// 0 <= qi - kv < 256 only, since a negative i32 difference zero-extends to a value >= 2^31. That is a
+// window (both bounds), like the unsigned compare above; the analysis must not read extui as keeping
+// the value, which would leave only kv > qi - 256 (no upper bound: class "linear", and the blocks right
+// of the diagonal would run as full blocks without mask code). A sound answer is sliding_window or,
+// conservatively, generic.
+// CHECK-LABEL: func.func @zero_extended_difference
+// CHECK: attn.attention {{.*}} attributes {mask_class = "{{sliding_window|generic}}"} mask_mod {
+func.func @zero_extended_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %q32 = arith.index_cast %qi : index to i32
+      %k32 = arith.index_cast %kv : index to i32
+      %d = arith.subi %q32, %k32 : i32
+      %d64 = arith.extui %d : i32 to i64
+      %w = arith.constant 256 : i64
+      %keep = arith.cmpi slt, %d64, %w : i64
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// The same through index_castui (i32 -> index zero-extends too, as the reference implements it).
+// CHECK-LABEL: func.func @index_castui_difference
+// CHECK: attn.attention {{.*}} attributes {mask_class = "{{sliding_window|generic}}"} mask_mod {
+func.func @index_castui_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %q32 = arith.index_cast %qi : index to i32
+      %k32 = arith.index_cast %kv : index to i32
+      %d = arith.subi %q32, %k32 : i32
+      %du = arith.index_castui %d : i32 to index
+      %w = arith.constant 256 : index
+      %keep = arith.cmpi slt, %du, %w : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}

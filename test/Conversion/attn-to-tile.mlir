@@ -1,0 +1,344 @@
+// convert-attn-to-tile turns a function `return attn.attention(args)` into a FlashAttention tile kernel
+// of the same name. One program instance owns BLOCK_M query rows of one (batch, head) and streams
+// BLOCK_N-row blocks of K and V through an online softmax. The mask analysis
+// (lib/Dialect/Attn/Transforms/MaskAnalysis.h) gives, per Q block and at run time, the KV blocks the
+// mask may keep [lo, hi) and the sub-range it keeps entirely [flo, fhi):
+//   - blocks outside [lo, hi) are never visited (a causal kernel skips the blocks right of the diagonal);
+//   - a first scf.for over [flo, fhi) runs the FULL blocks with no mask code at all;
+//   - a second scf.for over [lo, flo) u [fhi, hi) runs the PARTIAL blocks, evaluating kv < Skv and the
+//     inlined mask_mod per element and replacing dropped scores by -inf.
+// The output is canonicalized and CSE'd as `flarec --emit=tile` does, which hoists constants to the top
+// of the kernel and folds the generator's `1 * x + 0` forms.
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 num-warps=4" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
+
+// Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
+// blocks have no mask code" test.
+// Kernel ABI: pointers to Q, K, V, O and the LSE, then heads_q, heads_kv, seq_q, seq_kv (i32), then the
+// (batch, head, row) strides of Q, K, V and O (12 x i64). Head dim 128 on sm_90a: 128 x 64 blocks on
+// 8 warps (two warpgroups).
+// CHECK-LABEL: func.func @causal(
+// CHECK-SAME: %[[Q:[^:]*]]: !tile.ptr<bf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %[[V:[^:]*]]: !tile.ptr<bf16>, %[[O:[^:]*]]: !tile.ptr<bf16>, %[[LSE:[^:]*]]: !tile.ptr<f32>,
+// CHECK-SAME: %[[HQ:[^:]*]]: i32, %[[HKV:[^:]*]]: i32, %[[SQ:[^:]*]]: i32, %[[SKV:[^:]*]]: i32,
+// CHECK-SAME: %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
+// CHECK-SAME: %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32} {
+// No score_mod: scale * log2(e) = 0.0883883 * 1.442695 is one multiply of the scores.
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.127517432> : tensor<128x64xf32>
+// Grid (ceil(Sq / 128), Hq, B); query head h reads KV head h / (Hq / Hkv).
+// CHECK: %[[MB:.*]] = tile.program_id x
+// CHECK-NEXT: %[[H:.*]] = tile.program_id y
+// CHECK-NEXT: %{{.*}} = tile.program_id z
+// CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : i32
+// CHECK-NEXT: %{{.*}} = arith.divui %[[H]], %[[GROUP]] : i32
+// Rows [q0, q1] of this program; q1 is the last row that exists (min(q0 + 128, Sq) - 1), and the number
+// of KV blocks is ceil(Skv / 64) = (Skv + 63) >> 6.
+// CHECK-NEXT: %[[Q0:.*]] = arith.muli %[[MB]], %c128_i32 : i32
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[Q0]], %c128_i32 : i32
+// CHECK-NEXT: %[[ENDC:.*]] = arith.minsi %[[END]], %[[SQ]] : i32
+// CHECK-NEXT: %[[Q1:.*]] = arith.subi %[[ENDC]], %c1_i32 : i32
+// CHECK-NEXT: %[[SKVR:.*]] = arith.addi %[[SKV]], %c63_i32 : i32
+// CHECK-NEXT: %[[NB:.*]] = arith.shrsi %[[SKVR]], %c6_i32 : i32
+// The Q block is loaded once.
+// CHECK: %[[QT:.*]] = tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+// The query rows q0 + 0..127 (qi of mask_mod).
+// CHECK: %[[ROWS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<128xi32>
+// Causal block ranges: kv <= qi keeps, for some row, the keys up to q1: hi = (q1 >> 6) + 1 (the blocks
+// right of the diagonal are never visited), and for every row the keys up to q0: blocks below
+// (q0 + 1) >> 6 are full.
+// CHECK-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c6_i32 : i32
+// CHECK-NEXT: %[[HIANY:.*]] = arith.addi %[[LASTB]], %c1_i32 : i32
+// CHECK-NEXT: %[[Q0P1:.*]] = arith.addi %[[Q0]], %c1_i32 : i32
+// CHECK-NEXT: %[[HIALL:.*]] = arith.shrsi %[[Q0P1]], %c6_i32 : i32
+// hi = clamp(hiAny, 0, number of blocks).
+// CHECK-NEXT: %[[HI0:.*]] = arith.minsi %[[HIANY]], %[[NB]] : i32
+// CHECK-NEXT: %[[HI:.*]] = arith.maxsi %[[HI0]], %c0_i32 : i32
+// Keys past Skv are masked: only blocks wholly below Skv (Skv >> 6) can be full.
+// CHECK-NEXT: %[[SKVB:.*]] = arith.shrsi %[[SKV]], %c6_i32 : i32
+// CHECK-NEXT: %[[FHI0:.*]] = arith.minsi %[[HIALL]], %[[SKVB]] : i32
+// CHECK-NEXT: %[[FLO:.*]] = arith.minsi %[[HI]], %c0_i32 : i32
+// CHECK-NEXT: %[[FHI1:.*]] = arith.maxsi %[[FHI0]], %[[FLO]] : i32
+// CHECK-NEXT: %[[FHI:.*]] = arith.minsi %[[FHI1]], %[[HI]] : i32
+// First loop: the full blocks [flo, fhi). S = Q K^T, one multiply, online softmax, acc += P V, and no
+// mask code: neither a comparison nor a select between the loop's start and its yield.
+// CHECK-NEXT: %[[FULL:.*]]:3 = scf.for %[[J:.*]] = %[[FLO]] to %[[FHI]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>)  : i32 {
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: %[[KV0:.*]] = arith.muli %[[J]], %c64_i32 : i32
+// CHECK-NEXT: %[[KT:.*]] = tile.load %{{.*}}[%[[KV0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]] : tensor<64x128xbf16> -> tensor<128x64xbf16>
+// CHECK-NEXT: %[[S:.*]] = tile.dot %[[QT]], %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+// CHECK-NEXT: %[[SS:.*]] = arith.mulf %[[S]], %[[SCALE]] : tensor<128x64xf32>
+// CHECK-NEXT: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax %[[SS]], %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// Second loop: (flo - lo) + (hi - fhi) partial blocks, from the first loop's state (lo folds to 0 here).
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
+// CHECK-NEXT: %[[COUNT:.*]] = arith.addi %[[FLO]], %[[RIGHT]] : i32
+// CHECK-NEXT: %[[PART:.*]]:3 = scf.for %[[T:.*]] = %c0_i32 to %[[COUNT]] step %c1_i32 iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
+// Iteration t visits lo + t below the full range, then fhi + (t - (flo - lo)) above it.
+// CHECK-NEXT: %[[ABOVE:.*]] = arith.subi %[[T]], %[[FLO]] : i32
+// CHECK-NEXT: %[[JA:.*]] = arith.addi %[[FHI]], %[[ABOVE]] : i32
+// CHECK-NEXT: %[[BELOW:.*]] = arith.cmpi slt, %[[T]], %[[FLO]] : i32
+// CHECK-NEXT: %[[J2:.*]] = arith.select %[[BELOW]], %[[T]], %[[JA]] : i32
+// CHECK-NEXT: %[[KV02:.*]] = arith.muli %[[J2]], %c64_i32 : i32
+// CHECK: tile.dot %[[QT]], %{{.*}} -> tensor<128x64xf32>
+// The key indices kv0 + 0..63 (kv of mask_mod).
+// CHECK: %[[COLS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64xi32>
+// CHECK-NEXT: %[[SS2:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : tensor<128x64xf32>
+// kv < Skv, per key, broadcast over the rows...
+// CHECK-NEXT: %[[SKVS:.*]] = tile.splat %[[SKV]] : i32 -> tensor<64xi32>
+// CHECK-NEXT: %[[INR:.*]] = arith.cmpi slt, %[[COLS]], %[[SKVS]] : tensor<64xi32>
+// CHECK-NEXT: tile.expand_dims %[[INR]] {axis = 0 : i32} : tensor<64xi1> -> tensor<1x64xi1>
+// CHECK-NEXT: %[[INR2:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi1> -> tensor<128x64xi1>
+// ...and mask_mod inlined on 128 x 64 tiles: qi >= kv with qi the rows and kv the columns.
+// CHECK-NEXT: tile.expand_dims %[[ROWS]] {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+// CHECK-NEXT: %[[QI:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x64xi32>
+// CHECK-NEXT: tile.expand_dims %[[COLS]] {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+// CHECK-NEXT: %[[KVI:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi32> -> tensor<128x64xi32>
+// CHECK-NEXT: %[[CAUSAL:.*]] = arith.cmpi sge, %[[QI]], %[[KVI]] : tensor<128x64xi32>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.andi %[[INR2]], %[[CAUSAL]] : tensor<128x64xi1>
+// CHECK-NEXT: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[SS2]], %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
+// CHECK-NEXT: tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
+// CHECK: scf.yield
+// Epilogue: O = acc / l (1 where l = 0, a row that kept no key) stored at row q0; LSE = (m + log2 l) * ln 2.
+// CHECK: %[[NOKEY:.*]] = arith.cmpf oeq, %[[PART]]#1, %{{.*}} : tensor<128xf32>
+// CHECK: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+// CHECK: math.log2
+// CHECK: tile.store %{{.*}}, %{{.*}}[%[[Q0]]] : tensor<128xf32>, !tile.view<f32, 1>
+// CHECK-NEXT: return
+// The attention function itself is gone.
+// CHECK-NOT: attn.attention
+// With block-m=64 num-warps=4 the same kernel has 64 x 64 blocks on one warpgroup: the Q block, the rows
+// and the last-row bound follow BLOCK_M, the block shifts follow BLOCK_N (unchanged).
+// OPTS-LABEL: func.func @causal(
+// OPTS-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 4 : i32} {
+// OPTS: %[[Q0:.*]] = arith.muli %{{.*}}, %c64_i32 : i32
+// OPTS-NEXT: %[[END:.*]] = arith.addi %[[Q0]], %c64_i32 : i32
+// OPTS: tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// OPTS: arith.shrsi %{{.*}}, %c6_i32 : i32
+// OPTS: scf.for
+// OPTS: tile.dot {{.*}} -> tensor<64x64xf32>
+// OPTS: tile.online_softmax {{.*}} : tensor<64x64xf32>, tensor<64xf32>
+// OPTS: scf.for
+// OPTS: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<64x64xi32>
+// OPTS: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<64x128xbf16>, !tile.view<bf16, 2>
+func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi sge, %qi, %kv : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+      -> tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// Plain attention, no LSE: every block may be kept (lo = 0, hi = ceil(Skv / 64)) and the blocks
+// wholly below Skv are full. The partial loop (at most the last block) only checks kv < Skv: no
+// comparison on 128 x 64 tiles, the broadcast bound selects directly. Without an LSE the kernel has
+// no LSE pointer.
+// CHECK-LABEL: func.func @plain(
+// CHECK-SAME: %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
+// CHECK-SAME: tile.num_warps = 8 : i32
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
+// CHECK: %[[NB:.*]] = arith.shrsi %{{.*}}, %c6_i32 : i32
+// CHECK: %[[HI:.*]] = arith.maxsi %[[NB]], %c0_i32 : i32
+// CHECK-NEXT: %[[SKVB:.*]] = arith.shrsi %[[SKV]], %c6_i32 : i32
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: tile.online_softmax
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: %[[COLS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64xi32>
+// CHECK-NOT: tensor<128x64xi32>
+// CHECK: %[[INR:.*]] = arith.cmpi slt, %[[COLS]], %{{.*}} : tensor<64xi32>
+// CHECK-NOT: tensor<128x64xi32>
+// CHECK: %[[KEEP:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi1> -> tensor<128x64xi1>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
+// CHECK-NEXT: tile.online_softmax
+// CHECK: scf.yield
+// CHECK-NOT: math.log2
+// CHECK: tile.store %{{.*}} : tensor<128x128xbf16>, !tile.view<bf16, 2>
+// CHECK-NEXT: return
+func.func @plain(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v
+      : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Soft-capping score_mod (cap 50): the region is inlined on 128 x 64 tiles in BOTH loops, after the
+// explicit scale and before the multiply by log2(e) (scale and log2(e) are not folded together when
+// a score_mod sits between them).
+// CHECK-LABEL: func.func @softcap(
+// CHECK-DAG: %[[LOG2E:.*]] = arith.constant dense<1.44269502> : tensor<128x64xf32>
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<2.000000e-02> : tensor<128x64xf32>
+// CHECK-DAG: %[[CAP:.*]] = arith.constant 5.000000e+01 : f32
+// CHECK: scf.for
+// CHECK: %[[S:.*]] = tile.dot
+// CHECK-NEXT: %[[SS:.*]] = arith.mulf %[[S]], %[[SCALE]] : tensor<128x64xf32>
+// CHECK-NEXT: %[[CAPT:.*]] = tile.splat %[[CAP]] : f32 -> tensor<128x64xf32>
+// CHECK-NEXT: %[[X:.*]] = arith.divf %[[SS]], %[[CAPT]] : tensor<128x64xf32>
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[X]] : tensor<128x64xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[T]], %[[CAPT]] : tensor<128x64xf32>
+// CHECK-NEXT: %[[Y2:.*]] = arith.mulf %[[Y]], %[[LOG2E]] : tensor<128x64xf32>
+// CHECK-NEXT: tile.online_softmax %[[Y2]]
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: math.tanh %{{.*}} : tensor<128x64xf32>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : tensor<64xi32>
+// CHECK: arith.select
+// CHECK: tile.online_softmax
+// CHECK: scf.yield
+func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v attributes {scale = 0.02 : f32}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %cap = arith.constant 50.0 : f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %y = arith.mulf %t, %cap : f32
+      attn.yield %y : f32
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// ALiBi with a causal mask: the aux tensor becomes a pointer argument after the LSE/output pointers and
+// its length an i32 after the four sizes. The slope of the program's head does not depend on the KV
+// block: it is read once, before the loops, with a tile.gather at the head index clamped into
+// [0, len - 1] (rows are gathered, as there is no scalar load in tile kernels).
+// CHECK-LABEL: func.func @alibi(
+// CHECK-SAME: %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %[[SLOPES:[^:]*]]: !tile.ptr<f32>,
+// CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[NSLOPES:[^:]*]]: i32, %{{[^:]*}}: i64,
+// CHECK: %[[H:.*]] = tile.program_id y
+// CHECK: %[[HS:.*]] = tile.splat %[[H]] : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[NSLOPES]], %c1_i32 : i32
+// CHECK-NEXT: %[[LASTS:.*]] = tile.splat %[[LAST]] : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[ZEROS:.*]] = tile.splat %c0_i32 : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[MIN:.*]] = arith.minsi %[[HS]], %[[LASTS]] : tensor<128xi32>
+// CHECK-NEXT: %[[IDX:.*]] = arith.maxsi %[[MIN]], %[[ZEROS]] : tensor<128xi32>
+// CHECK-NEXT: %[[SLOPE:.*]] = tile.gather %[[SLOPES]][%[[IDX]]] : !tile.ptr<f32>, tensor<128xi32> -> tensor<128xf32>
+// Inside the loops the slope is only broadcast over the keys: no gather.
+// CHECK: scf.for
+// CHECK-NOT: tile.gather
+// CHECK: %[[DIST:.*]] = arith.subi %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[DIST]] : tensor<128x64xi32> to tensor<128x64xf32>
+// CHECK-NEXT: tile.expand_dims %[[SLOPE]] {axis = 1 : i32} : tensor<128xf32> -> tensor<128x1xf32>
+// CHECK-NEXT: %[[SLOPEB:.*]] = tile.broadcast %{{.*}} : tensor<128x1xf32> -> tensor<128x64xf32>
+// CHECK-NEXT: %[[BIAS:.*]] = arith.mulf %[[SLOPEB]], %[[DF]] : tensor<128x64xf32>
+// CHECK-NEXT: arith.addf %{{.*}}, %[[BIAS]] : tensor<128x64xf32>
+// CHECK-NOT: tile.gather
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK-NOT: tile.gather
+// CHECK: arith.sitofp
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// CHECK-NOT: tile.gather
+// CHECK: scf.yield
+// CHECK-NOT: tile.gather
+// CHECK: return
+func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,
+                 %slopes: tensor<?xf32>) -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v aux(%slopes : tensor<?xf32>)
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>):
+      %slope = attn.aux_load %sl[%h] : tensor<?xf32>
+      %dist = arith.subi %kv, %qi : index
+      %di = arith.index_cast %dist : index to i32
+      %df = arith.sitofp %di : i32 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %y = arith.addf %s, %bias : f32
+      attn.yield %y : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>):
+      %keep = arith.cmpi sge, %qi, %kv : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Document mask (generic: per-element comparison of aux ids) and-ed with causal: no KV block can be
+// proven full, so there is ONE loop, over the partial blocks only; the causal bound still limits it to
+// the blocks left of the diagonal. A generic mask uses 32 keys per step (shift by 5). The query rows'
+// ids are gathered once before the loop, the keys' ids in the loop.
+// CHECK-LABEL: func.func @document(
+// CHECK-SAME: %[[IDS:[^:]*]]: !tile.ptr<i32>,
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, tile.kernel, tile.num_warps = 8 : i32} {
+// CHECK: %[[Q1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
+// CHECK: %[[QIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128xi32> -> tensor<128xi32>
+// CHECK-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c5_i32 : i32
+// CHECK-NEXT: %[[HIANY:.*]] = arith.addi %[[LASTB]], %c1_i32 : i32
+// CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32
+// CHECK: %[[KIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128x32xi32> -> tensor<128x32xi32>
+// CHECK: %[[QIDSB:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x32xi32>
+// CHECK-NEXT: %[[SAME:.*]] = arith.cmpi eq, %[[QIDSB]], %[[KIDS]] : tensor<128x32xi32>
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x32xi32>
+// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[SAME]], %[[CAUSAL]] : tensor<128x32xi1>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.andi %{{.*}}, %[[BOTH]] : tensor<128x32xi1>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128x32xi1>, tensor<128x32xf32>
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,
+                    %doc: tensor<?xi32>) -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v aux(%doc : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %ids: tensor<?xi32>):
+      %dq = attn.aux_load %ids[%qi] : tensor<?xi32>
+      %dk = attn.aux_load %ids[%kv] : tensor<?xi32>
+      %same = arith.cmpi eq, %dq, %dk : i32
+      %causal = arith.cmpi sge, %qi, %kv : index
+      %keep = arith.andi %same, %causal : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
+
+// -----
+
+// Head dim 64, by default: 64 x 64 blocks on one warpgroup (4 warps), fp16 inputs.
+// CHECK-LABEL: func.func @d64(
+// CHECK-SAME: %{{[^:]*}}: !tile.ptr<f16>,
+// CHECK-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 4 : i32} {
+// 1 / sqrt(64) * log2(e)
+// CHECK-DAG: arith.constant dense<0.180336878> : tensor<64x64xf32>
+// CHECK: %[[Q0:.*]] = arith.muli %{{.*}}, %c64_i32 : i32
+// CHECK: tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<f16, 2> -> tensor<64x64xf16>
+// CHECK: scf.for
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64xf32>
+// CHECK: scf.for
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<64x64xi32>
+// CHECK: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<64x64xf16>, !tile.view<f16, 2>
+func.func @d64(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>)
+    -> tensor<2x8x1024x64xf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi sge, %qi, %kv : index
+      attn.yield %keep : i1
+    } : tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16> -> tensor<2x8x1024x64xf16>
+  return %o : tensor<2x8x1024x64xf16>
+}
