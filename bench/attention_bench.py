@@ -1,0 +1,288 @@
+"""Flare's generated attention kernels next to the best attention kernels of PyTorch, in one process.
+
+Methods, on the same tensors: Flare (flare::attention through the C API, flare/flare_c.h, via ctypes on
+torch's device pointers), torch SDPA forced to each backend (FLASH_ATTENTION, CUDNN_ATTENTION,
+EFFICIENT_ATTENTION) and FlexAttention (torch.compile) where it compiles. Setup of the FlashAttention
+papers: bf16, 16k tokens in total (batch = 16384 / seqlen), hidden 2048 (heads = 2048 / head_dim);
+FLOPs = 4 * B * H * S^2 * D, halved when causal. Times: CUDA events around each call after warm-up,
+median of --iters calls. Before timing, Flare's output is compared with cuDNN's (max |difference|).
+
+A second sweep measures the peak extra device memory of naive attention (examples/tile/naive_attention.mlir:
+the score matrix through global memory) and of Flare, batch 1, 16 heads, head dim 64, as the sequence
+grows, until naive attention runs out of memory.
+
+    python3 attention_bench.py --lib <bundle>/lib/libflare.so --examples <bundle>/examples --out results/x.csv
+"""
+import argparse
+import ctypes
+import datetime
+import math
+import os
+import platform
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class FlareTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_uint64), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 4), ("strides", ctypes.c_int64 * 4)]
+
+
+class FlareOptions(ctypes.Structure):
+    _fields_ = [("causal", ctypes.c_int32), ("bottom_right", ctypes.c_int32), ("window_left", ctypes.c_int64),
+                ("window_right", ctypes.c_int64), ("softcap", ctypes.c_float), ("scale", ctypes.c_float),
+                ("lse", FlareTensor), ("module", ctypes.c_char_p), ("num_aux", ctypes.c_int32),
+                ("aux", ctypes.POINTER(FlareTensor))]
+
+
+DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
+
+
+def flare_tensor(t):
+    ft = FlareTensor()
+    ft.data = t.data_ptr()
+    ft.dtype = DTYPES[t.dtype]
+    ft.rank = t.dim()
+    for i, (n, s) in enumerate(zip(t.shape, t.stride())):
+        ft.shape[i] = n
+        ft.strides[i] = s
+    return ft
+
+
+class Flare:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.flare_last_error.restype = ctypes.c_char_p
+        self.lib.flare_session_create.restype = ctypes.c_void_p
+        self.lib.flare_session_create.argtypes = [ctypes.c_int]
+        self.lib.flare_attention.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 4 + [
+            ctypes.POINTER(FlareOptions), ctypes.c_void_p]
+        self.lib.flare_kernel_load.restype = ctypes.c_void_p
+        self.lib.flare_kernel_load.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        self.lib.flare_kernel_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int32,
+                                                 ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64),
+                                                 ctypes.c_void_p]
+        torch.cuda.init()
+        self.session = self.lib.flare_session_create(torch.cuda.current_device())
+        if not self.session:
+            raise RuntimeError(self.lib.flare_last_error().decode())
+
+    def _check(self, rc):
+        if rc != 0:
+            raise RuntimeError(self.lib.flare_last_error().decode())
+
+    def attention(self, q, k, v, out, causal):
+        opt = FlareOptions()
+        opt.causal = int(causal)
+        opt.window_left = opt.window_right = -1
+        tensors = [flare_tensor(t) for t in (q, k, v, out)]
+        self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+                                             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+        return out
+
+    def kernel(self, text, name):
+        k = self.lib.flare_kernel_load(self.session, text.encode(), name.encode())
+        if not k:
+            raise RuntimeError(self.lib.flare_last_error().decode())
+        return k
+
+    def launch(self, kernel, grid, args):
+        kinds = (ctypes.c_int32 * len(args))(*[kind for kind, _ in args])
+        values = (ctypes.c_uint64 * len(args))(*[value for _, value in args])
+        g = (ctypes.c_uint32 * 3)(*grid)
+        self._check(self.lib.flare_kernel_launch(kernel, g, len(args), kinds, values,
+                                                 ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+
+
+def time_ms(fn, iters, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def sdpa(backend):
+    def run(q, k, v, causal):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return run
+
+
+def flex_method():
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    except ImportError:
+        return None
+    compiled = torch.compile(flex_attention, dynamic=False)
+    masks = {}
+
+    def causal_mask(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    def run(q, k, v, causal):
+        block_mask = None
+        if causal:
+            key = (q.shape[2], k.shape[2])
+            if key not in masks:
+                masks[key] = create_block_mask(causal_mask, None, None, q.shape[2], k.shape[2])
+            block_mask = masks[key]
+        return compiled(q, k, v, block_mask=block_mask)
+    return run
+
+
+def versions():
+    info = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "cudnn": str(torch.backends.cudnn.version()), "python": platform.python_version()}
+    try:
+        info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                        capture_output=True, text=True).stdout.strip()
+    except OSError:
+        info["driver"] = "unknown"
+    return info
+
+
+def speed_sweep(flare, args, rows):
+    methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION), "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+    flex = flex_method() if args.flex_hdims else None
+    for d in args.hdims:
+        if flex and d in args.flex_hdims:
+            methods["flex"] = flex
+        else:
+            methods.pop("flex", None)
+        for causal in args.causal:
+            for s in args.seqlens:
+                b, h = args.tokens // s, args.hidden // d
+                if b < 1:
+                    continue
+                torch.manual_seed(s + d)
+                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+                out = torch.empty_like(q)
+                flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                check = ""
+                try:
+                    flare.attention(q, k, v, out, causal)
+                    torch.cuda.synchronize()
+                    ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
+                    check = f"{(out.float() - ref.float()).abs().max().item():.4f}"
+                except Exception as e:  # a failing peer must not stop the sweep
+                    check = f"error: {e}"
+                for name, fn in methods.items():
+                    call = (lambda: flare.attention(q, k, v, out, causal)) if name == "flare" else (
+                        lambda fn=fn: fn(q, k, v, causal))
+                    try:
+                        ms = time_ms(call, args.iters)
+                        tflops = flops / (ms * 1e-3) / 1e12
+                        note = check if name == "flare" else ""
+                    except Exception as e:
+                        ms, tflops, note = float("nan"), float("nan"), f"unavailable: {str(e).splitlines()[0][:80]}"
+                    rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                     ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
+                    print(f"{name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
+                          f"{tflops:7.1f} TFLOP/s {note}", flush=True)
+                del q, k, v, out
+                torch.cuda.empty_cache()
+
+
+def run_naive(flare, kernels, q, k, v, out):
+    """The three kernels of the naive tile example; S (f32) and P (bf16) live in global memory."""
+    bh, s, d = q.shape[1], q.shape[2], q.shape[3]
+    scores = torch.empty(bh, s, s, device="cuda", dtype=torch.float32)
+    probs = torch.empty(bh, s, s, device="cuda", dtype=torch.bfloat16)
+    ptr = lambda t: (0, t.data_ptr())
+    i32 = lambda x: (1, x)
+    flare.launch(kernels["naive_scores"], ((s + 63) // 64, (s + 63) // 64, bh),
+                 [ptr(q), ptr(k), ptr(scores), i32(s), i32(s), (3, struct_f32(1.0 / math.sqrt(d)))])
+    flare.launch(kernels["naive_softmax"], (s, bh, 1), [ptr(scores), ptr(probs), i32(s), i32(s)])
+    flare.launch(kernels["naive_pv"], ((s + 63) // 64, bh, 1), [ptr(probs), ptr(v), ptr(out), i32(s), i32(s)])
+    torch.cuda.synchronize()
+
+
+def memory_sweep(flare, args, rows):
+    with open(os.path.join(args.examples, "tile", "naive_attention.mlir")) as f:
+        naive = f.read()
+    kernels = {name: flare.kernel(naive, name) for name in ("naive_scores", "naive_softmax", "naive_pv")}
+    bh, d = 16, 64
+    for s in args.memory_seqlens:
+        q, k, v = (torch.randn(1, bh, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        outs = {}
+        for method in ("naive", "flare"):
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            note = ""
+            try:
+                out = torch.empty_like(q)
+                if method == "flare":
+                    flare.attention(q, k, v, out, False)
+                    torch.cuda.synchronize()
+                else:
+                    run_naive(flare, kernels, q, k, v, out)
+                peak = (torch.cuda.max_memory_allocated() - base) / 2 ** 20
+                outs[method] = out
+            except torch.OutOfMemoryError:
+                peak, note = float("nan"), "out of memory"
+            rows.append(dict(kind="memory", method=method, hdim=d, causal=0, seqlen=s, batch=1, heads=bh, ms="",
+                             tflops="", peak_extra_mib=f"{peak:.1f}", note=note))
+            print(f"memory {method:6s} S={s:6d}: peak extra {peak:10.1f} MiB {note}", flush=True)
+        if len(outs) == 2:
+            diff = (outs["naive"].float() - outs["flare"].float()).abs().max().item()
+            print(f"memory S={s}: max |naive - flare| = {diff:.4f}", flush=True)
+        del q, k, v, outs
+        torch.cuda.empty_cache()
+
+
+def struct_f32(x):
+    return int.from_bytes(ctypes.c_float(x), "little")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", required=True, help="path to libflare.so")
+    p.add_argument("--examples", required=True, help="Flare's examples directory")
+    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--commit", default="unknown")
+    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
+    p.add_argument("--seqlens", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192, 16384])
+    p.add_argument("--causal", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--memory-seqlens", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384, 32768, 65536])
+    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
+                   help="head dims at which FlexAttention (torch.compile) is timed too")
+    args = p.parse_args()
+
+    flare = Flare(args.lib)
+    info = versions()
+    print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + f", commit {args.commit}", flush=True)
+    rows = []
+    speed_sweep(flare, args, rows)
+    memory_sweep(flare, args, rows)
+    fields = ["date", "commit", "gpu", "driver", "torch", "cudnn", "kind", "method", "hdim", "causal", "seqlen",
+              "batch", "heads", "ms", "tflops", "peak_extra_mib", "note"]
+    with open(args.out, "w") as f:
+        f.write(",".join(fields) + "\n")
+        for r in rows:
+            r.update(date=info["date"], commit=args.commit, gpu=info["gpu"], driver=info["driver"],
+                     torch=info["torch"], cudnn=info["cudnn"])
+            f.write(",".join(str(r[k]).replace(",", ";") for k in fields) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Plots a CSV of attention_bench.py as SVG (no dependencies): TFLOP/s versus sequence length, one panel
+per (head dim, causal), one line per method; and peak extra memory versus sequence length (log scale).
+Also prints a markdown table of the speed rows.
+
+    python3 plot_attention.py results/2026-11-29-attention-h200.csv results/2026-11-29-attention-h200
+    -> ...-speed.svg, ...-memory.svg, ...-table.md
+"""
+import csv
+import math
+import sys
+
+COLORS = {"flare": "#d62728", "sdpa-cudnn": "#1f77b4", "sdpa-flash": "#2ca02c", "sdpa-efficient": "#9467bd",
+          "flex": "#ff7f0e", "naive": "#7f7f7f"}
+
+
+def num(x):
+    try:
+        v = float(x)
+        return None if math.isnan(v) else v
+    except ValueError:
+        return None
+
+
+class Panel:
+    """One chart: x is log2(seqlen), y linear or log10, in a w x h box at (ox, oy)."""
+
+    def __init__(self, out, ox, oy, w, h, title, xs, ymax, ylabel, logy=False, ymin=None):
+        self.out, self.ox, self.oy, self.w, self.h = out, ox, oy, w, h
+        self.xs, self.logy = xs, logy
+        self.ymin = ymin if ymin is not None else 0.0
+        self.ymax = ymax
+        out.append(f'<rect x="{ox}" y="{oy}" width="{w}" height="{h}" fill="none" stroke="#999"/>')
+        out.append(f'<text x="{ox + w / 2}" y="{oy - 8}" text-anchor="middle" font-size="13">{title}</text>')
+        out.append(f'<text x="{ox - 42}" y="{oy + h / 2}" font-size="11" transform="rotate(-90 {ox - 42} {oy + h / 2})" '
+                   f'text-anchor="middle">{ylabel}</text>')
+        for x in xs:
+            px = self.px(x)
+            label = f"{x // 1024}k" if x >= 1024 else str(x)
+            out.append(f'<text x="{px}" y="{oy + h + 14}" text-anchor="middle" font-size="10">{label}</text>')
+        for t in self.yticks():
+            py = self.py(t)
+            out.append(f'<line x1="{ox}" x2="{ox + w}" y1="{py}" y2="{py}" stroke="#eee"/>')
+            out.append(f'<text x="{ox - 4}" y="{py + 3}" text-anchor="end" font-size="10">{t:g}</text>')
+
+    def yticks(self):
+        if self.logy:
+            lo, hi = math.floor(math.log10(self.ymin)), math.ceil(math.log10(self.ymax))
+            return [10.0 ** e for e in range(lo, hi + 1)]
+        step = 10 ** math.floor(math.log10(max(self.ymax, 1))) / 2
+        while self.ymax / step > 8:
+            step *= 2
+        return [i * step for i in range(int(self.ymax / step) + 1)]
+
+    def px(self, x):
+        lo, hi = math.log2(self.xs[0]), math.log2(self.xs[-1])
+        return self.ox + 20 + (math.log2(x) - lo) / max(hi - lo, 1e-9) * (self.w - 40)
+
+    def py(self, y):
+        if self.logy:
+            lo, hi = math.log10(self.ymin), math.log10(self.ymax)
+            f = (math.log10(max(y, self.ymin)) - lo) / (hi - lo)
+        else:
+            f = (y - self.ymin) / (self.ymax - self.ymin)
+        return self.oy + self.h - f * self.h
+
+    def line(self, points, color):
+        pts = " ".join(f"{self.px(x):.1f},{self.py(y):.1f}" for x, y in points)
+        self.out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+        for x, y in points:
+            self.out.append(f'<circle cx="{self.px(x):.1f}" cy="{self.py(y):.1f}" r="2.5" fill="{color}"/>')
+
+
+def legend(out, x, y, methods):
+    for i, m in enumerate(methods):
+        out.append(f'<rect x="{x}" y="{y + i * 16}" width="12" height="3" fill="{COLORS.get(m, "#000")}"/>')
+        out.append(f'<text x="{x + 18}" y="{y + i * 16 + 5}" font-size="11">{m}</text>')
+
+
+def svg(out, width, height, title):
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif">'
+            f'<rect width="100%" height="100%" fill="white"/><text x="{width / 2}" y="20" text-anchor="middle" '
+            f'font-size="15">{title}</text>' + "".join(out) + "</svg>\n")
+
+
+def main(path, prefix):
+    rows = list(csv.DictReader(open(path)))
+    speed = [r for r in rows if r["kind"] == "speed"]
+    memory = [r for r in rows if r["kind"] == "memory"]
+    head = rows[0] if rows else {}
+    subtitle = f'{head.get("gpu", "")}, {head.get("date", "")}, commit {head.get("commit", "")}'
+
+    panels = sorted({(int(r["hdim"]), int(r["causal"])) for r in speed})
+    methods = sorted({r["method"] for r in speed}, key=lambda m: list(COLORS).index(m) if m in COLORS else 99)
+    out = []
+    cols = 2
+    pw, ph = 360, 230
+    for i, (d, causal) in enumerate(panels):
+        sel = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal]
+        xs = sorted({int(r["seqlen"]) for r in sel})
+        ymax = max([num(r["tflops"]) or 0 for r in sel] + [100]) * 1.1
+        p = Panel(out, 70 + (i % cols) * (pw + 90), 60 + (i // cols) * (ph + 70), pw, ph,
+                  f"head dim {d}{', causal' if causal else ''}", xs, ymax, "TFLOP/s")
+        for m in methods:
+            pts = [(int(r["seqlen"]), num(r["tflops"])) for r in sel if r["method"] == m and num(r["tflops"])]
+            if pts:
+                p.line(sorted(pts), COLORS.get(m, "#000"))
+    rows_n = (len(panels) + cols - 1) // cols
+    legend(out, 70 + cols * (pw + 90) - 60, 70, methods)
+    with open(prefix + "-speed.svg", "w") as f:
+        f.write(svg(out, 70 + cols * (pw + 90) + 80, 60 + rows_n * (ph + 70), "Attention forward, bf16, 16k tokens, "
+                    "hidden 2048: " + subtitle))
+
+    if memory:
+        out = []
+        xs = sorted({int(r["seqlen"]) for r in memory})
+        vals = [num(r["peak_extra_mib"]) for r in memory if num(r["peak_extra_mib"])]
+        p = Panel(out, 80, 60, 520, 300, "peak extra device memory (batch 1, 16 heads, head dim 64)", xs,
+                  max(vals) * 2, "MiB (log scale)", logy=True, ymin=max(min(vals) / 2, 0.1))
+        for m in ("naive", "flare"):
+            pts = [(int(r["seqlen"]), num(r["peak_extra_mib"])) for r in memory if r["method"] == m and
+                   num(r["peak_extra_mib"])]
+            if pts:
+                p.line(sorted(pts), COLORS[m])
+            for r in memory:
+                if r["method"] == m and "out of memory" in r["note"]:
+                    x = p.px(int(r["seqlen"]))
+                    out.append(f'<text x="{x}" y="{p.oy + 14}" text-anchor="middle" font-size="10" '
+                               f'fill="{COLORS[m]}">{m}: OOM</text>')
+        legend(out, 620, 70, ["naive", "flare"])
+        with open(prefix + "-memory.svg", "w") as f:
+            f.write(svg(out, 720, 400, "Memory versus sequence length: " + subtitle))
+
+    with open(prefix + "-table.md", "w") as f:
+        f.write(f"TFLOP/s ({subtitle})\n\n| head dim | causal | seqlen | " + " | ".join(methods) + " |\n")
+        f.write("|---|---|---|" + "---|" * len(methods) + "\n")
+        for d, causal in panels:
+            for s in sorted({int(r["seqlen"]) for r in speed if int(r["hdim"]) == d}):
+                cells = []
+                for m in methods:
+                    hit = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal and
+                           int(r["seqlen"]) == s and r["method"] == m]
+                    cells.append(hit[0]["tflops"] if hit and num(hit[0]["tflops"]) else "-")
+                f.write(f"| {d} | {'yes' if causal else 'no'} | {s} | " + " | ".join(cells) + " |\n")
+        if memory:
+            f.write("\nPeak extra memory, MiB (batch 1, 16 heads, head dim 64)\n\n| seqlen | naive | flare |\n|---|---|---|\n")
+            for s in sorted({int(r["seqlen"]) for r in memory}):
+                cell = {}
+                for r in memory:
+                    if int(r["seqlen"]) == s:
+                        cell[r["method"]] = r["peak_extra_mib"] if num(r["peak_extra_mib"]) else r["note"]
+                f.write(f"| {s} | {cell.get('naive', '-')} | {cell.get('flare', '-')} |\n")
+    print(f"wrote {prefix}-speed.svg, {prefix}-memory.svg, {prefix}-table.md")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
