@@ -126,6 +126,8 @@ def flex_method():
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     except ImportError:
         return None
+    # One compiled kernel per shape: without room for them dynamo falls back to eager after 8.
+    torch._dynamo.config.cache_size_limit = 256
     compiled = torch.compile(flex_attention, dynamic=False)
     masks = {}
 
