@@ -165,7 +165,7 @@ def speed_sweep(flare, args, rows):
             methods["flex"] = flex
         else:
             methods.pop("flex", None)
-        for causal in args.causal:
+        for causal in map(bool, args.causal):
             for s in args.seqlens:
                 b, h = args.tokens // s, args.hidden // d
                 if b < 1:

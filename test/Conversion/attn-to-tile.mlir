@@ -342,3 +342,59 @@ func.func @d64(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: ten
     } : tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16> -> tensor<2x8x1024x64xf16>
   return %o : tensor<2x8x1024x64xf16>
 }
+
+// -----
+
+// Causal sliding window of 256 keys: the lower bound kv >= qi - 255 also moves with the rows, so the
+// blocks LEFT of the window are skipped too, and the partial blocks lie on both sides of the full range.
+// CHECK-LABEL: func.func @sliding_window(
+// CHECK: %[[MB:.*]] = tile.program_id x
+// CHECK: %[[Q1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
+// The first block any row keeps holds key q0 - 255: (q0 - 255) >> 6 (here -255 - (-128 * pid)); the first
+// block every row keeps wholly starts at or after q1 - 255: ceil((q1 - 255) / 64) = (q1 - 192) >> 6.
+// CHECK: %[[NQ0:.*]] = arith.muli %[[MB]], %c-128_i32 : i32
+// CHECK-NEXT: %[[NQ1:.*]] = arith.muli %[[Q1]], %c-1_i32 : i32
+// CHECK-NEXT: %[[A:.*]] = arith.subi %c-255_i32, %[[NQ0]] : i32
+// CHECK-NEXT: %[[LOANY:.*]] = arith.shrsi %[[A]], %c6_i32 : i32
+// CHECK-NEXT: %[[B:.*]] = arith.subi %c-192_i32, %[[NQ1]] : i32
+// CHECK-NEXT: %[[LOALL:.*]] = arith.shrsi %[[B]], %c6_i32 : i32
+// CHECK-NEXT: %[[LO0:.*]] = arith.maxsi %[[LOANY]], %c0_i32 : i32
+// CHECK: %[[FLO0:.*]] = arith.maxsi %[[LOALL]], %c0_i32 : i32
+// CHECK: %[[LO:.*]] = arith.maxsi %[[LO0]], %c0_i32 : i32
+// CHECK: %[[FLO1:.*]] = arith.maxsi %[[FLO0]], %[[LO]] : i32
+// CHECK-NEXT: %[[FLO:.*]] = arith.minsi %[[FLO1]], %[[HI:.*]] : i32
+// Full blocks, no mask code.
+// CHECK: scf.for %{{.*}} = %[[FLO]] to %[[FHI:.*]] step %c1_i32
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// Partial blocks: flo - lo of them left of the full range, then hi - fhi right of it.
+// CHECK: %[[LEFT:.*]] = arith.subi %[[FLO]], %[[LO]] : i32
+// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
+// CHECK-NEXT: %[[N:.*]] = arith.addi %[[LEFT]], %[[RIGHT]] : i32
+// CHECK-NEXT: scf.for %[[T:.*]] = %c0_i32 to %[[N]] step %c1_i32
+// CHECK-NEXT: %[[AB:.*]] = arith.subi %[[T]], %[[LEFT]] : i32
+// CHECK-NEXT: %[[JA:.*]] = arith.addi %[[FHI]], %[[AB]] : i32
+// CHECK-NEXT: %[[JB:.*]] = arith.addi %[[LO]], %[[T]] : i32
+// CHECK-NEXT: %[[ISL:.*]] = arith.cmpi slt, %[[T]], %[[LEFT]] : i32
+// CHECK-NEXT: arith.select %[[ISL]], %[[JB]], %[[JA]] : i32
+// Both bounds are evaluated per element there.
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// CHECK-NEXT: arith.subi %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// CHECK-NEXT: tile.splat %c256_i32 : i32 -> tensor<128x64xi32>
+// CHECK-NEXT: arith.cmpi slt, %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// CHECK: scf.yield
+func.func @sliding_window(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %window = arith.constant 256 : index
+      %causal = arith.cmpi sge, %qi, %kv : index
+      %dist = arith.subi %qi, %kv : index
+      %near = arith.cmpi slt, %dist, %window : index
+      %keep = arith.andi %causal, %near : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
