@@ -20,8 +20,8 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
     if [ -n "$ptxas" ]; then
       report=$("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1)
       regs=$(grep -o "Used [0-9]* registers" <<<"$report" | grep -o "[0-9]*" | paste -sd/ -)
-      kernels=$(grep -c "Compiling entry function" <<<"$report")
-      clean=$(grep -c "0 bytes spill stores, 0 bytes spill loads" <<<"$report")
+      kernels=$(grep -c "Compiling entry function" <<<"$report" || true)
+      clean=$(grep -c " 0 bytes spill stores, 0 bytes spill loads" <<<"$report" || true)
       if [ "$kernels" -gt 0 ] && [ "$kernels" = "$clean" ]; then
         echo "compiled $name for $arch: $kernels kernel(s), registers $regs, no spills"
       elif [ "$arch" = sm_90a ]; then

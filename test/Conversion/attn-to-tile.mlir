@@ -282,7 +282,7 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // Document mask (generic: per-element comparison of aux ids) and-ed with causal: no KV block can be
 // proven full, so there is ONE loop, over the partial blocks only; the causal bound still limits it to
 // the blocks left of the diagonal. A generic mask uses 32 keys per step (shift by 5). The query rows'
-// ids are gathered once before the loop, the keys' ids in the loop.
+// ids are gathered once before the loop, the keys' ids in the loop (one per key, then broadcast).
 // CHECK-LABEL: func.func @document(
 // CHECK-SAME: %[[IDS:[^:]*]]: !tile.ptr<i32>,
 // CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, tile.kernel, tile.num_warps = 8 : i32} {
@@ -291,9 +291,10 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // CHECK-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c5_i32 : i32
 // CHECK-NEXT: %[[HIANY:.*]] = arith.addi %[[LASTB]], %c1_i32 : i32
 // CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32
-// CHECK: %[[KIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128x32xi32> -> tensor<128x32xi32>
+// CHECK: %[[KIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<32xi32> -> tensor<32xi32>
 // CHECK: %[[QIDSB:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x32xi32>
-// CHECK-NEXT: %[[SAME:.*]] = arith.cmpi eq, %[[QIDSB]], %[[KIDS]] : tensor<128x32xi32>
+// CHECK: %[[KIDSB:.*]] = tile.broadcast %{{.*}} : tensor<1x32xi32> -> tensor<128x32xi32>
+// CHECK-NEXT: %[[SAME:.*]] = arith.cmpi eq, %[[QIDSB]], %[[KIDSB]] : tensor<128x32xi32>
 // CHECK: %[[CAUSAL:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x32xi32>
 // CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[SAME]], %[[CAUSAL]] : tensor<128x32xi1>
 // CHECK-NEXT: %[[KEEP:.*]] = arith.andi %{{.*}}, %[[BOTH]] : tensor<128x32xi1>

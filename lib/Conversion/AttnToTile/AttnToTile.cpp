@@ -200,8 +200,8 @@ void Generator::classify(Region &region, bool isScore) {
         s = join(s, shapes.lookup(operand));
     // A table read happens per query row at least: there is no scalar load in tile kernels, and
     // BLOCK_M identical loads hit the same cache line once, before the KV loop.
-    if (isa<AuxLoadOp>(inner))
-      s = join(s, Shape::Row);
+    if (isa<AuxLoadOp>(inner) && s == Shape::Uniform)
+      s = Shape::Row;
     for (Value r : inner.getResults())
       shapes[r] = s;
   }
@@ -272,6 +272,12 @@ LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) 
     Type to = convertScalar(inner->getResult(0).getType());
     Type result = shaped(inner->getResult(0).getType(), s);
     unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    // Index values are computed in 32 bits: a zero-extension of a negative i32 into index (a value
+    // of 2^32 or more) cannot be represented.
+    if (isa<arith::IndexCastUIOp>(inner) && inner->getResult(0).getType().isIndex() &&
+        inner->getOperand(0).getType().getIntOrFloatBitWidth() >= 32)
+      return inner->emitOpError("is not supported in generated attention kernels (index values are 32-bit "
+                                "there; use arith.index_cast, or arith.extui to i64)");
     Value r = src;
     if (tw > fw)
       r = isa<arith::IndexCastUIOp>(inner) ? arith::ExtUIOp::create(b, loc, result, src).getResult()

@@ -134,9 +134,19 @@ private:
   std::optional<LinearExpr> linearizeOp(Operation *def) {
     if (!def)
       return std::nullopt;
-    // Integer casts keep the value (index and i32 values of realistic sequence lengths do not wrap).
-    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp>(def))
-      return linearize(def->getOperand(0));
+    // Casts keep the value when they widen or keep at least 32 bits (index and i32 values of
+    // realistic sequence lengths do not wrap); a zero-extension only when the value is provably
+    // >= 0 (a negative one becomes huge). Anything narrower may wrap: not linear.
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp>(def)) {
+      auto bits = [](Type t) { return t.isIndex() ? 64u : t.getIntOrFloatBitWidth(); };
+      unsigned from = bits(def->getOperand(0).getType()), to = bits(def->getResult(0).getType());
+      if (to < from && to < 32)
+        return std::nullopt;
+      std::optional<LinearExpr> e = linearize(def->getOperand(0));
+      if (e && isa<arith::IndexCastUIOp, arith::ExtUIOp>(def) && !nonNegative(*e))
+        return std::nullopt;
+      return e;
+    }
     if (isa<arith::AddIOp, arith::SubIOp>(def)) {
       auto lhs = linearize(def->getOperand(0)), rhs = linearize(def->getOperand(1));
       if (!lhs || !rhs)
