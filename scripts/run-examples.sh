@@ -17,6 +17,8 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
   for arch in ${archs:-sm_90a sm_80}; do
     ptx="$out/$name.$arch.ptx"
     "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx"
+    # The GPU tests also launch these very files (PTX + launch metadata) for the attention examples.
+    "$top/bin/flarec" "$f" --emit=meta --arch=$arch -o "$out/$name.$arch.json"
     if [ -n "$ptxas" ]; then
       report=$("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1)
       regs=$(grep -o "Used [0-9]* registers" <<<"$report" | grep -o "[0-9]*" | paste -sd/ -)
@@ -36,7 +38,7 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
     fi
   done
 done
-export FLARE_EXAMPLES_DIR="$examples"
+export FLARE_EXAMPLES_DIR="$examples" FLARE_PTX_DIR="$out"
 if "$top/bin/flare-gpu-tests" --gtest_list_tests >/dev/null 2>&1 && [ -e /dev/nvidia0 -o -e /dev/nvidiactl ]; then
   echo "GPU found: running and verifying the examples against float64 references"
   "$top/bin/flare-gpu-tests" || status=1

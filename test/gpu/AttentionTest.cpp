@@ -15,6 +15,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 namespace flare::test {
 namespace {
@@ -172,13 +175,35 @@ constexpr Example kExamples[] = {
     {"mqa", "mqa", true, true, 32, 1},
 };
 
+/// The module flarec wrote for an example (scripts/run-examples.sh: PTX and --emit=meta JSON in
+/// $FLARE_PTX_DIR), or nothing when that directory or the files are absent.
+std::optional<CompiledModule> flarecOutput(const std::string &example, const std::string &arch) {
+  const char *dir = std::getenv("FLARE_PTX_DIR");
+  if (!dir)
+    return std::nullopt;
+  std::string base = std::string(dir) + "/attention-" + example + "." + arch;
+  std::ifstream ptx(base + ".ptx"), meta(base + ".json");
+  if (!ptx || !meta)
+    return std::nullopt;
+  std::stringstream p, m;
+  p << ptx.rdbuf();
+  m << meta.rdbuf();
+  return CompiledModule::fromMetadataJson(m.str(), p.str());
+}
+
 TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
+  size_t fromFlarec = 0;
   for (const Example &ex : kExamples)
     for (int d : {64, 128, 256}) {
       std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
       SCOPED_TRACE(std::string(ex.file) + ", D = " + std::to_string(d));
-      std::printf("[ example ] %s, D = %d\n", ex.file, d);
-      rt::Kernel kernel = cache->getOrCompile(ir, {}, ex.file)->kernel(ex.kernel);
+      // At the head dimension the examples are written for, launch the files flarec produced when
+      // they exist; otherwise (and for 64 and 256) compile the text in-process (the same pipeline).
+      std::optional<CompiledModule> files = d == 128 ? flarecOutput(ex.file, ctx->arch()) : std::nullopt;
+      std::printf("[ example ] %s, D = %d%s\n", ex.file, d, files ? " (PTX and metadata written by flarec)" : "");
+      std::shared_ptr<rt::Module> module = files ? rt::Module::load(*ctx, *files) : cache->getOrCompile(ir, {}, ex.file);
+      fromFlarec += files.has_value();
+      rt::Kernel kernel = module->kernel(ex.kernel);
       std::vector<Shape> shapes;
       if (ex.staticHeads)
         shapes = {{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}};
@@ -204,6 +229,8 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
           return;
       }
     }
+  std::printf("[ example ] %zu of %zu examples ran from flarec's files%s\n", fromFlarec, std::size(kExamples),
+              fromFlarec ? "" : " (FLARE_PTX_DIR unset: scripts/run-examples.sh sets it)");
 }
 
 /// flare::attention on q, k, v of the given shape; `layout` 0: [B, H, S, D] memory, 1: [B, S, H, D].
