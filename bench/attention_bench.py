@@ -36,7 +36,8 @@ class FlareOptions(ctypes.Structure):
     _fields_ = [("causal", ctypes.c_int32), ("bottom_right", ctypes.c_int32), ("window_left", ctypes.c_int64),
                 ("window_right", ctypes.c_int64), ("softcap", ctypes.c_float), ("scale", ctypes.c_float),
                 ("lse", FlareTensor), ("module", ctypes.c_char_p), ("num_aux", ctypes.c_int32),
-                ("aux", ctypes.POINTER(FlareTensor))]
+                ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
+                ("num_warps", ctypes.c_int32)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -75,9 +76,11 @@ class Flare:
         if rc != 0:
             raise RuntimeError(self.lib.flare_last_error().decode())
 
-    def attention(self, q, k, v, out, causal):
+    def attention(self, q, k, v, out, causal, config=None):
         opt = FlareOptions()
         opt.causal = int(causal)
+        if config:
+            opt.block_m, opt.block_n, opt.num_warps = config
         opt.window_left = opt.window_right = -1
         tensors = [flare_tensor(t) for t in (q, k, v, out)]
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
@@ -157,8 +160,15 @@ def versions():
 
 
 def speed_sweep(flare, args, rows):
-    methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION), "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+    methods = {"flare": None}
+    # Tuning: each tile configuration (BLOCK_M x BLOCK_N x warps) as a method of its own.
+    for c in args.configs:
+        methods["flare-" + c] = tuple(int(x) for x in c.split("x"))
+    methods.update({"sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION), "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)})
+    if args.no_peers:
+        for name in [m for m in methods if not m.startswith("flare")]:
+            del methods[name]
     flex = flex_method() if args.flex_hdims else None
     for d in args.hdims:
         if flex and d in args.flex_hdims:
@@ -174,22 +184,25 @@ def speed_sweep(flare, args, rows):
                 q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
                 out = torch.empty_like(q)
                 flops = 4 * b * h * s * s * d / (2 if causal else 1)
-                check = ""
                 try:
-                    flare.attention(q, k, v, out, causal)
-                    torch.cuda.synchronize()
                     ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
-                    check = f"{(out.float() - ref.float()).abs().max().item():.4f}"
-                except Exception as e:  # a failing peer must not stop the sweep
-                    check = f"error: {e}"
+                except Exception:  # no cuDNN: check against the math backend
+                    ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
                 for name, fn in methods.items():
-                    call = (lambda: flare.attention(q, k, v, out, causal)) if name == "flare" else (
-                        lambda fn=fn: fn(q, k, v, causal))
+                    note = ""
                     try:
+                        if name.startswith("flare"):
+                            # Each Flare variant is checked against the reference before it is timed.
+                            out.fill_(float("nan"))
+                            flare.attention(q, k, v, out, causal, fn)
+                            torch.cuda.synchronize()
+                            note = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
+                            call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
+                        else:
+                            call = lambda fn=fn: fn(q, k, v, causal)
                         ms = time_ms(call, args.iters)
                         tflops = flops / (ms * 1e-3) / 1e12
-                        note = check if name == "flare" else ""
-                    except Exception as e:
+                    except Exception as e:  # a failing method must not stop the sweep
                         ms, tflops, note = float("nan"), float("nan"), f"unavailable: {str(e).splitlines()[0][:80]}"
                     rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
                                      ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
@@ -265,6 +278,9 @@ def main():
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS tile configurations")
+    p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory sweep")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")
     args = p.parse_args()
@@ -274,7 +290,8 @@ def main():
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + f", commit {args.commit}", flush=True)
     rows = []
     speed_sweep(flare, args, rows)
-    memory_sweep(flare, args, rows)
+    if not args.no_memory:
+        memory_sweep(flare, args, rows)
     fields = ["date", "commit", "gpu", "driver", "torch", "cudnn", "kind", "method", "hdim", "causal", "seqlen",
               "batch", "heads", "ms", "tflops", "peak_extra_mib", "note"]
     with open(args.out, "w") as f:

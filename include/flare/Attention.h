@@ -65,6 +65,9 @@ struct AttentionOptions {
   std::vector<TensorView> aux;
   /// Target architecture; empty means the device's.
   std::string arch;
+  /// Tile configuration override (query rows per program, keys per step, warps; 0: the configured
+  /// choice). For tuning: not every combination compiles.
+  int blockM = 0, blockN = 0, numWarps = 0;
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.

@@ -37,6 +37,7 @@ typedef struct flare_attention_options {
   const char *module;   /* a custom attn.attention module, or NULL */
   int32_t num_aux;      /* aux tensors of the custom module */
   const flare_tensor *aux;
+  int32_t block_m, block_n, num_warps; /* tile configuration override; 0: the configured choice */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

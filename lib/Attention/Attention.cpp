@@ -343,6 +343,9 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   AttentionPlan plan = planAttention(q, k, v, out, options);
   CompileOptions compile;
   compile.arch = options.arch; // empty: the cache uses the device's
+  compile.attentionBlockM = options.blockM;
+  compile.attentionBlockN = options.blockN;
+  compile.attentionWarps = options.numWarps;
   std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
   rt::Kernel kernel = module->kernel(plan.kernelName);
   int64_t blockM = kernel.info().hint("attention.block_m");

@@ -91,6 +91,9 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
         opt.module = options->module;
       for (int32_t i = 0; i < options->num_aux; ++i)
         opt.aux.push_back(toView(options->aux[i], "aux"));
+      opt.blockM = options->block_m;
+      opt.blockN = options->block_n;
+      opt.numWarps = options->num_warps;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
                      stream);

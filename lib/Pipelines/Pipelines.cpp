@@ -65,6 +65,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(attn::createAttnClassifyMask());
     attn::ConvertAttnToTileOptions generator;
     generator.arch = options.arch;
+    generator.blockM = options.attentionBlockM;
+    generator.blockN = options.attentionBlockN;
+    generator.numWarps = options.attentionWarps;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -148,7 +148,11 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
 } // namespace
 
 std::string CompileOptions::fingerprint() const {
-  return "arch=" + arch + ";O=" + std::to_string(optLevel);
+  std::string text = "arch=" + arch + ";O=" + std::to_string(optLevel);
+  if (attentionBlockM || attentionBlockN || attentionWarps)
+    text += ";attention=" + std::to_string(attentionBlockM) + "x" + std::to_string(attentionBlockN) + "x" +
+            std::to_string(attentionWarps);
+  return text;
 }
 
 const char *argKindName(ArgKind kind) {

@@ -22,6 +22,9 @@ struct CompileOptions {
   std::string arch = "sm_90a";
   /// LLVM optimisation level for the NVPTX backend (0-3).
   int optLevel = 3;
+  /// Tile configuration of generated attention kernels (query rows per program, keys per step, warps);
+  /// 0 keeps the configured choice (flare::attn::chooseAttentionConfig). For tuning and measurement.
+  int attentionBlockM = 0, attentionBlockN = 0, attentionWarps = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
