@@ -38,20 +38,17 @@ namespace flare::attn {
 
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
                                       const std::string &maskClass) {
-  // Measured choices live here and nowhere else. Head dim 64: 64 x 64 blocks on one warpgroup;
-  // 128 and 256: 128 query rows on two warpgroups (the f32 accumulator is then 64 or 128 registers
-  // per thread), 64 keys per step.
-  // A mask evaluated per element (document ids, ...) keeps more tiles live: 32 keys per step keep
-  // head dim 128 free of spills.
+  // Chosen by measurement (bench/results/2026-11-29-attention-tuning-h200.csv, bench/NOTES.md): 128
+  // query rows on two warpgroups for every head dim; 64 keys per step (128 for head dim 64, whose
+  // tiles leave the registers for it). A mask evaluated per element (document ids, ...) keeps more
+  // tiles live: 32 keys per step then keep it free of spills. Head dim 256 still spills (about 400
+  // bytes; its accumulator alone is 128 registers per thread) but is fastest so: fitting it needs
+  // register budgets (setmaxnreg) or the accumulator split over more warps.
   (void)arch, (void)f16;
-  AttentionConfig config;
-  if (headDim == 64) {
-    config.blockM = 64;
-    config.numWarps = 4;
-  }
-  // Head dim 256 spills (about 230 bytes) even so: its accumulator alone is 128 registers per
-  // thread; fitting it needs register budgets (setmaxnreg) or the accumulator split over more warps.
-  if (maskClass == "generic" || headDim == 256)
+  AttentionConfig config; // 128 x 64, 8 warps
+  if (headDim == 64)
+    config.blockN = 128;
+  if (maskClass == "generic")
     config.blockN = 32;
   return config;
 }
