@@ -82,6 +82,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
     lowering.wgmma = options.arch == "sm_90a";
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
+    // CSE first: the per-register code repeats address and index arithmetic many times, and the
+    // canonicalizer then folds one copy instead of each (0.23 s -> 0.14 s on an attention kernel).
+    pm.addPass(createCSEPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     return;
