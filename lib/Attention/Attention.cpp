@@ -4,6 +4,8 @@
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Error.h"
 
+#include "../Target/ParseContext.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -125,19 +127,10 @@ std::string typeText(mlir::Type t) {
 
 /// Parses a custom attention module and reads what the launch must agree with.
 ModuleFacts inspectModule(const std::string &text) {
-  mlir::DialectRegistry registry;
-  registry.insert<attn::AttnDialect, mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::func::FuncDialect>();
-  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d << "\n";
-    return mlir::success();
-  });
-  mlir::ParserConfig config(&ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, config, "<module>");
+  detail::ParseContext pc(detail::attentionDialects());
+  mlir::OwningOpRef<mlir::ModuleOp> module = pc.parse(text, "<module>");
   if (!module)
-    fail("the custom module does not parse:\n" + diagnostics);
+    pc.fail("flare::attention: the custom module does not parse");
   std::vector<attn::AttentionOp> ops;
   module->walk([&](attn::AttentionOp op) { ops.push_back(op); });
   if (ops.size() != 1)

@@ -21,6 +21,8 @@
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Error.h"
 
+#include "../Target/ParseContext.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -593,30 +595,6 @@ private:
 // Parsing and checking the problem
 //===----------------------------------------------------------------------===//
 
-/// A context holding the dialects a modifier may use, with its diagnostics captured as text that
-/// carries file:line:col.
-struct ReferenceContext {
-  MLIRContext context{MLIRContext::Threading::DISABLED};
-  llvm::SourceMgr sourceMgr;
-  std::string diagnostics;
-  llvm::raw_string_ostream diagStream{diagnostics};
-  SourceMgrDiagnosticHandler handler{sourceMgr, &context, diagStream};
-
-  ReferenceContext() {
-    DialectRegistry registry;
-    registry.insert<attn::AttnDialect, arith::ArithDialect, math::MathDialect, func::FuncDialect>();
-    context.appendDialectRegistry(registry);
-  }
-
-  OwningOpRef<ModuleOp> parse(const std::string &source) {
-    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, kBufferName), llvm::SMLoc());
-    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-    if (!module)
-      throw Error(std::string(kPrefix) + "failed to parse the attention module:\n" + diagnostics);
-    return module;
-  }
-};
-
 attn::AttentionOp findAttention(ModuleOp module, const std::string &funcName) {
   Operation *scope = module;
   std::string where = "the module";
@@ -780,8 +758,10 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
   Program score, mask;
   double scale;
   {
-    ReferenceContext rc;
-    OwningOpRef<ModuleOp> module = rc.parse(mlirSource);
+    detail::ParseContext pc(detail::attentionDialects());
+    OwningOpRef<ModuleOp> module = pc.parse(mlirSource, kBufferName);
+    if (!module)
+      pc.fail(std::string(kPrefix) + "failed to parse the attention module");
     attn::AttentionOp op = findAttention(*module, funcName);
     checkProblem(op, problem);
     scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(problem.headDim));

@@ -4,6 +4,8 @@
 #include "flare/Error.h"
 #include "flare/Pipelines/Pipelines.h"
 
+#include "ParseContext.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -16,34 +18,12 @@ using namespace mlir;
 namespace flare {
 namespace {
 
-/// A context with every dialect registered, multithreading off (compilations are small and the
-/// runtime may compile from several threads, each with its own context), and diagnostics captured.
-struct CompilationContext {
-  MLIRContext context{MLIRContext::Threading::DISABLED};
-  llvm::SourceMgr sourceMgr;
-  std::string diagnostics;
-  llvm::raw_string_ostream diagStream{diagnostics};
-  SourceMgrDiagnosticHandler handler{sourceMgr, &context, diagStream};
-
-  CompilationContext() {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
-  OwningOpRef<ModuleOp> parse(const std::string &source, const std::string &bufferName) {
-    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sourceMgr, &context);
-  }
-
-  [[noreturn]] void fail(const std::string &what) {
-    std::string msg = what;
-    if (!diagnostics.empty())
-      msg += ":\n" + diagnostics;
-    throw Error(msg);
-  }
-};
+/// Every dialect the pipeline knows.
+DialectRegistry allDialects() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
 
 } // namespace
 
@@ -52,7 +32,7 @@ CompiledModule compileToPTX(const std::string &source, const CompileOptions &opt
     throw Error("unsupported target architecture '" + options.arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   if (options.optLevel < 0 || options.optLevel > 3)
     throw Error("optimisation level " + std::to_string(options.optLevel) + " is outside 0-3");
-  CompilationContext cc;
+  detail::ParseContext cc(allDialects(), /*loadAllDialects=*/true);
   OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
   if (!module)
     cc.fail("failed to parse " + bufferName);
@@ -66,7 +46,7 @@ CompiledModule compileToPTX(const std::string &source, const CompileOptions &opt
 }
 
 std::string canonicalizeIR(const std::string &source, const std::string &bufferName) {
-  CompilationContext cc;
+  detail::ParseContext cc(allDialects(), /*loadAllDialects=*/true);
   OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
   if (!module)
     cc.fail("failed to parse " + bufferName);
