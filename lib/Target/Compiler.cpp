@@ -46,7 +46,9 @@ CompiledModule compileToPTX(const std::string &source, const CompileOptions &opt
 }
 
 std::string canonicalizeIR(const std::string &source, const std::string &bufferName) {
-  detail::ParseContext cc(allDialects(), /*loadAllDialects=*/true);
+  // Dialects load as the parser meets them: loading all of them (NVVM and LLVM are large) would
+  // cost more than the parse on every cache lookup.
+  detail::ParseContext cc(allDialects());
   OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
   if (!module)
     cc.fail("failed to parse " + bufferName);
