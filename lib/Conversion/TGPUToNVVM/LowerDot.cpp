@@ -1,6 +1,8 @@
 //===- LowerDot.cpp - Tensor-core dots: mma.sync, wgmma, the pipelined K loop ===//
 #include "KernelLowering.h"
 
+#include "flare/Layout/SharedLayout.h"
+
 namespace flare::tgpu::lowering {
 
 LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
@@ -79,6 +81,7 @@ bool KernelLowering::canUseWgmma(tile::DotOp op) {
   return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
 }
 
+/// The IR form of flare::coreMatrixOffset (flare/Layout/SharedLayout.h, unit-tested there).
 /// Byte offset of element (row, col) of a no-swizzle core-matrix layout: rows of 16 bytes hold 8
 /// consecutive columns, 8 rows make a 128-byte core matrix, core matrices run along the columns
 /// (LBO = 128) and then down the rows (SBO = cols * 16):
@@ -102,14 +105,18 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
                                      Type elem, Value acc) {
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
-  // Descriptors: start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle.
+  // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, no swizzle) once,
+  // the start address (>> 4, 14 bits) per operand and K step.
+  WgmmaDescriptor fixed;
+  fixed.leadingByteOffset = static_cast<uint32_t>(lbo);
+  fixed.strideByteOffset = static_cast<uint32_t>(sbo);
+  const int64_t fixedBits = static_cast<int64_t>(fixed.encode());
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
   auto descriptor = [&](Value byteOffset) -> Value {
     Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
     Value start = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, addr, i32(4)), i32(0x3FFF));
     Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
-    d = arith::OrIOp::create(b, loc, d, i64((lbo >> 4) << 16));
-    return arith::OrIOp::create(b, loc, d, i64((sbo >> 4) << 32));
+    return arith::OrIOp::create(b, loc, d, i64(fixedBits));
   };
   // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
   Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
