@@ -49,7 +49,8 @@ struct AttentionOptions {
   bool causal = false;
   CausalAlignment alignment = CausalAlignment::TopLeft;
   /// Sliding window around the (aligned) diagonal d(i): query i sees keys d(i) - windowLeft ..
-  /// d(i) + windowRight; a negative value leaves that side unbounded.
+  /// d(i) + windowRight; a negative value leaves that side unbounded. `causal` means windowRight = 0
+  /// (FlashAttention's window_size = (left, 0)).
   int64_t windowLeft = -1, windowRight = -1;
   /// > 0: scores become softcap * tanh(score / softcap) (Gemma 2 uses 50).
   float softcap = 0.f;
