@@ -3,9 +3,10 @@
 // Every example of examples/attention (head dims 64, 128 and 256 by rewriting the head dimension of
 // its types), compiled by Flare's pipeline and launched by its kernel ABI, and flare::attention with
 // its options, custom modules and strided layouts. Each result is compared with the float64
-// reference that interprets the very same score_mod/mask_mod regions, on random bf16 inputs, with
-// outputs poisoned before the launch and sequence lengths that are not multiples of the tiles
-// (1, 17, 1000, 4097), GQA/MQA, Sq != Skv and rows that see no key (output 0, LSE -inf).
+// reference that interprets the very same score_mod/mask_mod regions, on random bf16 (and, through
+// the API, f16) inputs, with outputs poisoned before the launch and sequence lengths that are not
+// multiples of the tiles (1, 17, 1000, 4097), GQA/MQA, Sq != Skv and rows that see no key (output 0,
+// LSE -inf).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuTestUtil.h"
@@ -45,14 +46,35 @@ struct Inputs {
   std::vector<float> qf, kf, vf;
 };
 
-Inputs randomInputs(const Shape &s, int d, std::mt19937 &rng) {
+/// 16-bit floats as their bits: bf16 (round to nearest even) or IEEE f16 (the compiler's conversion).
+uint16_t encode16(float x, DType dtype) {
+  if (dtype == DType::BF16)
+    return toBF16(x);
+  _Float16 h = static_cast<_Float16>(x);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+float decode16(uint16_t bits, DType dtype) {
+  if (dtype == DType::BF16)
+    return fromBF16(bits);
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+Inputs randomInputs(const Shape &s, int d, std::mt19937 &rng, DType dtype = DType::BF16) {
   Inputs in;
-  in.q = randomBF16(size_t(s.b) * s.hq * s.sq * d, rng, -1.5f, 1.5f);
-  in.k = randomBF16(size_t(s.b) * s.hkv * s.skv * d, rng, -1.5f, 1.5f);
-  in.v = randomBF16(size_t(s.b) * s.hkv * s.skv * d, rng, -1.5f, 1.5f);
-  for (auto [bits, f] : {std::pair{&in.q, &in.qf}, {&in.k, &in.kf}, {&in.v, &in.vf}})
-    for (uint16_t x : *bits)
-      f->push_back(fromBF16(x));
+  std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+  auto fill = [&](std::vector<uint16_t> &bits, std::vector<float> &exact, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      bits.push_back(encode16(dist(rng), dtype));
+      exact.push_back(decode16(bits.back(), dtype));
+    }
+  };
+  fill(in.q, in.qf, size_t(s.b) * s.hq * s.sq * d);
+  fill(in.k, in.kf, size_t(s.b) * s.hkv * s.skv * d);
+  fill(in.v, in.vf, size_t(s.b) * s.hkv * s.skv * d);
   return in;
 }
 
@@ -77,9 +99,10 @@ std::vector<float> alibiSlopes(int heads) {
   return s;
 }
 
-/// Checks O (bf16, [B, Hq, Sq, D] as laid out by `oStrides`) and LSE against the reference.
+/// Checks O (16-bit, [B, Hq, Sq, D] as laid out by `oStrides`) and LSE against the reference.
 void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> &oStrides, const Shape &s, int d,
-                   const reference::AttentionResult &ref, const std::vector<float> *lse) {
+                   const reference::AttentionResult &ref, const std::vector<float> *lse,
+                   DType dtype = DType::BF16) {
   double worst = 0;
   size_t maskedRows = 0;
   for (int b = 0; b < s.b; ++b)
@@ -89,12 +112,12 @@ void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> 
         bool noKey = std::isinf(ref.lse[row]);
         maskedRows += noKey;
         for (int x = 0; x < d; ++x) {
-          float o = fromBF16(got[b * oStrides[0] + h * oStrides[1] + i * oStrides[2] + x]);
+          float o = decode16(got[b * oStrides[0] + h * oStrides[1] + i * oStrides[2] + x], dtype);
           double want = ref.out[row * d + x];
           ASSERT_FALSE(std::isnan(o)) << "NaN at row " << row << " col " << x;
           if (noKey)
             ASSERT_EQ(o, 0.f) << "a row that sees no key must be 0 (row " << row << ")";
-          // bf16 keeps 8 bits: half an ulp of |O| <= 1.5 plus the accumulated error of P in bf16.
+          // bf16 keeps 8 bits (f16 11): half an ulp of |O| <= 1.5 plus the error of P rounded to 16 bits.
           ASSERT_NEAR(o, want, 2e-2 + 1e-2 * std::fabs(want)) << "row " << row << " col " << x;
           worst = std::max(worst, std::fabs(o - want));
         }
@@ -238,7 +261,7 @@ class AttentionApi : public GpuTest {
 protected:
   void run(const Shape &s, int d, AttentionOptions opt, bool withLse, int layout,
            const std::vector<std::vector<double>> &auxValues = {}, const std::vector<DType> &auxTypes = {}) {
-    Inputs in = randomInputs(s, d, rng);
+    Inputs in = randomInputs(s, d, rng, dtype);
     // Logical [B, H, S, D]; memory in `layout` order.
     auto strides = [&](int h, int seq) -> std::vector<int64_t> {
       if (layout == 0)
@@ -260,10 +283,10 @@ protected:
     auto dv = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.v, s.hkv, s.skv));
     auto dout = poisoned(in.q.size() * 2);
     auto dlse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
-    TensorView q{dq.ptr(), DType::BF16, {s.b, s.hq, s.sq, d}, strides(s.hq, s.sq)};
-    TensorView k{dk.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, strides(s.hkv, s.skv)};
-    TensorView v{dv.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, strides(s.hkv, s.skv)};
-    TensorView out{dout.ptr(), DType::BF16, {s.b, s.hq, s.sq, d}, strides(s.hq, s.sq)};
+    TensorView q{dq.ptr(), dtype, {s.b, s.hq, s.sq, d}, strides(s.hq, s.sq)};
+    TensorView k{dk.ptr(), dtype, {s.b, s.hkv, s.skv, d}, strides(s.hkv, s.skv)};
+    TensorView v{dv.ptr(), dtype, {s.b, s.hkv, s.skv, d}, strides(s.hkv, s.skv)};
+    TensorView out{dout.ptr(), dtype, {s.b, s.hq, s.sq, d}, strides(s.hq, s.sq)};
     if (withLse)
       opt.lse = TensorView{dlse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
     std::vector<rt::DeviceBuffer> aux;
@@ -283,8 +306,11 @@ protected:
     std::vector<float> lse;
     if (withLse)
       lse = dlse.toHost<float>(size_t(s.b) * s.hq * s.sq);
-    expectMatches(dout.toHost<uint16_t>(in.q.size()), strides(s.hq, s.sq), s, d, ref, withLse ? &lse : nullptr);
+    expectMatches(dout.toHost<uint16_t>(in.q.size()), strides(s.hq, s.sq), s, d, ref, withLse ? &lse : nullptr,
+                  dtype);
   }
+
+  DType dtype = DType::BF16; ///< element type of q, k, v and out
 };
 
 TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
@@ -321,6 +347,21 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
         if (HasFatalFailure())
           return;
       }
+}
+
+TEST_F(AttentionApi, Float16InputsMatchTheFloat64Reference) {
+  dtype = DType::F16;
+  AttentionOptions causal;
+  causal.causal = true;
+  for (int d : {64, 128, 256})
+    for (Shape s : {Shape{2, 4, 2, 17, 1000}, Shape{1, 2, 1, 1000, 17}}) {
+      SCOPED_TRACE("f16, D = " + std::to_string(d) + ", " + describe(s));
+      std::printf("[ attention ] f16, plain with LSE and causal\n");
+      run(s, d, {}, true, 0);
+      run(s, d, causal, false, 0);
+      if (HasFatalFailure())
+        return;
+    }
 }
 
 TEST_F(AttentionApi, StridedLayoutsAndCustomModules) {
