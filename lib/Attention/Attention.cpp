@@ -18,6 +18,8 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <unordered_map>
 #include <sstream>
 
 namespace flare {
@@ -155,6 +157,18 @@ ModuleFacts inspectModule(const std::string &text) {
   return facts;
 }
 
+/// inspectModule, once per distinct module text: attention() is called per step of a model, and
+/// parsing the module every time would cost more than the launch.
+const ModuleFacts &moduleFacts(const std::string &text) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, ModuleFacts> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(text);
+  if (it == known.end())
+    it = known.emplace(text, inspectModule(text)).first; // a module that fails to parse is not kept
+  return it->second;
+}
+
 std::string floatText(double v) {
   std::ostringstream os;
   os.precision(9);
@@ -269,7 +283,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     plan.module = attentionModule(options, q.dtype, plan.headDim);
     plan.kernelName = "flare_attention";
   } else {
-    ModuleFacts facts = inspectModule(options.module);
+    const ModuleFacts &facts = moduleFacts(options.module);
     if (facts.elemType != dtypeName(q.dtype))
       fail("the custom module computes on " + facts.elemType + " but the tensors are " + dtypeName(q.dtype));
     if (facts.headDim != plan.headDim)
