@@ -48,6 +48,12 @@ struct KernelBuilder::Impl {
       fail("the kernel is finished; no more ops can be added");
   }
   mlir::Value get(Value v) const;
+  SmallVector<mlir::Value> getAll(const std::vector<Value> &vs) const {
+    SmallVector<mlir::Value> out;
+    for (Value v : vs)
+      out.push_back(get(v));
+    return out;
+  }
   Value wrap(KernelBuilder *kb, mlir::Value v) {
     values.push_back(v);
     return Value(kb, static_cast<int>(values.size() - 1));
@@ -264,11 +270,7 @@ View KernelBuilder::makeView(Value ptr, const std::vector<Value> &sizes, const s
   auto ptrType = dyn_cast<PtrType>(p.getType());
   if (!ptrType)
     Impl::fail("makeView needs a pointer parameter");
-  SmallVector<mlir::Value> sz, st;
-  for (Value v : sizes)
-    sz.push_back(I.get(v));
-  for (Value v : strides)
-    st.push_back(I.get(v));
+  SmallVector<mlir::Value> sz = I.getAll(sizes), st = I.getAll(strides);
   auto type = ViewType::get(&I.context, ptrType.getElementType(), static_cast<unsigned>(sizes.size()));
   I.views.push_back(MakeViewOp::create(I.b, I.loc, type, p, sz, st));
   View view;
@@ -282,9 +284,7 @@ Value KernelBuilder::load(View view, const std::vector<Value> &offsets, const st
   Impl &I = FLARE_IMPL();
   mlir::Value v = viewValue(view);
   Type elem = llvm::cast<ViewType>(v.getType()).getElementType();
-  SmallVector<mlir::Value> offs;
-  for (Value o : offsets)
-    offs.push_back(I.get(o));
+  SmallVector<mlir::Value> offs = I.getAll(offsets);
   TypedAttr pad;
   if (padding)
     pad = isa<FloatType>(elem) ? TypedAttr(I.b.getFloatAttr(elem, *padding))
@@ -293,16 +293,12 @@ Value KernelBuilder::load(View view, const std::vector<Value> &offsets, const st
 }
 void KernelBuilder::store(View view, const std::vector<Value> &offsets, Value tile) {
   Impl &I = FLARE_IMPL();
-  SmallVector<mlir::Value> offs;
-  for (Value o : offsets)
-    offs.push_back(I.get(o));
+  SmallVector<mlir::Value> offs = I.getAll(offsets);
   StoreOp::create(I.b, I.loc, I.get(tile), viewValue(view), offs);
 }
 void KernelBuilder::atomicAdd(View view, const std::vector<Value> &offsets, Value tile) {
   Impl &I = FLARE_IMPL();
-  SmallVector<mlir::Value> offs;
-  for (Value o : offsets)
-    offs.push_back(I.get(o));
+  SmallVector<mlir::Value> offs = I.getAll(offsets);
   AtomicAddOp::create(I.b, I.loc, I.get(tile), viewValue(view), offs);
 }
 
@@ -386,10 +382,7 @@ Value KernelBuilder::dot(Value a, Value b, Value acc) {
 std::vector<Value> KernelBuilder::forLoop(Value lower, Value upper, Value step, const std::vector<Value> &inits,
                                           const std::function<std::vector<Value>(Value, const std::vector<Value> &)> &body) {
   Impl &I = FLARE_IMPL();
-  SmallVector<mlir::Value> initValues;
-  for (Value v : inits)
-    initValues.push_back(I.get(v));
-  auto loop = scf::ForOp::create(I.b, I.loc, I.get(lower), I.get(upper), I.get(step), initValues);
+  auto loop = scf::ForOp::create(I.b, I.loc, I.get(lower), I.get(upper), I.get(step), I.getAll(inits));
   Block *blk = loop.getBody();
   if (!blk->empty() && isa<scf::YieldOp>(blk->back()))
     blk->back().erase();
@@ -403,10 +396,7 @@ std::vector<Value> KernelBuilder::forLoop(Value lower, Value upper, Value step, 
     if (next.size() != inits.size())
       Impl::fail("the loop body returned " + std::to_string(next.size()) + " values for " +
                  std::to_string(inits.size()) + " carried ones");
-    SmallVector<mlir::Value> yielded;
-    for (Value v : next)
-      yielded.push_back(I.get(v));
-    scf::YieldOp::create(I.b, I.loc, yielded);
+    scf::YieldOp::create(I.b, I.loc, I.getAll(next));
   }
   std::vector<Value> results;
   for (mlir::Value r : loop.getResults())
