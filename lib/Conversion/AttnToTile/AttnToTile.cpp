@@ -80,14 +80,15 @@ struct Interval {
 
 class Generator {
 public:
-  Generator(AttentionOp op, func::FuncOp func, AttentionConfig config)
-      : op(op), func(func), config(config), b(op.getContext()), loc(op.getLoc()) {}
+  Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, AttentionConfig config)
+      : op(op), func(func), mask(std::move(mask)), config(config), b(op.getContext()), loc(op.getLoc()) {}
 
   LogicalResult run();
 
 private:
   AttentionOp op;
   func::FuncOp func;
+  MaskInfo mask;
   AttentionConfig config;
   OpBuilder b;
   Location loc;
@@ -565,7 +566,6 @@ LogicalResult Generator::buildKernel() {
   }
 
   // Which KV blocks to visit, and which of them need no mask.
-  MaskInfo mask = analyzeMask(op);
   auto [nonEmpty, full] = blocksOf(mask.root);
   Value lo = smax(nonEmpty.lo, c0);
   Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
@@ -636,15 +636,16 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       return signalPassFailure();
     for (auto [op, func] : work) {
       auto qType = cast<RankedTensorType>(op.getQuery().getType());
+      MaskInfo mask = analyzeMask(op);
       AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
-                                                     analyzeMask(op).maskClass);
+                                                     mask.maskClass);
       if (blockM > 0)
         config.blockM = blockM;
       if (blockN > 0)
         config.blockN = blockN;
       if (numWarps > 0)
         config.numWarps = numWarps;
-      Generator gen(op, func, config);
+      Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();
       func.erase();
