@@ -16,9 +16,8 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
   archs=$(sed -n 's|^// flare-archs: *||p' "$f" | head -1)
   for arch in ${archs:-sm_90a sm_80}; do
     ptx="$out/$name.$arch.ptx"
-    "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx"
     # The GPU tests also launch these very files (PTX + launch metadata) for the attention examples.
-    "$top/bin/flarec" "$f" --emit=meta --arch=$arch -o "$out/$name.$arch.json"
+    "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx" --meta-o "$out/$name.$arch.json"
     if [ -n "$ptxas" ]; then
       report=$("$ptxas" -arch=$arch -v "$ptx" -o /dev/null 2>&1)
       regs=$(grep -o "Used [0-9]* registers" <<<"$report" | grep -o "[0-9]*" | paste -sd/ -)

@@ -45,6 +45,9 @@ int flare::tools::flarecMain(int argc, char **argv) {
                                 clEnumValN(Emit::LLVM, "llvm", "NVVM/LLVM dialects with the target attached"),
                                 clEnumValN(Emit::PTX, "ptx", "PTX text"),
                                 clEnumValN(Emit::Meta, "meta", "kernel launch metadata (JSON)")));
+  cl::opt<std::string> metaOutput("meta-o",
+                                  cl::desc("with --emit=ptx, also write the launch metadata (JSON) to this file"),
+                                  cl::value_desc("file"), cl::init(""), cl::cat(category));
   cl::opt<std::string> arch("arch", cl::desc("target architecture: sm_80, sm_86, sm_89, sm_90, sm_90a"),
                             cl::init("sm_90a"), cl::cat(category));
   cl::opt<int> optLevel("O", cl::desc("NVPTX optimisation level (0-3)"), cl::init(3), cl::Prefix, cl::cat(category));
@@ -60,6 +63,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
   };
   if (!flare::isSupportedArch(arch))
     return error("unsupported --arch='" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
+  if (!metaOutput.empty() && emit != Emit::PTX)
+    return error("--meta-o goes with --emit=ptx (--emit=meta prints the metadata alone)");
   if (optLevel < 0 || optLevel > 3)
     return error("-O" + llvm::Twine(optLevel.getValue()) + " is outside 0-3");
 
@@ -99,6 +104,13 @@ int flare::tools::flarecMain(int argc, char **argv) {
     if (failed(flare::extractPTX(*module, meta.ptx)))
       return 1;
     out->os() << meta.ptx;
+    if (!metaOutput.empty()) {
+      auto metaFile = openOutputFile(metaOutput, &errorMessage);
+      if (!metaFile)
+        return error(errorMessage);
+      metaFile->os() << meta.metadataJson() << "\n";
+      metaFile->keep();
+    }
     break;
   case Emit::Meta:
     out->os() << meta.metadataJson() << "\n";
