@@ -99,6 +99,13 @@ std::vector<float> alibiSlopes(int heads) {
   return s;
 }
 
+/// An aux tensor (i32 or f32) in device memory.
+rt::DeviceBuffer uploadAux(rt::Context &ctx, const std::vector<double> &values, DType dtype) {
+  if (dtype == DType::I32)
+    return rt::DeviceBuffer::fromHost(ctx, std::vector<int32_t>(values.begin(), values.end()));
+  return rt::DeviceBuffer::fromHost(ctx, std::vector<float>(values.begin(), values.end()));
+}
+
 /// Checks O (16-bit, [B, Hq, Sq, D] as laid out by `oStrides`) and LSE against the reference.
 void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> &oStrides, const Shape &s, int d,
                    const reference::AttentionResult &ref, const std::vector<float> *lse,
@@ -143,15 +150,8 @@ protected:
     auto dout = poisoned(in.q.size() * 2);
     auto dlse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
     std::vector<rt::DeviceBuffer> aux;
-    for (size_t i = 0; i < auxValues.size(); ++i) {
-      if (auxTypes[i] == DType::I32) {
-        std::vector<int32_t> host(auxValues[i].begin(), auxValues[i].end());
-        aux.push_back(rt::DeviceBuffer::fromHost(*ctx, host));
-      } else {
-        std::vector<float> host(auxValues[i].begin(), auxValues[i].end());
-        aux.push_back(rt::DeviceBuffer::fromHost(*ctx, host));
-      }
-    }
+    for (size_t i = 0; i < auxValues.size(); ++i)
+      aux.push_back(uploadAux(*ctx, auxValues[i], auxTypes[i]));
     rt::KernelArgs args;
     args.addPointer(dq).addPointer(dk).addPointer(dv).addPointer(dout);
     if (withLse)
@@ -291,10 +291,7 @@ protected:
       opt.lse = TensorView{dlse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
     std::vector<rt::DeviceBuffer> aux;
     for (size_t i = 0; i < auxValues.size(); ++i) {
-      if (auxTypes[i] == DType::I32)
-        aux.push_back(rt::DeviceBuffer::fromHost(*ctx, std::vector<int32_t>(auxValues[i].begin(), auxValues[i].end())));
-      else
-        aux.push_back(rt::DeviceBuffer::fromHost(*ctx, std::vector<float>(auxValues[i].begin(), auxValues[i].end())));
+      aux.push_back(uploadAux(*ctx, auxValues[i], auxTypes[i]));
       opt.aux.push_back(TensorView{aux.back().ptr(), auxTypes[i], {int64_t(auxValues[i].size())}, {}});
     }
     flare::attention(*cache, q, k, v, out, opt);
