@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <array>
 #include <functional>
@@ -34,6 +35,7 @@ constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
 constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
 constexpr int kCoreBytes = 128;     // one wgmma core matrix
 constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
+constexpr int kStreamStages = 2;    // shared-memory stages of a loop's streamed dot operands
 
 struct ViewInfo {
   Value base;                    // !llvm.ptr<1>
@@ -205,6 +207,15 @@ private:
       return false;
     return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
   }
+  /// A conversion whose every use is the A or B operand of a wgmma dot (in this block or a nested one).
+  bool feedsOnlyWgmma(ConvertLayoutOp conv) {
+    if (!wgmma || conv->use_empty())
+      return false;
+    return llvm::all_of(conv->getUses(), [&](OpOperand &use) {
+      auto dot = dyn_cast<tile::DotOp>(use.getOwner());
+      return dot && use.getOperandNumber() < 2 && canUseWgmma(dot);
+    });
+  }
   /// A conversion in an enclosing block of its dot: computed once, read on every iteration, so its
   /// shared memory is never reused ("persistent" lazy tiles, at persistentBase).
   static bool isPersistentDotOperand(ConvertLayoutOp conv, Operation *dot) {
@@ -220,9 +231,11 @@ private:
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
   void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c);
+                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
-  Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc);
+  /// With `aRegs` (the A tile's registers in wgmma's fragment order), A is read from registers.
+  Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc,
+                       ArrayRef<Value> aRegs = {});
   Value packAccumulator(ArrayRef<Value> c);
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
@@ -276,6 +289,63 @@ private:
   /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
   std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
+  /// Copies the block `load` reads at `offsets` into shared memory at byte offset `dstBase` in the
+  /// core-matrix layout of a wgmma operand whose K dimension is `k`: `innerIsK` when the load's last
+  /// dimension is the operand's K (K-major A or B), else its N (N-major B). One 16-byte cp.async per
+  /// 8 contiguous elements, zero-filled outside the view and when `valid` is false; when `aligned`
+  /// is given and false at run time, element loads and one 16-byte shared store per group instead.
+  /// The caller commits the group.
+  void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
+                     Value aligned = Value());
+  /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
+  /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
+  Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
+
+  // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
+  /// A wgmma dot operand that already sits in shared memory in the core-matrix layout the dot reads:
+  /// `base` is its byte offset from the shared buffer (i32), `nMajor` whether B runs along N.
+  struct SmemOperand {
+    Value base;
+    bool nMajor = false;
+  };
+  DenseMap<Value, SmemOperand> smemOperands;
+  /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
+  /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
+  /// `kStreamStages - 1` iterations ahead and never occupies registers.
+  struct Stream {
+    tile::LoadOp load;
+    Value operand;       // the dot operand fed by the load
+    bool innerIsK;       // the load's last dimension is the dot's K
+    int64_t k;           // the dot's K
+    int64_t bytes;       // one stage of this operand
+    int64_t offset = 0;  // its byte offset inside a stage
+  };
+  SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
+  LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams);
+  /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
+  /// attention loop) into shared memory once, before the loop.
+  SmallVector<Value> storeInvariantOperands(scf::ForOp op);
+  struct StoredOperand {
+    int64_t offset;
+    bool nMajor;
+    Block *block; // the lowered block the store was emitted in: later uses inside it may reuse it
+  };
+  DenseMap<Value, StoredOperand> storedOperands;
+  /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
+  /// arith ops between them), for copies issued ahead of their iteration.
+  Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
+  bool isRecomputable(Value v, scf::ForOp op);
+  /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
+  /// else K-major) at byte offset `base`; returns whether B was stored N-major.
+  bool storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base);
+  /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
+  /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
+  bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
+  Operation *ringBase = nullptr; // arith.constant i32, patched to the ring area's offset at the end
+  int64_t ringBytes = 0;
+  Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
+  bool inStreamedLoop = false;
+  DenseSet<Operation *> streamedOps; // loads, transposes and conversions a streamed loop replaced
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerElementwise(Operation *op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);

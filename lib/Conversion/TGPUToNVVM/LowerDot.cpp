@@ -103,7 +103,7 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
 /// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
 Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc) {
+                                     Type elem, Value acc, ArrayRef<Value> aRegs) {
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, no swizzle) once,
   // the start address (>> 4, 14 bits) per operand and K step.
@@ -118,17 +118,64 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
     Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
     return arith::OrIOp::create(b, loc, d, i64(fixedBits));
   };
-  // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
-  Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
-  Value aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
+  Value aGroup;
+  if (aRegs.empty()) {
+    // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
+    Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
+  }
   Type accType = acc.getType();
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   MLIRContext *ctx = b.getContext();
+  // Register A: the PTX form has no NVVM op; one inline instruction with the accumulator tied.
+  const int64_t accRegs = n / 2;
+  std::string regAsm, regConstraints;
+  if (!aRegs.empty()) {
+    std::string d;
+    for (int64_t i = 0; i < accRegs; ++i) {
+      d += (i ? ", $" : "$") + std::to_string(i);
+      regConstraints += "=f,";
+    }
+    for (int64_t i = 0; i < accRegs; ++i)
+      regConstraints += std::to_string(i) + ",";
+    regConstraints += "r,r,r,r,l";
+    const int64_t a0 = 2 * accRegs;
+    std::string t = elem.isBF16() ? "bf16" : "f16";
+    regAsm = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+             "k16.f32." + t + "." + t + " {" + d + "}, {$" + std::to_string(a0) + ", $" + std::to_string(a0 + 1) +
+             ", $" + std::to_string(a0 + 2) + ", $" + std::to_string(a0 + 3) + "}, $" + std::to_string(a0 + 4) +
+             ", p, 1, 1, " + (bNMajor ? "1" : "0") + ";\n}";
+  }
+  auto halfPair = VectorType::get({2}, elem);
+  auto pack = [&](Value lo, Value hi) -> Value {
+    Value v = LLVM::UndefOp::create(b, loc, halfPair);
+    v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
+    v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+  };
+  // Fragment kk of a register A is registers 8kk .. 8kk + 7 (LinearLayout::mmaOperandA), in pairs;
+  // packed before the fence, so that no register wgmma reads is written between its MMAs.
+  SmallVector<Value> packedA;
+  for (size_t r = 0; r + 1 < aRegs.size(); r += 2)
+    packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
     // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
-    Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
     Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i32(kk * 2 * lbo)));
+    if (!aRegs.empty()) {
+      SmallVector<Value> operands;
+      for (int64_t i = 0; i < accRegs; ++i)
+        operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
+      for (int j = 0; j < 4; ++j)
+        operands.push_back(packedA[4 * kk + j]);
+      operands.push_back(descB);
+      acc = LLVM::InlineAsmOp::create(b, loc, accType, operands, regAsm, regConstraints, /*has_side_effects=*/true,
+                                      /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                                      ArrayAttr())
+                .getResult(0);
+      continue;
+    }
+    Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
         NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
@@ -156,49 +203,84 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
 }
 
 void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                               SmallVectorImpl<Value> &c) {
-  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c));
+                               SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
+  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
 }
 
-/// wgmma.mma_async with both operands stored to shared memory (see coreMatrixOffset) right before it.
+bool KernelLowering::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
+  // wgmma's A fragments are mma.sync's: warp w of warpgroup g holds rows 64g + 16w .. + 15 in the
+  // m16n8k16 A order, so the mma operand layout with all warps along M is exactly what it reads.
+  return regs.count(aTile) && layoutOf(aTile) == LinearLayout::mmaOperandA(m, k, n, numWarps);
+}
+
+bool KernelLowering::storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base) {
+  if (!isB) {
+    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
+    return false;
+  }
+  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
+  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
+  const bool nMajor = contiguousRegsAlong(layoutOf(tile), 1, 8) > 1;
+  if (nMajor)
+    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k, /*transposed=*/true); }, 1);
+  else
+    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k); }, 0);
+  return nMajor;
+}
+
+/// wgmma.mma_async on shared-memory operands: A and B are stored there (see coreMatrixOffset) right
+/// before it unless they already are (streamed or loop-invariant operands, smemOperands); A is read
+/// from registers when they are in its fragment layout.
 LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   auto aType = op.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = op.getB().getType().getDimSize(1);
   Type elem = aType.getElementType();
-  constexpr int64_t kAlign = 128;
-  // Shared memory for A then B, above the other ops' scratch (see the lazy tiles).
-  int64_t aOffset = (lazyCursor + kAlign - 1) / kAlign * kAlign;
-  int64_t bOffset = aOffset + m * k * 2;
-  lazyCursor = bOffset + n * k * 2;
-  growLazy();
-  Value aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(aOffset));
-  Value bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(bOffset));
   Value aTile = wgmmaSources.lookup(op.getA()), bTile = wgmmaSources.lookup(op.getB());
   if (!aTile)
     aTile = op.getA();
   if (!bTile)
     bTile = op.getB();
-  storeTile(aTile, aBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
-  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
-  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
-  const bool bNMajor = contiguousRegsAlong(layoutOf(bTile), 1, 8) > 1;
-  if (bNMajor)
-    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k, /*transposed=*/true); }, 1);
-  else
-    storeTile(bTile, bBase, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k); }, 0);
-  // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
-  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                             NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  barrier();
+  SmemOperand aSmem = smemOperands.lookup(op.getA()), bSmem = smemOperands.lookup(op.getB());
+  SmallVector<Value> aRegs;
+  if (!aSmem.base && isRegisterA(aTile, m, k, n))
+    aRegs = regs[aTile];
+  const bool storeA = !aSmem.base && aRegs.empty(), storeB = !bSmem.base;
+  Value aBase = aSmem.base, bBase = bSmem.base;
+  bool bNMajor = bSmem.nMajor;
+  if (storeA || storeB) {
+    // Shared memory for the stored operands, above the other ops' scratch (see the lazy tiles).
+    constexpr int64_t kAlign = 128;
+    int64_t cursor = (lazyCursor + kAlign - 1) / kAlign * kAlign;
+    if (storeA) {
+      aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      cursor = (cursor + m * k * 2 + kAlign - 1) / kAlign * kAlign;
+    }
+    if (storeB) {
+      bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      cursor += n * k * 2;
+    }
+    lazyCursor = cursor;
+    growLazy();
+    if (storeA)
+      storeWgmmaOperand(aTile, /*isB=*/false, k, aBase);
+    if (storeB)
+      bNMajor = storeWgmmaOperand(bTile, /*isB=*/true, k, bBase);
+    // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    barrier();
+  }
   SmallVector<Value> c(regs[op.getC()]);
-  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c);
+  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs);
   regs[op.getResult()] = c;
-  // Every warpgroup has read A and B once the barrier passes; the space may be reused.
-  barrier();
-  if (pendingLazy == 0)
-    lazyCursor = 0;
+  if (storeA || storeB) {
+    // Every warpgroup has read A and B once the barrier passes; the space may be reused.
+    barrier();
+    if (pendingLazy == 0)
+      lazyCursor = 0;
+  }
   return success();
 }
 
@@ -318,22 +400,12 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   // cp.async needs 16-byte aligned sources: bases and row strides of both views, and the columns of
   // every copy (loop-invariant offsets, or the induction variable: lower bound and step), multiples
   // of 8 elements. Otherwise the loop runs unpipelined.
-  auto isAligned = [&](Value bytesOrElems, int64_t mask) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                 arith::AndIOp::create(b, loc, bytesOrElems, arith::ConstantIntOp::create(
-                                                                                 b, loc, bytesOrElems.getType(), mask)),
-                                 arith::ConstantIntOp::create(b, loc, bytesOrElems.getType(), 0));
+  auto isAligned = [&](Value v) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, i32(7)), i32(0));
   };
-  Value ok = arith::AndIOp::create(b, loc, isAligned(lb, 7), isAligned(step, 7));
-  for (tile::LoadOp load : loads) {
-    ViewInfo &view = views[load.getView()];
-    ok = arith::AndIOp::create(b, loc, ok, isAligned(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15));
-    for (size_t d = 0; d + 1 < view.strides.size(); ++d)
-      ok = arith::AndIOp::create(b, loc, ok, isAligned(view.strides[d], 7));
-    Value lastOffset = load.getOffsets().back();
-    if (lastOffset != op.getInductionVar())
-      ok = arith::AndIOp::create(b, loc, ok, isAligned(scalars.lookup(lastOffset), 7));
-  }
+  Value ok = arith::AndIOp::create(b, loc, isAligned(lb), isAligned(step));
+  for (tile::LoadOp load : loads)
+    ok = arith::AndIOp::create(b, loc, ok, cpAsyncAligned(load, load.getOffsets().back() != op.getInductionVar()));
   auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), ok, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -353,42 +425,16 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       loc = saved;
     }
     Value ring = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(ringOffset));
-    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     // Copies the tiles of iteration `iv` into slot `slot` (zero bytes when !valid or outside the view).
     auto issue = [&](Value iv, Value slot, Value valid) {
       Value slotBase = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
       for (int which = 0; which < 2; ++which) {
         tile::LoadOp load = loads[which];
-        ViewInfo &view = views[load.getView()];
-        Attribute attr = getLayoutAttr(load.getResult().getType());
-        LinearLayout layout = layoutOf(load.getResult());
-        const int rank = layout.rank();
         SmallVector<Value> offsets;
         for (Value o : load.getOffsets())
           offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
         Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
-        for (int first = 0; first < layout.numRegs(); first += 8) {
-          SmallVector<Value> c = regCoord(attr, layout, first);
-          BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
-          ArrayRef<Value> g = e.coord;
-          Value offset = e.offset, rowsOk = e.inside;
-          // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
-          Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g[rank - 1]),
-                                             i32(2));
-          Value bytes = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left, i32(16)), i32(0));
-          bytes = arith::SelectOp::create(b, loc, rowsOk, bytes, i32(0));
-          Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{offset});
-          Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32(0));
-          src = arith::SelectOp::create(b, loc, nonEmpty, src, view.base);
-          Value within = which == 0 ? coreMatrixOffset(c[0], c[1], k)
-                                    : coreMatrixOffset(c[1], c[0], k, /*transposed=*/true);
-          Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
-                                          ValueRange{arith::AddIOp::create(b, loc, operandBase, within)});
-          NVVM::CpAsyncOp::create(b, loc, dst, src, b.getI32IntegerAttr(16),
-                                  NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                                  bytes);
-        }
+        copyTileAsync(load, offsets, valid, operandBase, /*innerIsK=*/which == 0, k);
       }
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     };

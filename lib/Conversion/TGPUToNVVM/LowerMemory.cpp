@@ -226,4 +226,82 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
   }
 }
 
+Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
+  auto isAligned = [&](Value v, int64_t mask) -> Value {
+    Value m = arith::ConstantIntOp::create(b, loc, v.getType(), mask);
+    Value zero = arith::ConstantIntOp::create(b, loc, v.getType(), 0);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, m), zero);
+  };
+  ViewInfo &view = views[load.getView()];
+  Value ok = isAligned(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15);
+  for (size_t d = 0; d + 1 < view.strides.size(); ++d)
+    ok = arith::AndIOp::create(b, loc, ok, isAligned(view.strides[d], 7));
+  if (checkLastOffset)
+    ok = arith::AndIOp::create(b, loc, ok, isAligned(scalars.lookup(load.getOffsets().back()), 7));
+  return ok;
+}
+
+void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase,
+                                   bool innerIsK, int64_t k, Value aligned) {
+  ViewInfo &view = views[load.getView()];
+  Type elem = load.getResult().getType().getElementType();
+  Attribute attr = getLayoutAttr(load.getResult().getType());
+  LinearLayout layout = layoutOf(load.getResult());
+  const int rank = layout.rank();
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  // Registers come in groups of 8 consecutive elements of a row (checked by the callers): one
+  // 16-byte core-matrix row each.
+  struct Group {
+    Value src, rowsOk, col, dst;
+  };
+  SmallVector<Group> groups;
+  for (int first = 0; first < layout.numRegs(); first += 8) {
+    SmallVector<Value> c = regCoord(attr, layout, first);
+    BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
+    Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
+    Value within = innerIsK ? coreMatrixOffset(c[0], c[1], k) : coreMatrixOffset(c[1], c[0], k, /*transposed=*/true);
+    Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
+                                    ValueRange{arith::AddIOp::create(b, loc, dstBase, within)});
+    groups.push_back({src, e.inside, e.coord[rank - 1], dst});
+  }
+  auto emitCopies = [&] {
+    for (Group &g : groups) {
+      // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
+      Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g.col), i32(2));
+      Value bytes = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left, i32(16)), i32(0));
+      if (g.rowsOk)
+        bytes = arith::SelectOp::create(b, loc, g.rowsOk, bytes, i32(0));
+      Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32(0));
+      Value src = arith::SelectOp::create(b, loc, nonEmpty, g.src, view.base);
+      NVVM::CpAsyncOp::create(b, loc, g.dst, src, b.getI32IntegerAttr(16),
+                              NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                              bytes);
+    }
+  };
+  if (!aligned) {
+    emitCopies();
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, aligned, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  emitCopies();
+  // Unaligned rows: element by element through registers, then one 16-byte shared store per group.
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+  for (Group &g : groups) {
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
+    for (int i = 0; i < 8; ++i) {
+      Value col = arith::AddIOp::create(b, loc, g.col, i32(i));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[rank - 1]);
+      if (g.rowsOk)
+        ok = arith::AndIOp::create(b, loc, ok, g.rowsOk);
+      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, g.src, ValueRange{i64(i)});
+      v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
+    }
+    LLVM::StoreOp::create(b, loc, v, g.dst, /*alignment=*/16);
+  }
+}
+
 } // namespace flare::tgpu::lowering

@@ -77,22 +77,28 @@ LogicalResult KernelLowering::run() {
   prologueAnchor = i32(0).getDefiningOp();
   lazyBase = i32(0).getDefiningOp();
   persistentBase = i32(0).getDefiningOp();
+  ringBase = i32(0).getDefiningOp();
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
-  // Lazy dot operands sit above the other ops' scratch area.
-  constexpr int64_t kAlign = 16;
+  // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
+  // once per kernel or loop), the rings of streamed loops.
+  constexpr int64_t kAlign = 16, kRingAlign = 128;
   int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
-  int64_t persistentStart = (scratch + lazyBytes + kAlign - 1) / kAlign * kAlign;
+  auto alignUp = [](int64_t v, int64_t a) { return (v + a - 1) / a * a; };
+  int64_t persistentStart = alignUp(scratch + lazyBytes, persistentBytes ? kRingAlign : kAlign);
   persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
-  sharedBytes = persistentStart + persistentBytes;
+  int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kRingAlign : 1);
+  ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
+  sharedBytes = ringStart + ringBytes;
   if (sharedBytes > maxSharedBytes) {
-    bool dotOperands = lazyBytes >= scratch;
-    return emitError(dotOperands ? lazyUser : largestSharedUser)
-           << "kernel '" << func.getName() << "' needs " << sharedBytes << " bytes of shared memory ("
-           << (dotOperands ? lazyBytes : scratch) << " for this op), more than the " << maxSharedBytes
-           << " a CTA may use: use smaller tiles or fewer warps";
+    // Blame the largest part.
+    int64_t worst = std::max({scratch, lazyBytes, persistentBytes, ringBytes});
+    Location where = worst == ringBytes ? ringUser : worst == lazyBytes ? lazyUser : largestSharedUser;
+    return emitError(where) << "kernel '" << func.getName() << "' needs " << sharedBytes
+                            << " bytes of shared memory (" << worst << " for this op), more than the "
+                            << maxSharedBytes << " a CTA may use: use smaller tiles or fewer warps";
   }
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
   return success();
@@ -202,6 +208,12 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     if (failed(lowerConvert(bcast.getSrc(), bcast.getResult(), regs[bcast.getSrc()], out)))
       return failure();
     regs[bcast.getResult()] = out;
+    return success();
+  }
+  if (auto conv = dyn_cast<ConvertLayoutOp>(op); conv && feedsOnlyWgmma(conv)) {
+    // The dots store the source registers straight into shared memory (or stream them): the
+    // converted registers are never needed.
+    wgmmaSources[conv.getResult()] = conv.getSrc();
     return success();
   }
   if (auto conv = dyn_cast<ConvertLayoutOp>(op); conv && isLazyDotOperand(conv)) {
@@ -361,7 +373,12 @@ LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value>
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   if (auto loads = matchPipelinedDotLoop(op))
     return lowerPipelinedDotLoop(op, *loads);
-  return lowerForGeneric(op);
+  SmallVector<Value> invariant = storeInvariantOperands(op);
+  SmallVector<Stream> streams = matchStreamedLoop(op);
+  LogicalResult result = streams.empty() ? lowerForGeneric(op) : lowerStreamedLoop(op, streams);
+  for (Value operand : invariant)
+    smemOperands.erase(operand);
+  return result;
 }
 
 LogicalResult KernelLowering::lowerForGeneric(scf::ForOp op) {

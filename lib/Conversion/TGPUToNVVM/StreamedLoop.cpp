@@ -1,0 +1,243 @@
+//===- StreamedLoop.cpp - wgmma operands streamed into shared memory ahead of use ===//
+//
+// A loop on the wgmma path whose body loads blocks that only feed dot operands (K and V of an
+// attention loop) gets those loads replaced by asynchronous copies into a ring of kStreamStages
+// shared-memory stages, issued kStreamStages - 1 iterations ahead:
+//
+//     prologue:  copy(iteration 0 .. S-2) -> stages 0 .. S-2
+//     body i:    cp.async.wait_group S-2; fence.proxy.async; bar.sync    (stage i % S has landed,
+//                                                                          everyone left iteration i-1)
+//                copy(iteration i + S - 1) -> stage (i - 1) % S          (freed by that barrier)
+//                the body, its dots reading stage i % S through descriptors
+//     epilogue:  cp.async.wait_group 0; bar.sync
+//
+// The copies land in the core-matrix layout of the operand (the one storeWgmmaOperand writes), so
+// the streamed blocks never occupy registers and the dots need no stores, fences or barriers of
+// their own. The load offsets of iteration i + S - 1 are the body's own scalar arithmetic re-emitted
+// for that induction value (scalarAt), so loops that visit blocks in a computed order (the partial
+// blocks of a masked attention loop) stream too.
+//
+// Loop-invariant register operands of the loop's wgmma dots (Q) are stored into shared memory once
+// before the loop (storeInvariantOperands) instead of once per iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+
+bool KernelLowering::isRecomputable(Value v, scf::ForOp op) {
+  if (v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != op.getBody() || !isa<arith::ArithDialect>(def->getDialect()) ||
+      def->getNumRegions() != 0 || def->getNumResults() != 1 || isa<ShapedType>(v.getType()))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) { return isRecomputable(operand, op); });
+}
+
+Value KernelLowering::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
+  if (v == op.getInductionVar())
+    return iv;
+  if (op.isDefinedOutsideOfLoop(v))
+    return scalars.lookup(v);
+  if (Value known = memo.lookup(v))
+    return known;
+  Operation *def = v.getDefiningOp();
+  OperationState state(loc, def->getName());
+  for (Value operand : def->getOperands())
+    state.addOperands(scalarAt(operand, op, iv, memo));
+  state.addTypes(v.getType());
+  state.addAttributes(def->getAttrs());
+  Value result = b.create(state)->getResult(0);
+  memo[v] = result;
+  return result;
+}
+
+SmallVector<KernelLowering::Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
+  SmallVector<Stream> streams;
+  if (!wgmma || inStreamedLoop || !op.getInductionVar().getType().isInteger(32))
+    return streams;
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    auto load = dyn_cast<tile::LoadOp>(inner);
+    if (!load || !load->hasOneUse())
+      continue;
+    // load -> [tile.trans] -> [tgpu.convert_layout] -> one wgmma dot operand.
+    Value value = load.getResult();
+    bool transposed = false;
+    Operation *user = *value.getUsers().begin();
+    if (auto trans = dyn_cast<tile::TransOp>(user); trans && trans->hasOneUse()) {
+      transposed = true;
+      value = trans.getResult();
+      user = *value.getUsers().begin();
+    }
+    if (auto conv = dyn_cast<ConvertLayoutOp>(user); conv && conv->hasOneUse()) {
+      value = conv.getResult();
+      user = *value.getUsers().begin();
+    }
+    auto dot = dyn_cast<tile::DotOp>(user);
+    if (!dot || dot->getBlock() != op.getBody() || !canUseWgmma(dot) || dot.getC() == value)
+      continue;
+    const bool isB = dot.getB() == value;
+    // A must be K-major (no transpose); B may run along K (after a transpose) or along N.
+    if (!isB && transposed)
+      continue;
+    auto type = load.getResult().getType();
+    auto it = views.find(load.getView());
+    // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
+    if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
+        contiguousRegs(layoutOf(load.getResult()), 8) != 8)
+      continue;
+    if (auto pad = load.getPaddingAttr())
+      if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
+        continue;
+    // The column offset is checked for alignment once, before the loop; the others may vary.
+    if (!op.isDefinedOutsideOfLoop(load.getOffsets().back()) ||
+        !llvm::all_of(load.getOffsets(), [&](Value o) { return isRecomputable(o, op); }))
+      continue;
+    Stream s;
+    s.load = load;
+    s.operand = value;
+    s.innerIsK = !isB || transposed;
+    s.k = dot.getA().getType().getDimSize(1);
+    s.bytes = type.getNumElements() * 2;
+    streams.push_back(s);
+  }
+  return streams;
+}
+
+SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
+  SmallVector<Value> registered;
+  if (!wgmma)
+    return registered;
+  bool stored = false;
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    auto dot = dyn_cast<tile::DotOp>(inner);
+    if (!dot || !canUseWgmma(dot))
+      continue;
+    const int64_t k = dot.getA().getType().getDimSize(1);
+    for (bool isB : {false, true}) {
+      Value operand = isB ? dot.getB() : dot.getA();
+      Value source = operand;
+      if (auto conv = operand.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == op.getBody())
+        source = conv.getSrc();
+      if (Value converted = wgmmaSources.lookup(source)) // a conversion before the loop, never lowered
+        source = converted;
+      if (!op.isDefinedOutsideOfLoop(source) || !regs.count(source) || smemOperands.count(operand))
+        continue;
+      // Stored before an enclosing point of this one (an earlier loop of the same block): reuse it.
+      auto it = storedOperands.find(source);
+      bool dominates = false;
+      if (it != storedOperands.end())
+        for (Block *block = b.getInsertionBlock(); block && !dominates;
+             block = block->getParentOp() ? block->getParentOp()->getBlock() : nullptr)
+          dominates = block == it->second.block;
+      if (!dominates) {
+        constexpr int64_t kAlign = 128;
+        int64_t offset = (persistentBytes + kAlign - 1) / kAlign * kAlign;
+        persistentBytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
+        Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+        bool nMajor = storeWgmmaOperand(source, isB, k, base);
+        storedOperands[source] = {offset, nMajor, b.getInsertionBlock()};
+        it = storedOperands.find(source);
+        stored = true;
+      }
+      smemOperands[operand] = {arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(it->second.offset)),
+                               it->second.nMajor};
+      registered.push_back(operand);
+    }
+  }
+  if (stored) {
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    barrier();
+  }
+  return registered;
+}
+
+LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams) {
+  constexpr int64_t kAlign = 128;
+  const int stages = kStreamStages;
+  int64_t stageBytes = 0;
+  for (Stream &s : streams) {
+    s.offset = stageBytes;
+    stageBytes = (stageBytes + s.bytes + kAlign - 1) / kAlign * kAlign;
+  }
+  if (stages * stageBytes > ringBytes) {
+    ringBytes = stages * stageBytes;
+    ringUser = op.getLoc();
+  }
+  Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
+        step = scalars.lookup(op.getStep());
+  Value ring = ringBase->getResult(0);
+  // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned.
+  Value aligned;
+  for (Stream &s : streams) {
+    Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
+    aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
+  }
+  auto stageBase = [&](Value stage) -> Value {
+    return arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
+  };
+  // The blocks of iteration `iv` into stage `stage`; zero-filled when !(iv < ub).
+  auto issue = [&](Value iv, Value stage) {
+    Value base = stageBase(stage);
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+    DenseMap<Value, Value> memo;
+    for (Stream &s : streams) {
+      SmallVector<Value> offsets;
+      for (Value o : s.load.getOffsets())
+        offsets.push_back(scalarAt(o, op, iv, memo));
+      copyTileAsync(s.load, offsets, valid, arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k,
+                    aligned);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  for (int s = 0; s + 1 < stages; ++s)
+    issue(arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s))), i32(s));
+
+  SmallVector<Value> inits = flatten(op.getInitArgs());
+  auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = newFor.getBody();
+    if (!body->empty() && isa<scf::YieldOp>(body->back()))
+      body->back().erase();
+    b.setInsertionPointToEnd(body);
+    Value iv = newFor.getInductionVar();
+    scalars.map(op.getInductionVar(), iv);
+    unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
+    Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+    // Iteration i's copies are the oldest of the stages - 1 groups pending; once every thread has
+    // waited for its own and passed the barrier, the stage is complete and the previous one free.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    barrier();
+    issue(arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1))),
+          arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)));
+    Value current = stageBase(arith::RemSIOp::create(b, loc, i, i32(stages)));
+    for (Stream &s : streams) {
+      smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK};
+      streamedOps.insert(s.load);
+      for (Operation *user = *s.load->getUsers().begin(); !isa<tile::DotOp>(user);
+           user = *user->getUsers().begin())
+        streamedOps.insert(user);
+    }
+    inStreamedLoop = true;
+    for (Operation &inner : op.getBody()->without_terminator())
+      if (!streamedOps.contains(&inner) && failed(lowerOp(&inner)))
+        return failure();
+    inStreamedLoop = false;
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
+  }
+  for (Stream &s : streams)
+    smemOperands.erase(s.operand);
+  // The copies issued past the end land in the ring too: wait for them before it is reused.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  barrier();
+  unflatten(op.getResults(), newFor.getResults());
+  return success();
+}
+
+} // namespace flare::tgpu::lowering
