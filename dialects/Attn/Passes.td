@@ -36,7 +36,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "target architecture whose tile configuration is used">,
     Option<"blockM", "block-m", "int", /*default=*/"0", "query rows per program (0: configured)">,
     Option<"blockN", "block-n", "int", /*default=*/"0", "key rows per loop step (0: configured)">,
-    Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">
+    Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">,
+    Option<"overlap", "overlap", "int", /*default=*/"-1",
+           "software-pipeline the KV loop so that the softmax of one block overlaps the P V product "
+           "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">
   ];
 }
 

@@ -69,6 +69,8 @@ struct AttentionOptions {
   /// Tile configuration override (query rows per program, keys per step, warps; 0: the configured
   /// choice). For tuning: not every combination compiles.
   int blockM = 0, blockN = 0, numWarps = 0;
+  /// Overlap of the softmax with the previous block's P V product: 1 on, -1 off, 0 configured.
+  int overlap = 0;
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.

@@ -94,6 +94,7 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
       opt.blockM = options->block_m;
       opt.blockN = options->block_n;
       opt.numWarps = options->num_warps;
+      opt.overlap = options->overlap;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
                      stream);

@@ -68,6 +68,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.blockM = options.attentionBlockM;
     generator.blockN = options.attentionBlockN;
     generator.numWarps = options.attentionWarps;
+    generator.overlap = options.attentionOverlap == 0 ? -1 : options.attentionOverlap > 0 ? 1 : 0;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

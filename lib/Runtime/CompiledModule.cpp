@@ -152,6 +152,8 @@ std::string CompileOptions::fingerprint() const {
   if (attentionBlockM || attentionBlockN || attentionWarps)
     text += ";attention=" + std::to_string(attentionBlockM) + "x" + std::to_string(attentionBlockN) + "x" +
             std::to_string(attentionWarps);
+  if (attentionOverlap)
+    text += ";overlap=" + std::to_string(attentionOverlap);
   return text;
 }
 

@@ -7,11 +7,12 @@
 //   - a first scf.for over [flo, fhi) runs the FULL blocks with no mask code at all;
 //   - a second scf.for over [lo, flo) u [fhi, hi) runs the PARTIAL blocks, evaluating kv < Skv and the
 //     inlined mask_mod per element and replacing dropped scores by -inf.
-// The output is canonicalized and CSE'd as `flarec --emit=tile` does, which hoists constants to the top
+// The software-pipelined form (overlap, the sm_90a default) is tested in attn-to-tile-overlap.mlir;
+// here it is off. The output is canonicalized and CSE'd as `flarec --emit=tile` does, which hoists constants to the top
 // of the kernel and folds the generator's `1 * x + 0` forms.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s
 // Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 num-warps=4" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.

@@ -25,6 +25,9 @@ struct CompileOptions {
   /// Tile configuration of generated attention kernels (query rows per program, keys per step, warps);
   /// 0 keeps the configured choice (flare::attn::chooseAttentionConfig). For tuning and measurement.
   int attentionBlockM = 0, attentionBlockN = 0, attentionWarps = 0;
+  /// Software pipelining of generated attention loops (softmax under the previous P V): 1 on, -1 off,
+  /// 0 the configured choice.
+  int attentionOverlap = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;

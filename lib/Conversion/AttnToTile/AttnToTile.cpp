@@ -44,8 +44,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // tiles live: 32 keys per step then keep it free of spills. Head dim 256 still spills (about 400
   // bytes; its accumulator alone is 128 registers per thread) but is fastest so: fitting it needs
   // register budgets (setmaxnreg) or the accumulator split over more warps.
-  (void)arch, (void)f16;
+  (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
+  // Asynchronous wgmma: the P V product runs under the softmax. Head dim 256 would need P and a
+  // second score tile beside its 128-register accumulator: it spills, so it stays sequential.
+  config.overlap = arch == "sm_90a" && headDim <= 128;
   if (headDim == 64)
     config.blockN = 128;
   if (maskClass == "generic")
@@ -177,7 +180,11 @@ private:
   LogicalResult buildKernel();
   Value evalLeaves(const LinearExpr &e);
   std::pair<Interval, Interval> blocksOf(const MaskNode &node);
-  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state);
+  /// With config.overlap, `state` also carries P of the previous block, whose rows of V start at
+  /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
+  /// that only finishes the previous block.
+  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state, Value valid = Value(),
+                                       Value prevKv0 = Value());
 };
 
 void Generator::classify(Region &region, bool isScore) {
@@ -390,8 +397,13 @@ std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node) {
   return {all, none};
 }
 
-/// One KV block: S = Q K^T, modifiers, mask, online softmax, acc = alpha * acc + P V.
-FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueRange state) {
+/// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
+constexpr int64_t kFarAway = -(int64_t(1) << 30);
+
+/// One KV block: S = Q K^T, modifiers, mask, online softmax, acc = alpha * acc + P V. Overlapped:
+/// S = Q K_j^T, acc += P_{j-1} V_{j-1}, softmax, acc = alpha * acc; P_j is carried to the next step.
+FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueRange state, Value valid,
+                                                Value prevKv0) {
   const int64_t bm = config.blockM, bn = config.blockN;
   DenseMap<Value, Value> local;
   DenseMap<std::pair<Value, int>, Value> localBroadcasts;
@@ -406,9 +418,17 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   } reset{*this};
   Value c0 = c32(0);
   Value kv0 = mul(block, c32(bn));
-  Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kv0, c0}, nullptr);
+  Value kLoad0 = valid ? select(valid, kv0, c32(kFarAway)) : kv0;
+  Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
+  Value acc = state[2];
+  if (config.overlap) {
+    // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
+    Value vPrev =
+        tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{prevKv0, c0}, nullptr);
+    acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
+  }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
   Value kvCols = indexRange(kv0, bn);
   auto bindIndices = [&](Region &region, unsigned first) {
@@ -442,7 +462,19 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     s = arith::SelectOp::create(b, loc, keep, s, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1]);
-  Value acc = arith::MulFOp::create(b, loc, state[2], broadcastRows(softmax.getAlpha(), headDim));
+  if (config.overlap) {
+    Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
+    if (valid) { // the extra last step keeps m and l and does not rescale
+      Value keep = splat(valid, {bm});
+      alpha = arith::SelectOp::create(b, loc, keep, alpha, splatF32(1.0, {bm}));
+      newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
+      newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
+    }
+    acc = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
+    return SmallVector<Value>{newMax, newSum, acc, p};
+  }
+  acc = arith::MulFOp::create(b, loc, acc, broadcastRows(softmax.getAlpha(), headDim));
   // V is loaded after the softmax so that its registers are not live across it.
   Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
@@ -581,24 +613,48 @@ LogicalResult Generator::buildKernel() {
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
   SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDim})};
-  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount) -> LogicalResult {
-    auto forOp = scf::ForOp::create(b, loc, lower, upper, c1, state);
+  // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
+  Value pendingKv0 = c32(kFarAway);
+  if (config.overlap)
+    state.push_back(arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
+  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount, bool last) -> LogicalResult {
+    // The last loop of an overlapped kernel takes one more step, to finish its last block's P V.
+    Value end = config.overlap && last ? add(upper, c1) : upper;
+    auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    Value block = forOp.getInductionVar();
-    if (leftCount) // iteration t visits lo + t below the full range, then fhi + (t - left) above it
-      block = select(cmp(arith::CmpIPredicate::slt, block, leftCount), add(lo, block), add(fhi, sub(block, leftCount)));
-    FailureOr<SmallVector<Value>> next = kvStep(block, masked, forOp.getRegionIterArgs());
+    // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
+    auto blockAt = [&](Value t) {
+      return leftCount ? select(cmp(arith::CmpIPredicate::slt, t, leftCount), add(lo, t), add(fhi, sub(t, leftCount)))
+                       : t;
+    };
+    Value iv = forOp.getInductionVar();
+    Value valid, prevKv0;
+    if (config.overlap) {
+      if (last)
+        valid = cmp(arith::CmpIPredicate::slt, iv, upper);
+      Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
+      prevKv0 = select(first, pendingKv0, mul(blockAt(sub(iv, c1)), c32(bn)));
+    }
+    FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), masked, forOp.getRegionIterArgs(), valid, prevKv0);
     if (failed(next))
       return failure();
     scf::YieldOp::create(b, loc, *next);
     state.assign(forOp.getResults().begin(), forOp.getResults().end());
+    if (config.overlap && !last) {
+      // The loop's last block is still pending (none when the loop was empty).
+      OpBuilder::InsertionGuard after(b);
+      b.setInsertionPointAfter(forOp);
+      Value ran = cmp(arith::CmpIPredicate::slt, lower, upper);
+      pendingKv0 = select(ran, mul(blockAt(sub(upper, c1)), c32(bn)), pendingKv0);
+    }
     return success();
   };
-  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value())))
+  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value(), /*last=*/false)))
     return failure();
   Value left = sub(flo, lo);
-  if (failed(loop(c0, add(left, sub(hi, fhi)), /*masked=*/true, left)))
+  if (failed(loop(c0, add(left, sub(hi, fhi)), /*masked=*/true, left, /*last=*/true)))
     return failure();
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
@@ -645,6 +701,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.blockN = blockN;
       if (numWarps > 0)
         config.numWarps = numWarps;
+      if (overlap >= 0)
+        config.overlap = overlap != 0;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -341,6 +341,18 @@ private:
   /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
   /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
   bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
+  /// wgmma dots whose operands need no shared-memory stores are committed but not waited for: their
+  /// result stays in the accumulator struct until an op uses it (or a region or loop iteration ends),
+  /// and `wgmma.wait_group` then waits for that group only, leaving younger ones in flight. In commit
+  /// order.
+  struct PendingDot {
+    Value result; // the tile.dot result
+    Value acc;    // the accumulator struct the MMAs write
+  };
+  SmallVector<PendingDot> pendingDots;
+  /// Waits for the pending dots up to and including the one producing `v` (all with a null `v`) and
+  /// binds their registers.
+  void waitForDots(Value v = Value());
   Operation *ringBase = nullptr; // arith.constant i32, patched to the ring area's offset at the end
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest

@@ -209,6 +209,27 @@ void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m
   unpackAccumulator(acc, c);
 }
 
+void KernelLowering::waitForDots(Value v) {
+  if (pendingDots.empty())
+    return;
+  size_t upTo = pendingDots.size() - 1;
+  if (v) {
+    auto it = llvm::find_if(pendingDots, [&](const PendingDot &d) { return d.result == v; });
+    if (it == pendingDots.end())
+      return;
+    upTo = it - pendingDots.begin();
+  }
+  // Groups retire in commit order: leaving the younger ones pending completes this one.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, static_cast<int64_t>(pendingDots.size() - 1 - upTo));
+  for (size_t i = 0; i <= upTo; ++i) {
+    const PendingDot &d = pendingDots[i];
+    SmallVector<Value> c(layoutOf(d.result).numRegs());
+    unpackAccumulator(d.acc, c);
+    regs[d.result] = c;
+  }
+  pendingDots.erase(pendingDots.begin(), pendingDots.begin() + upTo + 1);
+}
+
 bool KernelLowering::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   // wgmma's A fragments are mma.sync's: warp w of warpgroup g holds rows 64g + 16w .. + 15 in the
   // m16n8k16 A order, so the mma operand layout with all warps along M is exactly what it reads.
@@ -273,6 +294,13 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     barrier();
   }
   SmallVector<Value> c(regs[op.getC()]);
+  if (!storeA && !storeB) {
+    // Nothing to release afterwards: leave the MMAs in flight until the result is used.
+    Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs);
+    pendingDots.push_back({op.getResult(), acc});
+    return success();
+  }
+  waitForDots(); // the wait below covers every group: bind the pending results first
   emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs);
   regs[op.getResult()] = c;
   if (storeA || storeB) {

@@ -229,6 +229,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         return failure();
     inStreamedLoop = false;
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    waitForDots(); // the next iteration refills the stages these dots read
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
   for (Stream &s : streams)

@@ -113,6 +113,13 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
+  // Results of wgmma dots still in flight are waited for where they are first used; ops with
+  // regions may use any of them.
+  if (op->getNumRegions() || isa<func::ReturnOp>(op))
+    waitForDots();
+  else
+    for (Value operand : op->getOperands())
+      waitForDots(operand);
   if (isa<func::ReturnOp>(op)) {
     gpu::ReturnOp::create(b, loc);
     return success();
@@ -397,6 +404,7 @@ LogicalResult KernelLowering::lowerForGeneric(scf::ForOp op) {
       if (failed(lowerOp(&inner)))
         return failure();
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    waitForDots();
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
   unflatten(op.getResults(), newFor.getResults());
@@ -420,6 +428,7 @@ LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
       if (failed(lowerOp(&inner)))
         return failure();
     auto yield = cast<scf::YieldOp>(from->front().getTerminator());
+    waitForDots();
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
   unflatten(op.getResults(), newIf.getResults());

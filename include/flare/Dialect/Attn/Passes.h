@@ -30,6 +30,9 @@ struct AttentionConfig {
   int blockM = 128; ///< query rows per program instance
   int blockN = 64;  ///< key/value rows per loop step
   int numWarps = 8; ///< warps per program instance
+  /// Software-pipeline the KV loop: iteration j issues S_j = Q K_j^T and then O += P_{j-1} V_{j-1},
+  /// so that the softmax of block j overlaps the P V product of block j - 1 (wgmma targets).
+  bool overlap = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn

@@ -1,0 +1,73 @@
+// convert-attn-to-tile with overlap (the sm_90a default): the KV loop is software-pipelined so that the
+// softmax of block j runs while the tensor cores compute P_{j-1} V_{j-1}. Step j issues S_j = Q K_j^T,
+// then acc += P_{j-1} V_{j-1} (P of the previous step is carried in the loop, its V rows recomputed
+// from j - 1), then the softmax of S_j, then acc *= alpha_j. The first step of the first loop has no
+// previous block: its V rows start far below the view (-2^30, read as zeros) and P is zero. The last
+// loop takes one extra step that only finishes the previous block: there K is read far away as well and
+// m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
+// RUN: flare-opt %s --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// Off by option: no carried P.
+// RUN: flare-opt %s --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+
+// CHECK-LABEL: func.func @causal(
+// CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
+// CHECK-DAG: %[[PZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
+// The full loop over [flo, fhi) carries P (bf16, 128 x 64) beside m, l and acc.
+// CHECK: %[[FULL:.*]]:4 = scf.for %[[J:.*]] = %[[FLO:.*]] to %[[FHI:.*]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[PZERO]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>) : i32 {
+// The previous block's V rows: (j - 1) * 64, or far away on the first step.
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %[[FLO]] : i32
+// CHECK-NEXT: %[[JM1:.*]] = arith.subi %[[J]], %c1_i32 : i32
+// CHECK-NEXT: %[[PREV:.*]] = arith.muli %[[JM1]], %c64_i32 : i32
+// CHECK-NEXT: %[[VROW:.*]] = arith.select %[[FIRST]], %[[FAR]], %[[PREV]] : i32
+// S_j first, then the previous block's P V on the carried P.
+// CHECK-NEXT: %[[KV0:.*]] = arith.muli %[[J]], %c64_i32 : i32
+// CHECK-NEXT: %[[KT:.*]] = tile.load %{{.*}}[%[[KV0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]]
+// CHECK-NEXT: %[[S:.*]] = tile.dot %{{.*}}, %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+// CHECK-NEXT: %[[VT:.*]] = tile.load %{{.*}}[%[[VROW]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[ACC]] : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// Full blocks still carry no mask code (no comparison or select on tiles).
+// CHECK-NOT: arith.cmpi {{.*}} tensor
+// CHECK-NOT: arith.select {{.*}} tensor
+// CHECK: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
+// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
+// CHECK-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
+// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]]
+// After the full loop its last block is pending: (fhi - 1) * 64 if it ran, else nothing.
+// CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[FLO]], %[[FHI]] : i32
+// CHECK-NEXT: %[[LASTB:.*]] = arith.subi %[[FHI]], %c1_i32 : i32
+// CHECK-NEXT: %[[LASTROW:.*]] = arith.muli %[[LASTB]], %c64_i32 : i32
+// CHECK-NEXT: %[[PENDING:.*]] = arith.select %[[RAN]], %[[LASTROW]], %[[FAR]] : i32
+// The partial loop runs one step more than it has blocks (n + 1) and starts from the full loop's state.
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[NP1:.*]] = arith.addi %[[N]], %c1_i32 : i32
+// CHECK-NEXT: %{{.*}}:4 = scf.for %[[T:.*]] = %c0_i32 to %[[NP1]] step %c1_i32 iter_args(%[[M0:.*]] = %[[FULL]]#0, %[[L0:.*]] = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2, %{{.*}} = %[[FULL]]#3)
+// CHECK-NEXT: %[[VALID:.*]] = arith.cmpi slt, %[[T]], %[[N]] : i32
+// CHECK-NEXT: %[[T0:.*]] = arith.cmpi eq, %[[T]], %c0_i32 : i32
+// Step 0 finishes the full loop's pending block.
+// CHECK: %{{.*}} = arith.select %[[T0]], %[[PENDING]], %{{.*}} : i32
+// The extra step reads K far away ...
+// CHECK: %[[KROW:.*]] = arith.select %[[VALID]], %{{.*}}, %[[FAR]] : i32
+// CHECK-NEXT: tile.load %{{.*}}[%[[KROW]], %c0_i32]
+// ... and keeps m and l, with alpha = 1.
+// CHECK: tile.online_softmax
+// CHECK-NEXT: %[[KEEP:.*]] = tile.splat %[[VALID]] : i1 -> tensor<128xi1>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128xi1>, tensor<128xf32>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[M0]] : tensor<128xi1>, tensor<128xf32>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[L0]] : tensor<128xi1>, tensor<128xf32>
+
+// OFF-LABEL: func.func @causal(
+// OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
+// OFF-NOT: tensor<128x64xbf16>)
+// OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
+func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi sge, %qi, %kv : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+      -> tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
