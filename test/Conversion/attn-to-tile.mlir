@@ -90,10 +90,9 @@
 // CHECK-NEXT: %[[BELOW:.*]] = arith.cmpi slt, %[[T]], %[[FLO]] : i32
 // CHECK-NEXT: %[[J2:.*]] = arith.select %[[BELOW]], %[[T]], %[[JA]] : i32
 // CHECK-NEXT: %[[KV02:.*]] = arith.muli %[[J2]], %c64_i32 : i32
-// CHECK: tile.dot %[[QT]], %{{.*}} -> tensor<128x64xf32>
+// CHECK: %[[S2:.*]] = tile.dot %[[QT]], %{{.*}} -> tensor<128x64xf32>
 // The key indices kv0 + 0..63 (kv of mask_mod).
 // CHECK: %[[COLS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64xi32>
-// CHECK-NEXT: %[[SS2:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : tensor<128x64xf32>
 // kv < Skv, per key, broadcast over the rows...
 // CHECK-NEXT: %[[SKVS:.*]] = tile.splat %[[SKV]] : i32 -> tensor<64xi32>
 // CHECK-NEXT: %[[INR:.*]] = arith.cmpi slt, %[[COLS]], %[[SKVS]] : tensor<64xi32>
@@ -106,8 +105,11 @@
 // CHECK-NEXT: %[[KVI:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi32> -> tensor<128x64xi32>
 // CHECK-NEXT: %[[CAUSAL:.*]] = arith.cmpi sge, %[[QI]], %[[KVI]] : tensor<128x64xi32>
 // CHECK-NEXT: %[[KEEP:.*]] = arith.andi %[[INR2]], %[[CAUSAL]] : tensor<128x64xi1>
-// CHECK-NEXT: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[SS2]], %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
-// CHECK-NEXT: tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
+// Dropped scores become -inf before the one multiply by scale * log2(e) (which the softmax folds into
+// its exp2 argument as an FMA).
+// CHECK-NEXT: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[S2]], %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
+// CHECK-NEXT: %[[SS2:.*]] = arith.mulf %[[MASKED]], %[[SCALE]] : tensor<128x64xf32>
+// CHECK-NEXT: tile.online_softmax %[[SS2]], %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
 // CHECK: scf.yield
 // Epilogue: O = acc / l (1 where l = 0, a row that kept no key) stored at row q0; LSE = (m + log2 l) * ln 2.
 // CHECK: %[[NOKEY:.*]] = arith.cmpf oeq, %[[PART]]#1, %{{.*}} : tensor<128xf32>
@@ -170,6 +172,7 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // CHECK-NOT: tensor<128x64xi32>
 // CHECK: %[[KEEP:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi1> -> tensor<128x64xi1>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
+// CHECK-NEXT: arith.mulf
 // CHECK-NEXT: tile.online_softmax
 // CHECK: scf.yield
 // CHECK-NOT: math.log2

@@ -286,9 +286,9 @@ func.func @row_sum_one_warp(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) att
 // CHECK-NEXT: %[[ROW0:.*]] = arith.maximumf %[[W0]], %[[W1]] : f32
 // CHECK: %[[ROW2:.*]] = arith.maximumf %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: arith.subf %{{.*}}, %[[ROW0]] : f32
-// CHECK-COUNT-3: arith.subf %{{.*}}, %[[ROW0]] : f32
-// CHECK-COUNT-4: arith.subf %{{.*}}, %[[ROW2]] : f32
+// CHECK-NEXT: arith.subf %{{.*}}, %[[ROW0]] fastmath<contract> : f32
+// CHECK-COUNT-3: arith.subf %{{.*}}, %[[ROW0]] fastmath<contract> : f32
+// CHECK-COUNT-4: arith.subf %{{.*}}, %[[ROW2]] fastmath<contract> : f32
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 func.func @row_max_warps(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {

@@ -11,7 +11,7 @@
 // SM90A-SAME:   .target sm_90a
 // SM90A-SAME:   .visible .entry scale(
 // SM90A-SAME:   .maxntid 64, 1, 1
-// SM90A-SAME:   mul.rn.f32
+// SM90A-SAME:   mul{{(.rn)?}}.f32
 // SM90A-NOT:    func.func
 // SM90A-NOT:    gpu.module
 

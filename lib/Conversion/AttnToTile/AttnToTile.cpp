@@ -435,18 +435,22 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     Block &blk = region.front();
     local[blk.getArgument(first + 3)] = kvCols;
   };
-  Value s;
+  // pre: the score before the conversion to log2 units; masked scores become -inf first, so that the
+  // last step is one multiply by a positive constant, which the softmax folds into its FMA.
+  Value pre;
+  double toLog2;
   Region &scoreMod = op.getScoreMod();
   if (scoreMod.empty()) {
-    s = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, {bm, bn}));
+    pre = qk;
+    toLog2 = scale * kLog2E;
   } else {
     Value scaled = arith::MulFOp::create(b, loc, qk, splatF32(scale, {bm, bn}));
     local[scoreMod.front().getArgument(0)] = scaled;
     bindIndices(scoreMod, 1);
     if (failed(emitRegion(scoreMod, /*hoistedPart=*/false, local)))
       return failure();
-    Value modded = at(cast<YieldOp>(scoreMod.front().getTerminator()).getValue(), Shape::Full);
-    s = arith::MulFOp::create(b, loc, modded, splatF32(kLog2E, {bm, bn}));
+    pre = at(cast<YieldOp>(scoreMod.front().getTerminator()).getValue(), Shape::Full);
+    toLog2 = kLog2E;
   }
   if (masked) {
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
@@ -459,8 +463,9 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
       keep = arith::AndIOp::create(b, loc, keep, user);
     }
-    s = arith::SelectOp::create(b, loc, keep, s, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
+    pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
+  Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
   auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1]);
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();

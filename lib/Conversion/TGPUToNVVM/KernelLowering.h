@@ -35,7 +35,8 @@ constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
 constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
 constexpr int kCoreBytes = 128;     // one wgmma core matrix
 constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
-constexpr int kStreamStages = 2;    // shared-memory stages of a loop's streamed dot operands
+constexpr int kStreamStages = 3;    // shared-memory stages of a loop's streamed dot operands (at most)
+constexpr int64_t kReservedSharedBytes = 16 * 1024; // left for a streamed loop body's own scratch
 
 struct ViewInfo {
   Value base;                    // !llvm.ptr<1>
@@ -237,6 +238,8 @@ private:
   Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc,
                        ArrayRef<Value> aRegs = {});
   Value packAccumulator(ArrayRef<Value> c);
+  /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
+  Value packHalves(Value lo, Value hi);
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
@@ -295,8 +298,9 @@ private:
   /// 8 contiguous elements, zero-filled outside the view and when `valid` is false; when `aligned`
   /// is given and false at run time, element loads and one 16-byte shared store per group instead.
   /// The caller commits the group.
+  /// With `mbarrier`, the thread arrives on it once its copies have landed.
   void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
-                     Value aligned = Value());
+                     Value aligned = Value(), Value mbarrier = Value());
   /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);

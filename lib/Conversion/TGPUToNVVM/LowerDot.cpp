@@ -21,10 +21,9 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   auto halfPair = VectorType::get({2}, elem);
   // Two 16-bit values in one 32-bit register, the first in the low half.
   // (mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.)
+  (void)halfPair;
   auto pack = [&](Value lo, Value hi) -> Value {
-    Value v = LLVM::UndefOp::create(b, loc, halfPair);
-    v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
-    v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
+    Value v = packHalves(lo, hi);
     return elem.isBF16() ? LLVM::BitcastOp::create(b, loc, i32Type, v).getResult() : v;
   };
   NVVM::MMATypes ptxType = elem.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
@@ -148,10 +147,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
   }
   auto halfPair = VectorType::get({2}, elem);
   auto pack = [&](Value lo, Value hi) -> Value {
-    Value v = LLVM::UndefOp::create(b, loc, halfPair);
-    v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
-    v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
-    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), packHalves(lo, hi));
   };
   // Fragment kk of a register A is registers 8kk .. 8kk + 7 (LinearLayout::mmaOperandA), in pairs;
   // packed before the fence, so that no register wgmma reads is written between its MMAs.
@@ -207,6 +203,22 @@ void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m
   Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
+}
+
+Value KernelLowering::packHalves(Value lo, Value hi) {
+  auto pair = VectorType::get({2}, lo.getType());
+  auto tlo = lo.getDefiningOp<arith::TruncFOp>(), thi = hi.getDefiningOp<arith::TruncFOp>();
+  if (tlo && thi && tlo.getIn().getType() == thi.getIn().getType()) {
+    // Both halves are narrowed from f32: one paired conversion (cvt.rn.bf16x2.f32) instead of two.
+    auto wide = VectorType::get({2}, tlo.getIn().getType());
+    Value v = LLVM::UndefOp::create(b, loc, wide);
+    v = LLVM::InsertElementOp::create(b, loc, v, tlo.getIn(), i32(0));
+    v = LLVM::InsertElementOp::create(b, loc, v, thi.getIn(), i32(1));
+    return arith::TruncFOp::create(b, loc, pair, v);
+  }
+  Value v = LLVM::UndefOp::create(b, loc, pair);
+  v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
+  return LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
 }
 
 void KernelLowering::waitForDots(Value v) {

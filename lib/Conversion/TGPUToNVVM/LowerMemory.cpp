@@ -242,31 +242,54 @@ Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
 }
 
 void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase,
-                                   bool innerIsK, int64_t k, Value aligned) {
+                                   bool innerIsK, int64_t k, Value aligned, Value mbarrier) {
   ViewInfo &view = views[load.getView()];
   Type elem = load.getResult().getType().getElementType();
-  Attribute attr = getLayoutAttr(load.getResult().getType());
   LinearLayout layout = layoutOf(load.getResult());
   const int rank = layout.rank();
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  // Registers come in groups of 8 consecutive elements of a row (checked by the callers): one
-  // 16-byte core-matrix row each.
+  // The tile is copied in 16-byte chunks (8 elements of a row), assigned to threads by their place in
+  // shared memory, not by the load's register layout: chunk q lands at byte 16 q of the core-matrix
+  // layout, so the 32 lanes of a warp write 512 consecutive bytes (no bank conflicts) while reading
+  // 8 rows x 64 bytes of global memory. In that layout chunk q is row q % 8 of core matrix q / 8;
+  // core matrices run along K ((q / 8) % (K / 8)) and then along the other dimension (q / K).
+  const int64_t numChunks = layout.numElements() / 8, numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
+  Value tid = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warpId, i32(kWarpSize)), laneId);
   struct Group {
-    Value src, rowsOk, col, dst;
+    Value src, rowsOk, col, dst, exists;
   };
   SmallVector<Group> groups;
-  for (int first = 0; first < layout.numRegs(); first += 8) {
-    SmallVector<Value> c = regCoord(attr, layout, first);
+  for (int64_t first = 0; first < numChunks; first += numThreads) {
+    Value q = arith::AddIOp::create(b, loc, tid, i32(first));
+    Value inCore = arith::AndIOp::create(b, loc, q, i32(7));
+    Value kChunk = arith::RemUIOp::create(b, loc, arith::ShRUIOp::create(b, loc, q, i32(3)), i32(k / 8));
+    Value other = arith::DivUIOp::create(b, loc, q, i32(k));
+    Value kCoord = arith::MulIOp::create(b, loc, kChunk, i32(8));
+    Value otherCoord = arith::MulIOp::create(b, loc, other, i32(8));
+    SmallVector<Value> c = innerIsK ? SmallVector<Value>{arith::AddIOp::create(b, loc, otherCoord, inCore), kCoord}
+                                    : SmallVector<Value>{arith::AddIOp::create(b, loc, kCoord, inCore), otherCoord};
+    Value exists = first + numThreads > numChunks
+                       ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)).getResult()
+                       : Value();
     BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-    Value within = innerIsK ? coreMatrixOffset(c[0], c[1], k) : coreMatrixOffset(c[1], c[0], k, /*transposed=*/true);
+    Value within = arith::MulIOp::create(b, loc, q, i32(16));
     Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
                                     ValueRange{arith::AddIOp::create(b, loc, dstBase, within)});
-    groups.push_back({src, e.inside, e.coord[rank - 1], dst});
+    groups.push_back({src, e.inside, e.coord[rank - 1], dst, exists});
   }
+  // Chunks past the tile (fewer chunks than threads) are not copied at all.
+  auto guarded = [&](Value exists, const std::function<void()> &body) {
+    if (!exists)
+      return body();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, exists, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
   auto emitCopies = [&] {
-    for (Group &g : groups) {
+    for (Group &g : groups) guarded(g.exists, [&] {
       // Bytes to read: 2 * (size - column), clamped to [0, 16]; the rest of the 16 is zero-filled.
       Value left = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, view.sizes[rank - 1], g.col), i32(2));
       Value bytes = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, left, i32(16)), i32(0));
@@ -277,7 +300,10 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
       NVVM::CpAsyncOp::create(b, loc, g.dst, src, b.getI32IntegerAttr(16),
                               NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
                               bytes);
-    }
+    });
+    // Arrives once the copies above have landed (noinc: the arrival is one of the expected count).
+    if (mbarrier)
+      NVVM::CpAsyncMBarrierArriveOp::create(b, loc, mbarrier, /*noinc=*/true);
   };
   if (!aligned) {
     emitCopies();
@@ -290,7 +316,7 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   // Unaligned rows: element by element through registers, then one 16-byte shared store per group.
   b.setInsertionPointToStart(ifOp.elseBlock());
   Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
-  for (Group &g : groups) {
+  for (Group &g : groups) guarded(g.exists, [&] {
     Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
     for (int i = 0; i < 8; ++i) {
       Value col = arith::AddIOp::create(b, loc, g.col, i32(i));
@@ -301,7 +327,10 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
       v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
     }
     LLVM::StoreOp::create(b, loc, v, g.dst, /*alignment=*/16);
-  }
+  });
+  // The stores are ordinary: a release arrival publishes them.
+  if (mbarrier)
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), mbarrier, Value());
 }
 
 } // namespace flare::tgpu::lowering

@@ -85,7 +85,7 @@ SmallVector<KernelLowering::Stream> KernelLowering::matchStreamedLoop(scf::ForOp
     auto it = views.find(load.getView());
     // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
     if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
-        contiguousRegs(layoutOf(load.getResult()), 8) != 8)
+        type.getRank() != 2 || type.getDimSize(0) % 8 != 0)
       continue;
     if (auto pad = load.getPaddingAttr())
       if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
@@ -155,45 +155,75 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
 }
 
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams) {
-  constexpr int64_t kAlign = 128;
-  const int stages = kStreamStages;
+  constexpr int64_t kAlign = 128, kBarrierBytes = 8;
   int64_t stageBytes = 0;
   for (Stream &s : streams) {
     s.offset = stageBytes;
     stageBytes = (stageBytes + s.bytes + kAlign - 1) / kAlign * kAlign;
   }
-  if (stages * stageBytes > ringBytes) {
-    ringBytes = stages * stageBytes;
+  // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
+  // a whole iteration apart), else two.
+  const int64_t used = sharedBytes + lazyBytes + persistentBytes + kReservedSharedBytes;
+  const int stages = used + kStreamStages * stageBytes <= maxSharedBytes ? kStreamStages : 2;
+  // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
+  const int64_t barriersAt = stages * stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
+  if (bytes > ringBytes) {
+    ringBytes = bytes;
     ringUser = op.getLoc();
   }
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
   Value ring = ringBase->getResult(0);
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto barrierAt = [&](Value stage, bool empty) -> Value {
+    Value off = arith::AddIOp::create(b, loc, ring, i32(barriersAt + (empty ? stages * kBarrierBytes : 0)));
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
+    return LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{off});
+  };
+  auto ifThen = [&](Value cond, const std::function<void()> &body) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
+  auto waitPhase = [&](Value barrier, Value use) { // the use-th completion of the barrier
+    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(stages)), i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
+  };
+  const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
+  Value tid = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warpId, i32(kWarpSize)), laneId);
+  // Fresh barriers for this loop: every thread's copies complete `full`, every warp's last read
+  // of the stage completes `empty`.
+  barrier(); // an earlier loop is done with the ring
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+    for (int s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), i32(numThreads), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
+    }
+  });
+  barrier();
   // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned.
   Value aligned;
   for (Stream &s : streams) {
     Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
     aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
   }
-  auto stageBase = [&](Value stage) -> Value {
-    return arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
-  };
-  // The blocks of iteration `iv` into stage `stage`; zero-filled when !(iv < ub).
+  // The blocks of iteration `iv` into `stage`; the thread's arrival on its `full` barrier follows
+  // its copies.
   auto issue = [&](Value iv, Value stage) {
-    Value base = stageBase(stage);
+    Value base = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
     DenseMap<Value, Value> memo;
-    for (Stream &s : streams) {
+    Value full = barrierAt(stage, false);
+    for (auto [idx, s] : llvm::enumerate(streams)) {
       SmallVector<Value> offsets;
       for (Value o : s.load.getOffsets())
         offsets.push_back(scalarAt(o, op, iv, memo));
       copyTileAsync(s.load, offsets, valid, arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k,
-                    aligned);
+                    aligned, idx + 1 == streams.size() ? full : Value());
     }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
   };
-  for (int s = 0; s + 1 < stages; ++s)
-    issue(arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s))), i32(s));
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0)); });
 
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
@@ -207,15 +237,21 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     scalars.map(op.getInductionVar(), iv);
     unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
     Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
-    // Iteration i's copies are the oldest of the stages - 1 groups pending; once every thread has
-    // waited for its own and passed the barrier, the stage is complete and the previous one free.
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+    // Refill: iteration i + 1 goes to stage (i + 1) % stages, last read by iteration i + 1 - stages.
+    Value next = arith::AddIOp::create(b, loc, iv, step);
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub), [&] {
+      Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+      Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
+             [&] { waitPhase(barrierAt(nextStage, true), previousUse); });
+      issue(next, nextStage);
+    });
+    // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
+    Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
+    waitPhase(barrierAt(stage, false), i);
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-    barrier();
-    issue(arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1))),
-          arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)));
-    Value current = stageBase(arith::RemSIOp::create(b, loc, i, i32(stages)));
+    Value current = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     for (Stream &s : streams) {
       smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK};
       streamedOps.insert(s.load);
@@ -229,14 +265,15 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         return failure();
     inStreamedLoop = false;
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
-    waitForDots(); // the next iteration refills the stages these dots read
+    // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
+    waitForDots();
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(stage, true), Value());
+    });
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
   for (Stream &s : streams)
     smemOperands.erase(s.operand);
-  // The copies issued past the end land in the ring too: wait for them before it is reused.
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  barrier();
   unflatten(op.getResults(), newFor.getResults());
   return success();
 }

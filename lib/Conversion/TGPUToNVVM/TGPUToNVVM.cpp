@@ -442,6 +442,23 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   for (Value r : op->getResults())
     if (isa<RankedTensorType>(r.getType()))
       numRegs = layoutOf(r).numRegs();
+  // f32 -> 16-bit narrowing in register pairs: one paired conversion (cvt.rn.bf16x2.f32) per two.
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op); trunc && numRegs % 2 == 0 && regs.count(trunc.getIn()) &&
+                                                  getElementTypeOrSelf(trunc.getIn().getType()).isF32()) {
+    Type narrow = getElementTypeOrSelf(trunc.getType());
+    ArrayRef<Value> in = regs[trunc.getIn()];
+    SmallVector<Value> out;
+    for (int i = 0; i < numRegs; i += 2) {
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, b.getF32Type()));
+      v = LLVM::InsertElementOp::create(b, loc, v, in[i], i32(0));
+      v = LLVM::InsertElementOp::create(b, loc, v, in[i + 1], i32(1));
+      Value pair = arith::TruncFOp::create(b, loc, VectorType::get({2}, narrow), v);
+      out.push_back(LLVM::ExtractElementOp::create(b, loc, pair, i32(0)));
+      out.push_back(LLVM::ExtractElementOp::create(b, loc, pair, i32(1)));
+    }
+    regs[trunc.getResult()] = out;
+    return success();
+  }
   SmallVector<SmallVector<Value>> results(op->getNumResults());
   for (int i = 0; i < numRegs; ++i) {
     SmallVector<Value> operands;
@@ -477,7 +494,15 @@ FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, 
     state.addOperands(operands);
     state.addTypes(resultType);
     state.addAttributes(op->getAttrs());
-    return b.create(state)->getResult(0);
+    Operation *scalar = b.create(state);
+    // Multiplies may fuse with the adds that consume them (one FMA, as CUDA compiles a * b + c):
+    // the online softmax's scale and max subtraction become one instruction per score.
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(scalar))
+      if (isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(scalar))
+        scalar->setAttr(fm.getFastMathAttrName(),
+                        arith::FastMathFlagsAttr::get(b.getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                                                          arith::FastMathFlags::contract));
+    return scalar->getResult(0);
   }
   if (!isa<FloatType>(resultType) || operands.size() != 1)
     return op->emitOpError("is not supported in tile kernels yet"), failure();

@@ -6,12 +6,17 @@
 //   3. p = exp2(s - broadcast(m_0));          alpha = exp2(m - m_0)
 //   4. l' = alpha * l + reduce sum p (axis 1)
 // and the op's results (p, m', l', alpha) are replaced by these values.
+// Scores of the form s = y * c with a positive splat constant c (the softmax scale folded with
+// log2(e)) use y directly: rowmax s = c * rowmax y (exact: rounding is monotone) and
+// p = exp2(y * c - m_0), a multiply with one use that the backend fuses with the subtraction into
+// one FMA per score.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/Tile/Passes.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -39,12 +44,33 @@ void decompose(OnlineSoftmaxOp op) {
     Value expanded = ExpandDimsOp::create(b, loc, col, row, 1);
     return BroadcastOp::create(b, loc, scoresType, expanded);
   };
-  Value rowMax = ReduceOp::create(b, loc, rowType, ReduceKind::max, op.getScores(), 1);
+  // s = y * c, c > 0?
+  Value y, scale;
+  if (auto mul = op.getScores().getDefiningOp<arith::MulFOp>())
+    for (auto [value, other] : {std::pair{mul.getLhs(), mul.getRhs()}, {mul.getRhs(), mul.getLhs()}}) {
+      SplatElementsAttr c;
+      if (!y && matchPattern(other, m_Constant(&c)) && !c.getSplatValue<APFloat>().isNegative() && !c.getSplatValue<APFloat>().isZero() &&
+          c.getSplatValue<APFloat>().isFinite()) {
+        y = value;
+        scale = other;
+      }
+    }
+  Value rowMax;
+  if (y) {
+    Value rowMaxY = ReduceOp::create(b, loc, rowType, ReduceKind::max, y, 1);
+    auto c = cast<SplatElementsAttr>(cast<arith::ConstantOp>(scale.getDefiningOp()).getValue());
+    rowMax = arith::MulFOp::create(
+        b, loc, rowMaxY,
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(rowType, c.getSplatValue<Attribute>())));
+  } else {
+    rowMax = ReduceOp::create(b, loc, rowType, ReduceKind::max, op.getScores(), 1);
+  }
   Value newMax = arith::MaximumFOp::create(b, loc, op.getMax(), rowMax);
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
                                       splat(rowType, -std::numeric_limits<double>::infinity()));
   Value safeMax = arith::SelectOp::create(b, loc, noKey, splat(rowType, 0.0), newMax);
-  Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, op.getScores(), broadcastRows(safeMax)));
+  Value scores = y ? arith::MulFOp::create(b, loc, y, scale).getResult() : op.getScores();
+  Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, scores, broadcastRows(safeMax)));
   Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, op.getMax(), safeMax));
   Value rowSum = ReduceOp::create(b, loc, rowType, ReduceKind::sum, p, 1);
   Value newSum = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, alpha, op.getSum()), rowSum);
