@@ -162,7 +162,8 @@ private:
     return idx;
   }
 
-  Value barrier() { return gpu::BarrierOp::create(b, loc), Value(); }
+  Value barrier() { return ++barriersEmitted, gpu::BarrierOp::create(b, loc), Value(); }
+  int barriersEmitted = 0; // CTA-wide barriers so far (a streamed loop's ping-pong needs none in its body)
 
   Value smemAddress(Value index, Type elemType, Value byteOffset = Value()) {
     auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
@@ -361,7 +362,8 @@ private:
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;
-  DenseSet<Operation *> streamedOps; // loads, transposes and conversions a streamed loop replaced
+  DenseSet<Operation *> streamedOps;
+  SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered // loads, transposes and conversions a streamed loop replaced
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerElementwise(Operation *op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);

@@ -225,6 +225,18 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0)); });
 
+  // Ping-pong (see the loop body): warpgroup 0 takes the first turn.
+  pingPongOps.clear();
+  const int warpgroups = numWarps / 4;
+  Operation *firstTurn = nullptr;
+  if (warpgroups == 2) {
+    Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isSecond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128));
+    firstTurn = ifOp;
+  }
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
   {
@@ -259,11 +271,37 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
            user = *user->getUsers().begin())
         streamedOps.insert(user);
     }
-    inStreamedLoop = true;
+    // Ping-pong: with two warpgroups, each issues its MMAs of the iteration in turn (named barriers
+    // 1 and 2), so that one warpgroup's softmax runs while the other's MMAs occupy the tensor cores.
+    Operation *firstDot = nullptr, *lastDot = nullptr;
     for (Operation &inner : op.getBody()->without_terminator())
-      if (!streamedOps.contains(&inner) && failed(lowerOp(&inner)))
+      if (auto dot = dyn_cast<tile::DotOp>(inner); dot && canUseWgmma(dot)) {
+        firstDot = firstDot ? firstDot : dot.getOperation();
+        lastDot = dot;
+      }
+    const bool pingPong = numWarps == 8 && firstDot;
+    Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    const int barriersBefore = barriersEmitted;
+    inStreamedLoop = true;
+    for (Operation &inner : op.getBody()->without_terminator()) {
+      if (streamedOps.contains(&inner))
+        continue;
+      if (pingPong && &inner == firstDot) // my turn: named barrier 1 + g
+        pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(1)),
+                                                      i32(2 * 128), {}, Value()));
+      if (failed(lowerOp(&inner)))
         return failure();
+      if (pingPong && &inner == lastDot) // the other warpgroup's turn: named barrier 2 - g
+        pingPongOps.push_back(NVVM::BarrierArriveOp::create(b, loc, arith::SubIOp::create(b, loc, i32(2), group),
+                                                            i32(2 * 128)));
+    }
     inStreamedLoop = false;
+    // Another CTA-wide barrier inside the turn would deadlock: no ping-pong then.
+    if (barriersEmitted != barriersBefore) {
+      for (Operation *pp : pingPongOps)
+        pp->erase();
+      pingPongOps.clear();
+    }
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
     // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
     waitForDots();
@@ -271,6 +309,17 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(stage, true), Value());
     });
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
+  }
+  if (pingPongOps.empty()) {
+    if (firstTurn)
+      firstTurn->erase();
+  } else {
+    // The turn warpgroup 1 gave before the loop is still open: warpgroup 0 takes it back.
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isFirst, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value());
   }
   for (Stream &s : streams)
     smemOperands.erase(s.operand);
