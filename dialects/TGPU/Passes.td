@@ -45,7 +45,10 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"232448",
            "shared memory one CTA may use (227 KiB on sm_90; the pipeline sets it per architecture)">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "lower dots whose warps all stack along M (16 rows each) to sm_90a wgmma.mma_async">
+           "lower dots whose warps all stack along M (16 rows each) to sm_90a wgmma.mma_async">,
+    Option<"pingPong", "ping-pong", "bool", /*default=*/"true",
+           "in loops whose dot operands stream through shared memory, let two warpgroups issue their "
+           "MMAs in turn (named barriers), so that one's softmax overlaps the other's MMAs">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect",

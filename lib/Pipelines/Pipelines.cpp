@@ -82,6 +82,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     tgpu::ConvertTGPUToNVVMOptions lowering;
     lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
     lowering.wgmma = options.arch == "sm_90a";
+    lowering.pingPong = options.pingPong >= 0;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     // CSE first: the per-register code repeats address and index arithmetic many times, and the
     // canonicalizer then folds one copy instead of each (0.23 s -> 0.14 s on an attention kernel).

@@ -154,6 +154,8 @@ std::string CompileOptions::fingerprint() const {
             std::to_string(attentionWarps);
   if (attentionOverlap)
     text += ";overlap=" + std::to_string(attentionOverlap);
+  if (pingPong < 0)
+    text += ";pingpong=off";
   return text;
 }
 

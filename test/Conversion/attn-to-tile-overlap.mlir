@@ -5,9 +5,10 @@
 // previous block: its V rows start far below the view (-2^30, read as zeros) and P is zero. The last
 // loop takes one extra step that only finishes the previous block: there K is read far away as well and
 // m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
-// RUN: flare-opt %s --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
+// RUN: flare-opt %s --convert-attn-to-tile="block-n=64" --canonicalize --cse | FileCheck %s
 // Off by option: no carried P.
-// RUN: flare-opt %s --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %s --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32

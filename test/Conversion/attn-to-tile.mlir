@@ -10,15 +10,19 @@
 // The software-pipelined form (overlap, the sm_90a default) is tested in attn-to-tile-overlap.mlir;
 // here it is off. The output is canonicalized and CSE'd as `flarec --emit=tile` does, which hoists constants to the top
 // of the kernel and folds the generator's `1 * x + 0` forms.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s
+// The key block is fixed at 64 (block-n=64) so that the checks read as 64-key steps; the configured
+// choice per head dim is tested in test/Tools/flarec-emit-attn.test.
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s
+// The document and head-dim-64 kernels are checked with the configured key block (prefix DEFAULT).
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 // Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 block-n=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.
 // Kernel ABI: pointers to Q, K, V, O and the LSE, then heads_q, heads_kv, seq_q, seq_kv (i32), then the
-// (batch, head, row) strides of Q, K, V and O (12 x i64). Head dim 128 on sm_90a: 128 x 64 blocks on
-// 8 warps (two warpgroups).
+// (batch, head, row) strides of Q, K, V and O (12 x i64). Head dim 128 on sm_90a: 128 query rows on
+// 8 warps (two warpgroups), 64 keys per step here (block-n=64).
 // CHECK-LABEL: func.func @causal(
 // CHECK-SAME: %[[Q:[^:]*]]: !tile.ptr<bf16>, %[[K:[^:]*]]: !tile.ptr<bf16>, %[[V:[^:]*]]: !tile.ptr<bf16>, %[[O:[^:]*]]: !tile.ptr<bf16>, %[[LSE:[^:]*]]: !tile.ptr<f32>,
 // CHECK-SAME: %[[HQ:[^:]*]]: i32, %[[HKV:[^:]*]]: i32, %[[SQ:[^:]*]]: i32, %[[SKV:[^:]*]]: i32,
@@ -287,25 +291,25 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // proven full, so there is ONE loop, over the partial blocks only; the causal bound still limits it to
 // the blocks left of the diagonal. A generic mask uses 32 keys per step (shift by 5). The query rows'
 // ids are gathered once before the loop, the keys' ids in the loop (one per key, then broadcast).
-// CHECK-LABEL: func.func @document(
-// CHECK-SAME: %[[IDS:[^:]*]]: !tile.ptr<i32>,
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, tile.kernel, tile.num_warps = 8 : i32} {
-// CHECK: %[[Q1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
-// CHECK: %[[QIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128xi32> -> tensor<128xi32>
-// CHECK-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c5_i32 : i32
-// CHECK-NEXT: %[[HIANY:.*]] = arith.addi %[[LASTB]], %c1_i32 : i32
-// CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32
-// CHECK: %[[KIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<32xi32> -> tensor<32xi32>
-// CHECK: %[[QIDSB:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x32xi32>
-// CHECK: %[[KIDSB:.*]] = tile.broadcast %{{.*}} : tensor<1x32xi32> -> tensor<128x32xi32>
-// CHECK-NEXT: %[[SAME:.*]] = arith.cmpi eq, %[[QIDSB]], %[[KIDSB]] : tensor<128x32xi32>
-// CHECK: %[[CAUSAL:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x32xi32>
-// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[SAME]], %[[CAUSAL]] : tensor<128x32xi1>
-// CHECK-NEXT: %[[KEEP:.*]] = arith.andi %{{.*}}, %[[BOTH]] : tensor<128x32xi1>
-// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128x32xi1>, tensor<128x32xf32>
-// CHECK: scf.yield
-// CHECK-NOT: scf.for
-// CHECK: return
+// DEFAULT-LABEL: func.func @document(
+// DEFAULT-SAME: %[[IDS:[^:]*]]: !tile.ptr<i32>,
+// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, tile.kernel, tile.num_warps = 8 : i32} {
+// DEFAULT: %[[Q1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
+// DEFAULT: %[[QIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128xi32> -> tensor<128xi32>
+// DEFAULT-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c5_i32 : i32
+// DEFAULT-NEXT: %[[HIANY:.*]] = arith.addi %[[LASTB]], %c1_i32 : i32
+// DEFAULT: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32
+// DEFAULT: %[[KIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<32xi32> -> tensor<32xi32>
+// DEFAULT: %[[QIDSB:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x32xi32>
+// DEFAULT: %[[KIDSB:.*]] = tile.broadcast %{{.*}} : tensor<1x32xi32> -> tensor<128x32xi32>
+// DEFAULT-NEXT: %[[SAME:.*]] = arith.cmpi eq, %[[QIDSB]], %[[KIDSB]] : tensor<128x32xi32>
+// DEFAULT: %[[CAUSAL:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x32xi32>
+// DEFAULT-NEXT: %[[BOTH:.*]] = arith.andi %[[SAME]], %[[CAUSAL]] : tensor<128x32xi1>
+// DEFAULT-NEXT: %[[KEEP:.*]] = arith.andi %{{.*}}, %[[BOTH]] : tensor<128x32xi1>
+// DEFAULT-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128x32xi1>, tensor<128x32xf32>
+// DEFAULT: scf.yield
+// DEFAULT-NOT: scf.for
+// DEFAULT: return
 func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,
                     %doc: tensor<?xi32>) -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v aux(%doc : tensor<?xi32>)
@@ -325,19 +329,19 @@ func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: 
 
 // Head dim 64, by default (chosen by measurement): 128 query rows on two warpgroups (8 warps), 128
 // keys per step, fp16 inputs.
-// CHECK-LABEL: func.func @d64(
-// CHECK-SAME: %{{[^:]*}}: !tile.ptr<f16>,
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 128 : i32, tile.kernel, tile.num_warps = 8 : i32} {
+// DEFAULT-LABEL: func.func @d64(
+// DEFAULT-SAME: %{{[^:]*}}: !tile.ptr<f16>,
+// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 128 : i32, tile.kernel, tile.num_warps = 8 : i32} {
 // 1 / sqrt(64) * log2(e)
-// CHECK-DAG: arith.constant dense<0.180336878> : tensor<128x128xf32>
-// CHECK: %[[Q0:.*]] = arith.muli %{{.*}}, %c128_i32 : i32
-// CHECK: tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<f16, 2> -> tensor<128x64xf16>
-// CHECK: scf.for
-// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xf16>, tensor<64x128xf16>, tensor<128x128xf32> -> tensor<128x128xf32>
-// CHECK: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x128xf32>, tensor<128xf32>
-// CHECK: scf.for
-// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x128xi32>
-// CHECK: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<128x64xf16>, !tile.view<f16, 2>
+// DEFAULT-DAG: arith.constant dense<0.180336878> : tensor<128x128xf32>
+// DEFAULT: %[[Q0:.*]] = arith.muli %{{.*}}, %c128_i32 : i32
+// DEFAULT: tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<f16, 2> -> tensor<128x64xf16>
+// DEFAULT: scf.for
+// DEFAULT: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xf16>, tensor<64x128xf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// DEFAULT: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x128xf32>, tensor<128xf32>
+// DEFAULT: scf.for
+// DEFAULT: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x128xi32>
+// DEFAULT: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<128x64xf16>, !tile.view<f16, 2>
 func.func @d64(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>)
     -> tensor<2x8x1024x64xf16> {
   %o = attn.attention %q, %k, %v

@@ -38,18 +38,17 @@ namespace flare::attn {
 
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
                                       const std::string &maskClass) {
-  // Chosen by measurement (bench/results/2026-11-29-attention-tuning-h200.csv, bench/NOTES.md): 128
-  // query rows on two warpgroups for every head dim; 64 keys per step (128 for head dim 64, whose
-  // tiles leave the registers for it). A mask evaluated per element (document ids, ...) keeps more
-  // tiles live: 32 keys per step then keep it free of spills. Head dim 256 still spills (about 400
-  // bytes; its accumulator alone is 128 registers per thread) but is fastest so: fitting it needs
-  // register budgets (setmaxnreg) or the accumulator split over more warps.
+  // Chosen by measurement (bench/results/2026-11-29-attention-tuning*-h200.csv, bench/NOTES.md): 128
+  // query rows on two warpgroups for every head dim; 128 keys per step for head dims up to 128 (K and
+  // V stream through shared memory, so their registers are free for the wider score tile), 64 for
+  // head dim 256, whose 128-register accumulator leaves no room. A mask evaluated per element
+  // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills.
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
   // Asynchronous wgmma: the P V product runs under the softmax. Head dim 256 would need P and a
   // second score tile beside its 128-register accumulator: it spills, so it stays sequential.
   config.overlap = arch == "sm_90a" && headDim <= 128;
-  if (headDim == 64)
+  if (headDim <= 128)
     config.blockN = 128;
   if (maskClass == "generic")
     config.blockN = 32;

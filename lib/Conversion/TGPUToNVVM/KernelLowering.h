@@ -85,9 +85,9 @@ inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
 
 class KernelLowering {
 public:
-  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma)
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong)
       : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
-        maxSharedBytes(maxSharedBytes), wgmma(wgmma) {}
+        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong) {}
 
   LogicalResult run();
 private:
@@ -97,6 +97,7 @@ private:
   int numWarps;
   int64_t maxSharedBytes;
   bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
+  bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
   Location loc = UnknownLoc::get(b.getContext());
 
   Value laneId, warpId;                                   // i32

@@ -229,7 +229,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   pingPongOps.clear();
   const int warpgroups = numWarps / 4;
   Operation *firstTurn = nullptr;
-  if (warpgroups == 2) {
+  if (pingPongEnabled && warpgroups == 2) {
     Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isSecond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -279,7 +279,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         firstDot = firstDot ? firstDot : dot.getOperation();
         lastDot = dot;
       }
-    const bool pingPong = numWarps == 8 && firstDot;
+    const bool pingPong = pingPongEnabled && numWarps == 8 && firstDot;
     Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
     const int barriersBefore = barriersEmitted;
     inStreamedLoop = true;

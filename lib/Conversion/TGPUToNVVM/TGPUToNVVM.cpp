@@ -571,7 +571,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
                            LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, pingPong).run()))
         return signalPassFailure();
       func.erase();
     }
