@@ -39,7 +39,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">,
     Option<"overlap", "overlap", "int", /*default=*/"-1",
            "software-pipeline the KV loop so that the softmax of one block overlaps the P V product "
-           "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">
+           "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">,
+    Option<"pingPong", "ping-pong", "int", /*default=*/"-1",
+           "let the two warpgroups take turns issuing their MMAs (1: on, 0: off, -1: configured); "
+           "off is recorded on the kernel as tile.ping_pong = false">
   ];
 }
 

@@ -27,6 +27,9 @@ def Tile_Dialect : Dialect {
     /// Integer attribute on a tile kernel: warps per CTA (a power of two, 1 to 16; default 4).
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
     static constexpr int kDefaultNumWarps = 4;
+    /// Bool attribute on a tile kernel: false keeps the lowering from letting two warpgroups take
+    /// turns issuing the MMAs of a streamed loop (ping-pong; on by default).
+    static constexpr ::llvm::StringLiteral kPingPongAttrName = "tile.ping_pong";
   }];
 }
 

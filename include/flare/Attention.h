@@ -71,7 +71,7 @@ struct AttentionOptions {
   int blockM = 0, blockN = 0, numWarps = 0;
   /// Overlap of the softmax with the previous block's P V product: 1 on, -1 off, 0 configured.
   int overlap = 0;
-  /// The two warpgroups issue their MMAs in turn: 1 or 0 on (the default), -1 off.
+  /// The two warpgroups issue their MMAs in turn: 1 on, -1 off, 0 configured.
   int pingPong = 0;
 };
 

@@ -154,8 +154,8 @@ std::string CompileOptions::fingerprint() const {
             std::to_string(attentionWarps);
   if (attentionOverlap)
     text += ";overlap=" + std::to_string(attentionOverlap);
-  if (pingPong < 0)
-    text += ";pingpong=off";
+  if (pingPong)
+    text += ";pingpong=" + std::to_string(pingPong);
   return text;
 }
 

@@ -6,9 +6,10 @@
 // loop takes one extra step that only finishes the previous block: there K is read far away as well and
 // m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
 // (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
-// RUN: flare-opt %s --convert-attn-to-tile="block-n=64" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64" --canonicalize --cse | FileCheck %s
 // Off by option: no carried P.
-// RUN: flare-opt %s --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="ping-pong=1" --canonicalize --cse | FileCheck %s --check-prefix=PP
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -71,4 +72,21 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
     } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
       -> tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
   return %o, %lse : tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// Head dim 256 (configured): 64 keys per step, overlap on, and no warpgroup ping-pong (recorded on the
+// kernel for the lowering); ping-pong=1 forces it back on (no attribute).
+// CHECK-LABEL: func.func @d256(
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false}
+// CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
+// PP-LABEL: func.func @d256(
+// PP-NOT: tile.ping_pong
+// PP: return
+func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tensor<?x?x?x256xbf16>)
+    -> tensor<?x?x?x256xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>
+      -> tensor<?x?x?x256xbf16>
+  return %o : tensor<?x?x?x256xbf16>
 }

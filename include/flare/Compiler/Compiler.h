@@ -28,7 +28,8 @@ struct CompileOptions {
   /// Software pipelining of generated attention loops (softmax under the previous P V): 1 on, -1 off,
   /// 0 the configured choice.
   int attentionOverlap = 0;
-  /// Warpgroups of a streamed loop issue their MMAs in turn (ping-pong): 0 or 1 on, -1 off.
+  /// Warpgroups of a streamed loop issue their MMAs in turn (ping-pong): 1 on, -1 off, 0 the
+  /// configured choice (generated attention kernels decide per head dim; tile kernels: on).
   int pingPong = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.

@@ -39,17 +39,20 @@ namespace flare::attn {
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
                                       const std::string &maskClass) {
   // Chosen by measurement (bench/results/2026-11-29-attention-tuning*-h200.csv, bench/NOTES.md): 128
-  // query rows on two warpgroups for every head dim; 128 keys per step for head dims up to 128 (K and
-  // V stream through shared memory, so their registers are free for the wider score tile), 64 for
-  // head dim 256, whose 128-register accumulator leaves no room. A mask evaluated per element
+  // query rows on two warpgroups for every head dim; 128 keys per step for head dim 128 (K and V
+  // stream through shared memory, so their registers are free for the wider score tile), 64 for head
+  // dims 64 and 256. The softmax of block j overlaps the P V product of block j - 1 on wgmma targets;
+  // the two warpgroups take turns issuing their MMAs (ping-pong) except at head dim 256, whose
+  // 128-register accumulator leaves no room for the turn's wait. A mask evaluated per element
   // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills.
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
-  // Asynchronous wgmma: the P V product runs under the softmax. Head dim 256 would need P and a
-  // second score tile beside its 128-register accumulator: it spills, so it stays sequential.
-  config.overlap = arch == "sm_90a" && headDim <= 128;
-  if (headDim <= 128)
+  const bool wgmma = arch == "sm_90a";
+  config.overlap = wgmma;
+  if (headDim > 64 && headDim <= 128)
     config.blockN = 128;
+  if (headDim > 128)
+    config.pingPong = false;
   if (maskClass == "generic")
     config.blockN = 32;
   return config;
@@ -533,6 +536,8 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.numWarps));
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  if (!config.pingPong)
+    kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -707,6 +712,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.numWarps = numWarps;
       if (overlap >= 0)
         config.overlap = overlap != 0;
+      if (pingPong >= 0)
+        config.pingPong = pingPong != 0;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -571,7 +571,9 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
                            LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, pingPong).run()))
+      auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
+      bool turns = pingPong && (!kernelPingPong || kernelPingPong.getValue());
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns).run()))
         return signalPassFailure();
       func.erase();
     }

@@ -443,6 +443,13 @@ func.func @warps_32() attributes {tile.kernel, tile.num_warps = 32 : i32} {
 
 // -----
 
+// expected-error @+1 {{'tile.ping_pong' must be a bool}}
+func.func @ping_pong_int() attributes {tile.kernel, tile.ping_pong = 1 : i32} {
+  return
+}
+
+// -----
+
 // ...not 0...
 // expected-error @+1 {{'tile.num_warps' must be a power of two from 1 to 16}}
 func.func @warps_0() attributes {tile.kernel, tile.num_warps = 0 : i32} {

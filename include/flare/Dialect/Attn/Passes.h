@@ -33,6 +33,9 @@ struct AttentionConfig {
   /// Software-pipeline the KV loop: iteration j issues S_j = Q K_j^T and then O += P_{j-1} V_{j-1},
   /// so that the softmax of block j overlaps the P V product of block j - 1 (wgmma targets).
   bool overlap = false;
+  /// The two warpgroups issue their MMAs in turn (the lowering's ping-pong); recorded on the kernel
+  /// as `tile.ping_pong = false` when off.
+  bool pingPong = true;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn

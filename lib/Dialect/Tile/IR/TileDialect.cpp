@@ -62,6 +62,11 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kNumWarpsAttrName << "' must be a power of two from 1 to 16";
     return success();
   }
+  if (attr.getName() == kPingPongAttrName) {
+    if (!isa<BoolAttr>(attr.getValue()))
+      return op->emitError() << "'" << kPingPongAttrName << "' must be a bool";
+    return success();
+  }
   return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 
