@@ -41,6 +41,10 @@ namespace flare::rt::detail {
   X(cuMemsetD8_v2)                                                                                      \
   X(cuModuleLoadDataEx)                                                                                 \
   X(cuModuleUnload)                                                                                     \
+  X(cuLinkCreate_v2)                                                                                    \
+  X(cuLinkAddData_v2)                                                                                   \
+  X(cuLinkComplete)                                                                                     \
+  X(cuLinkDestroy)                                                                                      \
   X(cuModuleGetFunction)                                                                                \
   X(cuFuncSetAttribute)                                                                                 \
   X(cuLaunchKernel)                                                                                     \

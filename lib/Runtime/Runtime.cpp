@@ -240,7 +240,43 @@ Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled
                     errorLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes - 1)),
                     reinterpret_cast<void *>(uintptr_t(1))};
   CUmodule module = nullptr;
-  CUresult r = d.cuModuleLoadDataEx(&module, compiled_.ptx.c_str(), 5, options, values);
+  // A device binary from an earlier load (the disk cache keeps it) skips the PTX JIT; one the driver
+  // refuses (made for another device) is dropped and the PTX compiled instead.
+  if (!compiled_.cubin.empty() &&
+      d.cuModuleLoadDataEx(&module, compiled_.cubin.data(), 0, nullptr, nullptr) != CUDA_SUCCESS) {
+    module = nullptr;
+    compiled_.cubin.clear();
+  }
+  // Else the PTX through the driver's linker, which hands back the binary it made: kept in
+  // compiled_.cubin for the cache.
+  CUresult r = CUDA_SUCCESS;
+  const char *step = "cuModuleLoadDataEx";
+  if (!module) {
+    CUlinkState link = nullptr;
+    step = "cuLinkCreate";
+    r = d.cuLinkCreate_v2(5, options, values, &link);
+    if (r == CUDA_SUCCESS) {
+      step = "cuLinkAddData (the PTX JIT)";
+      r = d.cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, const_cast<char *>(compiled_.ptx.c_str()),
+                             compiled_.ptx.size() + 1, "flare.ptx", 0, nullptr, nullptr);
+    }
+    void *image = nullptr;
+    size_t imageBytes = 0;
+    if (r == CUDA_SUCCESS) {
+      step = "cuLinkComplete";
+      r = d.cuLinkComplete(link, &image, &imageBytes);
+    }
+    if (r == CUDA_SUCCESS) {
+      // The image belongs to the link state: copy it before destroying that.
+      compiled_.cubin.assign(static_cast<const char *>(image), imageBytes);
+      step = "cuModuleLoadDataEx";
+      r = d.cuModuleLoadDataEx(&module, compiled_.cubin.data(), 0, nullptr, nullptr);
+      if (r != CUDA_SUCCESS)
+        compiled_.cubin.clear();
+    }
+    if (link)
+      (void)d.cuLinkDestroy(link);
+  }
   // The logs are NUL-terminated within their buffers; trust the terminator, not the returned sizes.
   infoLog.resize(std::strlen(infoLog.c_str()));
   errorLog.resize(std::strlen(errorLog.c_str()));
@@ -253,7 +289,7 @@ Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled
     if (!compiled_.arch.empty() && compiled_.arch != deviceArch)
       detail += "\nnote: the module was compiled for " + compiled_.arch + " but the device is " +
                 deviceArch;
-    check(r, "cuModuleLoadDataEx", detail);
+    check(r, step, detail);
   }
   module_ = module;
 

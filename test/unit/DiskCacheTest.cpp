@@ -72,9 +72,23 @@ TEST_F(DiskCacheTest, RoundTrip) {
   EXPECT_EQ(back->kernels[0].name, "vec_add");
   EXPECT_EQ(back->kernels[0].numThreads, 128);
   EXPECT_EQ(back->kernels[0].args, m.kernels[0].args);
+  EXPECT_TRUE(back->cubin.empty()) << "a module stored without a device binary came back with one";
   EXPECT_EQ(cache.rejected(), 0u);
   // Loading does not consume the entry.
   EXPECT_TRUE(cache.load(kKey).has_value());
+}
+
+TEST_F(DiskCacheTest, DeviceBinaryRoundTrips) {
+  DiskCache cache(dir_.string());
+  CompiledModule m = sampleModule();
+  // Device binaries are arbitrary bytes: NULs, newlines and high bytes included.
+  m.cubin = std::string("\x7f" "ELF\0\x01\n\xff", 8) + std::string(1000, '\0') + "tail";
+  cache.store(kKey, m);
+  std::optional<CompiledModule> back = cache.load(kKey);
+  ASSERT_TRUE(back.has_value()) << "entry with a device binary did not load";
+  EXPECT_EQ(back->ptx, m.ptx);
+  EXPECT_EQ(back->cubin, m.cubin);
+  EXPECT_EQ(cache.rejected(), 0u);
 }
 
 TEST_F(DiskCacheTest, MissOnEmptyOrMissingDirectory) {
@@ -93,7 +107,7 @@ TEST_F(DiskCacheTest, CorruptEntriesAreRejectedCountedAndRemoved) {
   };
   // The checksum's first hex digit replaced by a different one.
   std::string changedChecksum = good;
-  size_t digit = good.find("payload-sha256 ") + std::string("payload-sha256 ").size();
+  size_t digit = good.find("payload-xxh3 ") + std::string("payload-xxh3 ").size();
   changedChecksum[digit] = good[digit] == '0' ? '1' : '0';
   const std::string ptxSizeLine = "ptx-bytes " + std::to_string(sampleModule().ptx.size());
 
@@ -114,7 +128,12 @@ TEST_F(DiskCacheTest, CorruptEntriesAreRejectedCountedAndRemoved) {
       {"PTX size field off by one",
        replaceFirst(good, ptxSizeLine, "ptx-bytes " + std::to_string(sampleModule().ptx.size() + 1))},
       {"size field with a sign", replaceFirst(good, "ptx-bytes ", "ptx-bytes +")},
-      {"bad magic", replaceFirst(good, "FLARE-KERNEL-CACHE 1", "FLARE-KERNEL-CACHE 2")},
+      {"bad magic", replaceFirst(good, "FLARE-KERNEL-CACHE 2", "FLARE-KERNEL-CACHE 3")},
+      {"entry of format version 1", replaceFirst(good, "FLARE-KERNEL-CACHE 2", "FLARE-KERNEL-CACHE 1")},
+      {"device binary size larger than the file", replaceFirst(good, "cubin-bytes 0", "cubin-bytes 99999999")},
+      {"device binary size taken from the PTX",
+       replaceFirst(replaceFirst(good, "cubin-bytes 0", "cubin-bytes 10"), ptxSizeLine,
+                    "ptx-bytes " + std::to_string(sampleModule().ptx.size() - 10))},
       {"random text", "hello, I am not a cache entry\n"},
   };
 

@@ -60,6 +60,10 @@ struct CompiledModule {
   std::string arch;
   std::string ptx;
   std::vector<KernelInfo> kernels;
+  /// The device binary the driver made from the PTX when the module was first loaded (empty before
+  /// that). The kernel cache keeps it on disk, so that a hit loads it without the driver's PTX JIT;
+  /// a binary for another device is ignored and the PTX loaded instead.
+  std::string cubin;
 
   /// Metadata as JSON text (everything but the PTX), and back. fromJson throws flare::Error.
   std::string metadataJson() const;

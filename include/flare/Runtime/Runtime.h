@@ -245,7 +245,7 @@ public:
   /// The exact bytes of an entry file; store() writes this. Public so that tests can build entries
   /// with arbitrary (for instance malformed) metadata.
   static std::string encodeEntry(const std::string &key, const std::string &metadataJson,
-                                 const std::string &ptx);
+                                 const std::string &ptx, const std::string &cubin = {});
 
 private:
   std::string dir_;

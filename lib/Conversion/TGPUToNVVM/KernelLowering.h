@@ -163,6 +163,14 @@ private:
     return idx;
   }
 
+  /// Points the builder at the end of `loop`'s body, without the yield scf.for's builder put there.
+  void enterLoopBody(scf::ForOp loop) {
+    Block *body = loop.getBody();
+    if (!body->empty() && isa<scf::YieldOp>(body->back()))
+      body->back().erase();
+    b.setInsertionPointToEnd(body);
+  }
+
   Value barrier() { return ++barriersEmitted, gpu::BarrierOp::create(b, loc), Value(); }
   int barriersEmitted = 0; // CTA-wide barriers so far (a streamed loop's ping-pong needs none in its body)
 

@@ -489,10 +489,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
     auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
     {
       OpBuilder::InsertionGuard inner(b);
-      Block *body = loop.getBody();
-      if (!body->empty() && isa<scf::YieldOp>(body->back()))
-        body->back().erase();
-      b.setInsertionPointToEnd(body);
+      enterLoopBody(loop);
       Value iv = loop.getInductionVar();
       Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
       // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.

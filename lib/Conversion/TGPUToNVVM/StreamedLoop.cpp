@@ -241,10 +241,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
   {
     OpBuilder::InsertionGuard guard(b);
-    Block *body = newFor.getBody();
-    if (!body->empty() && isa<scf::YieldOp>(body->back()))
-      body->back().erase();
-    b.setInsertionPointToEnd(body);
+    enterLoopBody(newFor);
     Value iv = newFor.getInductionVar();
     scalars.map(op.getInductionVar(), iv);
     unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());

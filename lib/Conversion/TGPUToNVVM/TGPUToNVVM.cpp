@@ -394,10 +394,7 @@ LogicalResult KernelLowering::lowerForGeneric(scf::ForOp op) {
                                    scalars.lookup(op.getStep()), inits);
   {
     OpBuilder::InsertionGuard guard(b);
-    Block *body = newFor.getBody();
-    if (!body->empty() && isa<scf::YieldOp>(body->back()))
-      body->back().erase();
-    b.setInsertionPointToEnd(body);
+    enterLoopBody(newFor);
     scalars.map(op.getInductionVar(), newFor.getInductionVar());
     unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
     for (Operation &inner : op.getBody()->without_terminator())
