@@ -88,7 +88,10 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     // CSE first: the per-register code repeats address and index arithmetic many times, and the
     // canonicalizer then folds one copy instead of each (0.23 s -> 0.14 s on an attention kernel).
     pm.addPass(createCSEPass());
-    pm.addPass(createCanonicalizerPass());
+    // Bottom-up: on the lowered kernels (one op per register, loops with a hundred iteration
+    // arguments) the default top-down traversal takes 6x longer for the same result (1.18 s -> 0.2 s
+    // on an attention kernel, identical PTX for every example).
+    pm.addPass(createCanonicalizerPass(GreedyRewriteConfig().setUseTopDownTraversal(false)));
     pm.addPass(createCSEPass());
     return;
   }
