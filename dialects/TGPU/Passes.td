@@ -37,7 +37,15 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        shared memory; layout conversions permute registers or go through shared memory;
     5. `scf.for`/`scf.if` carrying tiles carry their registers.
     6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or with `wgmma`, warpgroup MMAs
-       (m64nNk16) on operands stored to shared memory as no-swizzle K-major core matrices.
+       (m64nNk16) on operands in shared memory as no-swizzle core matrices (K-major, or N-major B);
+       an A operand whose registers already are in the fragment layout (a previous dot's
+       accumulator, as P in attention) is read from registers. A dot that stored nothing is left
+       in flight (`wgmma.wait_group N` where its result is first used).
+    7. with `wgmma`, loops stream their dot operands: a load whose block only feeds a dot operand
+       becomes cp.async copies into a ring of up to 3 shared-memory stages, one iteration ahead,
+       guarded by `full`/`empty` mbarriers; loop-invariant register operands (Q) are stored once
+       before the loop; with two warpgroups and `ping-pong`, they issue their MMAs in turn (named
+       barriers 1 and 2) unless the kernel says `tile.ping_pong = false`. See StreamedLoop.cpp.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];
