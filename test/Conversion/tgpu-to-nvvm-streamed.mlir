@@ -1,0 +1,133 @@
+// convert-tgpu-to-nvvm with wgmma: a loop whose load only feeds a dot operand streams it through
+// shared memory (StreamedLoop.cpp). Here B (64 x 64 bf16) streams through a ring of 3 stages filled by
+// cp.async one iteration ahead; A (Q-like, loaded before the loop) is stored to shared memory once,
+// before the loop; the dot reads both through descriptors, is left in flight until the accumulator is
+// yielded, and each warp then releases the stage. With two warpgroups (8 warps) they take turns
+// issuing their MMAs (named barriers 1 and 2).
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 ping-pong=0" --cse --canonicalize | FileCheck %s --check-prefix=NOPP
+
+// The ring (3 x 8 KiB) and its 6 mbarriers sit after A's 16 KiB: 16384 + 24576 + 48 bytes.
+// CHECK-LABEL: gpu.func @stream(
+// CHECK-SAME: tgpu.shared_bytes = 41008 : i32
+// A is stored once, then made visible to wgmma's async proxy.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// Per stage: `full` expects every thread (256), `empty` every warp (8).
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>, i32
+// CHECK: gpu.barrier
+// Prologue: iteration 0's copies, then this thread's arrival on stage 0's `full` once they land.
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// Warpgroup 1 gives warpgroup 0 the first turn.
+// CHECK: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: scf.for
+// Refill: wait until every warp released the stage (iteration i - 2), copy iteration i + 1.
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// This iteration's stage has landed.
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// The accumulator is yielded: wait for the group, then release the stage (lane 0 of each warp).
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: scf.yield
+// After the loop warpgroup 0 takes back the turn warpgroup 1 left open.
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+
+// NOPP-LABEL: gpu.func @stream(
+// NOPP-NOT: nvvm.barrier
+// NOPP: nvvm.wgmma.mma_async
+// NOPP-NOT: nvvm.barrier
+// NOPP: gpu.return
+func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// A kernel may opt out of the turns (generated attention kernels do at head dim 256).
+// CHECK-LABEL: gpu.func @no_turns(
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+func.func @no_turns(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// A loop body that needs CTA-wide barriers (a reduction across the warps) would deadlock against the
+// turns: the lowering drops them.
+// CHECK-LABEL: gpu.func @body_with_barrier(
+// CHECK-NOT: nvvm.barrier
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+func.func @body_with_barrier(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %vm = tile.make_view %c, [%c64], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %m = tile.reduce max %acc0 {axis = 0 : i32} : tensor<128x64xf32> -> tensor<64xf32>
+    tile.store %m, %vm[%c0] : tensor<64xf32>, !tile.view<f32, 1>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
