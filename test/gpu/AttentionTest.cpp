@@ -256,7 +256,9 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
               fromFlarec ? "" : " (FLARE_PTX_DIR unset: scripts/run-examples.sh sets it)");
 }
 
-/// flare::attention on q, k, v of the given shape; `layout` 0: [B, H, S, D] memory, 1: [B, S, H, D].
+/// flare::attention on q, k, v of the given shape; `layout` 0: [B, H, S, D] memory, 1: [B, S, H, D],
+/// 2: [B, H, S, D] with rows padded to D + 1 elements (no row is 16-byte aligned: the kernels' copies
+/// take their element-wise path).
 class AttentionApi : public GpuTest {
 protected:
   void run(const Shape &s, int d, AttentionOptions opt, bool withLse, int layout,
@@ -266,10 +268,13 @@ protected:
     auto strides = [&](int h, int seq) -> std::vector<int64_t> {
       if (layout == 0)
         return {int64_t(h) * seq * d, int64_t(seq) * d, d, 1};
+      if (layout == 2)
+        return {int64_t(h) * seq * (d + 1), int64_t(seq) * (d + 1), d + 1, 1};
       return {int64_t(seq) * h * d, d, int64_t(h) * d, 1};
     };
+    auto elements = [&](int h, int seq) { return size_t(strides(h, seq)[0]) * s.b; };
     auto toMemory = [&](const std::vector<uint16_t> &dense, int h, int seq) {
-      std::vector<uint16_t> mem(dense.size());
+      std::vector<uint16_t> mem(elements(h, seq), 0x7fc0); // padding: NaN, which must never be read
       auto st = strides(h, seq);
       for (int b = 0; b < s.b; ++b)
         for (int hh = 0; hh < h; ++hh)
@@ -281,7 +286,7 @@ protected:
     auto dq = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.q, s.hq, s.sq));
     auto dk = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.k, s.hkv, s.skv));
     auto dv = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.v, s.hkv, s.skv));
-    auto dout = poisoned(in.q.size() * 2);
+    auto dout = poisoned(elements(s.hq, s.sq) * 2);
     auto dlse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
     TensorView q{dq.ptr(), dtype, {s.b, s.hq, s.sq, d}, strides(s.hq, s.sq)};
     TensorView k{dk.ptr(), dtype, {s.b, s.hkv, s.skv, d}, strides(s.hkv, s.skv)};
@@ -303,7 +308,7 @@ protected:
     std::vector<float> lse;
     if (withLse)
       lse = dlse.toHost<float>(size_t(s.b) * s.hq * s.sq);
-    expectMatches(dout.toHost<uint16_t>(in.q.size()), strides(s.hq, s.sq), s, d, ref, withLse ? &lse : nullptr,
+    expectMatches(dout.toHost<uint16_t>(elements(s.hq, s.sq)), strides(s.hq, s.sq), s, d, ref, withLse ? &lse : nullptr,
                   dtype);
   }
 
@@ -367,6 +372,16 @@ TEST_F(AttentionApi, StridedLayoutsAndCustomModules) {
   std::printf("[ attention ] [B, S, H, D] memory layout, causal\n");
   run({2, 4, 2, 300, 333}, 128, causal, true, /*layout=*/1);
   ASSERT_FALSE(HasFatalFailure());
+
+  // Rows of D + 1 elements: K and V cannot be copied by cp.async (16-byte rows), so the streamed
+  // loop's element-wise path fills the ring; Q and O take the unaligned paths of their own.
+  for (int d : {64, 128}) {
+    std::printf("[ attention ] rows padded to D + 1 (unaligned), D = %d, plain and causal\n", d);
+    run({1, 2, 2, 200, 301}, d, {}, true, /*layout=*/2);
+    ASSERT_FALSE(HasFatalFailure());
+    run({1, 2, 1, 150, 150}, d, causal, false, /*layout=*/2);
+    ASSERT_FALSE(HasFatalFailure());
+  }
 
   AttentionOptions alibi;
   alibi.module = readExample("attention/alibi.mlir");
