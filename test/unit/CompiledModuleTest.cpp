@@ -159,6 +159,24 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   EXPECT_NE(base.fingerprint(), otherOpt.fingerprint()) << "optLevel change not reflected";
   EXPECT_NE(otherArch.fingerprint(), otherOpt.fingerprint());
   EXPECT_NE(base.fingerprint().find(base.arch), std::string::npos) << base.fingerprint();
+  // The attention tuning knobs change the generated kernel: each setting is its own cache entry.
+  std::vector<std::string> seen = {base.fingerprint()};
+  auto expectNew = [&](const CompileOptions &o, const char *what) {
+    for (const std::string &f : seen)
+      EXPECT_NE(o.fingerprint(), f) << what << " not reflected (or equal to another setting): " << o.fingerprint();
+    seen.push_back(o.fingerprint());
+  };
+  for (int v : {1, -1}) {
+    CompileOptions overlap = base;
+    overlap.attentionOverlap = v;
+    expectNew(overlap, "attentionOverlap");
+    CompileOptions pingPong = base;
+    pingPong.pingPong = v;
+    expectNew(pingPong, "pingPong");
+  }
+  CompileOptions tile = base;
+  tile.attentionBlockN = 128;
+  expectNew(tile, "attentionBlockN");
 }
 
 TEST(CompiledModuleTest, SupportedArchs) {
