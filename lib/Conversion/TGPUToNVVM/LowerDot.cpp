@@ -18,10 +18,8 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   Value aValue = op.getA(), bValue = op.getB();
   SmallVector<Value> c(regs[op.getC()]);
   Type i32Type = b.getI32Type();
-  auto halfPair = VectorType::get({2}, elem);
   // Two 16-bit values in one 32-bit register, the first in the low half.
   // (mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.)
-  (void)halfPair;
   auto pack = [&](Value lo, Value hi) -> Value {
     Value v = packHalves(lo, hi);
     return elem.isBF16() ? LLVM::BitcastOp::create(b, loc, i32Type, v).getResult() : v;
@@ -145,7 +143,6 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
              ", $" + std::to_string(a0 + 2) + ", $" + std::to_string(a0 + 3) + "}, $" + std::to_string(a0 + 4) +
              ", p, 1, 1, " + (bNMajor ? "1" : "0") + ";\n}";
   }
-  auto halfPair = VectorType::get({2}, elem);
   auto pack = [&](Value lo, Value hi) -> Value {
     return LLVM::BitcastOp::create(b, loc, b.getI32Type(), packHalves(lo, hi));
   };

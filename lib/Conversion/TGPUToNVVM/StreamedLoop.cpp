@@ -1,20 +1,26 @@
 //===- StreamedLoop.cpp - wgmma operands streamed into shared memory ahead of use ===//
 //
 // A loop on the wgmma path whose body loads blocks that only feed dot operands (K and V of an
-// attention loop) gets those loads replaced by asynchronous copies into a ring of kStreamStages
-// shared-memory stages, issued kStreamStages - 1 iterations ahead:
+// attention loop) gets those loads replaced by asynchronous copies into a ring of S shared-memory
+// stages (3 when they fit, else 2), each guarded by a `full` and an `empty` mbarrier:
 //
-//     prologue:  copy(iteration 0 .. S-2) -> stages 0 .. S-2
-//     body i:    cp.async.wait_group S-2; fence.proxy.async; bar.sync    (stage i % S has landed,
-//                                                                          everyone left iteration i-1)
-//                copy(iteration i + S - 1) -> stage (i - 1) % S          (freed by that barrier)
+//     prologue:  copy(iteration 0) -> stage 0; arrive on full[0] once the copies land
+//     body i:    if i + 1 < n: wait empty[(i+1) % S] for iteration i + 1 - S (when there was one),
+//                              copy(iteration i + 1) -> stage (i+1) % S, arrive on its full barrier
+//                wait full[i % S]; fence.proxy.async           (every thread's copies have landed)
 //                the body, its dots reading stage i % S through descriptors
-//     epilogue:  cp.async.wait_group 0; bar.sync
+//                wait for the dots; lane 0 of each warp arrives on empty[i % S]
+//
+// `full` expects every thread (cp.async.mbarrier.arrive.noinc: the arrival happens when the thread's
+// copies complete), `empty` every warp, so no CTA-wide barrier holds the warpgroups together inside
+// the loop: with three stages one may run a whole iteration ahead of the other. With two warpgroups
+// they also take turns issuing their MMAs (named barriers 1 and 2: one's softmax runs while the
+// other's MMAs use the tensor cores), unless the body needs CTA-wide barriers or the kernel opts out.
 //
 // The copies land in the core-matrix layout of the operand (the one storeWgmmaOperand writes), so
 // the streamed blocks never occupy registers and the dots need no stores, fences or barriers of
-// their own. The load offsets of iteration i + S - 1 are the body's own scalar arithmetic re-emitted
-// for that induction value (scalarAt), so loops that visit blocks in a computed order (the partial
+// their own. The load offsets of iteration i + 1 are the body's own scalar arithmetic re-emitted for
+// that induction value (scalarAt), so loops that visit blocks in a computed order (the partial
 // blocks of a masked attention loop) stream too.
 //
 // Loop-invariant register operands of the loop's wgmma dots (Q) are stored into shared memory once
