@@ -325,7 +325,7 @@ private:
   DenseMap<Value, SmemOperand> smemOperands;
   /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
   /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
-  /// `kStreamStages - 1` iterations ahead and never occupies registers.
+  /// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
   struct Stream {
     tile::LoadOp load;
     Value operand;       // the dot operand fed by the load
