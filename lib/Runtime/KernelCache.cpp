@@ -9,7 +9,7 @@
 //   metadata-bytes <N>                     size of the metadata JSON
 //   ptx-bytes <M>                          size of the PTX
 //   cubin-bytes <C>                        size of the device binary (0: none)
-//   payload-xxh3 <16 lowercase hex>        XXH3-64 of "<N> <M> <C>\n" and the N + M + C payload bytes
+//   payload-xxh3 <16 lowercase hex>        XXH3-64 of "<N> <M> <C> <XXH3-64 of the payload in hex>"
 //   <N bytes of metadata JSON><M bytes of PTX><C bytes of device binary>
 //
 // The checksum detects torn and damaged files (it is not a defence against tampering: the cache
@@ -48,17 +48,12 @@ constexpr llvm::StringLiteral kMagicLine = "FLARE-KERNEL-CACHE 2";
 constexpr llvm::StringLiteral kEntrySuffix = ".fkc";
 constexpr size_t kMaxKeyLength = 128;
 
-/// The entry checksum: the three sizes (so that moving the boundaries between the parts is caught
-/// too) and the payload.
+/// The entry checksum: XXH3 of the three sizes (so that moving the boundaries between the parts is
+/// caught too) followed by the payload's own XXH3, as 16 lowercase hex digits.
 std::string xxh3Hex(uint64_t metaBytes, uint64_t ptxBytes, uint64_t cubinBytes, llvm::StringRef payload) {
-  std::string data = std::to_string(metaBytes) + " " + std::to_string(ptxBytes) + " " +
-                     std::to_string(cubinBytes) + "\n";
-  data.append(payload.data(), payload.size());
-  uint64_t h = llvm::xxh3_64bits(data);
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4)
-    out[i] = "0123456789abcdef"[h & 15];
-  return out;
+  std::string summary = std::to_string(metaBytes) + " " + std::to_string(ptxBytes) + " " +
+                        std::to_string(cubinBytes) + " " + llvm::utohexstr(llvm::xxh3_64bits(payload));
+  return llvm::utohexstr(llvm::xxh3_64bits(summary), /*LowerCase=*/true, /*Width=*/16);
 }
 
 std::string sha256Hex(llvm::StringRef data) {
