@@ -100,7 +100,7 @@ private:
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
   Location loc = UnknownLoc::get(b.getContext());
 
-  Value laneId, warpId;                                   // i32
+  Value threadId, laneId, warpId;                         // i32
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;
@@ -169,6 +169,20 @@ private:
     if (!body->empty() && isa<scf::YieldOp>(body->back()))
       body->back().erase();
     b.setInsertionPointToEnd(body);
+  }
+
+  /// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (wgmma).
+  void fenceAsyncProxy() {
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+  /// `if (cond) { body }` with no results; returns the scf.if.
+  scf::IfOp ifThen(Value cond, const std::function<void()> &body) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+    return ifOp;
   }
 
   Value barrier() { return ++barriersEmitted, gpu::BarrierOp::create(b, loc), Value(); }

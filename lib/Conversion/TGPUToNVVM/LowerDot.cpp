@@ -298,8 +298,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     if (storeB)
       bNMajor = storeWgmmaOperand(bTile, /*isB=*/true, k, bBase);
     // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
     barrier();
   }
   SmallVector<Value> c(regs[op.getC()]);
@@ -312,12 +311,10 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   waitForDots(); // the wait below covers every group: bind the pending results first
   emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs);
   regs[op.getResult()] = c;
-  if (storeA || storeB) {
-    // Every warpgroup has read A and B once the barrier passes; the space may be reused.
-    barrier();
-    if (pendingLazy == 0)
-      lazyCursor = 0;
-  }
+  // Every warpgroup has read A and B once the barrier passes; the space may be reused.
+  barrier();
+  if (pendingLazy == 0)
+    lazyCursor = 0;
   return success();
 }
 
@@ -491,8 +488,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
       // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.
       NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
-      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                                 NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      fenceAsyncProxy();
       barrier();
       Value slotBase = arith::AddIOp::create(
           b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));

@@ -255,13 +255,12 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   // 8 rows x 64 bytes of global memory. In that layout chunk q is row q % 8 of core matrix q / 8;
   // core matrices run along K ((q / 8) % (K / 8)) and then along the other dimension (q / K).
   const int64_t numChunks = layout.numElements() / 8, numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
-  Value tid = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warpId, i32(kWarpSize)), laneId);
   struct Group {
     Value src, rowsOk, col, dst, exists;
   };
   SmallVector<Group> groups;
   for (int64_t first = 0; first < numChunks; first += numThreads) {
-    Value q = arith::AddIOp::create(b, loc, tid, i32(first));
+    Value q = arith::AddIOp::create(b, loc, threadId, i32(first));
     Value inCore = arith::AndIOp::create(b, loc, q, i32(7));
     Value kChunk = arith::RemUIOp::create(b, loc, arith::ShRUIOp::create(b, loc, q, i32(3)), i32(k / 8));
     Value other = arith::DivUIOp::create(b, loc, q, i32(k));
@@ -281,12 +280,10 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   }
   // Chunks past the tile (fewer chunks than threads) are not copied at all.
   auto guarded = [&](Value exists, const std::function<void()> &body) {
-    if (!exists)
-      return body();
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, exists, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
+    if (exists)
+      ifThen(exists, body);
+    else
+      body();
   };
   auto emitCopies = [&] {
     for (Group &g : groups) guarded(g.exists, [&] {

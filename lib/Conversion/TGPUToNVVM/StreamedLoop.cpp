@@ -153,8 +153,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
     }
   }
   if (stored) {
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
     barrier();
   }
   return registered;
@@ -186,22 +185,15 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
     return LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{off});
   };
-  auto ifThen = [&](Value cond, const std::function<void()> &body) {
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  };
   auto waitPhase = [&](Value barrier, Value use) { // the use-th completion of the barrier
     Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(stages)), i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   };
   const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
-  Value tid = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warpId, i32(kWarpSize)), laneId);
   // Fresh barriers for this loop: every thread's copies complete `full`, every warp's last read
   // of the stage completes `empty`.
   barrier(); // an earlier loop is done with the ring
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, i32(0)), [&] {
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
     for (int s = 0; s < stages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), i32(numThreads), Value());
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
@@ -237,11 +229,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   Operation *firstTurn = nullptr;
   if (pingPongEnabled && warpgroups == 2) {
     Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isSecond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128));
-    firstTurn = ifOp;
+    firstTurn = ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
   }
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
@@ -264,8 +252,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
     waitPhase(barrierAt(stage, false), i);
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
     Value current = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     for (Stream &s : streams) {
       smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK};
@@ -319,10 +306,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   } else {
     // The turn warpgroup 1 gave before the loop is still open: warpgroup 0 takes it back.
     Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isFirst, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value());
+    ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
   }
   for (Stream &s : streams)
     smemOperands.erase(s.operand);

@@ -70,9 +70,9 @@ LogicalResult KernelLowering::run() {
   b.setInsertionPointToStart(&entry);
   for (auto [src, dst] : llvm::zip(func.getArguments(), entry.getArguments()))
     scalars.map(src, dst);
-  Value tid = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  laneId = arith::AndIOp::create(b, loc, tid, i32(kWarpSize - 1));
-  warpId = arith::ShRUIOp::create(b, loc, tid, i32(5));
+  threadId = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
+  warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
   lazyBase = i32(0).getDefiningOp();
