@@ -49,8 +49,10 @@ void decompose(OnlineSoftmaxOp op) {
   if (auto mul = op.getScores().getDefiningOp<arith::MulFOp>())
     for (auto [value, other] : {std::pair{mul.getLhs(), mul.getRhs()}, {mul.getRhs(), mul.getLhs()}}) {
       SplatElementsAttr c;
-      if (!y && matchPattern(other, m_Constant(&c)) && !c.getSplatValue<APFloat>().isNegative() && !c.getSplatValue<APFloat>().isZero() &&
-          c.getSplatValue<APFloat>().isFinite()) {
+      if (y || !matchPattern(other, m_Constant(&c)))
+        continue;
+      APFloat v = c.getSplatValue<APFloat>();
+      if (v.isFinite() && !v.isNegative() && !v.isZero()) {
         y = value;
         scale = other;
       }
