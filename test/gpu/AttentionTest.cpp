@@ -286,6 +286,42 @@ TEST_F(Attention, UnalignedRowsMatchTheFloat64Reference) {
     }
 }
 
+// The mma.sync path (sm_80 PTX, which a Hopper GPU runs too): the generated kernels without wgmma,
+// streamed copies or overlap, for the masks whose code differs (none, causal blocks, a per-row aux
+// tensor, a per-element aux tensor).
+TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
+  for (const Example &ex : kExamples) {
+    const std::string file = ex.file;
+    if (file != "plain" && file != "causal" && file != "alibi" && file != "document")
+      continue;
+    for (int d : {64, 128}) {
+      std::string ir = withHeadDim(readExample("attention/" + file + ".mlir"), d);
+      SCOPED_TRACE(file + ", D = " + std::to_string(d) + ", sm_80");
+      std::printf("[ example ] %s, D = %d, compiled for sm_80\n", ex.file, d);
+      CompileOptions options;
+      options.arch = "sm_80";
+      rt::Kernel kernel = cache->getOrCompile(ir, options, ex.file)->kernel(ex.kernel);
+      for (const Shape &s : {Shape{1, 2, 1, 17, 1000}, Shape{2, 2, 2, 333, 130}}) {
+        SCOPED_TRACE(describe(s));
+        std::vector<std::vector<double>> aux;
+        std::vector<DType> auxTypes;
+        if (file == "alibi") {
+          auto slopes = alibiSlopes(s.hq);
+          aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
+          auxTypes.push_back(DType::F32);
+        } else if (file == "document") {
+          auto ids = documentIds(std::max(s.sq, s.skv), rng);
+          aux.push_back(std::vector<double>(ids.begin(), ids.end()));
+          auxTypes.push_back(DType::I32);
+        }
+        runExample(ir, kernel, s, d, ex.lse, aux, auxTypes);
+        if (HasFatalFailure())
+          return;
+      }
+    }
+  }
+}
+
 /// flare::attention on q, k, v of the given shape; `layout` 0: [B, H, S, D] memory, 1: [B, S, H, D].
 class AttentionApi : public GpuTest {
 protected:

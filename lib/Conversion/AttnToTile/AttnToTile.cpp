@@ -43,13 +43,14 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // stream through shared memory, so their registers are free for the wider score tile), 64 for head
   // dims 64 and 256. The softmax of block j overlaps the P V product of block j - 1 on wgmma targets;
   // the two warpgroups take turns issuing their MMAs (ping-pong) except at head dim 256, whose
-  // 128-register accumulator leaves no room for the turn's wait. A mask evaluated per element
+  // 128-register accumulator leaves no room for the turn's wait. Without wgmma (mma.sync) K and V go
+  // through registers, so head dim 128 keeps 64 keys per step there. A mask evaluated per element
   // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills.
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
   config.overlap = wgmma;
-  if (headDim > 64 && headDim <= 128)
+  if (wgmma && headDim > 64 && headDim <= 128)
     config.blockN = 128;
   if (headDim > 128)
     config.pingPong = false;
