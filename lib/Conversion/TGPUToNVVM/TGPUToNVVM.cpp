@@ -486,6 +486,17 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
 /// Emits one scalar instance of an elementwise op. Transcendentals use the approximate NVVM
 /// instructions (what the fast path of every attention kernel uses); 16-bit inputs compute in f32.
 FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, Type resultType) {
+  // Float division as Triton's `/`: div.full.f32 (2 ulp), never IEEE div.rn / rcp.rn. Those expand
+  // to a subroutine call in the driver's relocatable (cuLink) compilation, and one call anywhere in a
+  // kernel makes ptxas serialize every wgmma of it (warning C7509).
+  if (isa<arith::DivFOp>(op) && resultType.getIntOrFloatBitWidth() <= 32) {
+    Type f32 = b.getF32Type();
+    SmallVector<Value> args;
+    for (Value v : operands)
+      args.push_back(v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v).getResult());
+    Value q = LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr("llvm.nvvm.div.full"), args).getResult(0);
+    return resultType == f32 ? q : arith::TruncFOp::create(b, loc, resultType, q).getResult();
+  }
   if (!isa<math::MathDialect>(op->getDialect())) {
     OperationState state(op->getLoc(), op->getName());
     state.addOperands(operands);
@@ -525,7 +536,7 @@ FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, 
   else if (isa<math::RsqrtOp>(op))
     y = intrinsic("llvm.nvvm.rsqrt.approx.f", x);
   else if (isa<math::SqrtOp>(op))
-    y = intrinsic("llvm.nvvm.sqrt.rn.f", x); // IEEE sqrt, round to nearest
+    y = intrinsic("llvm.nvvm.sqrt.approx.f", x); // as Triton's sqrt; sqrt.rn would serialize wgmma (above)
   else if (isa<math::AbsFOp>(op))
     y = intrinsic("llvm.fabs.f32", x);
   else if (isa<math::TanhOp>(op))
