@@ -30,6 +30,9 @@ def Tile_Dialect : Dialect {
     /// Bool attribute on a tile kernel: false keeps the lowering from letting two warpgroups take
     /// turns issuing the MMAs of a streamed loop (ping-pong; on by default).
     static constexpr ::llvm::StringLiteral kPingPongAttrName = "tile.ping_pong";
+    /// Integer attribute on a tile kernel: CTAs that must fit on one SM at once (1 to 8; PTX
+    /// `.minnctapersm`), which bounds the registers ptxas may give each thread.
+    static constexpr ::llvm::StringLiteral kMinBlocksPerSMAttrName = "tile.min_blocks_per_sm";
   }];
 }
 

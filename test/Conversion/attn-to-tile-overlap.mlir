@@ -10,6 +10,7 @@
 // Off by option: no carried P.
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="ping-pong=1" --canonicalize --cse | FileCheck %s --check-prefix=PP
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile | FileCheck %s --check-prefix=CFG
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -89,4 +90,20 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
   %o = attn.attention %q, %k, %v : tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>
       -> tensor<?x?x?x256xbf16>
   return %o : tensor<?x?x?x256xbf16>
+}
+
+// -----
+
+// Head dim 64 (configured): two CTAs per SM must fit (tile.min_blocks_per_sm = 2: 128 registers a
+// thread); a hand-given tile configuration (block-n=64 above) leaves the registers to ptxas.
+// CFG-LABEL: func.func @d64(
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32}
+// CHECK-LABEL: func.func @d64(
+// CHECK-NOT: tile.min_blocks_per_sm
+// CHECK: return
+func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
+      -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
 }

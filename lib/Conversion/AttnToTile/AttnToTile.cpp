@@ -54,6 +54,10 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.blockN = 128;
   if (headDim > 128)
     config.pingPong = false;
+  // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
+  // mode, which the driver's JIT uses, would take 139 and leave one.
+  if (wgmma && headDim <= 64)
+    config.minBlocksPerSM = 2;
   if (maskClass == "generic")
     config.blockN = 32;
   return config;
@@ -539,6 +543,8 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
   if (!config.pingPong)
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
+  if (config.minBlocksPerSM > 0)
+    kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.minBlocksPerSM));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -705,6 +711,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       MaskInfo mask = analyzeMask(op);
       AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
                                                      mask.maskClass);
+      // A tile configuration given by hand keeps ptxas's register choice.
+      if (blockM > 0 || blockN > 0 || numWarps > 0)
+        config.minBlocksPerSM = 0;
       if (blockM > 0)
         config.blockM = blockM;
       if (blockN > 0)

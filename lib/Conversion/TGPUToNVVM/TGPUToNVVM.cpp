@@ -61,6 +61,8 @@ LogicalResult KernelLowering::run() {
   gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
+  if (auto minBlocks = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName))
+    gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(minBlocks.getInt()));
   // Facts for launchers (flare.* attributes, e.g. a generated attention kernel's block size).
   for (NamedAttribute attr : func->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("flare."))

@@ -443,6 +443,13 @@ func.func @warps_32() attributes {tile.kernel, tile.num_warps = 32 : i32} {
 
 // -----
 
+// expected-error @+1 {{'tile.min_blocks_per_sm' must be an integer from 1 to 8}}
+func.func @min_blocks_9() attributes {tile.kernel, tile.min_blocks_per_sm = 9 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.ping_pong' must be a bool}}
 func.func @ping_pong_int() attributes {tile.kernel, tile.ping_pong = 1 : i32} {
   return

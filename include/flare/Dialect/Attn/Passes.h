@@ -36,6 +36,8 @@ struct AttentionConfig {
   /// The two warpgroups issue their MMAs in turn (the lowering's ping-pong); recorded on the kernel
   /// as `tile.ping_pong = false` when off.
   bool pingPong = true;
+  /// CTAs per SM the kernel's registers must allow (`tile.min_blocks_per_sm`); 0 leaves it to ptxas.
+  int minBlocksPerSM = 0;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn

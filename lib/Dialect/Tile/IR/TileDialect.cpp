@@ -67,6 +67,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kPingPongAttrName << "' must be a bool";
     return success();
   }
+  if (attr.getName() == kMinBlocksPerSMAttrName) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1 || n.getInt() > 8)
+      return op->emitError() << "'" << kMinBlocksPerSMAttrName << "' must be an integer from 1 to 8";
+    return success();
+  }
   return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 
