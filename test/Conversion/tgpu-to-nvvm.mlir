@@ -14,8 +14,8 @@
 // The tile function is gone (the gpu.module is appended after whatever else the module holds).
 // CHECK-NOT: func.func
 // CHECK: gpu.module @flare_kernels {
-// The one dynamic shared-memory buffer of the module: `.extern .shared .align 16 .b8 __flare_smem[]`.
-// CHECK-NEXT: llvm.mlir.global external @__flare_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// The one dynamic shared-memory buffer of the module: `.extern .shared .align 1024 .b8 __flare_smem[]`.
+// CHECK-NEXT: llvm.mlir.global external @__flare_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // Kernel ABI: !tile.ptr<f32> -> !llvm.ptr<1> (global), i32 stays; 1 warp -> 32 threads.
 // CHECK-NEXT: gpu.func @exp_kernel(%[[X:.*]]: !llvm.ptr<1>, %[[Z:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32) kernel
 // The block size is only recorded as known_block_size; the later convert-gpu-to-nvvm derives the one

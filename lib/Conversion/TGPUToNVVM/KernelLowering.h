@@ -256,11 +256,12 @@ private:
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
   void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
+                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {}, bool bSwizzled = false);
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
   /// With `aRegs` (the A tile's registers in wgmma's fragment order), A is read from registers.
+  /// With `bSwizzled`, B is in the 128-byte swizzled layout (see copyTileAsync), else core matrices.
   Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc,
-                       ArrayRef<Value> aRegs = {});
+                       ArrayRef<Value> aRegs = {}, bool bSwizzled = false);
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);
@@ -323,8 +324,12 @@ private:
   /// is given and false at run time, element loads and one 16-byte shared store per group instead.
   /// The caller commits the group.
   /// With `mbarrier`, the thread arrives on it once its copies have landed.
+  /// With `swizzled`, the block lands in the 128-byte swizzled layout instead (flare::swizzledOffset:
+  /// panels of 64 columns, rows of 128 bytes, chunk c of row r at c ^ (r % 8); what a TMA box with
+  /// 128-byte swizzle writes), for either major-ness, and the chunks go to threads in row order: a
+  /// warp reads whole 128-byte lines of global memory and still writes all 32 banks.
   void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
-                     Value aligned = Value(), Value mbarrier = Value());
+                     Value aligned = Value(), Value mbarrier = Value(), bool swizzled = false);
   /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
@@ -335,6 +340,7 @@ private:
   struct SmemOperand {
     Value base;
     bool nMajor = false;
+    bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
   };
   DenseMap<Value, SmemOperand> smemOperands;
   /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
@@ -347,6 +353,7 @@ private:
     int64_t k;           // the dot's K
     int64_t bytes;       // one stage of this operand
     int64_t offset = 0;  // its byte offset inside a stage
+    bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
   };
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams);

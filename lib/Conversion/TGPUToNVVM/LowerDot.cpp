@@ -100,21 +100,42 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
 /// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
 Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc, ArrayRef<Value> aRegs) {
+                                     Type elem, Value acc, ArrayRef<Value> aRegs, bool bSwizzled) {
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
-  // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, no swizzle) once,
-  // the start address (>> 4, 14 bits) per operand and K step.
+  // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, swizzle mode) once,
+  // the start address (>> 4, 14 bits) per operand and K step. Core matrices: LBO between core
+  // matrices along K, SBO between 8-row groups.
   WgmmaDescriptor fixed;
   fixed.leadingByteOffset = static_cast<uint32_t>(lbo);
   fixed.strideByteOffset = static_cast<uint32_t>(sbo);
-  const int64_t fixedBits = static_cast<int64_t>(fixed.encode());
+  // 128-byte swizzled B (flare::swizzledOffset: panels of 64 columns, one 128-byte row per K or N
+  // index, 8-row atoms of 1024 bytes): SBO steps from one 8-row atom to the next. K-major (rows are
+  // N): a 16-deep K step is 32 bytes further along the row, or the next panel (n rows further); LBO
+  // is unused. N-major (rows are K): a K step is 16 rows further, and LBO steps from one 64-wide
+  // panel of N to the next (k rows of 128 bytes).
+  constexpr int64_t kSwizzleRow = 128, kSwizzleAtom = 8 * kSwizzleRow, kPanel = 64;
+  WgmmaDescriptor fixedB = fixed;
+  if (bSwizzled) {
+    fixedB.swizzle = SmemSwizzle::B128;
+    fixedB.strideByteOffset = kSwizzleAtom;
+    fixedB.leadingByteOffset = bNMajor ? static_cast<uint32_t>(k * kSwizzleRow) : 16;
+  }
+  auto bStepOffset = [&](int64_t kk) -> int64_t {
+    if (!bSwizzled)
+      return kk * 2 * lbo; // two core matrices along K
+    if (bNMajor)
+      return kk * 16 * kSwizzleRow;
+    const int64_t col = kk * 16;
+    return (col / kPanel) * n * kSwizzleRow + (col % kPanel) * 2;
+  };
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
-  auto descriptor = [&](Value byteOffset) -> Value {
+  auto descriptorWith = [&](Value byteOffset, const WgmmaDescriptor &fields) -> Value {
     Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
     Value start = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, addr, i32(4)), i32(0x3FFF));
     Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
-    return arith::OrIOp::create(b, loc, d, i64(fixedBits));
+    return arith::OrIOp::create(b, loc, d, i64(static_cast<int64_t>(fields.encode())));
   };
+  auto descriptor = [&](Value byteOffset) { return descriptorWith(byteOffset, fixed); };
   Value aGroup;
   if (aRegs.empty()) {
     // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
@@ -153,8 +174,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
-    // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
-    Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i32(kk * 2 * lbo)));
+    Value descB = descriptorWith(arith::AddIOp::create(b, loc, bBase, i32(bStepOffset(kk))), fixedB);
     if (!aRegs.empty()) {
       SmallVector<Value> operands;
       for (int64_t i = 0; i < accRegs; ++i)
@@ -168,6 +188,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
                 .getResult(0);
       continue;
     }
+    // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
     Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
@@ -196,8 +217,8 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
 }
 
 void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                               SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
-  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs);
+                               SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs, bool bSwizzled) {
+  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs, bSwizzled);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
 }
@@ -304,12 +325,12 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   SmallVector<Value> c(regs[op.getC()]);
   if (!storeA && !storeB) {
     // Nothing to release afterwards: leave the MMAs in flight until the result is used.
-    Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs);
+    Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs, bSmem.swizzled);
     pendingDots.push_back({op.getResult(), acc});
     return success();
   }
   waitForDots(); // the wait below covers every group: bind the pending results first
-  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs);
+  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs, !storeB && bSmem.swizzled);
   regs[op.getResult()] = c;
   // Every warpgroup has read A and B once the barrier passes; the space may be reused.
   barrier();

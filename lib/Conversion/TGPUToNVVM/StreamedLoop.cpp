@@ -106,6 +106,8 @@ SmallVector<KernelLowering::Stream> KernelLowering::matchStreamedLoop(scf::ForOp
     s.innerIsK = !isB || transposed;
     s.k = dot.getA().getType().getDimSize(1);
     s.bytes = type.getNumElements() * 2;
+    // B operands whose rows are whole 128-byte panels take the swizzled layout.
+    s.swizzled = isB && type.getDimSize(1) % 64 == 0 && type.getDimSize(0) % 8 == 0;
     streams.push_back(s);
   }
   return streams;
@@ -160,7 +162,10 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
 }
 
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams) {
-  constexpr int64_t kAlign = 128, kBarrierBytes = 8;
+  // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
+  // swizzles address bits 4-6 with bits 7-9.
+  const bool anySwizzled = llvm::any_of(streams, [](const Stream &s) { return s.swizzled; });
+  const int64_t kAlign = anySwizzled ? 1024 : 128, kBarrierBytes = 8;
   int64_t stageBytes = 0;
   for (Stream &s : streams) {
     s.offset = stageBytes;
@@ -218,7 +223,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       for (Value o : s.load.getOffsets())
         offsets.push_back(scalarAt(o, op, iv, memo));
       copyTileAsync(s.load, offsets, valid, arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k,
-                    aligned, idx + 1 == streams.size() ? full : Value());
+                    aligned, idx + 1 == streams.size() ? full : Value(), s.swizzled);
     }
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0)); });
@@ -255,7 +260,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     fenceAsyncProxy();
     Value current = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     for (Stream &s : streams) {
-      smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK};
+      smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK,
+                                 s.swizzled};
       streamedOps.insert(s.load);
       for (Operation *user = *s.load->getUsers().begin(); !isa<tile::DotOp>(user);
            user = *user->getUsers().begin())

@@ -85,13 +85,14 @@ LogicalResult KernelLowering::run() {
     return failure();
   // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
   // once per kernel or loop), the rings of streamed loops.
-  constexpr int64_t kAlign = 16, kRingAlign = 128;
+  // The ring's stages hold 128-byte swizzled panels: 1024-byte aligned (so is the buffer itself).
+  constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024;
   int64_t scratch = (sharedBytes + kAlign - 1) / kAlign * kAlign;
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
   auto alignUp = [](int64_t v, int64_t a) { return (v + a - 1) / a * a; };
   int64_t persistentStart = alignUp(scratch + lazyBytes, persistentBytes ? kRingAlign : kAlign);
   persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
-  int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kRingAlign : 1);
+  int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kSwizzledRingAlign : 1);
   ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
   sharedBytes = ringStart + ringBytes;
   if (sharedBytes > maxSharedBytes) {
@@ -578,7 +579,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
     b.setInsertionPointToStart(module.getBody());
     // One dynamic shared-memory buffer for the whole module: `.extern .shared .align 16 .b8 __flare_smem[]`.
     LLVM::GlobalOp::create(b, top.getLoc(), LLVM::LLVMArrayType::get(b.getI8Type(), 0), /*isConstant=*/false,
-                           LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/16,
+                           LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/1024,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
       auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
