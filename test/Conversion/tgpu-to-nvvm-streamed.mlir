@@ -7,9 +7,15 @@
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1" --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 ping-pong=0" --cse --canonicalize | FileCheck %s --check-prefix=NOPP
 
-// The ring (3 x 8 KiB) and its 6 mbarriers sit after A's 16 KiB: 16384 + 24576 + 48 bytes.
+// The ring (3 x 8 KiB, 1024-byte aligned) and its 6 mbarriers sit after A's 16 KiB: 16384 + 24576 + 48.
+// B (rows of 64 elements, 128 bytes) lands in the 128-byte swizzled layout: its descriptors carry
+// swizzle mode 1 (bit 62), SBO 1024 (one 8-row atom) and, N-major, LBO 64 * 128 (one 64-wide panel of
+// N further): 2^62 + (1024 >> 4) << 32 + (8192 >> 4) << 16 = 4611686293338849280. A (stored by the
+// kernel, core matrices) keeps no swizzle, LBO 128 and SBO 64 * 16: 274878431232.
 // CHECK-LABEL: gpu.func @stream(
 // CHECK-SAME: tgpu.shared_bytes = 41008 : i32
+// CHECK-DAG: %[[DESCA:.*]] = arith.constant 274878431232 : i64
+// CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293338849280 : i64
 // A is stored once, then made visible to wgmma's async proxy.
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: gpu.barrier
@@ -33,7 +39,10 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: arith.ori %{{.*}}, %[[DESCB]] : i64
+// CHECK: arith.ori %{{.*}}, %[[DESCA]] : i64
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-COUNT-3: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
 // The accumulator is yielded: wait for the group, then release the stage (lane 0 of each warp).

@@ -1,8 +1,9 @@
 //===- matmul_bench.cpp - Time the tile matmul example ---------------------===//
 //
-//   flare-bench-matmul <examples dir> [--block M N] [size...]
+//   flare-bench-matmul <examples dir> [--block M N] [--bk K] [size...]
 //
-// Times examples/tile/matmul_hopper.mlir (256x128 tiles; --block gives the tile of another version)
+// Times examples/tile/matmul_hopper.mlir (256x128 tiles; --block gives the tile of another version;
+// --bk rewrites its K step, 32, e.g. to 64, whose rows of 128 bytes the compiler swizzles)
 //
 // For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
 // bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
@@ -17,6 +18,21 @@
 #include <random>
 #include <sstream>
 
+namespace {
+/// The example with K steps of `bk` instead of 32 (its K-step constant and A, B tile types).
+std::string withBlockK(std::string text, int bk) {
+  auto replaceAll = [&](const std::string &from, const std::string &to) {
+    for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
+      text.replace(pos, from.size(), to);
+  };
+  const std::string k = std::to_string(bk);
+  replaceAll("%bk = arith.constant 32 : i32", "%bk = arith.constant " + k + " : i32");
+  replaceAll("tensor<256x32xbf16>", "tensor<256x" + k + "xbf16>");
+  replaceAll("tensor<32x128xbf16>", "tensor<" + k + "x128xbf16>");
+  return text;
+}
+} // namespace
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s <examples dir> [size...]\n", argv[0]);
@@ -24,7 +40,12 @@ int main(int argc, char **argv) {
   }
   std::vector<int> sizes;
   unsigned blockM = 256, blockN = 128; // the CTA tile of examples/tile/matmul_hopper.mlir
+  int blockK = 32;                      // its K step; --bk 64 rewrites it (128-byte swizzled operands)
   for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--bk" && i + 1 < argc) {
+      blockK = std::atoi(argv[++i]);
+      continue;
+    }
     if (std::string(argv[i]) == "--block" && i + 2 < argc) {
       blockM = static_cast<unsigned>(std::atoi(argv[i + 1]));
       blockN = static_cast<unsigned>(std::atoi(argv[i + 2]));
@@ -39,9 +60,12 @@ int main(int argc, char **argv) {
     std::ifstream file(std::string(argv[1]) + "/tile/matmul_hopper.mlir");
     std::stringstream src;
     src << file.rdbuf();
+    std::string text = src.str();
+    if (blockK != 32)
+      text = withBlockK(text, blockK);
     flare::rt::Context ctx(0);
     flare::rt::KernelCache cache(ctx);
-    flare::rt::Kernel kernel = cache.getOrCompile(src.str(), {ctx.arch()}, "matmul_hopper.mlir")->kernel("matmul_bf16");
+    flare::rt::Kernel kernel = cache.getOrCompile(text, {ctx.arch()}, "matmul_hopper.mlir")->kernel("matmul_bf16");
     std::mt19937 rng(1);
     std::uniform_int_distribution<int> bits(0x3C00, 0x3F80); // bf16 values in [2^-7, 1)
     for (int n : sizes) {
@@ -69,7 +93,8 @@ int main(int argc, char **argv) {
       std::sort(ms.begin(), ms.end());
       double median = ms[ms.size() / 2];
       double tflops = 2.0 * n * n * static_cast<double>(n) / (median * 1e-3) / 1e12;
-      std::printf("flare_tile_matmul,%d,%.3f,%.1f\n", n, median, tflops);
+      std::printf("flare_tile_matmul%s,%d,%.3f,%.1f\n", blockK == 32 ? "" : ("_bk" + std::to_string(blockK)).c_str(), n,
+                  median, tflops);
     }
   } catch (const flare::Error &e) {
     std::fprintf(stderr, "flare-bench-matmul: %s\n", e.what());

@@ -211,6 +211,7 @@ private:
   DenseMap<Value, LazyTile> lazyTiles;
   Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
   int64_t lazyCursor = 0, lazyBytes = 0;
+  bool lazySwizzled = false; // the lazy area holds swizzled panels: it starts 1024-byte aligned
   Location lazyUser = UnknownLoc::get(b.getContext()); // the dot whose operands needed the most
   void growLazy() {
     if (lazyCursor > lazyBytes) {
@@ -260,8 +261,9 @@ private:
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
   /// With `aRegs` (the A tile's registers in wgmma's fragment order), A is read from registers.
   /// With `bSwizzled`, B is in the 128-byte swizzled layout (see copyTileAsync), else core matrices.
+  /// `aSwizzled` likewise for A (K-major).
   Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc,
-                       ArrayRef<Value> aRegs = {}, bool bSwizzled = false);
+                       ArrayRef<Value> aRegs = {}, bool bSwizzled = false, bool aSwizzled = false);
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);

@@ -100,7 +100,7 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
 /// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
 Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc, ArrayRef<Value> aRegs, bool bSwizzled) {
+                                     Type elem, Value acc, ArrayRef<Value> aRegs, bool bSwizzled, bool aSwizzled) {
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, swizzle mode) once,
   // the start address (>> 4, 14 bits) per operand and K step. Core matrices: LBO between core
@@ -128,6 +128,19 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
     const int64_t col = kk * 16;
     return (col / kPanel) * n * kSwizzleRow + (col % kPanel) * 2;
   };
+  // A swizzled (K-major, m rows per panel): as a K-major B, its warpgroup's 64 rows 64 rows down.
+  WgmmaDescriptor fixedA = fixed;
+  if (aSwizzled) {
+    fixedA.swizzle = SmemSwizzle::B128;
+    fixedA.strideByteOffset = kSwizzleAtom;
+    fixedA.leadingByteOffset = 16;
+  }
+  auto aStepOffset = [&](int64_t kk) -> int64_t {
+    if (!aSwizzled)
+      return kk * 2 * lbo;
+    const int64_t col = kk * 16;
+    return (col / kPanel) * m * kSwizzleRow + (col % kPanel) * 2;
+  };
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
   auto descriptorWith = [&](Value byteOffset, const WgmmaDescriptor &fields) -> Value {
     Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
@@ -135,12 +148,12 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
     Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
     return arith::OrIOp::create(b, loc, d, i64(static_cast<int64_t>(fields.encode())));
   };
-  auto descriptor = [&](Value byteOffset) { return descriptorWith(byteOffset, fixed); };
   Value aGroup;
   if (aRegs.empty()) {
     // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
     Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
-    aGroup = arith::AddIOp::create(b, loc, aBase, arith::MulIOp::create(b, loc, group, i32(8 * sbo)));
+    aGroup = arith::AddIOp::create(b, loc, aBase,
+                                   arith::MulIOp::create(b, loc, group, i32(aSwizzled ? 64 * kSwizzleRow : 8 * sbo)));
   }
   Type accType = acc.getType();
   auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
@@ -189,7 +202,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
       continue;
     }
     // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
-    Value descA = descriptor(arith::AddIOp::create(b, loc, aGroup, i32(kk * 2 * lbo)));
+    Value descA = descriptorWith(arith::AddIOp::create(b, loc, aGroup, i32(aStepOffset(kk))), fixedA);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
         NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
@@ -445,7 +458,12 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   auto aType = dot.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
   Type elem = aType.getElementType();
-  const int64_t aBytes = m * k * 2, stageBytes = (aBytes + k * n * 2 + 127) / 128 * 128;
+  // Both operands in 128-byte swizzled panels when their rows are whole panels (A: K a multiple of
+  // 64, B: N): the copies then read whole lines of global memory (see copyTileAsync).
+  const bool swizzled = k % 64 == 0 && n % 64 == 0;
+  const int64_t align = swizzled ? 1024 : 128;
+  const int64_t aBytes = (m * k * 2 + align - 1) / align * align,
+                stageBytes = (aBytes + k * n * 2 + align - 1) / align * align;
   const int stages = kPipelineStages;
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
@@ -471,7 +489,8 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
     b.setInsertionPointToStart(ifOp.thenBlock());
 
     // The ring: `stages` slots of A (K-major) then B (N-major), above the other ops' scratch.
-    int64_t ringOffset = (lazyCursor + 127) / 128 * 128;
+    int64_t ringOffset = (lazyCursor + align - 1) / align * align;
+    lazySwizzled |= swizzled;
     lazyCursor = ringOffset + stages * stageBytes;
     {
       Location saved = loc;
@@ -489,7 +508,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
         for (Value o : load.getOffsets())
           offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
         Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
-        copyTileAsync(load, offsets, valid, operandBase, /*innerIsK=*/which == 0, k);
+        copyTileAsync(load, offsets, valid, operandBase, /*innerIsK=*/which == 0, k, Value(), Value(), swizzled);
       }
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     };
@@ -514,7 +533,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       Value slotBase = arith::AddIOp::create(
           b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
       Value acc = emitWgmmaAsync(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m,
-                                 n, k, elem, loop.getRegionIterArgs()[0]);
+                                 n, k, elem, loop.getRegionIterArgs()[0], {}, swizzled, swizzled);
       // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
       // iteration i + stages - 1.
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
