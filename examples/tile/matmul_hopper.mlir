@@ -3,12 +3,13 @@
 // dimensions lda and ldb), C in bf16. Each program instance (16 warps: four warpgroups of 64 rows, one
 // wgmma m64n128k16 each per K step of 16) computes one 256x128 block of C, walking K 32 at a time;
 // the K loop is pipelined through a cp.async ring by the compiler. Launch with
-// grid = (ceil(M / 256), ceil(N / 128)). A 256-row tile halves the bytes each FLOP pulls through L2
+// grid = (ceil(M / 256), ceil(N / 128)) (the kernel's flare.block_m / block_n, launch hints). A 256-row tile halves the bytes each FLOP pulls through L2
 // compared with examples/tile/matmul.mlir's 128x128, and L2 bandwidth is what bounds these kernels
 // (bench/NOTES.md). At 16 warps a thread has 128 registers, which the sm_80 mma.sync path exceeds,
 // hence sm_90a only.
 func.func @matmul_bf16(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %m: i32, %n: i32, %k: i32,
-                       %lda: i32, %ldb: i32, %ldc: i32) attributes {tile.kernel, tile.num_warps = 16 : i32} {
+                       %lda: i32, %ldb: i32, %ldc: i32) attributes {tile.kernel, tile.num_warps = 16 : i32,
+                                                   flare.block_m = 256 : i32, flare.block_n = 128 : i32} {
   %pid_m = tile.program_id x
   %pid_n = tile.program_id y
   %c0 = arith.constant 0 : i32

@@ -102,7 +102,10 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
       auto dc = poisoned(static_cast<size_t>(s.m) * ldc * elemBytes);
       flare::rt::KernelArgs args;
       args.addPointer(da).addPointer(db).addPointer(dc).addI32(s.m).addI32(s.n).addI32(s.k).addI32(lda).addI32(ldb).addI32(ldc);
-      kern.launch({ceilDiv(s.m, variant.blockM), ceilDiv(s.n, 128)}, args);
+      // The CTA tile: the kernel's launch hints (flare.block_m / block_n) where it gives them.
+      const int blockM = static_cast<int>(kern.info().hint("block_m", variant.blockM));
+      const int blockN = static_cast<int>(kern.info().hint("block_n", 128));
+      kern.launch({ceilDiv(s.m, blockM), ceilDiv(s.n, blockN)}, args);
       std::vector<float> c(static_cast<size_t>(s.m) * ldc);
       std::vector<bool> poison(c.size());
       if (bf16Out) {

@@ -1,9 +1,10 @@
 //===- matmul_bench.cpp - Time the tile matmul example ---------------------===//
 //
-//   flare-bench-matmul <examples dir> [--block M N] [--bk K] [size...]
+//   flare-bench-matmul <examples dir> [--block M N] [--bk K] [--file F] [size...]
 //
 // Times examples/tile/matmul_hopper.mlir (256x128 tiles; --block gives the tile of another version;
-// --bk rewrites its K step, 32, e.g. to 64, whose rows of 128 bytes the compiler swizzles)
+// --bk rewrites its K step, 32, e.g. to 64, whose rows of 128 bytes the compiler swizzles; --file
+// times another file with the same kernel, matmul_bf16, and arguments)
 //
 // For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
 // bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
@@ -41,7 +42,12 @@ int main(int argc, char **argv) {
   std::vector<int> sizes;
   unsigned blockM = 256, blockN = 128; // the CTA tile of examples/tile/matmul_hopper.mlir
   int blockK = 32;                      // its K step; --bk 64 rewrites it (128-byte swizzled operands)
+  std::string path = std::string(argv[1]) + "/tile/matmul_hopper.mlir";
   for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--file" && i + 1 < argc) {
+      path = argv[++i];
+      continue;
+    }
     if (std::string(argv[i]) == "--bk" && i + 1 < argc) {
       blockK = std::atoi(argv[++i]);
       continue;
@@ -57,10 +63,17 @@ int main(int argc, char **argv) {
   if (sizes.empty())
     sizes = {4096, 8192};
   try {
-    std::ifstream file(std::string(argv[1]) + "/tile/matmul_hopper.mlir");
+    std::ifstream file(path);
+    if (!file)
+      throw flare::Error("cannot read " + path);
     std::stringstream src;
     src << file.rdbuf();
     std::string text = src.str();
+    std::string label = "flare_tile_matmul";
+    if (path != std::string(argv[1]) + "/tile/matmul_hopper.mlir")
+      label += "_" + path.substr(path.find_last_of('/') + 1);
+    if (blockK != 32)
+      label += "_bk" + std::to_string(blockK);
     if (blockK != 32)
       text = withBlockK(text, blockK);
     flare::rt::Context ctx(0);
@@ -77,7 +90,10 @@ int main(int argc, char **argv) {
       flare::rt::DeviceBuffer c(ctx, host.size() * 2);
       flare::rt::KernelArgs args;
       args.addPointer(a).addPointer(b).addPointer(c).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n);
-      flare::rt::Grid grid{(n + blockM - 1) / blockM, (n + blockN - 1) / blockN, 1};
+      // The kernel's launch hints (flare.block_m / block_n) give its CTA tile, else --block.
+      const unsigned bm = static_cast<unsigned>(kernel.info().hint("block_m", blockM)),
+                     bn = static_cast<unsigned>(kernel.info().hint("block_n", blockN));
+      flare::rt::Grid grid{(n + bm - 1) / bm, (n + bn - 1) / bn, 1};
       for (int i = 0; i < 3; ++i)
         kernel.launch(grid, args);
       ctx.synchronize();
@@ -93,8 +109,7 @@ int main(int argc, char **argv) {
       std::sort(ms.begin(), ms.end());
       double median = ms[ms.size() / 2];
       double tflops = 2.0 * n * n * static_cast<double>(n) / (median * 1e-3) / 1e12;
-      std::printf("flare_tile_matmul%s,%d,%.3f,%.1f\n", blockK == 32 ? "" : ("_bk" + std::to_string(blockK)).c_str(), n,
-                  median, tflops);
+      std::printf("%s,%d,%.3f,%.1f\n", label.c_str(), n, median, tflops);
     }
   } catch (const flare::Error &e) {
     std::fprintf(stderr, "flare-bench-matmul: %s\n", e.what());
