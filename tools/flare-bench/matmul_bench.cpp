@@ -1,10 +1,10 @@
 //===- matmul_bench.cpp - Time the tile matmul example ---------------------===//
 //
-//   flare-bench-matmul <examples dir> [--block M N] [--bk K] [--file F] [size...]
+//   flare-bench-matmul <examples dir> [--block M N] [--file F] [size...]
 //
-// Times examples/tile/matmul_hopper.mlir (256x128 tiles; --block gives the tile of another version;
-// --bk rewrites its K step, 32, e.g. to 64, whose rows of 128 bytes the compiler swizzles; --file
-// times another file with the same kernel, matmul_bf16, and arguments)
+// Times examples/tile/matmul_hopper.mlir, or with --file another version of it (the same kernel,
+// matmul_bf16, and arguments). The CTA tile comes from the kernel's launch hints (flare.block_m /
+// flare.block_n), else from --block.
 //
 // For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
 // bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
@@ -19,37 +19,17 @@
 #include <random>
 #include <sstream>
 
-namespace {
-/// The example with K steps of `bk` instead of 32 (its K-step constant and A, B tile types).
-std::string withBlockK(std::string text, int bk) {
-  auto replaceAll = [&](const std::string &from, const std::string &to) {
-    for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
-      text.replace(pos, from.size(), to);
-  };
-  const std::string k = std::to_string(bk);
-  replaceAll("%bk = arith.constant 32 : i32", "%bk = arith.constant " + k + " : i32");
-  replaceAll("tensor<256x32xbf16>", "tensor<256x" + k + "xbf16>");
-  replaceAll("tensor<32x128xbf16>", "tensor<" + k + "x128xbf16>");
-  return text;
-}
-} // namespace
-
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <examples dir> [size...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <examples dir> [--block M N] [--file F] [size...]\n", argv[0]);
     return 2;
   }
   std::vector<int> sizes;
-  unsigned blockM = 256, blockN = 128; // the CTA tile of examples/tile/matmul_hopper.mlir
-  int blockK = 32;                      // its K step; --bk 64 rewrites it (128-byte swizzled operands)
+  unsigned blockM = 128, blockN = 128; // the CTA tile of a kernel without launch hints
   std::string path = std::string(argv[1]) + "/tile/matmul_hopper.mlir";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--file" && i + 1 < argc) {
       path = argv[++i];
-      continue;
-    }
-    if (std::string(argv[i]) == "--bk" && i + 1 < argc) {
-      blockK = std::atoi(argv[++i]);
       continue;
     }
     if (std::string(argv[i]) == "--block" && i + 2 < argc) {
@@ -72,10 +52,6 @@ int main(int argc, char **argv) {
     std::string label = "flare_tile_matmul";
     if (path != std::string(argv[1]) + "/tile/matmul_hopper.mlir")
       label += "_" + path.substr(path.find_last_of('/') + 1);
-    if (blockK != 32)
-      label += "_bk" + std::to_string(blockK);
-    if (blockK != 32)
-      text = withBlockK(text, blockK);
     flare::rt::Context ctx(0);
     flare::rt::KernelCache cache(ctx);
     flare::rt::Kernel kernel = cache.getOrCompile(text, {ctx.arch()}, "matmul_hopper.mlir")->kernel("matmul_bf16");
