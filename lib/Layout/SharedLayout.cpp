@@ -58,4 +58,21 @@ int64_t swizzledOffset(int64_t row, int64_t col, int64_t rows, int64_t elemBytes
   return swizzle(linear, mode);
 }
 
+WgmmaDescriptor swizzledOperandDescriptor(int64_t rows, bool mnMajor) {
+  constexpr int64_t kRow = 128, kAtom = 8 * kRow;
+  WgmmaDescriptor d;
+  d.swizzle = SmemSwizzle::B128;
+  d.strideByteOffset = static_cast<uint32_t>(kAtom);
+  d.leadingByteOffset = static_cast<uint32_t>(mnMajor ? rows * kRow : 16);
+  return d;
+}
+
+int64_t swizzledKStepOffset(int64_t kStep, int64_t rows, bool mnMajor) {
+  constexpr int64_t kRow = 128, kPanel = 64;
+  if (mnMajor)
+    return kStep * 16 * kRow;
+  const int64_t col = kStep * 16;
+  return (col / kPanel) * rows * kRow + (col % kPanel) * 2;
+}
+
 } // namespace flare

@@ -134,3 +134,39 @@ TEST(SharedLayout, SwizzledTilesCoverTheirBytesOnce) {
 }
 
 } // namespace
+
+// The lowering's swizzled wgmma operands: every 16-deep K step starts at the element (0, 16 k) of a
+// K-major operand or (16 k, 0) of an MN-major one, and the descriptor strides match the layout: SBO is
+// the distance between 8-row atoms, LBO (MN-major) between 64-column panels.
+TEST(SharedLayout, SwizzledKStepsAndStridesMatchTheLayout) {
+  for (int64_t rows : {64, 128, 256})
+    for (int64_t cols : {64, 128, 256})
+      for (int64_t kk = 0; kk < cols / 16; ++kk)
+        EXPECT_EQ(swizzledKStepOffset(kk, rows, /*mnMajor=*/false), swizzledOffset(0, 16 * kk, rows, 2, SmemSwizzle::B128))
+            << rows << " x " << cols << ", step " << kk;
+  for (int64_t k : {16, 64, 128})
+    for (int64_t kk = 0; kk < k / 16; ++kk)
+      EXPECT_EQ(swizzledKStepOffset(kk, k, /*mnMajor=*/true), swizzledOffset(16 * kk, 0, k, 2, SmemSwizzle::B128));
+  for (bool mnMajor : {false, true}) {
+    const int64_t rows = 128;
+    WgmmaDescriptor d = swizzledOperandDescriptor(rows, mnMajor);
+    EXPECT_TRUE(d.valid());
+    EXPECT_EQ(d.swizzle, SmemSwizzle::B128);
+    // Row 8 (the next atom) starts SBO bytes after row 0; column 64 (the next panel) LBO bytes after.
+    EXPECT_EQ(swizzledOffset(8, 0, rows, 2, SmemSwizzle::B128), int64_t(d.strideByteOffset));
+    if (mnMajor)
+      EXPECT_EQ(swizzledOffset(0, 64, rows, 2, SmemSwizzle::B128), int64_t(d.leadingByteOffset));
+  }
+}
+
+// The copies the lowering emits put 16-byte chunk c of row r at panel (c / 8), row r, chunk position
+// (c % 8) ^ (r % 8): the same bytes as swizzledOffset.
+TEST(SharedLayout, SwizzledChunkPlacementIsTheLayout) {
+  for (int64_t rows : {8, 64, 128})
+    for (int64_t chunksPerRow : {8, 16, 32})
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < chunksPerRow; ++c) {
+          const int64_t lowered = (c / 8) * rows * 128 + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+          ASSERT_EQ(lowered, swizzledOffset(r, 8 * c, rows, 2, SmemSwizzle::B128)) << r << ", " << c;
+        }
+}

@@ -63,6 +63,16 @@ int64_t swizzle(int64_t byteOffset, SmemSwizzle mode);
 /// applied within every 8-row atom. This is what a TMA box of swizzleBytes columns writes.
 int64_t swizzledOffset(int64_t row, int64_t col, int64_t rows, int64_t elemBytes, SmemSwizzle mode);
 
+/// A 16-bit wgmma operand stored with swizzledOffset(..., 2, SmemSwizzle::B128), `rows` rows of a
+/// multiple of 64 columns. K-major (rows = M or N, columns = K) or MN-major (rows = K, columns = M or
+/// N). The descriptor fields other than the start address: swizzle 128B, SBO = one 8-row atom (1024
+/// bytes); LBO unused (16) for K-major, one 64-column panel (rows x 128 bytes) for MN-major.
+WgmmaDescriptor swizzledOperandDescriptor(int64_t rows, bool mnMajor);
+/// Where the k-th 16-deep K step of a wgmma starts in that operand (bytes from its base): K-major,
+/// 32 bytes further along the row inside a 64-column panel, then the next panel (rows x 128 bytes);
+/// MN-major, 16 rows (of 128 bytes) further.
+int64_t swizzledKStepOffset(int64_t kStep, int64_t rows, bool mnMajor);
+
 } // namespace flare
 
 #endif // FLARE_LAYOUT_SHAREDLAYOUT_H

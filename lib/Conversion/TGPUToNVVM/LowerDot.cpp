@@ -108,39 +108,16 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
   WgmmaDescriptor fixed;
   fixed.leadingByteOffset = static_cast<uint32_t>(lbo);
   fixed.strideByteOffset = static_cast<uint32_t>(sbo);
-  // 128-byte swizzled B (flare::swizzledOffset: panels of 64 columns, one 128-byte row per K or N
-  // index, 8-row atoms of 1024 bytes): SBO steps from one 8-row atom to the next. K-major (rows are
-  // N): a 16-deep K step is 32 bytes further along the row, or the next panel (n rows further); LBO
-  // is unused. N-major (rows are K): a K step is 16 rows further, and LBO steps from one 64-wide
-  // panel of N to the next (k rows of 128 bytes).
-  constexpr int64_t kSwizzleRow = 128, kSwizzleAtom = 8 * kSwizzleRow, kPanel = 64;
-  WgmmaDescriptor fixedB = fixed;
-  if (bSwizzled) {
-    fixedB.swizzle = SmemSwizzle::B128;
-    fixedB.strideByteOffset = kSwizzleAtom;
-    fixedB.leadingByteOffset = bNMajor ? static_cast<uint32_t>(k * kSwizzleRow) : 16;
-  }
-  auto bStepOffset = [&](int64_t kk) -> int64_t {
-    if (!bSwizzled)
-      return kk * 2 * lbo; // two core matrices along K
-    if (bNMajor)
-      return kk * 16 * kSwizzleRow;
-    const int64_t col = kk * 16;
-    return (col / kPanel) * n * kSwizzleRow + (col % kPanel) * 2;
+  // 128-byte swizzled operands (flare::swizzledOperandDescriptor / swizzledKStepOffset): B has n
+  // rows (K-major) or k rows (N-major), A m rows, its warpgroup's 64 rows 64 x 128 bytes down.
+  // Core matrices: a 16-deep K step is two core matrices (2 * LBO) further.
+  constexpr int64_t kSwizzleRow = 128;
+  const WgmmaDescriptor fixedB = bSwizzled ? swizzledOperandDescriptor(bNMajor ? k : n, bNMajor) : fixed;
+  const WgmmaDescriptor fixedA = aSwizzled ? swizzledOperandDescriptor(m, /*mnMajor=*/false) : fixed;
+  auto bStepOffset = [&](int64_t kk) {
+    return bSwizzled ? swizzledKStepOffset(kk, bNMajor ? k : n, bNMajor) : kk * 2 * lbo;
   };
-  // A swizzled (K-major, m rows per panel): as a K-major B, its warpgroup's 64 rows 64 rows down.
-  WgmmaDescriptor fixedA = fixed;
-  if (aSwizzled) {
-    fixedA.swizzle = SmemSwizzle::B128;
-    fixedA.strideByteOffset = kSwizzleAtom;
-    fixedA.leadingByteOffset = 16;
-  }
-  auto aStepOffset = [&](int64_t kk) -> int64_t {
-    if (!aSwizzled)
-      return kk * 2 * lbo;
-    const int64_t col = kk * 16;
-    return (col / kPanel) * m * kSwizzleRow + (col % kPanel) * 2;
-  };
+  auto aStepOffset = [&](int64_t kk) { return aSwizzled ? swizzledKStepOffset(kk, m, false) : kk * 2 * lbo; };
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
   auto descriptorWith = [&](Value byteOffset, const WgmmaDescriptor &fields) -> Value {
     Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
