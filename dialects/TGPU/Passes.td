@@ -37,7 +37,8 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        shared memory; layout conversions permute registers or go through shared memory;
     5. `scf.for`/`scf.if` carrying tiles carry their registers.
     6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or with `wgmma`, warpgroup MMAs
-       (m64nNk16) on operands in shared memory as no-swizzle core matrices (K-major, or N-major B);
+       (m64nNk16) on operands in shared memory: core matrices (K-major, or N-major B), or 128-byte
+       swizzled panels for streamed and pipelined operands whose rows are 128 bytes;
        an A operand whose registers already are in the fragment layout (a previous dot's
        accumulator, as P in attention) is read from registers. A dot that stored nothing is left
        in flight (`wgmma.wait_group N` where its result is first used).

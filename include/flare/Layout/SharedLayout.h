@@ -6,10 +6,12 @@
 //  - the 64-bit matrix descriptor (PTX ISA, "Matrix Descriptor Format" of wgmma): start address,
 //    leading and stride byte offsets (all in 16-byte units, 14 bits each), the base offset of a
 //    swizzled atom and the swizzle mode;
-//  - the no-swizzle core-matrix layout Flare uses today: 8 x 16-byte core matrices;
+//  - the no-swizzle core-matrix layout of operands the kernel stores from registers: 8 x 16-byte
+//    core matrices;
 //  - the 32/64/128-byte swizzles of TMA and wgmma (CuTe's Swizzle<B, 4, 3> on byte offsets): with
 //    128-byte rows, the 16-byte chunk c of row r sits at chunk c ^ (r % 8), so the 8 rows of an
-//    atom reading one column of chunks hit 8 distinct chunk positions (all 32 banks).
+//    atom reading one column of chunks hit 8 distinct chunk positions (all 32 banks); the layout of
+//    copied operands with 128-byte rows (swizzledOperandDescriptor, swizzledKStepOffset).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LAYOUT_SHAREDLAYOUT_H

@@ -17,7 +17,8 @@
 // they also take turns issuing their MMAs (named barriers 1 and 2: one's softmax runs while the
 // other's MMAs use the tensor cores), unless the body needs CTA-wide barriers or the kernel opts out.
 //
-// The copies land in the core-matrix layout of the operand (the one storeWgmmaOperand writes), so
+// The copies land in the layout the dot's descriptor reads (128-byte swizzled panels for B operands
+// whose rows are a multiple of 64 elements, else the core matrices storeWgmmaOperand writes), so
 // the streamed blocks never occupy registers and the dots need no stores, fences or barriers of
 // their own. The load offsets of iteration i + 1 are the body's own scalar arithmetic re-emitted for
 // that induction value (scalarAt), so loops that visit blocks in a computed order (the partial
