@@ -189,6 +189,21 @@ protected:
   }
 };
 
+/// The aux tensors an example reads: ALiBi's slope per query head, the document example's id per
+/// position (random runs).
+void exampleAux(const std::string &file, const Shape &s, std::vector<std::vector<double>> &aux,
+                std::vector<DType> &auxTypes, std::mt19937 &rng) {
+  if (file == "alibi") {
+    auto slopes = alibiSlopes(s.hq);
+    aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
+    auxTypes.push_back(DType::F32);
+  } else if (file == "document") {
+    auto ids = documentIds(std::max(s.sq, s.skv), rng);
+    aux.push_back(std::vector<double>(ids.begin(), ids.end()));
+    auxTypes.push_back(DType::I32);
+  }
+}
+
 struct Example {
   const char *file, *kernel;
   bool lse;
@@ -251,15 +266,7 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
         SCOPED_TRACE(describe(s));
         std::vector<std::vector<double>> aux;
         std::vector<DType> auxTypes;
-        if (std::string(ex.file) == "alibi") {
-          auto slopes = alibiSlopes(s.hq);
-          aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
-          auxTypes.push_back(DType::F32);
-        } else if (std::string(ex.file) == "document") {
-          auto ids = documentIds(std::max(s.sq, s.skv), rng);
-          aux.push_back(std::vector<double>(ids.begin(), ids.end()));
-          auxTypes.push_back(DType::I32);
-        }
+        exampleAux(ex.file, s, aux, auxTypes, rng);
         runExample(ir, kernel, s, d, ex.lse, aux, auxTypes);
         if (HasFatalFailure())
           return;
@@ -307,15 +314,7 @@ TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
         SCOPED_TRACE(describe(s));
         std::vector<std::vector<double>> aux;
         std::vector<DType> auxTypes;
-        if (file == "alibi") {
-          auto slopes = alibiSlopes(s.hq);
-          aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
-          auxTypes.push_back(DType::F32);
-        } else if (file == "document") {
-          auto ids = documentIds(std::max(s.sq, s.skv), rng);
-          aux.push_back(std::vector<double>(ids.begin(), ids.end()));
-          auxTypes.push_back(DType::I32);
-        }
+        exampleAux(ex.file, s, aux, auxTypes, rng);
         runExample(ir, kernel, s, d, ex.lse, aux, auxTypes);
         if (HasFatalFailure())
           return;

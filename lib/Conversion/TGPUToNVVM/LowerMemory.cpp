@@ -262,43 +262,40 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   // Swizzled (128-byte rows, panels of 64 columns): chunk q is chunk c = q % chunksPerRow of row
   // q / chunksPerRow, in row order, so 8 consecutive lanes read one 128-byte line; it lands at
   // panel (c / 8), row, chunk position (c % 8) ^ (row % 8) (flare::swizzledOffset).
-  const int64_t rows = layout.shape()[0], cols = layout.shape()[rank - 1];
-  const int64_t chunksPerRow = cols / 8;
-  for (int64_t first = 0; first < numChunks && swizzled; first += numThreads) {
+  const int64_t rows = layout.shape()[0], chunksPerRow = layout.shape()[rank - 1] / 8;
+  for (int64_t first = 0; first < numChunks; first += numThreads) {
     Value q = arith::AddIOp::create(b, loc, threadId, i32(first));
-    Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
-    Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
-    SmallVector<Value> c = {row, arith::MulIOp::create(b, loc, chunk, i32(8))};
+    SmallVector<Value> c;
+    Value row, chunk;
+    if (swizzled) {
+      row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
+      chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
+      c = {row, arith::MulIOp::create(b, loc, chunk, i32(8))};
+    } else {
+      Value inCore = arith::AndIOp::create(b, loc, q, i32(7));
+      Value kChunk = arith::RemUIOp::create(b, loc, arith::ShRUIOp::create(b, loc, q, i32(3)), i32(k / 8));
+      Value other = arith::DivUIOp::create(b, loc, q, i32(k));
+      Value kCoord = arith::MulIOp::create(b, loc, kChunk, i32(8));
+      Value otherCoord = arith::MulIOp::create(b, loc, other, i32(8));
+      c = innerIsK ? SmallVector<Value>{arith::AddIOp::create(b, loc, otherCoord, inCore), kCoord}
+                   : SmallVector<Value>{arith::AddIOp::create(b, loc, kCoord, inCore), otherCoord};
+    }
     Value exists = first + numThreads > numChunks
                        ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)).getResult()
                        : Value();
     BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-    Value panel = arith::DivUIOp::create(b, loc, chunk, i32(8));
-    Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
-                                           arith::AndIOp::create(b, loc, row, i32(7)));
-    Value within = arith::MulIOp::create(b, loc, panel, i32(rows * 128));
-    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
-    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
-    Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
-                                    ValueRange{arith::AddIOp::create(b, loc, dstBase, within)});
-    groups.push_back({src, e.inside, e.coord[rank - 1], dst, exists});
-  }
-  for (int64_t first = 0; first < numChunks && !swizzled; first += numThreads) {
-    Value q = arith::AddIOp::create(b, loc, threadId, i32(first));
-    Value inCore = arith::AndIOp::create(b, loc, q, i32(7));
-    Value kChunk = arith::RemUIOp::create(b, loc, arith::ShRUIOp::create(b, loc, q, i32(3)), i32(k / 8));
-    Value other = arith::DivUIOp::create(b, loc, q, i32(k));
-    Value kCoord = arith::MulIOp::create(b, loc, kChunk, i32(8));
-    Value otherCoord = arith::MulIOp::create(b, loc, other, i32(8));
-    SmallVector<Value> c = innerIsK ? SmallVector<Value>{arith::AddIOp::create(b, loc, otherCoord, inCore), kCoord}
-                                    : SmallVector<Value>{arith::AddIOp::create(b, loc, kCoord, inCore), otherCoord};
-    Value exists = first + numThreads > numChunks
-                       ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)).getResult()
-                       : Value();
-    BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
-    Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-    Value within = arith::MulIOp::create(b, loc, q, i32(16));
+    Value within;
+    if (swizzled) {
+      Value panel = arith::DivUIOp::create(b, loc, chunk, i32(8));
+      Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
+                                             arith::AndIOp::create(b, loc, row, i32(7)));
+      within = arith::MulIOp::create(b, loc, panel, i32(rows * 128));
+      within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
+      within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+    } else {
+      within = arith::MulIOp::create(b, loc, q, i32(16));
+    }
     Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase,
                                     ValueRange{arith::AddIOp::create(b, loc, dstBase, within)});
     groups.push_back({src, e.inside, e.coord[rank - 1], dst, exists});
