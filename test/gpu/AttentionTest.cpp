@@ -139,6 +139,21 @@ void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> 
   std::printf("      %s D=%d: worst |O - ref| %.4f, %zu rows see no key\n", describe(s).c_str(), d, worst, maskedRows);
 }
 
+/// The aux tensors an example reads: ALiBi's slope per query head, the document example's id per
+/// position (random runs).
+void exampleAux(const std::string &file, const Shape &s, std::vector<std::vector<double>> &aux,
+                std::vector<DType> &auxTypes, std::mt19937 &rng) {
+  if (file == "alibi") {
+    auto slopes = alibiSlopes(s.hq);
+    aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
+    auxTypes.push_back(DType::F32);
+  } else if (file == "document") {
+    auto ids = documentIds(std::max(s.sq, s.skv), rng);
+    aux.push_back(std::vector<double>(ids.begin(), ids.end()));
+    auxTypes.push_back(DType::I32);
+  }
+}
+
 class Attention : public GpuTest {
 protected:
   /// Launches `kernel` (a generated attention kernel) by Flare's attention ABI on [B, H, S, D] tensors
@@ -187,22 +202,21 @@ protected:
       lse = dlse.toHost<float>(size_t(s.b) * s.hq * s.sq);
     expectMatches(dout.toHost<uint16_t>(outElements), qStrides, s, d, ref, withLse ? &lse : nullptr);
   }
-};
-
-/// The aux tensors an example reads: ALiBi's slope per query head, the document example's id per
-/// position (random runs).
-void exampleAux(const std::string &file, const Shape &s, std::vector<std::vector<double>> &aux,
-                std::vector<DType> &auxTypes, std::mt19937 &rng) {
-  if (file == "alibi") {
-    auto slopes = alibiSlopes(s.hq);
-    aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
-    auxTypes.push_back(DType::F32);
-  } else if (file == "document") {
-    auto ids = documentIds(std::max(s.sq, s.skv), rng);
-    aux.push_back(std::vector<double>(ids.begin(), ids.end()));
-    auxTypes.push_back(DType::I32);
+  /// runExample on each shape, with the aux tensors the example `file` reads; stops at the first
+  /// fatal failure.
+  void runExampleShapes(const std::string &ir, rt::Kernel &kernel, const std::string &file,
+                        const std::vector<Shape> &shapes, int d, bool withLse) {
+    for (const Shape &s : shapes) {
+      SCOPED_TRACE(describe(s));
+      std::vector<std::vector<double>> aux;
+      std::vector<DType> auxTypes;
+      exampleAux(file, s, aux, auxTypes, rng);
+      runExample(ir, kernel, s, d, withLse, aux, auxTypes);
+      if (HasFatalFailure())
+        return;
+    }
   }
-}
+};
 
 struct Example {
   const char *file, *kernel;
@@ -262,15 +276,9 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
         shapes = {{1, 2, 1, 17, 1000}, {2, 2, 2, 1000, 17}, {1, 1, 1, 1, 4097}, {1, 2, 2, 1, 1}};
       if (d == 128 && !ex.staticHeads)
         shapes.push_back({1, 1, 1, 4097, 4097});
-      for (const Shape &s : shapes) {
-        SCOPED_TRACE(describe(s));
-        std::vector<std::vector<double>> aux;
-        std::vector<DType> auxTypes;
-        exampleAux(ex.file, s, aux, auxTypes, rng);
-        runExample(ir, kernel, s, d, ex.lse, aux, auxTypes);
-        if (HasFatalFailure())
-          return;
-      }
+      runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse);
+      if (HasFatalFailure())
+        return;
     }
   std::printf("[ example ] %zu of %zu examples ran from flarec's files%s\n", fromFlarec, std::size(kExamples),
               fromFlarec ? "" : " (FLARE_PTX_DIR unset: scripts/run-examples.sh sets it)");
@@ -310,15 +318,9 @@ TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
       CompileOptions options;
       options.arch = "sm_80";
       rt::Kernel kernel = cache->getOrCompile(ir, options, ex.file)->kernel(ex.kernel);
-      for (const Shape &s : {Shape{1, 2, 1, 17, 1000}, Shape{2, 2, 2, 333, 130}}) {
-        SCOPED_TRACE(describe(s));
-        std::vector<std::vector<double>> aux;
-        std::vector<DType> auxTypes;
-        exampleAux(ex.file, s, aux, auxTypes, rng);
-        runExample(ir, kernel, s, d, ex.lse, aux, auxTypes);
-        if (HasFatalFailure())
-          return;
-      }
+      runExampleShapes(ir, kernel, ex.file, {{1, 2, 1, 17, 1000}, {2, 2, 2, 333, 130}}, d, ex.lse);
+      if (HasFatalFailure())
+        return;
     }
   }
 }
