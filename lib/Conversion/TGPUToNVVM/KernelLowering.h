@@ -17,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 #include <functional>
@@ -37,6 +38,9 @@ constexpr int kCoreBytes = 128;     // one wgmma core matrix
 constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
 constexpr int kStreamStages = 3;    // shared-memory stages of a loop's streamed dot operands (at most)
 constexpr int64_t kReservedSharedBytes = 16 * 1024; // left for a streamed loop body's own scratch
+
+/// `v` rounded up to a multiple of `align` (shared-memory offsets and sizes).
+inline int64_t alignUp(int64_t v, int64_t align) { return static_cast<int64_t>(llvm::alignTo(v, align)); }
 
 struct ViewInfo {
   Value base;                    // !llvm.ptr<1>
@@ -112,6 +116,12 @@ private:
   // --- small builders -----------------------------------------------------------------------------
   Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
   Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  /// (v & mask) == 0 for an integer `v` of any width: alignment checks of addresses, strides, offsets.
+  Value lowBitsClear(Value v, int64_t mask) {
+    Value m = arith::ConstantIntOp::create(b, loc, v.getType(), mask);
+    Value zero = arith::ConstantIntOp::create(b, loc, v.getType(), 0);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, m), zero);
+  }
 
   LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
 
@@ -256,14 +266,21 @@ private:
   bool canUseWgmma(tile::DotOp op);
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
-  void emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {}, bool bSwizzled = false);
+  /// A wgmma dot operand in shared memory: `base` is its byte offset from the shared buffer (i32),
+  /// `nMajor` whether B runs along N (A is always K-major), `swizzled` its layout.
+  struct SmemOperand {
+    Value base;
+    bool nMajor = false;
+    bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
+  };
+  void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
+                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
-  /// With `aRegs` (the A tile's registers in wgmma's fragment order), A is read from registers.
-  /// With `bSwizzled`, B is in the 128-byte swizzled layout (see copyTileAsync), else core matrices.
-  /// `aSwizzled` likewise for A (K-major).
-  Value emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem, Value acc,
-                       ArrayRef<Value> aRegs = {}, bool bSwizzled = false, bool aSwizzled = false);
+  /// A (K-major) and B sit in shared memory as described by their SmemOperand (core matrices or
+  /// 128-byte swizzled panels); with `aRegs` (the A tile's registers in wgmma's fragment order), A
+  /// is read from registers instead.
+  Value emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
+                       Value acc, ArrayRef<Value> aRegs = {});
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);
@@ -337,13 +354,8 @@ private:
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
-  /// A wgmma dot operand that already sits in shared memory in the core-matrix layout the dot reads:
-  /// `base` is its byte offset from the shared buffer (i32), `nMajor` whether B runs along N.
-  struct SmemOperand {
-    Value base;
-    bool nMajor = false;
-    bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
-  };
+  /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
+  /// there instead of storing its registers.
   DenseMap<Value, SmemOperand> smemOperands;
   /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
   /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
@@ -394,8 +406,8 @@ private:
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;
-  DenseSet<Operation *> streamedOps;
-  SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered // loads, transposes and conversions a streamed loop replaced
+  DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced
+  SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerElementwise(Operation *op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);

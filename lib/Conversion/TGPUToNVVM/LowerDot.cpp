@@ -97,10 +97,11 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 }
 
 /// The MMAs of one wgmma dot whose A [m, k] (K-major) and B [k, n] (K- or N-major) already sit in
-/// shared memory at byte offsets aBase and bBase: per warpgroup and 16-deep K step one
-/// m64nNk16, fenced, committed and waited for. `c` holds the accumulator registers.
-Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc, ArrayRef<Value> aRegs, bool bSwizzled, bool aSwizzled) {
+/// shared memory (`a`, `bOp`): per warpgroup and 16-deep K step one m64nNk16, fenced and committed
+/// (not waited for).
+Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
+                                     Type elem, Value acc, ArrayRef<Value> aRegs) {
+  const bool bNMajor = bOp.nMajor, bSwizzled = bOp.swizzled, aSwizzled = a.swizzled;
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, swizzle mode) once,
   // the start address (>> 4, 14 bits) per operand and K step. Core matrices: LBO between core
@@ -129,7 +130,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
   if (aRegs.empty()) {
     // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
     Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
-    aGroup = arith::AddIOp::create(b, loc, aBase,
+    aGroup = arith::AddIOp::create(b, loc, a.base,
                                    arith::MulIOp::create(b, loc, group, i32(aSwizzled ? 64 * kSwizzleRow : 8 * sbo)));
   }
   Type accType = acc.getType();
@@ -164,7 +165,7 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
-    Value descB = descriptorWith(arith::AddIOp::create(b, loc, bBase, i32(bStepOffset(kk))), fixedB);
+    Value descB = descriptorWith(arith::AddIOp::create(b, loc, bOp.base, i32(bStepOffset(kk))), fixedB);
     if (!aRegs.empty()) {
       SmallVector<Value> operands;
       for (int64_t i = 0; i < accRegs; ++i)
@@ -178,7 +179,6 @@ Value KernelLowering::emitWgmmaAsync(Value aBase, Value bBase, bool bNMajor, int
                 .getResult(0);
       continue;
     }
-    // One K step of 16 elements is two core matrices along K: 2 * LBO bytes further.
     Value descA = descriptorWith(arith::AddIOp::create(b, loc, aGroup, i32(aStepOffset(kk))), fixedA);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
@@ -206,9 +206,9 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
     c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
 }
 
-void KernelLowering::emitWgmma(Value aBase, Value bBase, bool bNMajor, int64_t m, int64_t n, int64_t k, Type elem,
-                               SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs, bool bSwizzled) {
-  Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs, bSwizzled);
+void KernelLowering::emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
+                               Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
+  Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(c), aRegs);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
 }
@@ -288,26 +288,25 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (!aSmem.base && isRegisterA(aTile, m, k, n))
     aRegs = regs[aTile];
   const bool storeA = !aSmem.base && aRegs.empty(), storeB = !bSmem.base;
-  Value aBase = aSmem.base, bBase = bSmem.base;
-  bool bNMajor = bSmem.nMajor;
   if (storeA || storeB) {
-    // Shared memory for the stored operands, above the other ops' scratch (see the lazy tiles).
+    // Shared memory for the stored operands (core matrices), above the other ops' scratch (see the
+    // lazy tiles).
     constexpr int64_t kAlign = 128;
-    int64_t cursor = (lazyCursor + kAlign - 1) / kAlign * kAlign;
+    int64_t cursor = alignUp(lazyCursor, kAlign);
     if (storeA) {
-      aBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
-      cursor = (cursor + m * k * 2 + kAlign - 1) / kAlign * kAlign;
+      aSmem.base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      cursor = alignUp(cursor + m * k * 2, kAlign);
     }
     if (storeB) {
-      bBase = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      bSmem.base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
       cursor += n * k * 2;
     }
     lazyCursor = cursor;
     growLazy();
     if (storeA)
-      storeWgmmaOperand(aTile, /*isB=*/false, k, aBase);
+      storeWgmmaOperand(aTile, /*isB=*/false, k, aSmem.base);
     if (storeB)
-      bNMajor = storeWgmmaOperand(bTile, /*isB=*/true, k, bBase);
+      bSmem.nMajor = storeWgmmaOperand(bTile, /*isB=*/true, k, bSmem.base);
     // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
     fenceAsyncProxy();
     barrier();
@@ -315,12 +314,12 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   SmallVector<Value> c(regs[op.getC()]);
   if (!storeA && !storeB) {
     // Nothing to release afterwards: leave the MMAs in flight until the result is used.
-    Value acc = emitWgmmaAsync(aBase, bBase, bNMajor, m, n, k, elem, packAccumulator(c), aRegs, bSmem.swizzled);
+    Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(c), aRegs);
     pendingDots.push_back({op.getResult(), acc});
     return success();
   }
   waitForDots(); // the wait below covers every group: bind the pending results first
-  emitWgmma(aBase, bBase, bNMajor, m, n, k, elem, c, aRegs, !storeB && bSmem.swizzled);
+  emitWgmma(aSmem, bSmem, m, n, k, elem, c, aRegs);
   regs[op.getResult()] = c;
   // Every warpgroup has read A and B once the barrier passes; the space may be reused.
   barrier();
@@ -341,11 +340,11 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   Value base;
   if (persistent) {
     offset = persistentBytes;
-    persistentBytes = (persistentBytes + bytes + kAlign - 1) / kAlign * kAlign;
+    persistentBytes = alignUp(persistentBytes + bytes, kAlign);
     base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
   } else {
     offset = lazyCursor;
-    lazyCursor = (lazyCursor + bytes + kAlign - 1) / kAlign * kAlign;
+    lazyCursor = alignUp(lazyCursor + bytes, kAlign);
     Location saved = loc;
     loc = dot->getLoc(); // charge the dot that needs the operand
     growLazy();
@@ -439,8 +438,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   // 64, B: N): the copies then read whole lines of global memory (see copyTileAsync).
   const bool swizzled = k % 64 == 0 && n % 64 == 0;
   const int64_t align = swizzled ? 1024 : 128;
-  const int64_t aBytes = (m * k * 2 + align - 1) / align * align,
-                stageBytes = (aBytes + k * n * 2 + align - 1) / align * align;
+  const int64_t aBytes = alignUp(m * k * 2, align), stageBytes = alignUp(aBytes + k * n * 2, align);
   const int stages = kPipelineStages;
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
@@ -450,10 +448,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   // cp.async needs 16-byte aligned sources: bases and row strides of both views, and the columns of
   // every copy (loop-invariant offsets, or the induction variable: lower bound and step), multiples
   // of 8 elements. Otherwise the loop runs unpipelined.
-  auto isAligned = [&](Value v) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, i32(7)), i32(0));
-  };
-  Value ok = arith::AndIOp::create(b, loc, isAligned(lb), isAligned(step));
+  Value ok = arith::AndIOp::create(b, loc, lowBitsClear(lb, 7), lowBitsClear(step, 7));
   for (tile::LoadOp load : loads)
     ok = arith::AndIOp::create(b, loc, ok, cpAsyncAligned(load, load.getOffsets().back() != op.getInductionVar()));
   auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), ok, /*withElseRegion=*/true);
@@ -466,7 +461,7 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
     b.setInsertionPointToStart(ifOp.thenBlock());
 
     // The ring: `stages` slots of A (K-major) then B (N-major), above the other ops' scratch.
-    int64_t ringOffset = (lazyCursor + align - 1) / align * align;
+    int64_t ringOffset = alignUp(lazyCursor, align);
     lazySwizzled |= swizzled;
     lazyCursor = ringOffset + stages * stageBytes;
     {
@@ -509,8 +504,9 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
       barrier();
       Value slotBase = arith::AddIOp::create(
           b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
-      Value acc = emitWgmmaAsync(slotBase, arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*bNMajor=*/true, m,
-                                 n, k, elem, loop.getRegionIterArgs()[0], {}, swizzled, swizzled);
+      SmemOperand a{slotBase, /*nMajor=*/false, swizzled};
+      SmemOperand bOp{arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*nMajor=*/true, swizzled};
+      Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, loop.getRegionIterArgs()[0]);
       // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
       // iteration i + stages - 1.
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);

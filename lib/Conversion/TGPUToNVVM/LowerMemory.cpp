@@ -227,17 +227,12 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
 }
 
 Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
-  auto isAligned = [&](Value v, int64_t mask) -> Value {
-    Value m = arith::ConstantIntOp::create(b, loc, v.getType(), mask);
-    Value zero = arith::ConstantIntOp::create(b, loc, v.getType(), 0);
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, m), zero);
-  };
   ViewInfo &view = views[load.getView()];
-  Value ok = isAligned(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15);
+  Value ok = lowBitsClear(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15);
   for (size_t d = 0; d + 1 < view.strides.size(); ++d)
-    ok = arith::AndIOp::create(b, loc, ok, isAligned(view.strides[d], 7));
+    ok = arith::AndIOp::create(b, loc, ok, lowBitsClear(view.strides[d], 7));
   if (checkLastOffset)
-    ok = arith::AndIOp::create(b, loc, ok, isAligned(scalars.lookup(load.getOffsets().back()), 7));
+    ok = arith::AndIOp::create(b, loc, ok, lowBitsClear(scalars.lookup(load.getOffsets().back()), 7));
   return ok;
 }
 

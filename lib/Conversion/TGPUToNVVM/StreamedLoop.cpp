@@ -142,7 +142,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
           dominates = block == it->second.block;
       if (!dominates) {
         constexpr int64_t kAlign = 128;
-        int64_t offset = (persistentBytes + kAlign - 1) / kAlign * kAlign;
+        int64_t offset = alignUp(persistentBytes, kAlign);
         persistentBytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
         Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
         bool nMajor = storeWgmmaOperand(source, isB, k, base);
@@ -170,7 +170,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   int64_t stageBytes = 0;
   for (Stream &s : streams) {
     s.offset = stageBytes;
-    stageBytes = (stageBytes + s.bytes + kAlign - 1) / kAlign * kAlign;
+    stageBytes = alignUp(stageBytes + s.bytes, kAlign);
   }
   // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
   // a whole iteration apart), else two.

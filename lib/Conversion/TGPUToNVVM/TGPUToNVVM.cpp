@@ -88,9 +88,8 @@ LogicalResult KernelLowering::run() {
   // The ring's stages hold 128-byte swizzled panels: 1024-byte aligned (so is the buffer itself).
   constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024;
   const int64_t lazyAlign = lazySwizzled ? kSwizzledRingAlign : kAlign;
-  int64_t scratch = (sharedBytes + lazyAlign - 1) / lazyAlign * lazyAlign;
+  int64_t scratch = alignUp(sharedBytes, lazyAlign);
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
-  auto alignUp = [](int64_t v, int64_t a) { return (v + a - 1) / a * a; };
   int64_t persistentStart = alignUp(scratch + lazyBytes, persistentBytes ? kRingAlign : kAlign);
   persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
   int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kSwizzledRingAlign : 1);
