@@ -29,8 +29,8 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     whose parameters follow Flare's kernel ABI (global pointers as `!llvm.ptr<1>`, i32/i64/f32
     scalars). Each tile becomes one SSA value per register of its layout:
     1. program ids read `ctaid`; lane and warp ids come from `tid.x`;
-    2. elementwise `arith`/`math` ops are replayed per register (exp/exp2/log/tanh/rsqrt through the
-       approximate NVVM instructions);
+    2. elementwise `arith`/`math` ops are replayed per register (exp/exp2/log/tanh/rsqrt/sqrt through
+       the approximate NVVM instructions, float division as div.full.f32);
     3. loads and stores compute each register's coordinate from the layout, check it against the
        view's sizes and access global memory under that predicate;
     4. reductions combine registers in a thread, then lanes by butterfly shuffles, then warps through
