@@ -57,6 +57,29 @@ static int64_t maxSharedBytesPerCTA(const std::string &arch) {
   return 99 * 1024; // sm_86, sm_89
 }
 
+namespace {
+/// After the kernels became llvm.funcs: their hidden tensor-map parameters (tgpu.user_args, the flag,
+/// then the maps) are passed by value, 128 bytes, and their address is taken (nvvm.grid_constant,
+/// which only an llvm.func kernel may carry, and llvm.byval, which the gpu.func lowering drops).
+struct MarkTensorMapParams : PassWrapper<MarkTensorMapParams, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MarkTensorMapParams)
+  StringRef getArgument() const override { return "flare-mark-tensor-map-params"; }
+  void runOnOperation() override {
+    getOperation().walk([](LLVM::LLVMFuncOp func) {
+      auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName);
+      if (!userArgs)
+        return;
+      MLIRContext *ctx = func.getContext();
+      auto byval = TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128));
+      for (unsigned i = userArgs.getInt() + 1; i < func.getNumArguments(); ++i) {
+        func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(), byval);
+        func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), UnitAttr::get(ctx));
+      }
+    });
+  }
+};
+} // namespace
+
 void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stage) {
   switch (stage) {
   case Stage::Input:
@@ -99,6 +122,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
     gpm.addPass(createSCFToControlFlowPass());
     gpm.addPass(createConvertGpuOpsToNVVMOps());
+    gpm.addPass(std::make_unique<MarkTensorMapParams>());
     gpm.addPass(createConvertNVVMToLLVMPass()); // wgmma and friends become inline PTX
     gpm.addPass(createCanonicalizerPass());
     gpm.addPass(createCSEPass());
@@ -147,7 +171,41 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     for (NamedAttribute attr : func->getDiscardableAttrs())
       if (auto value = dyn_cast<IntegerAttr>(attr.getValue()); value && attr.getName().strref().starts_with("flare."))
         info.hints[attr.getName().strref().drop_front(6).str()] = value.getInt();
-    for (Type t : func.getArgumentTypes()) {
+    // Hidden parameters (TMA): the i32 flag and one tensor map each, after the kernel's own.
+    ArrayRef<Type> argTypes = func.getArgumentTypes();
+    if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {
+      auto maps = func->getAttrOfType<ArrayAttr>(tgpu::kTensorMapsAttrName);
+      if (!maps || argTypes.size() != userArgs.getInt() + 1 + maps.size()) {
+        func.emitOpError() << "hidden parameters do not match " << tgpu::kTensorMapsAttrName;
+        return WalkResult::interrupt();
+      }
+      argTypes = argTypes.take_front(userArgs.getInt());
+      auto scalars = [](Attribute list) {
+        std::vector<HostScalar> out;
+        for (Attribute a : cast<ArrayAttr>(list)) {
+          ArrayRef<int64_t> kv = cast<DenseI64ArrayAttr>(a).asArrayRef();
+          HostScalar h;
+          if (kv[0] == 0)
+            h.value = kv[1];
+          else
+            h.arg = static_cast<int>(kv[1]), h.trunc32 = kv[0] == 2;
+          out.push_back(h);
+        }
+        return out;
+      };
+      for (Attribute m : maps) {
+        auto d = cast<DictionaryAttr>(m);
+        TensorMapInfo t;
+        t.pointerArg = static_cast<int>(d.getAs<IntegerAttr>("pointer").getInt());
+        t.elemBytes = static_cast<int>(d.getAs<IntegerAttr>("elem_bytes").getInt());
+        t.sizes = scalars(d.get("sizes"));
+        t.strides = scalars(d.get("strides"));
+        llvm::append_range(t.box, d.getAs<DenseI32ArrayAttr>("box").asArrayRef());
+        t.swizzleBytes = static_cast<int>(d.getAs<IntegerAttr>("swizzle").getInt());
+        info.tensorMaps.push_back(std::move(t));
+      }
+    }
+    for (Type t : argTypes) {
       if (isa<LLVM::LLVMPointerType>(t))
         info.args.push_back(ArgKind::Pointer);
       else if (t.isInteger(32))

@@ -12,6 +12,10 @@
 //     ]
 //   }
 //
+// A kernel that reads through TMA also has "tensorMaps" (flare::TensorMapInfo), each like
+//   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
+//    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
+//
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
@@ -117,11 +121,71 @@ ArgKind parseArgKind(const llvm::json::Value &v, const std::string &where) {
   fail(where + " = \"" + s->str() + "\" is not an argument kind (ptr, i32, i64, f32)");
 }
 
+/// TMA's limits (cuTensorMapEncodeTiled): ranks 1-5, boxes of at most 256 elements per dimension.
+constexpr int kMaxTensorMapRank = 5;
+constexpr int64_t kMaxBoxDim = 256;
+
+HostScalar parseHostScalar(const llvm::json::Value &v, const std::string &where, size_t numArgs) {
+  const llvm::json::Object *obj = v.getAsObject();
+  if (!obj)
+    fail(where + " must be an object, not " + typeName(v));
+  rejectUnknownKeys(*obj, {"const", "arg", "bits"}, where);
+  HostScalar h;
+  if (obj->get("const")) {
+    if (obj->get("arg") || obj->get("bits"))
+      fail(where + " has both \"const\" and \"arg\"");
+    h.value = requireInt(*obj, "const", where, INT64_MIN, INT64_MAX);
+    return h;
+  }
+  h.arg = static_cast<int>(requireInt(*obj, "arg", where, 0, static_cast<int64_t>(numArgs) - 1));
+  if (obj->get("bits"))
+    h.trunc32 = requireInt(*obj, "bits", where, 32, 32) == 32;
+  return h;
+}
+
+TensorMapInfo parseTensorMap(const llvm::json::Value &v, const std::string &where, const std::vector<ArgKind> &args) {
+  const llvm::json::Object *obj = v.getAsObject();
+  if (!obj)
+    fail(where + " must be an object, not " + typeName(v));
+  rejectUnknownKeys(*obj, {"pointer", "elemBytes", "sizes", "strides", "box", "swizzle"}, where);
+  TensorMapInfo t;
+  t.pointerArg = static_cast<int>(requireInt(*obj, "pointer", where, 0, static_cast<int64_t>(args.size()) - 1));
+  if (args[t.pointerArg] != ArgKind::Pointer)
+    fail(where + ".pointer names argument " + std::to_string(t.pointerArg) + ", which is not a pointer");
+  t.elemBytes = static_cast<int>(requireInt(*obj, "elemBytes", where, 1, 8));
+  if (t.elemBytes & (t.elemBytes - 1))
+    fail(where + ".elemBytes = " + std::to_string(t.elemBytes) + " is not 1, 2, 4 or 8");
+  for (auto [key, out] : {std::pair<const char *, std::vector<HostScalar> *>{"sizes", &t.sizes}, {"strides", &t.strides}}) {
+    const llvm::json::Array &a = requireArray(*obj, key, where);
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string at = where + "." + key + "[" + std::to_string(i) + "]";
+      HostScalar h = parseHostScalar(a[i], at, args.size());
+      if (h.arg >= 0 && args[h.arg] != ArgKind::I32 && args[h.arg] != ArgKind::I64)
+        fail(at + " names argument " + std::to_string(h.arg) + ", which is not an integer");
+      out->push_back(h);
+    }
+  }
+  const llvm::json::Array &box = requireArray(*obj, "box", where);
+  for (size_t i = 0; i < box.size(); ++i) {
+    std::optional<int64_t> n = box[i].getAsInteger();
+    if (!n || *n < 1 || *n > kMaxBoxDim)
+      fail(where + ".box[" + std::to_string(i) + "] must be an integer in [1, " + std::to_string(kMaxBoxDim) + "]");
+    t.box.push_back(static_cast<int>(*n));
+  }
+  const size_t rank = t.sizes.size();
+  if (rank < 1 || rank > kMaxTensorMapRank || t.strides.size() != rank || t.box.size() != rank)
+    fail(where + " needs sizes, strides and box of one rank in [1, " + std::to_string(kMaxTensorMapRank) + "]");
+  t.swizzleBytes = static_cast<int>(requireInt(*obj, "swizzle", where, 0, 128));
+  if (t.swizzleBytes != 0 && t.swizzleBytes != 32 && t.swizzleBytes != 64 && t.swizzleBytes != 128)
+    fail(where + ".swizzle = " + std::to_string(t.swizzleBytes) + " is not 0, 32, 64 or 128");
+  return t;
+}
+
 KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   const llvm::json::Object *obj = v.getAsObject();
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
-  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints"}, where);
+  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps"}, where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
   if (k.name.empty())
@@ -141,6 +205,11 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
         fail(where + ".hints." + key.str() + " must be an integer, not " + typeName(value));
       k.hints[key.str()] = *n;
     }
+  }
+  if (obj->get("tensorMaps")) {
+    const llvm::json::Array &maps = requireArray(*obj, "tensorMaps", where);
+    for (size_t i = 0; i < maps.size(); ++i)
+      k.tensorMaps.push_back(parseTensorMap(maps[i], where + ".tensorMaps[" + std::to_string(i) + "]", k.args));
   }
   return k;
 }
@@ -200,6 +269,35 @@ std::string CompiledModule::metadataJson() const {
             j.attributeObject("hints", [&] {
               for (const auto &[name, value] : k.hints)
                 j.attribute(name, value);
+            });
+          if (!k.tensorMaps.empty())
+            j.attributeArray("tensorMaps", [&] {
+              for (const TensorMapInfo &t : k.tensorMaps)
+                j.object([&] {
+                  j.attribute("pointer", t.pointerArg);
+                  j.attribute("elemBytes", t.elemBytes);
+                  auto scalars = [&](const char *key, const std::vector<HostScalar> &values) {
+                    j.attributeArray(key, [&] {
+                      for (const HostScalar &h : values)
+                        j.object([&] {
+                          if (h.arg < 0) {
+                            j.attribute("const", h.value);
+                            return;
+                          }
+                          j.attribute("arg", h.arg);
+                          if (h.trunc32)
+                            j.attribute("bits", 32);
+                        });
+                    });
+                  };
+                  scalars("sizes", t.sizes);
+                  scalars("strides", t.strides);
+                  j.attributeArray("box", [&] {
+                    for (int n : t.box)
+                      j.value(n);
+                  });
+                  j.attribute("swizzle", t.swizzleBytes);
+                });
             });
         });
       }

@@ -61,6 +61,9 @@ LoadResult loadDriver() {
     missing.clear();
     resolve(handle, "cuEventElapsedTime", d.cuEventElapsedTime, missing);
   }
+  // Optional: without it (drivers before CUDA 12) kernels copy without TMA.
+  d.cuTensorMapEncodeTiled =
+      reinterpret_cast<CudaDriver::TensorMapEncodeTiledFn>(dlsym(handle, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     result.message = std::string("CUDA driver ") + kDriverLibrary + " lacks the entry point " + missing +
                      " (the installed driver is too old for Flare)";

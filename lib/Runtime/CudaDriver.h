@@ -14,6 +14,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <string>
 
 namespace flare::rt::detail {
@@ -63,6 +64,15 @@ struct CudaDriver {
   /// cuEventElapsedTime_v2 where the driver has it (CUDA 12.8+), else the original cuEventElapsedTime:
   /// both take (float *ms, CUevent start, CUevent end).
   decltype(&::cuEventElapsedTime_v2) cuEventElapsedTime = nullptr;
+
+  /// cuTensorMapEncodeTiled (CUDA 12.0+; null on older drivers). Declared here rather than taken from
+  /// cuda.h so that headers older than 12.0 still build: the map is 128 opaque bytes (64-byte aligned),
+  /// the enums are ints (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill).
+  using TensorMapEncodeTiledFn = CUresult (*)(void *tensorMap, int dataType, unsigned rank, void *globalAddress,
+                                              const uint64_t *globalDim, const uint64_t *globalStrides,
+                                              const unsigned *boxDim, const unsigned *elementStrides, int interleave,
+                                              int swizzle, int l2Promotion, int oobFill);
+  TensorMapEncodeTiledFn cuTensorMapEncodeTiled = nullptr;
 };
 
 /// The driver table, loaded (once, thread-safely) and initialised with cuInit(0). Throws flare::Error

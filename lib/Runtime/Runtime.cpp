@@ -328,7 +328,101 @@ Kernel Module::kernel(const std::string &name) const {
               joinKernelNames(compiled_));
 }
 
+namespace {
+
+/// One CUtensorMap: 128 opaque bytes, 64-byte aligned.
+struct alignas(64) TensorMapBytes {
+  uint64_t opaque[16];
+};
+
+/// Encodes map `t` for the launch arguments `args` into `out`; false with the reason on failure.
+bool encodeTensorMap(const TensorMapInfo &t, const KernelArgs &args, TensorMapBytes &out, std::string &why) {
+  const CudaDriver &d = driver();
+  if (!d.cuTensorMapEncodeTiled) {
+    why = "the CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12.0 or newer)";
+    return false;
+  }
+  auto value = [&](const HostScalar &h) -> int64_t {
+    if (h.arg < 0)
+      return h.value;
+    int64_t v = 0;
+    if (args.kinds()[h.arg] == ArgKind::I32) {
+      int32_t v32;
+      std::memcpy(&v32, args.value(h.arg), 4);
+      v = v32;
+    } else {
+      std::memcpy(&v, args.value(h.arg), 8);
+    }
+    return h.trunc32 ? static_cast<int32_t>(v) : v;
+  };
+  const size_t rank = t.sizes.size();
+  uint64_t dims[5], strides[5];
+  unsigned box[5], elementStrides[5];
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t size = value(t.sizes[i]), stride = value(t.strides[i]) * t.elemBytes;
+    if (size < 1 || size > (int64_t(1) << 32)) {
+      why = "dimension " + std::to_string(i) + " has size " + std::to_string(size) + " (TMA needs 1 to 2^32)";
+      return false;
+    }
+    if (i > 0 && (stride <= 0 || stride % 16 != 0 || stride >= (int64_t(1) << 40))) {
+      why = "dimension " + std::to_string(i) + " has a stride of " + std::to_string(stride) +
+            " bytes (TMA needs a positive multiple of 16)";
+      return false;
+    }
+    dims[i] = static_cast<uint64_t>(size);
+    if (i > 0)
+      strides[i - 1] = static_cast<uint64_t>(stride);
+    box[i] = static_cast<unsigned>(t.box[i]);
+    elementStrides[i] = 1;
+  }
+  uint64_t base = 0;
+  std::memcpy(&base, args.value(t.pointerArg), 8);
+  if (base % 16 != 0) {
+    why = "the base address is not 16-byte aligned";
+    return false;
+  }
+  // CUtensorMapDataType: UINT8 0, UINT16 1, UINT32 2, UINT64 4 (the bytes are only copied).
+  const int dataType = t.elemBytes == 1 ? 0 : t.elemBytes == 2 ? 1 : t.elemBytes == 4 ? 2 : 4;
+  // CUtensorMapSwizzle: none 0, 32B 1, 64B 2, 128B 3.
+  const int swizzle = t.swizzleBytes == 0 ? 0 : t.swizzleBytes == 32 ? 1 : t.swizzleBytes == 64 ? 2 : 3;
+  constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillZeros = 0;
+  CUresult r = d.cuTensorMapEncodeTiled(&out, dataType, static_cast<unsigned>(rank), reinterpret_cast<void *>(base),
+                                        dims, strides, box, elementStrides, kInterleaveNone, swizzle,
+                                        kL2Promotion256B, kOobFillZeros);
+  if (r != CUDA_SUCCESS) {
+    why = "cuTensorMapEncodeTiled failed: " + describeResult(r);
+    return false;
+  }
+  return true;
+}
+
+/// Encodes every map of `k`; false with the first failure's reason.
+bool encodeTensorMaps(const KernelInfo &k, const KernelArgs &args, std::vector<TensorMapBytes> &maps,
+                      std::string &why) {
+  maps.assign(k.tensorMaps.size(), TensorMapBytes{});
+  for (size_t i = 0; i < maps.size(); ++i)
+    if (!encodeTensorMap(k.tensorMaps[i], args, maps[i], why)) {
+      why = "tensor map " + std::to_string(i) + ": " + why;
+      return false;
+    }
+  return !maps.empty();
+}
+
+} // namespace
+
 const KernelInfo &Kernel::info() const { return module_->compiled_.kernels[index_]; }
+
+bool Kernel::usesTensorMaps(const KernelArgs &args, std::string *reason) const {
+  const KernelInfo &k = info();
+  std::string why = "the kernel reads no tensor maps";
+  std::vector<TensorMapBytes> maps;
+  bool ok = args.size() == k.args.size() && encodeTensorMaps(k, args, maps, why);
+  if (args.size() != k.args.size())
+    why = "wrong argument count";
+  if (!ok && reason)
+    *reason = why;
+  return ok;
+}
 
 void *Kernel::handle() const { return module_->functions_[index_]; }
 
@@ -379,6 +473,17 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   for (size_t i = 0; i < args.size(); ++i) {
     std::memcpy(&slots[i], args.value(i), sizeof(uint64_t));
     params[i] = &slots[i];
+  }
+  // Hidden TMA parameters: 1 when every map encoded for these arguments (else the kernel copies
+  // without TMA and the maps' bytes are never read), then the maps.
+  std::vector<TensorMapBytes> maps;
+  int32_t mapsEncoded = 0;
+  if (!k.tensorMaps.empty()) {
+    std::string why;
+    mapsEncoded = encodeTensorMaps(k, args, maps, why) ? 1 : 0;
+    params.push_back(&mapsEncoded);
+    for (TensorMapBytes &m : maps)
+      params.push_back(&m);
   }
   CUresult r = d.cuLaunchKernel(fn, grid.x, grid.y, grid.z, static_cast<unsigned>(k.numThreads), 1, 1,
                                 static_cast<unsigned>(k.sharedBytes), static_cast<CUstream>(stream),

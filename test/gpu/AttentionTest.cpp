@@ -191,6 +191,12 @@ protected:
     const std::vector<int64_t> kStrides = {int64_t(s.hkv) * s.skv * pitch, int64_t(s.skv) * pitch, pitch};
     for (const auto *st : {&qStrides, &kStrides, &kStrides, &qStrides})
       args.addI64((*st)[0]).addI64((*st)[1]).addI64((*st)[2]);
+    // With tensor maps (sm_90a), K and V are copied by TMA exactly when their rows are 16-byte aligned;
+    // otherwise the kernel takes its cp.async path.
+    if (!kernel.info().tensorMaps.empty()) {
+      std::string why;
+      EXPECT_EQ(kernel.usesTensorMaps(args, &why), rowPad == 0) << why;
+    }
     const int64_t bm = kernel.info().hint("attention.block_m");
     ASSERT_GT(bm, 0);
     kernel.launch({static_cast<unsigned>((s.sq + bm - 1) / bm), unsigned(s.hq), unsigned(s.b)}, args);
@@ -269,6 +275,8 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
       // The driver's JIT log (empty for a binary from the disk cache): no serialized wgmma (C7509).
       EXPECT_EQ(module->jitLog().find("C7509"), std::string::npos) << module->jitLog();
       rt::Kernel kernel = module->kernel(ex.kernel);
+      if (ctx->arch() == "sm_90a") // K and V stream through TMA
+        EXPECT_EQ(kernel.info().tensorMaps.size(), 2u);
       std::vector<Shape> shapes;
       if (ex.staticHeads)
         shapes = {{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}};

@@ -40,12 +40,35 @@ struct CompileOptions {
 enum class ArgKind { Pointer, I32, I64, F32 };
 const char *argKindName(ArgKind kind);
 
+/// A value a launcher knows before the launch: a constant, or the value of a kernel argument (an i32
+/// or i64 argument as the kernel sees it, truncated to 32 bits when the kernel truncates it).
+struct HostScalar {
+  int arg = -1;       ///< argument index, or -1 for the constant `value`
+  int64_t value = 0;  ///< the constant (arg < 0)
+  bool trunc32 = false; ///< the kernel uses the argument's low 32 bits, sign-extended
+};
+
+/// A TMA tensor map the launcher encodes from the arguments (cuTensorMapEncodeTiled) and passes as a
+/// hidden 128-byte parameter: a tiled view of the tensor at pointer argument `pointerArg`.
+/// Dimensions run innermost first; `strides` are in elements and strides[0] is 1.
+struct TensorMapInfo {
+  int pointerArg = 0;
+  int elemBytes = 2;
+  std::vector<HostScalar> sizes, strides;
+  std::vector<int> box;  ///< elements per dimension of one copy
+  int swizzleBytes = 0;  ///< 0 (none), 32, 64 or 128
+};
+
 /// What a launcher needs to know about one kernel of a compiled module.
 struct KernelInfo {
   std::string name;
   int numThreads = 0;        ///< threads per CTA (num_warps * 32), a 1-D block
   int sharedBytes = 0;       ///< dynamic shared memory per CTA, in bytes
   std::vector<ArgKind> args; ///< parameters in order
+  /// Tensor maps the kernel reads with TMA. When there are any, the kernel has hidden parameters after
+  /// `args`: an i32 that is 1 when every map could be encoded (else the kernel copies without TMA),
+  /// then one 128-byte map per entry.
+  std::vector<TensorMapInfo> tensorMaps;
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
   std::map<std::string, int64_t> hints;

@@ -161,6 +161,10 @@ public:
   void launch(Grid grid, const KernelArgs &args, void *stream = nullptr) const;
   /// The CUfunction.
   void *handle() const;
+  /// Whether a launch with `args` copies through TMA: true when every tensor map of info() encodes for
+  /// these arguments (16-byte aligned base and strides, a driver with TMA); otherwise false with the
+  /// reason in `*reason`, and the launch copies without TMA. False for kernels without tensor maps.
+  bool usesTensorMaps(const KernelArgs &args, std::string *reason = nullptr) const;
 
 private:
   friend class Module;

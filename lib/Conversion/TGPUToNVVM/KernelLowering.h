@@ -370,6 +370,33 @@ private:
     bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
   };
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
+
+  // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
+  /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's
+  /// arguments (a hidden grid-constant parameter, described in the kernel's `tgpu.tensor_maps`), the
+  /// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows).
+  struct TensorMapRead {
+    Value map;                      // !llvm.ptr: the parameter's generic address
+    SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
+    int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
+  };
+  /// Whether `load` (a 2-D block of 16-bit elements with rows of a multiple of 64, copied into
+  /// 128-byte swizzled panels) can be read through a host-encoded tensor map: its view's sizes and
+  /// strides are kernel arguments or constants, the last stride is 1, and its base is a pointer
+  /// argument plus a sum of (value x argument-or-constant stride) terms, each of which becomes an
+  /// outer dimension of the map. Pure analysis; nothing is emitted.
+  bool canReadThroughTensorMap(tile::LoadOp load);
+  /// The map for `load` (one hidden parameter per view and box, shared by every loop that reads it).
+  TensorMapRead tensorMapFor(tile::LoadOp load);
+  /// i1: the runtime encoded every tensor map of this launch (else the kernel copies with cp.async).
+  Value tensorMapsUsable();
+  /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
+  /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
+  void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
+  gpu::GPUFuncOp kernelFunc;
+  Value tensorMapFlag; // the hidden i32 parameter, once a map exists
+  SmallVector<Attribute> tensorMapAttrs;
+  DenseMap<std::pair<Value, int64_t>, Value> tensorMapParams; // (view, box rows) -> parameter
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams);
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.

@@ -196,14 +196,33 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   };
   const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
-  // Fresh barriers for this loop: every thread's copies complete `full`, every warp's last read
-  // of the stage completes `empty`.
+  // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
+  // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
+  // bytes; the cp.async path stays for launches whose maps could not be encoded (a run-time choice).
+  SmallVector<TensorMapRead> tmaReads;
+  Value useTma;
+  int64_t tmaBytes = 0;
+  if (llvm::all_of(streams, [&](Stream &s) { return s.swizzled && canReadThroughTensorMap(s.load); })) {
+    for (Stream &s : streams) {
+      tmaReads.push_back(tensorMapFor(s.load));
+      tmaBytes += s.bytes;
+    }
+    useTma = tensorMapsUsable();
+  }
+  Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+  // Fresh barriers for this loop: every thread's copies (or thread 0's expect-tx and the bytes of
+  // its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
+  Value fullCount = i32(numThreads);
+  if (useTma)
+    fullCount = arith::SelectOp::create(b, loc, useTma, i32(1), fullCount);
   barrier(); // an earlier loop is done with the ring
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+  ifThen(isThread0, [&] {
     for (int s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), i32(numThreads), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), fullCount, Value());
       NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
     }
+    if (useTma) // the initialised barriers, visible to the async proxy that completes them
+      fenceAsyncProxy();
   });
   barrier();
   // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned.
@@ -212,22 +231,49 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
     aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
   }
-  // The blocks of iteration `iv` into `stage`; the thread's arrival on its `full` barrier follows
-  // its copies.
-  auto issue = [&](Value iv, Value stage) {
+  // The blocks of iteration `iv` into `stage`, after `waitEmpty` (the stage's previous readers are
+  // done; by every copying thread). With cp.async each thread's arrival on the `full` barrier follows
+  // its copies; with TMA thread 0 announces the stage's bytes and issues the copies.
+  auto issue = [&](Value iv, Value stage, const std::function<void()> &waitEmpty) {
     Value base = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
-    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
-    DenseMap<Value, Value> memo;
     Value full = barrierAt(stage, false);
-    for (auto [idx, s] : llvm::enumerate(streams)) {
+    auto offsetsAt = [&](Stream &s, DenseMap<Value, Value> &memo) {
       SmallVector<Value> offsets;
       for (Value o : s.load.getOffsets())
         offsets.push_back(scalarAt(o, op, iv, memo));
-      copyTileAsync(s.load, offsets, valid, arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k,
-                    aligned, idx + 1 == streams.size() ? full : Value(), s.swizzled);
+      return offsets;
+    };
+    auto cpAsyncCopies = [&] {
+      if (waitEmpty)
+        waitEmpty();
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
+      DenseMap<Value, Value> memo;
+      for (auto [idx, s] : llvm::enumerate(streams))
+        copyTileAsync(s.load, offsetsAt(s, memo), valid, arith::AddIOp::create(b, loc, base, i32(s.offset)),
+                      s.innerIsK, s.k, aligned, idx + 1 == streams.size() ? full : Value(), s.swizzled);
+    };
+    if (!useTma) {
+      cpAsyncCopies();
+      return;
     }
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, useTma, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    ifThen(isThread0, [&] {
+      if (waitEmpty)
+        waitEmpty();
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(tmaBytes), NVVM::MemScopeKind::CTA,
+                                             /*relaxed=*/false, Value());
+      DenseMap<Value, Value> memo;
+      for (auto [s, read] : llvm::zip(streams, tmaReads)) {
+        SmallVector<Value> offsets = offsetsAt(s, memo);
+        copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
+      }
+    });
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    cpAsyncCopies();
   };
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0)); });
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
 
   // Ping-pong (see the loop body): warpgroup 0 takes the first turn.
   pingPongOps.clear();
@@ -251,9 +297,10 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub), [&] {
       Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
       Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
-             [&] { waitPhase(barrierAt(nextStage, true), previousUse); });
-      issue(next, nextStage);
+      issue(next, nextStage, [&] {
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
+               [&] { waitPhase(barrierAt(nextStage, true), previousUse); });
+      });
     });
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));

@@ -59,6 +59,7 @@ LogicalResult KernelLowering::run() {
   loc = func.getLoc();
   auto gfunc = gpu::GPUFuncOp::create(b, loc, func.getName(), FunctionType::get(ctx, argTypes, {}));
   gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernelFunc = gfunc;
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
   if (auto minBlocks = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName))
@@ -104,6 +105,8 @@ LogicalResult KernelLowering::run() {
                             << maxSharedBytes << " a CTA may use: use smaller tiles or fewer warps";
   }
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
+  if (tensorMapFlag)
+    gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();
 }
 

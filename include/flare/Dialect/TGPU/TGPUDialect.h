@@ -21,6 +21,10 @@
 namespace flare::tgpu {
 /// Name of the kernel attribute that records the dynamic shared memory a lowered kernel needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tgpu.shared_bytes";
+/// On a lowered kernel with TMA reads: how many of its parameters are the source kernel's (the rest are
+/// hidden: an i32 "maps encoded" flag, then one tensor map each), and the maps' descriptions.
+inline constexpr llvm::StringLiteral kUserArgsAttrName = "tgpu.user_args";
+inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.
 LinearLayoutAttr getLayoutAttr(mlir::Type type);
 } // namespace flare::tgpu

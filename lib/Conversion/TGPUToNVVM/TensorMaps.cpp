@@ -1,0 +1,191 @@
+//===- TensorMaps.cpp - Streamed blocks copied by TMA through host-encoded tensor maps ===//
+//
+// On sm_90a a streamed block (StreamedLoop.cpp) whose view the host can describe is copied by the
+// Tensor Memory Accelerator: one thread issues one `cp.async.bulk.tensor` per 64-column panel and
+// the stage's `full` mbarrier counts the bytes, instead of every thread computing addresses and
+// issuing 16-byte cp.async copies.
+//
+// A tensor map describes a tensor in global memory (base address, sizes and byte strides of up to
+// five dimensions, the box one copy moves, the swizzle it lands in). Kernels compute their views'
+// bases per program instance, so the map is built over the kernel's pointer argument and the view's
+// per-instance offset becomes coordinates: a view
+//
+//     base = addptr(%arg_ptr, x_1 * s_1 + ... + x_n * s_n),   sizes [R, C], strides [S, 1]
+//
+// with R, C, S and every s_i kernel arguments or constants is the map
+//
+//     dims (innermost first) [C, R, 2^31, ...],  strides [1, S, s_1, ..., s_n],  box [64, rows, 1, ...]
+//
+// read at coordinates (col + 64 p, row, x_1, ..., x_n). The outer dimensions are unbounded (the
+// kernel's own arithmetic keeps x_i in range, as it did for the addresses); rows and columns past
+// R and C are zero-filled by the hardware, like the cp.async path's padding.
+//
+// The runtime encodes the maps at launch from the argument values (cuTensorMapEncodeTiled) and passes
+// each as a 128-byte grid-constant parameter after the kernel's own, preceded by an i32 that is 1
+// when every map could be encoded (16-byte aligned base and strides, a driver with TMA). When it is
+// 0 the kernel takes the cp.async path, chosen at run time like the unaligned-rows fallback.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+namespace {
+
+constexpr int64_t kPanelCols = 64;            // 128 bytes of 16-bit elements: one swizzle span
+constexpr int64_t kMaxBoxDim = 256;           // TMA's limit per box dimension
+constexpr int kMaxTensorMapRank = 5;
+constexpr int64_t kUnboundedDim = int64_t(1) << 31;
+constexpr int64_t kTensorMapAlign = 64;
+
+/// A scalar the host knows at launch, encoded [kind, value] as in `tgpu.tensor_maps`: kind 0 a constant,
+/// 1 kernel argument `value`, 2 the same argument truncated to 32 bits.
+std::optional<std::array<int64_t, 2>> hostScalar(Value v, func::FuncOp func) {
+  bool trunc32 = false;
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != &func.getBody().front() || !arg.getType().isIntOrIndex())
+        return std::nullopt;
+      return std::array<int64_t, 2>{trunc32 ? 2 : 1, arg.getArgNumber()};
+    }
+    IntegerAttr c;
+    if (matchPattern(v, m_Constant(&c)))
+      return std::array<int64_t, 2>{0, trunc32 ? static_cast<int32_t>(c.getInt()) : c.getInt()};
+    if (auto ext = v.getDefiningOp<arith::ExtSIOp>()) {
+      v = ext.getIn();
+      continue;
+    }
+    if (auto trunc = v.getDefiningOp<arith::TruncIOp>(); trunc && trunc.getType().isInteger(32)) {
+      trunc32 = true;
+      v = trunc.getIn();
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
+/// The (value, stride) terms of a view base's offset: a sum of products with one host-known factor.
+bool offsetTerms(Value offset, func::FuncOp func, SmallVectorImpl<std::pair<Value, std::array<int64_t, 2>>> &terms) {
+  if (auto add = offset.getDefiningOp<arith::AddIOp>())
+    return offsetTerms(add.getLhs(), func, terms) && offsetTerms(add.getRhs(), func, terms);
+  if (auto mul = offset.getDefiningOp<arith::MulIOp>()) {
+    for (auto [x, s] : {std::pair{mul.getLhs(), mul.getRhs()}, std::pair{mul.getRhs(), mul.getLhs()}})
+      if (auto stride = hostScalar(s, func)) {
+        terms.push_back({x, *stride});
+        return true;
+      }
+  }
+  return false;
+}
+
+/// The view's base pointer argument and its offset terms, or nothing.
+std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
+                                      SmallVectorImpl<std::pair<Value, std::array<int64_t, 2>>> &terms) {
+  Value base = view.getBase();
+  while (auto add = base.getDefiningOp<tile::AddPtrOp>()) {
+    if (!offsetTerms(add.getOffset(), func, terms))
+      return std::nullopt;
+    base = add.getBase();
+  }
+  auto arg = dyn_cast<BlockArgument>(base);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  return arg;
+}
+
+} // namespace
+
+bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
+  auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
+  auto type = load.getResult().getType();
+  if (!wgmma || !view || view.getSizes().size() != 2 || type.getRank() != 2 || type.getElementTypeBitWidth() != 16 ||
+      type.getDimSize(1) % kPanelCols != 0 || type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
+    return false;
+  SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
+  if (!viewBase(view, func, terms) || 2 + terms.size() > static_cast<size_t>(kMaxTensorMapRank))
+    return false;
+  auto innerStride = hostScalar(view.getStrides()[1], func);
+  return innerStride && (*innerStride)[0] == 0 && (*innerStride)[1] == 1 && hostScalar(view.getSizes()[0], func) &&
+         hostScalar(view.getSizes()[1], func) && hostScalar(view.getStrides()[0], func);
+}
+
+Value KernelLowering::tensorMapsUsable() {
+  if (!tensorMapFlag) {
+    unsigned idx = kernelFunc.getNumArguments();
+    kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()), kernelFunc.getLoc());
+    tensorMapFlag = kernelFunc.getArgument(idx);
+  }
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
+}
+
+KernelLowering::TensorMapRead KernelLowering::tensorMapFor(tile::LoadOp load) {
+  auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
+  auto type = load.getResult().getType();
+  SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
+  BlockArgument pointer = *viewBase(view, func, terms);
+  TensorMapRead read;
+  read.boxCols = kPanelCols;
+  read.boxRows = type.getDimSize(0);
+  read.panels = type.getDimSize(1) / kPanelCols;
+  // Outer coordinates: the terms' values, as i32 (their i32 source when sign-extended).
+  for (auto &term : terms) {
+    Value x = term.first;
+    if (auto ext = x.getDefiningOp<arith::ExtSIOp>(); ext && ext.getIn().getType().isInteger(32))
+      read.outerCoords.push_back(scalars.lookup(ext.getIn()));
+    else if (x.getType().isInteger(32))
+      read.outerCoords.push_back(scalars.lookup(x));
+    else
+      read.outerCoords.push_back(arith::TruncIOp::create(b, loc, b.getI32Type(), scalars.lookup(x)));
+  }
+  Value &param = tensorMapParams[{load.getView(), read.boxRows}];
+  if (!param) {
+    tensorMapsUsable(); // the flag parameter comes first
+    MLIRContext *ctx = b.getContext();
+    auto scalar = [&](std::array<int64_t, 2> s) { return DenseI64ArrayAttr::get(ctx, s); };
+    SmallVector<Attribute> sizes{scalar(*hostScalar(view.getSizes()[1], func)),
+                                 scalar(*hostScalar(view.getSizes()[0], func))};
+    SmallVector<Attribute> strides{scalar({0, 1}), scalar(*hostScalar(view.getStrides()[0], func))};
+    SmallVector<int32_t> box{static_cast<int32_t>(read.boxCols), static_cast<int32_t>(read.boxRows)};
+    for (auto &term : terms) {
+      sizes.push_back(scalar({0, kUnboundedDim}));
+      strides.push_back(scalar(term.second));
+      box.push_back(1);
+    }
+    NamedAttrList desc;
+    desc.append("pointer", b.getI32IntegerAttr(static_cast<int32_t>(pointer.getArgNumber())));
+    desc.append("elem_bytes", b.getI32IntegerAttr(2));
+    desc.append("sizes", ArrayAttr::get(ctx, sizes));
+    desc.append("strides", ArrayAttr::get(ctx, strides));
+    desc.append("box", DenseI32ArrayAttr::get(ctx, box));
+    desc.append("swizzle", b.getI32IntegerAttr(128));
+    tensorMapAttrs.push_back(desc.getDictionary(ctx));
+    kernelFunc->setAttr(kTensorMapsAttrName, ArrayAttr::get(ctx, tensorMapAttrs));
+    // A 128-byte, 64-byte aligned parameter whose address the kernel takes: the pipeline makes it
+    // by-value and grid-constant once the kernel is an llvm.func (MarkTensorMapParams).
+    NamedAttrList argAttrs;
+    argAttrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kTensorMapAlign));
+    unsigned idx = kernelFunc.getNumArguments();
+    kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx), kernelFunc.getLoc());
+    param = kernelFunc.getArgument(idx);
+  }
+  read.map = param;
+  return read;
+}
+
+void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
+  MLIRContext *ctx = b.getContext();
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3), clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+  const int64_t panelBytes = read.boxRows * read.boxCols * 2;
+  for (int64_t p = 0; p < read.panels; ++p) {
+    Value at = arith::AddIOp::create(b, loc, dstBase, i32(p * panelBytes));
+    Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
+    // A CTA's own shared memory is its cluster's (a cluster of one).
+    dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
+    SmallVector<Value> coords{p ? arith::AddIOp::create(b, loc, col, i32(p * read.boxCols)).getResult() : col, row};
+    llvm::append_range(coords, read.outerCoords);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+  }
+}
+
+} // namespace flare::tgpu::lowering
