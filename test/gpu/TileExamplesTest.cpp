@@ -60,7 +60,7 @@ TEST_F(TileExamples, LayerNormMatchesFloat64Reference) {
 }
 
 TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
-  struct Shape { int m, n, k; };
+  struct Shape { int m, n, k; bool pitched = false; }; // pitched: rows of A and B padded to 8 elements
   struct Variant { const char *file, *name; bool bf16Out; int blockM; };
   std::vector<Variant> variants = {{"tile/matmul.mlir", "matmul", false, 128},
                                    {"tile/matmul.mlir", "matmul_bf16", true, 128}};
@@ -73,10 +73,12 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
     const bool bf16Out = variant.bf16Out;
     flare::rt::Kernel kern = kernel(variant.file, variant.name, arch);
     for (Shape s : {Shape{1, 1, 1}, Shape{100, 200, 50}, Shape{257, 129, 1000}, Shape{512, 512, 512},
-                    Shape{1000, 700, 333}}) {
+                    Shape{1000, 700, 333}, Shape{100, 200, 50, true}, Shape{257, 129, 1000, true},
+                    Shape{1000, 700, 333, true}}) {
       SCOPED_TRACE(arch + " " + variant.file + " " + variant.name + ", M = " + std::to_string(s.m) + ", N = " +
-                   std::to_string(s.n) + ", K = " + std::to_string(s.k));
-      const int lda = s.k, ldb = s.n, ldc = s.n + 3; // C rows padded: the padding must stay poisoned
+                   std::to_string(s.n) + ", K = " + std::to_string(s.k) + (s.pitched ? ", pitched rows" : ""));
+      auto pitch = [&](int cols) { return s.pitched ? (cols + 7) / 8 * 8 : cols; };
+      const int lda = pitch(s.k), ldb = pitch(s.n), ldc = s.n + 3; // C rows padded: the padding must stay poisoned
       auto a = randomBF16(static_cast<size_t>(s.m) * lda, rng, -1.f, 1.f);
       auto b = randomBF16(static_cast<size_t>(s.k) * ldb, rng, -1.f, 1.f);
       auto da = flare::rt::DeviceBuffer::fromHost(*ctx, a);
@@ -88,6 +90,15 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
       // The CTA tile: the kernel's launch hints (flare.block_m / block_n) where it gives them.
       const int blockM = static_cast<int>(kern.info().hint("block_m", variant.blockM));
       const int blockN = static_cast<int>(kern.info().hint("block_n", 128));
+      // The Hopper example reads A and B through TMA when their rows are 16-byte aligned, else it takes
+      // its element-by-element fallback.
+      if (!kern.info().tensorMaps.empty()) {
+        std::string why;
+        EXPECT_EQ(kern.usesTensorMaps(args, &why), lda % 8 == 0 && ldb % 8 == 0) << why;
+      } else {
+        EXPECT_TRUE(arch != "sm_90a" || std::string(variant.file) != "tile/matmul_hopper.mlir")
+            << "the Hopper matmul has no tensor maps";
+      }
       kern.launch({ceilDiv(s.m, blockM), ceilDiv(s.n, blockN)}, args);
       std::vector<float> c(static_cast<size_t>(s.m) * ldc);
       std::vector<bool> poison(c.size());

@@ -7,14 +7,17 @@
 // flare.block_n), else from --block.
 //
 // For each size N: C = A * B with N x N x N bf16 inputs (random, never zeros), f32 accumulation and
-// bf16 output, timed with CUDA events over repeated launches after warm-up; prints one CSV line per
-// size: method,size,median_ms,tflops.
+// bf16 output, timed with CUDA events over repeated launches after warm-up; then 256 sampled elements
+// of C are checked against a float64 reference (relative error 1e-2, the output being bf16). Prints
+// one CSV line per size: method,size,median_ms,tflops; exits 1 when a check fails.
 //===----------------------------------------------------------------------===//
 #include "flare/Error.h"
 #include "flare/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -64,6 +67,7 @@ int main(int argc, char **argv) {
       auto a = flare::rt::DeviceBuffer::fromHost(ctx, host);
       auto b = flare::rt::DeviceBuffer::fromHost(ctx, host);
       flare::rt::DeviceBuffer c(ctx, host.size() * 2);
+      c.fillBytes(0xFF); // NaN: an element the kernel never writes fails the check below
       flare::rt::KernelArgs args;
       args.addPointer(a).addPointer(b).addPointer(c).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n).addI32(n);
       // The kernel's launch hints (flare.block_m / block_n) give its CTA tile, else --block.
@@ -85,6 +89,28 @@ int main(int argc, char **argv) {
       std::sort(ms.begin(), ms.end());
       double median = ms[ms.size() / 2];
       double tflops = 2.0 * n * n * static_cast<double>(n) / (median * 1e-3) / 1e12;
+      // Correctness of what was timed: sampled elements of C against a float64 reference (B = A here).
+      std::vector<uint16_t> out = c.toHost<uint16_t>(host.size());
+      auto f32 = [](uint16_t h) {
+        uint32_t w = static_cast<uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &w, 4);
+        return f;
+      };
+      std::uniform_int_distribution<int> at(0, n - 1);
+      double worst = 0;
+      for (int sample = 0; sample < 256; ++sample) {
+        const int i = at(rng), j = at(rng);
+        double ref = 0;
+        for (int kk = 0; kk < n; ++kk)
+          ref += double(f32(host[size_t(i) * n + kk])) * f32(host[size_t(kk) * n + j]);
+        const double got = f32(out[size_t(i) * n + j]);
+        const double err = std::fabs(got - ref) / ref;
+        worst = std::isnan(got) ? INFINITY : std::max(worst, err);
+      }
+      if (!(worst <= 1e-2))
+        throw flare::Error("size " + std::to_string(n) + ": sampled C differs from the float64 reference by " +
+                           std::to_string(worst) + " (relative)");
       std::printf("%s,%d,%.3f,%.1f\n", label.c_str(), n, median, tflops);
     }
   } catch (const flare::Error &e) {

@@ -37,6 +37,7 @@ constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 by
 constexpr int kCoreBytes = 128;     // one wgmma core matrix
 constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
 constexpr int kStreamStages = 3;    // shared-memory stages of a loop's streamed dot operands (at most)
+constexpr int kTmaStages = 6;       // shared-memory stages of a TMA-pipelined K loop (at most)
 constexpr int64_t kReservedSharedBytes = 16 * 1024; // left for a streamed loop body's own scratch
 
 /// `v` rounded up to a multiple of `align` (shared-memory offsets and sizes).
@@ -335,7 +336,26 @@ private:
   /// kPipelineStages shared-memory stages filled by cp.async, so copies of the next steps overlap
   /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
   std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
+  /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's
+  /// arguments (a hidden grid-constant parameter, described in the kernel's `tgpu.tensor_maps`), the
+  /// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows).
+  struct TensorMapRead {
+    Value map;                      // !llvm.ptr: the parameter's generic address
+    SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
+    int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
+  };
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
+  /// The cp.async pipeline: a ring of kPipelineStages slots with CTA barriers (or the loop unpipelined
+  /// when the operands are not 16-byte aligned at run time).
+  LogicalResult lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
+  /// The TMA pipeline (both operands read through tensor maps): up to kTmaStages swizzled stages
+  /// guarded by full/empty mbarriers, thread 0 issuing the copies; returns the accumulator registers.
+  SmallVector<Value> lowerTmaDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads,
+                                     ArrayRef<TensorMapRead> reads);
+  /// The TMA pipeline's fallback for launches whose maps did not encode (operands that are not 16-byte
+  /// aligned): each iteration copies both blocks element by element in a rolled loop into swizzled
+  /// panels, then runs the MMAs; slow, correct, and light on registers.
+  SmallVector<Value> lowerRolledDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
   /// Copies the block `load` reads at `offsets` into shared memory at byte offset `dstBase` in the
   /// core-matrix layout of a wgmma operand whose K dimension is `k`: `innerIsK` when the load's last
   /// dimension is the operand's K (K-major A or B), else its N (N-major B). One 16-byte cp.async per
@@ -372,14 +392,6 @@ private:
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
-  /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's
-  /// arguments (a hidden grid-constant parameter, described in the kernel's `tgpu.tensor_maps`), the
-  /// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows).
-  struct TensorMapRead {
-    Value map;                      // !llvm.ptr: the parameter's generic address
-    SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
-    int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
-  };
   /// Whether `load` (a 2-D block of 16-bit elements with rows of a multiple of 64, copied into
   /// 128-byte swizzled panels) can be read through a host-encoded tensor map: its view's sizes and
   /// strides are kernel arguments or constants, the last stride is 1, and its base is a pointer

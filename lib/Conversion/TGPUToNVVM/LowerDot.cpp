@@ -430,6 +430,221 @@ std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop
 }
 
 LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
+  // With tensor maps for both operands (sm_90a, swizzled panels): the TMA pipeline when the runtime
+  // encoded them, else a plain loop that copies element by element (a run-time choice). Maps fail to
+  // encode only for operands cp.async could not copy either (bases or strides not 16-byte aligned),
+  // so a cp.async pipeline would be dead code there; and the fallback's copies are a rolled loop, so
+  // that its registers do not count against the TMA path's.
+  auto aType0 = loads[0].getResult().getType(), bType0 = loads[1].getResult().getType();
+  if (aType0.getDimSize(1) % 64 == 0 && bType0.getDimSize(1) % 64 == 0 && op.getLowerBound().getType().isInteger(32) &&
+      canReadThroughTensorMap(loads[0]) && canReadThroughTensorMap(loads[1])) {
+    std::array<TensorMapRead, 2> reads = {tensorMapFor(loads[0]), tensorMapFor(loads[1])};
+    auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), tensorMapsUsable(), /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    const int64_t cursor = lazyCursor;
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, lowerTmaDotLoop(op, loads, reads));
+    lazyCursor = cursor;
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, lowerRolledDotLoop(op, loads));
+    lazyCursor = cursor;
+    unflatten(op.getResults(), ifOp.getResults());
+    return success();
+  }
+  return lowerCpAsyncDotLoop(op, loads);
+}
+
+SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads,
+                                                   ArrayRef<TensorMapRead> reads) {
+  auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
+  auto aType = dot.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
+  Type elem = aType.getElementType();
+  constexpr int64_t kAlign = 1024, kBarrierBytes = 8;
+  const int64_t aBytes = alignUp(m * k * 2, kAlign), stageBytes = alignUp(aBytes + k * n * 2, kAlign);
+  // As many stages as fit beside the rest of the kernel, 3 to kTmaStages.
+  const int64_t room = maxSharedBytes - kReservedSharedBytes - sharedBytes - persistentBytes;
+  const int stages = static_cast<int>(std::clamp<int64_t>(room / stageBytes, 3, kTmaStages));
+  Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
+        step = scalars.lookup(op.getStep());
+  // The ring (stages, then a `full` and an `empty` mbarrier per stage) in the lazy area.
+  const int64_t ringOffset = alignUp(lazyCursor, kAlign), barriersAt = ringOffset + stages * stageBytes;
+  lazySwizzled = true;
+  lazyCursor = barriersAt + 2 * stages * kBarrierBytes;
+  {
+    Location saved = loc;
+    loc = dot.getLoc();
+    growLazy();
+    loc = saved;
+  }
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto barrierAt = [&](Value slot, bool empty) -> Value {
+    Value off = arith::AddIOp::create(b, loc, lazyBase->getResult(0),
+                                      i32(barriersAt + (empty ? stages * kBarrierBytes : 0)));
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, slot, i32(kBarrierBytes)));
+    return LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{off});
+  };
+  auto waitPhase = [&](Value barrier, Value use) { // the use-th completion of the barrier
+    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(stages)), i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
+  };
+  auto slotBase = [&](Value slot) {
+    return arith::AddIOp::create(b, loc, lazyBase->getResult(0),
+                                 arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes))))
+        .getResult();
+  };
+  Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+  // `full` completes with thread 0's expect-tx and the stage's bytes; `empty` once every warp is
+  // done reading the stage.
+  barrier(); // earlier users of this shared memory are done
+  ifThen(isThread0, [&] {
+    for (int s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), i32(1), Value());
+      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
+    }
+    fenceAsyncProxy(); // the initialised barriers, visible to the async proxy that completes them
+  });
+  barrier();
+  // Thread 0: the operand blocks of iteration `iv` into `slot`.
+  auto issue = [&](Value iv, Value slot) {
+    Value full = barrierAt(slot, false), base = slotBase(slot);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(m * k * 2 + k * n * 2), NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+    for (int which = 0; which < 2; ++which) {
+      SmallVector<Value> offsets;
+      for (Value o : loads[which].getOffsets())
+        offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+      Value dst = which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult();
+      copyTileTma(reads[which], offsets[0], offsets[1], dst, full);
+    }
+  };
+  // Refills lag one iteration behind the releases, so thread 0 rarely waits for the other warps:
+  // iterations 0 .. stages - 3 are issued before the loop, iteration i + stages - 2 during iteration i.
+  const int ahead = stages - 2;
+  ifThen(isThread0, [&] {
+    for (int s = 0; s < ahead; ++s) {
+      Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s)));
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub), [&] { issue(iv, i32(s)); });
+    }
+  });
+  SmallVector<Value> c = flatten(op.getInitArgs());
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    enterLoopBody(loop);
+    Value iv = loop.getInductionVar();
+    Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+    Value slot = arith::RemUIOp::create(b, loc, i, i32(stages));
+    waitPhase(barrierAt(slot, false), i);
+    Value base = slotBase(slot);
+    SmemOperand a{base, /*nMajor=*/false, /*swizzled=*/true};
+    SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, /*swizzled=*/true};
+    Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, loop.getRegionIterArgs()[0]);
+    // The previous iteration's MMAs are done in this warpgroup: each warp releases its stage.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    Value previous = arith::SubIOp::create(b, loc, i, i32(1));
+    Value release = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previous, i32(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)));
+    ifThen(release, [&] {
+      Value prevSlot = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages));
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(prevSlot, true), Value());
+    });
+    // Thread 0 refills the stage released one iteration ago with iteration i + stages - 2.
+    Value target = arith::AddIOp::create(b, loc, i, i32(ahead));
+    Value targetIv = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(ahead)));
+    ifThen(arith::AndIOp::create(b, loc, isThread0,
+                                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, targetIv, ub)),
+           [&] {
+             Value targetSlot = arith::RemUIOp::create(b, loc, target, i32(stages));
+             Value previousUse = arith::SubIOp::create(b, loc, target, i32(stages));
+             ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
+                    [&] { waitPhase(barrierAt(targetSlot, true), previousUse); });
+             issue(targetIv, targetSlot);
+           });
+    scf::YieldOp::create(b, loc, ValueRange{acc});
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  unpackAccumulator(loop.getResult(0), c);
+  lazyCursor = 0;
+  return c;
+}
+
+SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
+  auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
+  auto aType = dot.getA().getType();
+  const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
+  constexpr int64_t kAlign = 1024;
+  const int64_t aBytes = alignUp(m * k * 2, kAlign), at = alignUp(lazyCursor, kAlign);
+  lazySwizzled = true;
+  lazyCursor = at + aBytes + k * n * 2;
+  growLazy();
+  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(at));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
+  SmallVector<Value> c = flatten(op.getInitArgs());
+  auto loop = scf::ForOp::create(b, loc, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
+                                 scalars.lookup(op.getStep()), ValueRange{packAccumulator(c)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    enterLoopBody(loop);
+    Value iv = loop.getInductionVar();
+    barrier(); // the previous iteration's MMAs are done with the operands
+    for (int which = 0; which < 2; ++which) {
+      tile::LoadOp load = loads[which];
+      ViewInfo &view = views[load.getView()];
+      Type elem = load.getResult().getType().getElementType();
+      SmallVector<Value> offsets;
+      for (Value o : load.getOffsets())
+        offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+      const int64_t rows = load.getResult().getType().getDimSize(0), cols = load.getResult().getType().getDimSize(1);
+      const int64_t chunksPerRow = cols / 8, numChunks = rows * chunksPerRow;
+      Value dstBase = which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult();
+      // One 16-byte chunk (8 elements of a row) per thread and step, loaded element by element.
+      auto chunks = scf::ForOp::create(b, loc, i32(0), i32((numChunks + numThreads - 1) / numThreads), i32(1));
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      Value q = arith::AddIOp::create(b, loc, threadId,
+                                      arith::MulIOp::create(b, loc, chunks.getInductionVar(), i32(numThreads)));
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)), [&] {
+        Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
+        Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
+        BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
+                                      /*checkLast=*/false);
+        Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
+        Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+        Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
+        for (int i = 0; i < 8; ++i) {
+          Value col = arith::AddIOp::create(b, loc, e.coord[1], i32(i));
+          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[1]);
+          ok = arith::AndIOp::create(b, loc, ok, e.inside);
+          Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, src, ValueRange{i64(i)});
+          v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
+        }
+        // Panel chunk / 8, row, chunk position (chunk % 8) ^ (row % 8): flare::swizzledOffset.
+        Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
+                                               arith::AndIOp::create(b, loc, row, i32(7)));
+        Value within = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, chunk, i32(8)), i32(rows * 128));
+        within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
+        within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+        LLVM::StoreOp::create(b, loc, v, smemAddress(arith::AddIOp::create(b, loc, dstBase, within), b.getI8Type()),
+                              /*alignment=*/16);
+      });
+    }
+    fenceAsyncProxy();
+    barrier();
+    SmemOperand a{base, /*nMajor=*/false, /*swizzled=*/true};
+    SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, /*swizzled=*/true};
+    Value acc = emitWgmmaAsync(a, bOp, m, n, k, aType.getElementType(), loop.getRegionIterArgs()[0]);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    scf::YieldOp::create(b, loc, ValueRange{acc});
+  }
+  unpackAccumulator(loop.getResult(0), c);
+  lazyCursor = 0;
+  return c;
+}
+
+LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
   auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
   auto aType = dot.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
