@@ -1,7 +1,6 @@
 // flare-archs: sm_90a
-// examples/tile/matmul_hopper.mlir with 128x256 tiles of C (8 warps), for flare-bench-matmul --file
-// (bench/results/2026-11-29-matmul-h200-swizzled.csv). Faster than the example, but ptxas spills 12 bytes
-// (the 128-register accumulator).
+// examples/tile/matmul_hopper.mlir without the grouped program order (row blocks in launch order), for
+// flare-bench-matmul --file: what the grouping is worth (bench/NOTES.md v9).
 func.func @matmul_bf16(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %m: i32, %n: i32, %k: i32,
                        %lda: i32, %ldb: i32, %ldc: i32) attributes {tile.kernel, tile.num_warps = 8 : i32,
                                                    flare.block_m = 128 : i32, flare.block_n = 256 : i32} {

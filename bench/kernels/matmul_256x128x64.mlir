@@ -1,7 +1,7 @@
 // flare-archs: sm_90a
-// examples/tile/matmul_hopper.mlir with 256x128 tiles of C (16 warps), for flare-bench-matmul --file
-// (bench/results/2026-11-29-matmul-h200-swizzled.csv). Faster than the example, but ptxas spills 80 bytes
-// (16 warps leave 128 registers a thread).
+// examples/tile/matmul_hopper.mlir with 256x128 tiles of C (16 warps) in launch order, for
+// flare-bench-matmul --file (bench/NOTES.md v8, v9). With TMA it no longer spills (126 registers), but
+// four warpgroups of 64 x 128 are slower than two of 64 x 256 (bench/NOTES.md v9).
 func.func @matmul_bf16(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %m: i32, %n: i32, %k: i32,
                        %lda: i32, %ldb: i32, %ldc: i32) attributes {tile.kernel, tile.num_warps = 16 : i32,
                                                    flare.block_m = 256 : i32, flare.block_n = 128 : i32} {

@@ -28,6 +28,30 @@ CompiledModule sampleModule() {
   return m;
 }
 
+/// A kernel reading one tensor map: a [rows, 128] view of argument 0 at a per-program base
+/// (coordinate x stride argument 3), its row count argument 1 and row stride argument 2 (truncated).
+KernelInfo tmaKernel() {
+  KernelInfo k{"tma", 256, 65536, {ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::I64}};
+  TensorMapInfo t;
+  t.pointerArg = 0;
+  t.elemBytes = 2;
+  t.sizes = {{-1, 128, false}, {1, 0, false}, {-1, int64_t(1) << 31, false}};
+  t.strides = {{-1, 1, false}, {2, 0, true}, {3, 0, false}};
+  t.box = {64, 128, 1};
+  t.swizzleBytes = 128;
+  k.tensorMaps.push_back(t);
+  return k;
+}
+
+bool sameScalars(const std::vector<HostScalar> &a, const std::vector<HostScalar> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].arg != b[i].arg || a[i].value != b[i].value || a[i].trunc32 != b[i].trunc32)
+      return false;
+  return true;
+}
+
 void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
   EXPECT_EQ(a.arch, b.arch);
   EXPECT_EQ(a.ptx, b.ptx);
@@ -38,6 +62,16 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].numThreads, b.kernels[i].numThreads);
     EXPECT_EQ(a.kernels[i].sharedBytes, b.kernels[i].sharedBytes);
     EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
+    ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
+    for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
+      const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
+      EXPECT_EQ(x.pointerArg, y.pointerArg);
+      EXPECT_EQ(x.elemBytes, y.elemBytes);
+      EXPECT_TRUE(sameScalars(x.sizes, y.sizes));
+      EXPECT_TRUE(sameScalars(x.strides, y.strides));
+      EXPECT_EQ(x.box, y.box);
+      EXPECT_EQ(x.swizzleBytes, y.swizzleBytes);
+    }
   }
 }
 
@@ -60,6 +94,47 @@ TEST(CompiledModuleTest, JsonRoundTrip) {
   EXPECT_EQ(json.find(".target"), std::string::npos);
   // Writing is deterministic.
   EXPECT_EQ(json, back.metadataJson());
+}
+
+TEST(CompiledModuleTest, JsonRoundTripWithTensorMaps) {
+  CompiledModule m = sampleModule();
+  m.kernels.push_back(tmaKernel());
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  EXPECT_NE(json.find(R"("bits": 32)"), std::string::npos);
+  expectSameModule(m, CompiledModule::fromMetadataJson(json, m.ptx));
+}
+
+TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
+  auto withMap = [](const std::string &map) {
+    return kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": ["ptr", "i32", "f32"],
+                          "tensorMaps": [)" + map + "]}");
+  };
+  const std::string good = R"({"pointer": 0, "elemBytes": 2, "sizes": [{"const": 64}, {"arg": 1}],
+                              "strides": [{"const": 1}, {"arg": 1, "bits": 32}], "box": [64, 128], "swizzle": 128})";
+  EXPECT_NO_THROW(CompiledModule::fromMetadataJson(withMap(good), "ptx"));
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return withMap(s);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"pointer names a scalar", replace(R"("pointer": 0)", R"("pointer": 1)")},
+      {"pointer out of range", replace(R"("pointer": 0)", R"("pointer": 9)")},
+      {"size names a float argument", replace(R"({"arg": 1}])", R"({"arg": 2}])")},
+      {"odd element size", replace(R"("elemBytes": 2)", R"("elemBytes": 3)")},
+      {"box of zero", replace("[64, 128]", "[0, 128]")},
+      {"box over 256", replace("[64, 128]", "[64, 512]")},
+      {"rank mismatch", replace("[64, 128]", "[64]")},
+      {"bad swizzle", replace(R"("swizzle": 128)", R"("swizzle": 96)")},
+      {"const and arg", replace(R"({"const": 64})", R"({"const": 64, "arg": 1})")},
+      {"bits other than 32", replace(R"("bits": 32)", R"("bits": 16)")},
+      {"unknown map field", replace(R"("swizzle": 128)", R"("swizzle": 128, "l2": 1)")},
+  };
+  for (const auto &[label, json] : cases) {
+    SCOPED_TRACE("case '" + label + "', input: " + json);
+    EXPECT_THROW(CompiledModule::fromMetadataJson(json, "ptx"), Error);
+  }
 }
 
 TEST(CompiledModuleTest, JsonRoundTripOfModuleWithoutKernels) {

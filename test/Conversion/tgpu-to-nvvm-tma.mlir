@@ -1,0 +1,153 @@
+// convert-tgpu-to-nvvm with wgmma: streamed and pipelined dot operands whose views the host can
+// describe are copied by TMA (TensorMaps.cpp). The kernel gains hidden parameters after its own (an
+// i32 "maps encoded" flag, then one 128-byte tensor map per view, described in tgpu.tensor_maps for
+// the runtime); thread 0 announces each stage's bytes on its `full` mbarrier and issues one
+// cp.async.bulk.tensor per 64-column panel. Launches whose maps did not encode take the other path.
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=0" --cse --canonicalize | FileCheck %s --check-prefix=SM80
+
+// A streamed B whose view starts at a per-program offset (pid * ldb): the map is 3-D, [64 columns,
+// n rows, unbounded] with strides [1, 64, ldb (argument 4)], read at (0, row, pid).
+// CHECK-LABEL: gpu.func @stream(
+// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 64, 1>, elem_bytes = 2 : i32, pointer = 1 : i32,
+// CHECK-SAME: sizes = [array<i64: 0, 64>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
+// CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 64>, array<i64: 1, 4>], swizzle = 128 : i32}]
+// CHECK-SAME: tgpu.user_args = 5 : i32
+// CHECK: %[[PID:.*]] = arith.index_cast{{.*}}block_id
+// `full` expects thread 0's arrival (TMA) or every thread's (cp.async), chosen by the flag.
+// CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
+// CHECK: %[[COUNT:.*]] = arith.select %[[USE]], %c1_i32, %c256_i32 : i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %[[COUNT]] : !llvm.ptr<3>, i32
+// The async proxy completes the barriers: their initialisation is fenced for it.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// Prologue, TMA path: 64 x 64 x 2 bytes, one box.
+// CHECK: scf.if %[[USE]] {
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32 : !llvm.ptr<3>, i32
+// CHECK: %[[DST:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %{{.*}}, box[%c0_i32, %c0_i32, %[[PID]]]
+// CHECK: } else {
+// CHECK: nvvm.cp.async.shared.global
+// In the loop the refill takes the same two paths.
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.wgmma.mma_async
+
+// Without wgmma nothing streams and no map is made.
+// SM80-LABEL: gpu.func @stream(
+// SM80-NOT: tgpu.tensor_maps
+// SM80-NOT: nvvm.cp.async.bulk.tensor
+// SM80: gpu.return
+func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %ldb: i64) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %pid64 = arith.extsi %pid : i32 to i64
+  %off = arith.muli %pid64, %ldb : i64
+  %bb = tile.addptr %b, %off : !tile.ptr<bf16>, i64
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %bb, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// A row stride the kernel computes (n * 2) is not a launch argument: no tensor map, cp.async only.
+// CHECK-LABEL: gpu.func @computed_stride(
+// CHECK-NOT: tgpu.tensor_maps
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: gpu.return
+func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %ldb = arith.muli %n, %c2 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%ldb, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// A pipelined K loop (acc = dot(load A, load B, acc)) with both operands in tensor maps: a ring of
+// 6 stages of 32 KiB, `full` expecting thread 0 and the stage's bytes (A: one 128-row box, B: two
+// 64-column panels), 4 iterations issued ahead, no CTA-wide barrier in the loop: each warp releases
+// the previous iteration's stage once its MMAs are done, and thread 0 refills the stage released one
+// iteration earlier. Launches without maps run a rolled element-by-element loop instead.
+// CHECK-LABEL: gpu.func @matmul(
+// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, {{.*}}pointer = 0 : i32{{.*}}}, {box = array<i32: 64, 64>, {{.*}}pointer = 1 : i32
+// CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
+// CHECK: scf.if %[[USE]] -> (f32
+// CHECK-COUNT-12: nvvm.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MA]]
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MB]]
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: i32, %n: i32, %k: i32, %lda: i32, %ldb: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %pid_m = tile.program_id x
+  %pid_n = tile.program_id y
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bk = arith.constant 64 : i32
+  %bm = arith.constant 128 : i32
+  %row0 = arith.muli %pid_m, %bm : i32
+  %col0 = arith.muli %pid_n, %bm : i32
+  %av = tile.make_view %a, [%m, %k], [%lda, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%k, %n], [%ldb, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%m, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %acc = scf.for %kk = %c0 to %k step %bk iter_args(%acc_i = %zero) -> (tensor<128x128xf32>) : i32 {
+    %at = tile.load %av[%row0, %kk] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+    %bt = tile.load %bv[%kk, %col0] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+    %next = tile.dot %at, %bt, %acc_i : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %next : tensor<128x128xf32>
+  }
+  tile.store %acc, %cv[%row0, %col0] : tensor<128x128xf32>, !tile.view<f32, 2>
+  return
+}
