@@ -87,8 +87,8 @@
 // CHECK-NOT: scf.if
 // exp(x) = ex2.approx(x * log2(e)), once per register.
 // CHECK: %[[E0:.*]] = arith.mulf %[[R0]], %[[LOG2E:.*]] : f32
-// CHECK-NEXT: %[[Y0:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[E0]]) : (f32) -> f32
-// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NEXT: %[[Y0:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[E0]]) : (f32) -> f32
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // The store: only lanes 0..15 own elements, (lane & 16) == 0, and each register is bounds-checked.
 // CHECK: %[[DUP:.*]] = arith.andi %[[LANE]], %c16_i32{{[_0-9]*}} : i32
 // CHECK-NEXT: %[[OWNER:.*]] = arith.cmpi eq, %[[DUP]], %c0_i32{{[_0-9]*}} : i32
@@ -348,8 +348,8 @@ func.func @convert_through_smem(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32)
 // CHECK: ld.global.v4.b32
 // CHECK: %[[X:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // Each op is replayed over all 4 registers before the next op; follow register 0.
-// CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[X]]) : (f32) -> f32
-// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[X]]) : (f32) -> f32
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: %[[B:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[A]]) : (f32) -> f32
 // CHECK: %[[C:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[B]]) : (f32) -> f32
 // ln(2) = 0.693147182 in f32.
@@ -365,7 +365,7 @@ func.func @convert_through_smem(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32)
 // log2(e) = 1.44269502 in f32.
 // CHECK-NEXT: %[[L2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK-NEXT: %[[HS:.*]] = arith.mulf %[[HW]], %[[L2E]] : f32
-// CHECK-NEXT: %[[HE:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[HS]]) : (f32) -> f32
+// CHECK-NEXT: %[[HE:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[HS]]) : (f32) -> f32
 // CHECK-NEXT: arith.truncf %[[HE]] : f32 to bf16
 func.func @math_ops(%p: !tile.ptr<f32>, %q: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
   %c0 = arith.constant 0 : i32

@@ -531,10 +531,13 @@ FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, 
     return arith::MulFOp::create(b, loc, v, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(c)));
   };
   Value y;
+  // exp2 flushes results below 2^-126 to zero (ex2.approx.ftz.f32, as CUDA's exp2f under fast math):
+  // without .ftz ptxas wraps every MUFU.EX2 in a range check and two predicated multiplies to produce
+  // denormals, three more instructions per softmax element.
   if (isa<math::Exp2Op>(op))
-    y = intrinsic("llvm.nvvm.ex2.approx.f32", x);
+    y = intrinsic("llvm.nvvm.ex2.approx.ftz.f", x);
   else if (isa<math::ExpOp>(op))
-    y = intrinsic("llvm.nvvm.ex2.approx.f32", mulConst(x, kLog2E));
+    y = intrinsic("llvm.nvvm.ex2.approx.ftz.f", mulConst(x, kLog2E));
   else if (isa<math::Log2Op>(op))
     y = intrinsic("llvm.nvvm.lg2.approx.f", x);
   else if (isa<math::LogOp>(op))

@@ -70,7 +70,7 @@ func.func @step(%s: tensor<64x32xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>)
 // LOWERED: arith.maximumf
 // LOWERED: nvvm.shfl.sync bfly
 // LOWERED: arith.cmpf oeq
-// LOWERED: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// LOWERED: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // LOWERED: nvvm.shfl.sync bfly
 // LOWERED: scf.yield {{.*}} : f32{{(, f32){47}$}}
 // LOWERED: gpu.return
