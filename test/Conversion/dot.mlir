@@ -108,15 +108,17 @@ func.func @k32(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n:
 // The accumulator's 32 registers per thread (64 x 64 / 128 threads) travel as one struct; the
 // warpgroup fence orders the register writes before the MMAs.
 // WGMMA: llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
-// WGMMA: nvvm.wgmma.fence.aligned
 // Shared-memory descriptors: the 32-bit shared address >> 4, or-ed with the constant fields: the
 // leading-byte offset LBO = 128 >> 4 = 8 in bits 16-29 (8 << 16 = 524288) and the stride-byte offset
 // SBO = K * 16 = 512, 512 >> 4 = 32 in bits 32-45 (32 << 32 = 137438953472), no swizzle:
-// 524288 + 137438953472 = 137439477760.
+// 524288 + 137438953472 = 137439477760. Built once per operand; the second K step (two core matrices,
+// 256 bytes, further) adds 256 >> 4 = 16.
 // WGMMA: arith.ori %{{.*}}, %c137439477760_i64{{[_0-9]*}} : i64
+// WGMMA: nvvm.wgmma.fence.aligned
 // Two K steps of 16, chained through the accumulator. A is row-major (K-major); B was loaded row by row,
 // so its registers run along N and it is stored N-major: wgmma's transposed B, layout row.
 // WGMMA: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>] : !llvm.struct<(f32{{(, f32){31}[)]}}> -> !llvm.struct<(f32{{(, f32){31}[)]}}>
+// WGMMA: arith.addi %{{.*}}, %c16_i64{{[_0-9]*}} : i64
 // WGMMA: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0

@@ -38,10 +38,14 @@
 // No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
-// CHECK: nvvm.wgmma.fence.aligned
+// Each operand's descriptor is built once; later K steps add their offset >> 4 (B, N-major: 16 rows
+// of 128 bytes, 128; A, core matrices: 256 bytes, 16).
 // CHECK: arith.ori %{{.*}}, %[[DESCB]] : i64
 // CHECK: arith.ori %{{.*}}, %[[DESCA]] : i64
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.addi %{{.*}}, %c128_i64 : i64
+// CHECK: arith.addi %{{.*}}, %c16_i64 : i64
 // CHECK-COUNT-3: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32

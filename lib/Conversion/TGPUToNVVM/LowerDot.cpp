@@ -120,11 +120,18 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   };
   auto aStepOffset = [&](int64_t kk) { return aSwizzled ? swizzledKStepOffset(kk, m, false) : kk * 2 * lbo; };
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
+  // The descriptor of an operand's first K step; later steps add their offset (a multiple of 16
+  // bytes) >> 4 to it: shared addresses stay below 2^18, so the 14-bit start field never carries
+  // into the other fields, and each K step costs one add instead of a shift, mask and or.
   auto descriptorWith = [&](Value byteOffset, const WgmmaDescriptor &fields) -> Value {
     Value addr = arith::AddIOp::create(b, loc, smemAddr, byteOffset);
     Value start = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, addr, i32(4)), i32(0x3FFF));
     Value d = arith::ExtUIOp::create(b, loc, b.getI64Type(), start);
     return arith::OrIOp::create(b, loc, d, i64(static_cast<int64_t>(fields.encode())));
+  };
+  auto stepDescriptor = [&](Value first, int64_t byteOffset) -> Value {
+    assert(byteOffset % 16 == 0 && "wgmma K steps start at 16-byte boundaries");
+    return byteOffset ? arith::AddIOp::create(b, loc, first, i64(byteOffset >> 4)).getResult() : first;
   };
   Value aGroup;
   if (aRegs.empty()) {
@@ -163,9 +170,11 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   SmallVector<Value> packedA;
   for (size_t r = 0; r + 1 < aRegs.size(); r += 2)
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
+  Value firstB = descriptorWith(bOp.base, fixedB);
+  Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
-    Value descB = descriptorWith(arith::AddIOp::create(b, loc, bOp.base, i32(bStepOffset(kk))), fixedB);
+    Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
       SmallVector<Value> operands;
       for (int64_t i = 0; i < accRegs; ++i)
@@ -179,7 +188,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
                 .getResult(0);
       continue;
     }
-    Value descA = descriptorWith(arith::AddIOp::create(b, loc, aGroup, i32(aStepOffset(kk))), fixedA);
+    Value descA = stepDescriptor(firstA, aStepOffset(kk));
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
         NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
