@@ -47,6 +47,12 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        guarded by `full`/`empty` mbarriers; loop-invariant register operands (Q) are stored once
        before the loop; with two warpgroups and `ping-pong`, they issue their MMAs in turn (named
        barriers 1 and 2) unless the kernel says `tile.ping_pong = false`. See StreamedLoop.cpp.
+    8. with `wgmma` and `tma`, streamed and pipelined dot operands whose views the host can
+       describe (sizes and strides kernel arguments or constants, base = pointer argument + sum of
+       value x stride) are copied by TMA instead: the kernel gets hidden parameters (a flag and one
+       tensor map per view, described in `tgpu.tensor_maps` for the runtime), thread 0 issues one
+       cp.async.bulk.tensor per 64-column panel and the stage's `full` mbarrier counts the bytes;
+       launches whose maps do not encode copy element by element. See TensorMaps.cpp.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];
@@ -55,6 +61,9 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
            "shared memory one CTA may use (227 KiB on sm_90; the pipeline sets it per architecture)">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "lower dots whose warps all stack along M (16 rows each) to sm_90a wgmma.mma_async">,
+    Option<"tma", "tma", "bool", /*default=*/"true",
+           "with wgmma, copy streamed and pipelined dot operands by TMA where the host can describe "
+           "their views (tensor maps encoded by the runtime at launch)">,
     Option<"pingPong", "ping-pong", "bool", /*default=*/"true",
            "in loops whose dot operands stream through shared memory, let two warpgroups issue their "
            "MMAs in turn (named barriers), so that one's softmax overlaps the other's MMAs">

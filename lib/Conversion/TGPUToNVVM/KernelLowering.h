@@ -90,9 +90,10 @@ inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
 
 class KernelLowering {
 public:
-  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong)
+  KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
+                 bool tma)
       : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
-        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong) {}
+        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma) {}
 
   LogicalResult run();
 private:
@@ -103,6 +104,7 @@ private:
   int64_t maxSharedBytes;
   bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
+  bool tmaEnabled;      // with wgmma: dot operands whose views the host can describe are copied by TMA
   Location loc = UnknownLoc::get(b.getContext());
 
   Value threadId, laneId, warpId;                         // i32
@@ -369,6 +371,11 @@ private:
   /// warp reads whole 128-byte lines of global memory and still writes all 32 banks.
   void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
                      Value aligned = Value(), Value mbarrier = Value(), bool swizzled = false);
+  /// Copies the block `load` reads at `offsets` (a 2-D block of 16-bit elements with rows of a multiple
+  /// of 64) into 128-byte swizzled panels at byte offset `dstBase`, element by element with bounds
+  /// checks, 16-byte chunks handed to threads in a rolled loop: the fallback of TMA copies for views
+  /// that are not 16-byte aligned, slow but light on registers. The caller publishes the stores.
+  void copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase);
   /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);

@@ -589,8 +589,6 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
   lazyCursor = at + aBytes + k * n * 2;
   growLazy();
   Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(at));
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
   SmallVector<Value> c = flatten(op.getInitArgs());
   auto loop = scf::ForOp::create(b, loc, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
                                  scalars.lookup(op.getStep()), ValueRange{packAccumulator(c)});
@@ -600,45 +598,11 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
     Value iv = loop.getInductionVar();
     barrier(); // the previous iteration's MMAs are done with the operands
     for (int which = 0; which < 2; ++which) {
-      tile::LoadOp load = loads[which];
-      ViewInfo &view = views[load.getView()];
-      Type elem = load.getResult().getType().getElementType();
       SmallVector<Value> offsets;
-      for (Value o : load.getOffsets())
+      for (Value o : loads[which].getOffsets())
         offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
-      const int64_t rows = load.getResult().getType().getDimSize(0), cols = load.getResult().getType().getDimSize(1);
-      const int64_t chunksPerRow = cols / 8, numChunks = rows * chunksPerRow;
-      Value dstBase = which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult();
-      // One 16-byte chunk (8 elements of a row) per thread and step, loaded element by element.
-      auto chunks = scf::ForOp::create(b, loc, i32(0), i32((numChunks + numThreads - 1) / numThreads), i32(1));
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(chunks.getBody());
-      Value q = arith::AddIOp::create(b, loc, threadId,
-                                      arith::MulIOp::create(b, loc, chunks.getInductionVar(), i32(numThreads)));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)), [&] {
-        Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
-        Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
-        BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
-                                      /*checkLast=*/false);
-        Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-        Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
-        Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
-        for (int i = 0; i < 8; ++i) {
-          Value col = arith::AddIOp::create(b, loc, e.coord[1], i32(i));
-          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[1]);
-          ok = arith::AndIOp::create(b, loc, ok, e.inside);
-          Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, src, ValueRange{i64(i)});
-          v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
-        }
-        // Panel chunk / 8, row, chunk position (chunk % 8) ^ (row % 8): flare::swizzledOffset.
-        Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
-                                               arith::AndIOp::create(b, loc, row, i32(7)));
-        Value within = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, chunk, i32(8)), i32(rows * 128));
-        within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
-        within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
-        LLVM::StoreOp::create(b, loc, v, smemAddress(arith::AddIOp::create(b, loc, dstBase, within), b.getI8Type()),
-                              /*alignment=*/16);
-      });
+      copyTileRolled(loads[which], offsets,
+                     which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult());
     }
     fenceAsyncProxy();
     barrier();

@@ -347,4 +347,42 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
     NVVM::MBarrierArriveOp::create(b, loc, Type(), mbarrier, Value());
 }
 
+void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase) {
+  ViewInfo &view = views[load.getView()];
+  Type elem = load.getResult().getType().getElementType();
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
+  const int64_t rows = load.getResult().getType().getDimSize(0), cols = load.getResult().getType().getDimSize(1);
+  const int64_t chunksPerRow = cols / 8, numChunks = rows * chunksPerRow;
+  // One 16-byte chunk (8 elements of a row) per thread and step, loaded element by element.
+  auto chunks = scf::ForOp::create(b, loc, i32(0), i32((numChunks + numThreads - 1) / numThreads), i32(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(chunks.getBody());
+  Value q = arith::AddIOp::create(b, loc, threadId, arith::MulIOp::create(b, loc, chunks.getInductionVar(), i32(numThreads)));
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)), [&] {
+    Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
+    Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
+    BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
+                                  /*checkLast=*/false);
+    Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
+    Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
+    for (int i = 0; i < 8; ++i) {
+      Value col = arith::AddIOp::create(b, loc, e.coord[1], i32(i));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[1]);
+      ok = arith::AndIOp::create(b, loc, ok, e.inside);
+      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, src, ValueRange{i64(i)});
+      v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
+    }
+    // Panel chunk / 8, row, chunk position (chunk % 8) ^ (row % 8): flare::swizzledOffset.
+    Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
+                                           arith::AndIOp::create(b, loc, row, i32(7)));
+    Value within = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, chunk, i32(8)), i32(rows * 128));
+    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
+    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+    LLVM::StoreOp::create(b, loc, v, smemAddress(arith::AddIOp::create(b, loc, dstBase, within), b.getI8Type()),
+                          /*alignment=*/16);
+  });
+}
+
 } // namespace flare::tgpu::lowering

@@ -198,7 +198,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
   // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
   // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
-  // bytes; the cp.async path stays for launches whose maps could not be encoded (a run-time choice).
+  // bytes; launches whose maps could not be encoded copy element by element (a run-time choice).
   SmallVector<TensorMapRead> tmaReads;
   Value useTma;
   int64_t tmaBytes = 0;
@@ -225,15 +225,18 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       fenceAsyncProxy();
   });
   barrier();
-  // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned.
+  // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned. (With
+  // TMA there is no cp.async path: maps fail to encode only where cp.async would fail too.)
   Value aligned;
-  for (Stream &s : streams) {
-    Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
-    aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
-  }
+  if (!useTma)
+    for (Stream &s : streams) {
+      Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
+      aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
+    }
   // The blocks of iteration `iv` into `stage`, after `waitEmpty` (the stage's previous readers are
   // done; by every copying thread). With cp.async each thread's arrival on the `full` barrier follows
-  // its copies; with TMA thread 0 announces the stage's bytes and issues the copies.
+  // its copies; with TMA thread 0 announces the stage's bytes and issues the copies, and when the
+  // launch's maps did not encode every thread copies element by element and then arrives.
   auto issue = [&](Value iv, Value stage, const std::function<void()> &waitEmpty) {
     Value base = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     Value full = barrierAt(stage, false);
@@ -270,8 +273,15 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
       }
     });
+    // Maps not encoded (views that are not 16-byte aligned): element by element in a rolled loop, so
+    // that the fallback adds no registers to the kernel; each thread's arrival publishes its stores.
     b.setInsertionPointToStart(ifOp.elseBlock());
-    cpAsyncCopies();
+    if (waitEmpty)
+      waitEmpty();
+    DenseMap<Value, Value> memo;
+    for (Stream &s : streams)
+      copyTileRolled(s.load, offsetsAt(s, memo), arith::AddIOp::create(b, loc, base, i32(s.offset)));
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
 

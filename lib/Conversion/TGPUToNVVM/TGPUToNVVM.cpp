@@ -600,7 +600,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
     for (func::FuncOp func : kernels) {
       auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
       bool turns = pingPong && (!kernelPingPong || kernelPingPong.getValue());
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma).run()))
         return signalPassFailure();
       func.erase();
     }

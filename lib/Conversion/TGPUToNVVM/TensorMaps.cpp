@@ -97,7 +97,7 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
   auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
   auto type = load.getResult().getType();
-  if (!wgmma || !view || view.getSizes().size() != 2 || type.getRank() != 2 || type.getElementTypeBitWidth() != 16 ||
+  if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 || type.getElementTypeBitWidth() != 16 ||
       type.getDimSize(1) % kPanelCols != 0 || type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
     return false;
   SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
