@@ -216,10 +216,10 @@ func.func @abi(%p: !tile.ptr<i32>, %a: i32, %b: i64, %c: f32) attributes {tile.k
 // CHECK: %[[L1:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
 // CHECK: %[[L2:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
 // CHECK: %[[L3:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
-// (a) The row's 4 registers, as a balanced tree: (L0 + L1) + (L2 + L3).
+// (a) The row's 4 registers, in register order.
 // CHECK-NEXT: %[[S01:.*]] = arith.addf %[[L0]], %[[L1]] : f32
-// CHECK-NEXT: %[[S23:.*]] = arith.addf %[[L2]], %[[L3]] : f32
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[S01]], %[[S23]] : f32
+// CHECK-NEXT: %[[S012:.*]] = arith.addf %[[S01]], %[[L2]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[S012]], %[[L3]] : f32
 // CHECK: %[[SH1:.*]] = nvvm.shfl.sync bfly %c-1_i32, %[[S]], %c1_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}} : f32 -> f32
 // CHECK-NEXT: %[[A1:.*]] = arith.addf %[[S]], %[[SH1]] : f32
 // CHECK: %[[SH2:.*]] = nvvm.shfl.sync bfly %c-1_i32, %[[A1]], %c2_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}} : f32 -> f32

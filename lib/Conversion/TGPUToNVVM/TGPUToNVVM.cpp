@@ -286,27 +286,17 @@ LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
   };
   ArrayRef<Value> in = regs[op.getSrc()];
 
-  // (a) Inside the thread: registers with the same projected coordinate combine as a balanced tree
-  // (neighbours in register order first): a chain of n dependent adds or maxes would leave the row
-  // reductions of an attention softmax latency-bound (32 in a row per thread at 128 keys).
+  // (a) Inside the thread: registers with the same projected coordinate combine, in register order.
   SmallVector<Value> partial;
   for (int j = 0; j < sliced->numRegs(); ++j) {
     LinearLayout::Coord want = sliced->applyInput(LayoutInput::Reg, j);
-    SmallVector<Value> level;
+    Value acc;
     for (int r = 0; r < src.numRegs(); ++r)
       if (project(src.applyInput(LayoutInput::Reg, r)) == want)
-        level.push_back(in[r]);
-    if (level.empty())
+        acc = acc ? combine(b, loc, op.getKind(), acc, in[r]) : in[r];
+    if (!acc)
       return op.emitOpError("internal error: reduced register without a source");
-    while (level.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(combine(b, loc, op.getKind(), level[i], level[i + 1]));
-      if (level.size() % 2)
-        next.push_back(level.back());
-      level = std::move(next);
-    }
-    partial.push_back(level.front());
+    partial.push_back(acc);
   }
 
   // (b) Across lanes: butterfly shuffles over the lane bits that move along the axis.
