@@ -30,15 +30,24 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %{{.*}}, box[%c0_i32, %c0_i32, %[[PID]]]
 // Maps not encoded: every thread copies 16-byte chunks element by element in a rolled loop, stores
 // them to the swizzled panel and arrives (no cp.async path: maps fail only where it would too).
+// The writers fence their generic-proxy stores for wgmma's async proxy before they arrive.
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.mbarrier.arrive
 // In the loop the refill takes the same two paths.
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
 // CHECK: } else {
 // CHECK: scf.for
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.mbarrier.arrive
+// Waiting for the stage needs no proxy fence on the consumers' side (TMA writes through the async
+// proxy; the fallback's writers fenced).
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async
 
 // Without wgmma nothing streams and no map is made.

@@ -281,6 +281,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     DenseMap<Value, Value> memo;
     for (Stream &s : streams)
       copyTileRolled(s.load, offsetsAt(s, memo), arith::AddIOp::create(b, loc, base, i32(s.offset)));
+    fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
     NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
@@ -315,7 +316,10 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
     waitPhase(barrierAt(stage, false), i);
-    fenceAsyncProxy();
+    // cp.async writes through the generic proxy: made visible to wgmma's async proxy here. TMA writes
+    // through the async proxy already, and its element-wise fallback fences on the writer's side.
+    if (!useTma)
+      fenceAsyncProxy();
     Value current = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     for (Stream &s : streams) {
       smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK,
