@@ -414,6 +414,7 @@ private:
   void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
+  bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
   SmallVector<Attribute> tensorMapAttrs;
   DenseMap<std::pair<Value, int64_t>, Value> tensorMapParams; // (view, box rows) -> parameter
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams);

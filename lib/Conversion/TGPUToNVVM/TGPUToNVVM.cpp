@@ -84,6 +84,9 @@ LogicalResult KernelLowering::run() {
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
+  if (hiddenParamFailed)
+    return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
+                                    << func.getName() << "'";
   // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
   // once per kernel or loop), the rings of streamed loops.
   // The ring's stages hold 128-byte swizzled panels: 1024-byte aligned (so is the buffer itself).

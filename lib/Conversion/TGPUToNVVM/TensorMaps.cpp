@@ -111,7 +111,8 @@ bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
 Value KernelLowering::tensorMapsUsable() {
   if (!tensorMapFlag) {
     unsigned idx = kernelFunc.getNumArguments();
-    kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()), kernelFunc.getLoc());
+    if (failed(kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()), kernelFunc.getLoc())))
+      hiddenParamFailed = true;
     tensorMapFlag = kernelFunc.getArgument(idx);
   }
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
@@ -164,7 +165,9 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(tile::LoadOp load) {
     NamedAttrList argAttrs;
     argAttrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kTensorMapAlign));
     unsigned idx = kernelFunc.getNumArguments();
-    kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx), kernelFunc.getLoc());
+    if (failed(kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx),
+                                         kernelFunc.getLoc())))
+      hiddenParamFailed = true;
     param = kernelFunc.getArgument(idx);
   }
   read.map = param;
