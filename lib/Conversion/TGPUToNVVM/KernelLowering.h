@@ -380,6 +380,25 @@ private:
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
+  /// The mbarriers of a ring of `stages` shared-memory stages (streamed loops, the TMA K loop): a `full`
+  /// and then an `empty` barrier per stage, 8 bytes each, from byte offset `at` of the shared buffer.
+  struct BarrierRing {
+    Value at; // i32
+    int stages;
+  };
+  Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
+    constexpr int64_t kBarrierBytes = 8;
+    Value off = arith::AddIOp::create(b, loc, ring.at, i32(empty ? ring.stages * kBarrierBytes : 0));
+    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
+    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
+                               ValueRange{off});
+  }
+  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
+  void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
+    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
+  }
+
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
   /// there instead of storing its registers.

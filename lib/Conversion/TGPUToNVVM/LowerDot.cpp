@@ -486,17 +486,9 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
     growLazy();
     loc = saved;
   }
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto barrierAt = [&](Value slot, bool empty) -> Value {
-    Value off = arith::AddIOp::create(b, loc, lazyBase->getResult(0),
-                                      i32(barriersAt + (empty ? stages * kBarrierBytes : 0)));
-    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, slot, i32(kBarrierBytes)));
-    return LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{off});
-  };
-  auto waitPhase = [&](Value barrier, Value use) { // the use-th completion of the barrier
-    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(stages)), i32(1));
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
-  };
+  const BarrierRing barriers{arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(barriersAt)), stages};
+  auto barrierAt = [&](Value slot, bool empty) { return ringBarrier(barriers, slot, empty); };
+  auto waitPhase = [&](Value barrier, Value use) { waitForUse(barriers, barrier, use); };
   auto slotBase = [&](Value slot) {
     return arith::AddIOp::create(b, loc, lazyBase->getResult(0),
                                  arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes))))

@@ -185,16 +185,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
   Value ring = ringBase->getResult(0);
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto barrierAt = [&](Value stage, bool empty) -> Value {
-    Value off = arith::AddIOp::create(b, loc, ring, i32(barriersAt + (empty ? stages * kBarrierBytes : 0)));
-    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
-    return LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{off});
-  };
-  auto waitPhase = [&](Value barrier, Value use) { // the use-th completion of the barrier
-    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(stages)), i32(1));
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
-  };
+  const BarrierRing barriers{arith::AddIOp::create(b, loc, ring, i32(barriersAt)), stages};
+  auto barrierAt = [&](Value stage, bool empty) { return ringBarrier(barriers, stage, empty); };
+  auto waitPhase = [&](Value barrier, Value use) { waitForUse(barriers, barrier, use); };
   const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
   // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
   // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
