@@ -155,7 +155,8 @@ TensorMapInfo parseTensorMap(const llvm::json::Value &v, const std::string &wher
   t.elemBytes = static_cast<int>(requireInt(*obj, "elemBytes", where, 1, 8));
   if (t.elemBytes & (t.elemBytes - 1))
     fail(where + ".elemBytes = " + std::to_string(t.elemBytes) + " is not 1, 2, 4 or 8");
-  for (auto [key, out] : {std::pair<const char *, std::vector<HostScalar> *>{"sizes", &t.sizes}, {"strides", &t.strides}}) {
+  using Field = std::pair<const char *, std::vector<HostScalar> *>;
+  for (auto [key, out] : {Field{"sizes", &t.sizes}, Field{"strides", &t.strides}}) {
     const llvm::json::Array &a = requireArray(*obj, key, where);
     for (size_t i = 0; i < a.size(); ++i) {
       std::string at = where + "." + key + "[" + std::to_string(i) + "]";

@@ -448,7 +448,8 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   if (aType0.getDimSize(1) % 64 == 0 && bType0.getDimSize(1) % 64 == 0 && op.getLowerBound().getType().isInteger(32) &&
       canReadThroughTensorMap(loads[0]) && canReadThroughTensorMap(loads[1])) {
     std::array<TensorMapRead, 2> reads = {tensorMapFor(loads[0]), tensorMapFor(loads[1])};
-    auto ifOp = scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), tensorMapsUsable(), /*withElseRegion=*/true);
+    auto ifOp =
+        scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), tensorMapsUsable(), /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     const int64_t cursor = lazyCursor;
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -490,9 +491,8 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   auto barrierAt = [&](Value slot, bool empty) { return ringBarrier(barriers, slot, empty); };
   auto waitPhase = [&](Value barrier, Value use) { waitForUse(barriers, barrier, use); };
   auto slotBase = [&](Value slot) {
-    return arith::AddIOp::create(b, loc, lazyBase->getResult(0),
-                                 arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes))))
-        .getResult();
+    Value inRing = arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
+    return arith::AddIOp::create(b, loc, lazyBase->getResult(0), inRing).getResult();
   };
   Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
   // `full` completes with thread 0's expect-tx and the stage's bytes; `empty` once every warp is

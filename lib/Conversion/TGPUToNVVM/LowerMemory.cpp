@@ -358,7 +358,8 @@ void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, 
   auto chunks = scf::ForOp::create(b, loc, i32(0), i32((numChunks + numThreads - 1) / numThreads), i32(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(chunks.getBody());
-  Value q = arith::AddIOp::create(b, loc, threadId, arith::MulIOp::create(b, loc, chunks.getInductionVar(), i32(numThreads)));
+  Value step = arith::MulIOp::create(b, loc, chunks.getInductionVar(), i32(numThreads));
+  Value q = arith::AddIOp::create(b, loc, threadId, step);
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)), [&] {
     Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
     Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));

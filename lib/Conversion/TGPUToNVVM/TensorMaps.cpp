@@ -97,8 +97,9 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
   auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
   auto type = load.getResult().getType();
-  if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 || type.getElementTypeBitWidth() != 16 ||
-      type.getDimSize(1) % kPanelCols != 0 || type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
+  if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
+      type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
+      type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
     return false;
   SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
   if (!viewBase(view, func, terms) || 2 + terms.size() > static_cast<size_t>(kMaxTensorMapRank))
@@ -111,8 +112,11 @@ bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
 Value KernelLowering::tensorMapsUsable() {
   if (!tensorMapFlag) {
     unsigned idx = kernelFunc.getNumArguments();
-    if (failed(kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()), kernelFunc.getLoc())))
-      hiddenParamFailed = true;
+    if (failed(kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()),
+                                         kernelFunc.getLoc()))) {
+      hiddenParamFailed = true; // reported by run(); the kernel is not emitted
+      return arith::ConstantIntOp::create(b, loc, 0, 1);
+    }
     tensorMapFlag = kernelFunc.getArgument(idx);
   }
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
@@ -166,8 +170,11 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(tile::LoadOp load) {
     argAttrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kTensorMapAlign));
     unsigned idx = kernelFunc.getNumArguments();
     if (failed(kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx),
-                                         kernelFunc.getLoc())))
-      hiddenParamFailed = true;
+                                         kernelFunc.getLoc()))) {
+      hiddenParamFailed = true; // reported by run(); the kernel is not emitted
+      read.map = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+      return read;
+    }
     param = kernelFunc.getArgument(idx);
   }
   read.map = param;
