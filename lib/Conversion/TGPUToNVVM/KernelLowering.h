@@ -346,6 +346,15 @@ private:
     SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
     int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
   };
+  /// What planTensorMap found out about a load's view: the pointer argument, the host-known sizes and
+  /// strides of the map (innermost first, each [kind, value] as in `tgpu.tensor_maps`) and the source
+  /// values whose products with the outer strides make up the view's base offset.
+  struct TensorMapPlan {
+    tile::LoadOp load;
+    unsigned pointerArg = 0;
+    SmallVector<std::array<int64_t, 2>> sizes, strides;
+    SmallVector<Value> outerValues;
+  };
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
   /// The cp.async pipeline: a ring of kPipelineStages slots with CTA barriers (or the loop unpipelined
   /// when the operands are not 16-byte aligned at run time).
@@ -371,6 +380,12 @@ private:
   /// warp reads whole 128-byte lines of global memory and still writes all 32 banks.
   void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
                      Value aligned = Value(), Value mbarrier = Value(), bool swizzled = false);
+  /// Byte offset of 16-byte chunk `chunk` of row `row` in 128-byte swizzled panels of `rows` rows:
+  /// panel chunk / 8, then the row, then position (chunk % 8) ^ (row % 8) (flare::swizzledOffset).
+  Value swizzledChunkOffset(Value row, Value chunk, int64_t rows);
+  /// The 8 elements from `src` on (columns col .. col + 7 of a view row) as one vector, each loaded
+  /// only when its column is inside the view and `rowsOk` (when given) holds, else zero.
+  Value loadChunkElementwise(const ViewInfo &view, Value src, Value col, Value rowsOk, Type elem);
   /// Copies the block `load` reads at `offsets` (a 2-D block of 16-bit elements with rows of a multiple
   /// of 64) into 128-byte swizzled panels at byte offset `dstBase`, element by element with bounds
   /// checks, 16-byte chunks handed to threads in a rolled loop: the fallback of TMA copies for views
@@ -418,14 +433,15 @@ private:
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
-  /// Whether `load` (a 2-D block of 16-bit elements with rows of a multiple of 64, copied into
-  /// 128-byte swizzled panels) can be read through a host-encoded tensor map: its view's sizes and
-  /// strides are kernel arguments or constants, the last stride is 1, and its base is a pointer
+  /// How `load` (a 2-D block of 16-bit elements with rows of a multiple of 64, copied into 128-byte
+  /// swizzled panels) can be read through a host-encoded tensor map, or nothing: its view's sizes and
+  /// strides must be kernel arguments or constants, the last stride 1, and its base a pointer
   /// argument plus a sum of (value x argument-or-constant stride) terms, each of which becomes an
   /// outer dimension of the map. Pure analysis; nothing is emitted.
-  bool canReadThroughTensorMap(tile::LoadOp load);
-  /// The map for `load` (one hidden parameter per view and box, shared by every loop that reads it).
-  TensorMapRead tensorMapFor(tile::LoadOp load);
+  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load);
+  /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)
+  /// and the coordinates of this program instance's view in it.
+  TensorMapRead tensorMapFor(const TensorMapPlan &plan);
   /// i1: the runtime encoded every tensor map of this launch (else the kernel copies with cp.async).
   Value tensorMapsUsable();
   /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
@@ -449,6 +465,13 @@ private:
   /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
   /// arith ops between them), for copies issued ahead of their iteration.
   Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
+  /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
+  SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
+    SmallVector<Value> offsets;
+    for (Value o : load.getOffsets())
+      offsets.push_back(scalarAt(o, op, iv, memo));
+    return offsets;
+  }
   bool isRecomputable(Value v, scf::ForOp op);
   /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
   /// else K-major) at byte offset `base`; returns whether B was stored N-major.

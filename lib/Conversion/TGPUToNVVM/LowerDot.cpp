@@ -444,10 +444,9 @@ LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<ti
   // encode only for operands cp.async could not copy either (bases or strides not 16-byte aligned),
   // so a cp.async pipeline would be dead code there; and the fallback's copies are a rolled loop, so
   // that its registers do not count against the TMA path's.
-  auto aType0 = loads[0].getResult().getType(), bType0 = loads[1].getResult().getType();
-  if (aType0.getDimSize(1) % 64 == 0 && bType0.getDimSize(1) % 64 == 0 && op.getLowerBound().getType().isInteger(32) &&
-      canReadThroughTensorMap(loads[0]) && canReadThroughTensorMap(loads[1])) {
-    std::array<TensorMapRead, 2> reads = {tensorMapFor(loads[0]), tensorMapFor(loads[1])};
+  std::optional<TensorMapPlan> planA = planTensorMap(loads[0]), planB = planTensorMap(loads[1]);
+  if (planA && planB && op.getLowerBound().getType().isInteger(32)) {
+    std::array<TensorMapRead, 2> reads = {tensorMapFor(*planA), tensorMapFor(*planB)};
     auto ifOp =
         scf::IfOp::create(b, loc, flattenTypes(op.getResultTypes()), tensorMapsUsable(), /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
@@ -511,10 +510,9 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
     Value full = barrierAt(slot, false), base = slotBase(slot);
     NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(m * k * 2 + k * n * 2), NVVM::MemScopeKind::CTA,
                                            /*relaxed=*/false, Value());
+    DenseMap<Value, Value> memo;
     for (int which = 0; which < 2; ++which) {
-      SmallVector<Value> offsets;
-      for (Value o : loads[which].getOffsets())
-        offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+      SmallVector<Value> offsets = loadOffsetsAt(loads[which], op, iv, memo);
       Value dst = which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult();
       copyTileTma(reads[which], offsets[0], offsets[1], dst, full);
     }
@@ -567,7 +565,6 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(loop.getResult(0), c);
-  lazyCursor = 0;
   return c;
 }
 
@@ -589,13 +586,10 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
     enterLoopBody(loop);
     Value iv = loop.getInductionVar();
     barrier(); // the previous iteration's MMAs are done with the operands
-    for (int which = 0; which < 2; ++which) {
-      SmallVector<Value> offsets;
-      for (Value o : loads[which].getOffsets())
-        offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
-      copyTileRolled(loads[which], offsets,
+    DenseMap<Value, Value> memo;
+    for (int which = 0; which < 2; ++which)
+      copyTileRolled(loads[which], loadOffsetsAt(loads[which], op, iv, memo),
                      which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult());
-    }
     fenceAsyncProxy();
     barrier();
     SmemOperand a{base, /*nMajor=*/false, /*swizzled=*/true};
@@ -605,7 +599,6 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
     scf::YieldOp::create(b, loc, ValueRange{acc});
   }
   unpackAccumulator(loop.getResult(0), c);
-  lazyCursor = 0;
   return c;
 }
 
@@ -654,11 +647,10 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
     // Copies the tiles of iteration `iv` into slot `slot` (zero bytes when !valid or outside the view).
     auto issue = [&](Value iv, Value slot, Value valid) {
       Value slotBase = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
+      DenseMap<Value, Value> memo;
       for (int which = 0; which < 2; ++which) {
         tile::LoadOp load = loads[which];
-        SmallVector<Value> offsets;
-        for (Value o : load.getOffsets())
-          offsets.push_back(o == op.getInductionVar() ? iv : scalars.lookup(o));
+        SmallVector<Value> offsets = loadOffsetsAt(load, op, iv, memo);
         Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
         copyTileAsync(load, offsets, valid, operandBase, /*innerIsK=*/which == 0, k, Value(), Value(), swizzled);
       }

@@ -236,6 +236,30 @@ Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
   return ok;
 }
 
+Value KernelLowering::swizzledChunkOffset(Value row, Value chunk, int64_t rows) {
+  Value panel = arith::DivUIOp::create(b, loc, chunk, i32(8));
+  Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
+                                         arith::AndIOp::create(b, loc, row, i32(7)));
+  Value within = arith::MulIOp::create(b, loc, panel, i32(rows * 128));
+  within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
+  return arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+}
+
+Value KernelLowering::loadChunkElementwise(const ViewInfo &view, Value src, Value col, Value rowsOk, Type elem) {
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+  Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
+  for (int i = 0; i < 8; ++i) {
+    Value c = arith::AddIOp::create(b, loc, col, i32(i));
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, view.sizes.back());
+    if (rowsOk)
+      ok = arith::AndIOp::create(b, loc, ok, rowsOk);
+    Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, src, ValueRange{i64(i)});
+    v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
+  }
+  return v;
+}
+
 void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase,
                                    bool innerIsK, int64_t k, Value aligned, Value mbarrier, bool swizzled) {
   ViewInfo &view = views[load.getView()];
@@ -282,12 +306,7 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
     Value within;
     if (swizzled) {
-      Value panel = arith::DivUIOp::create(b, loc, chunk, i32(8));
-      Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
-                                             arith::AndIOp::create(b, loc, row, i32(7)));
-      within = arith::MulIOp::create(b, loc, panel, i32(rows * 128));
-      within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
-      within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+      within = swizzledChunkOffset(row, chunk, rows);
     } else {
       within = arith::MulIOp::create(b, loc, q, i32(16));
     }
@@ -329,18 +348,8 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   emitCopies();
   // Unaligned rows: element by element through registers, then one 16-byte shared store per group.
   b.setInsertionPointToStart(ifOp.elseBlock());
-  Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
   for (Group &g : groups) guarded(g.exists, [&] {
-    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
-    for (int i = 0; i < 8; ++i) {
-      Value col = arith::AddIOp::create(b, loc, g.col, i32(i));
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[rank - 1]);
-      if (g.rowsOk)
-        ok = arith::AndIOp::create(b, loc, ok, g.rowsOk);
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, g.src, ValueRange{i64(i)});
-      v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
-    }
-    LLVM::StoreOp::create(b, loc, v, g.dst, /*alignment=*/16);
+    LLVM::StoreOp::create(b, loc, loadChunkElementwise(view, g.src, g.col, g.rowsOk, elem), g.dst, /*alignment=*/16);
   });
   // The stores are ordinary: a release arrival publishes them.
   if (mbarrier)
@@ -366,21 +375,8 @@ void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, 
     BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
                                   /*checkLast=*/false);
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-    Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
-    Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
-    for (int i = 0; i < 8; ++i) {
-      Value col = arith::AddIOp::create(b, loc, e.coord[1], i32(i));
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, view.sizes[1]);
-      ok = arith::AndIOp::create(b, loc, ok, e.inside);
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, src, ValueRange{i64(i)});
-      v = LLVM::InsertElementOp::create(b, loc, v, predicatedLoad(addr, ok, pad, elem), i32(i));
-    }
-    // Panel chunk / 8, row, chunk position (chunk % 8) ^ (row % 8): flare::swizzledOffset.
-    Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
-                                           arith::AndIOp::create(b, loc, row, i32(7)));
-    Value within = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, chunk, i32(8)), i32(rows * 128));
-    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, row, i32(128)));
-    within = arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
+    Value v = loadChunkElementwise(view, src, e.coord[1], e.inside, elem);
+    Value within = swizzledChunkOffset(row, chunk, rows);
     LLVM::StoreOp::create(b, loc, v, smemAddress(arith::AddIOp::create(b, loc, dstBase, within), b.getI8Type()),
                           /*alignment=*/16);
   });

@@ -195,9 +195,13 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   SmallVector<TensorMapRead> tmaReads;
   Value useTma;
   int64_t tmaBytes = 0;
-  if (llvm::all_of(streams, [&](Stream &s) { return s.swizzled && canReadThroughTensorMap(s.load); })) {
-    for (Stream &s : streams) {
-      tmaReads.push_back(tensorMapFor(s.load));
+  SmallVector<TensorMapPlan> plans;
+  for (Stream &s : streams)
+    if (std::optional<TensorMapPlan> plan = s.swizzled ? planTensorMap(s.load) : std::nullopt)
+      plans.push_back(std::move(*plan));
+  if (plans.size() == streams.size()) {
+    for (auto [s, plan] : llvm::zip(streams, plans)) {
+      tmaReads.push_back(tensorMapFor(plan));
       tmaBytes += s.bytes;
     }
     useTma = tensorMapsUsable();
@@ -233,19 +237,13 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto issue = [&](Value iv, Value stage, const std::function<void()> &waitEmpty) {
     Value base = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
     Value full = barrierAt(stage, false);
-    auto offsetsAt = [&](Stream &s, DenseMap<Value, Value> &memo) {
-      SmallVector<Value> offsets;
-      for (Value o : s.load.getOffsets())
-        offsets.push_back(scalarAt(o, op, iv, memo));
-      return offsets;
-    };
     auto cpAsyncCopies = [&] {
       if (waitEmpty)
         waitEmpty();
       Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
       DenseMap<Value, Value> memo;
       for (auto [idx, s] : llvm::enumerate(streams))
-        copyTileAsync(s.load, offsetsAt(s, memo), valid, arith::AddIOp::create(b, loc, base, i32(s.offset)),
+        copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid, arith::AddIOp::create(b, loc, base, i32(s.offset)),
                       s.innerIsK, s.k, aligned, idx + 1 == streams.size() ? full : Value(), s.swizzled);
     };
     if (!useTma) {
@@ -262,7 +260,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
                                              /*relaxed=*/false, Value());
       DenseMap<Value, Value> memo;
       for (auto [s, read] : llvm::zip(streams, tmaReads)) {
-        SmallVector<Value> offsets = offsetsAt(s, memo);
+        SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
         copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
       }
     });
@@ -273,7 +271,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       waitEmpty();
     DenseMap<Value, Value> memo;
     for (Stream &s : streams)
-      copyTileRolled(s.load, offsetsAt(s, memo), arith::AddIOp::create(b, loc, base, i32(s.offset)));
+      copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo), arith::AddIOp::create(b, loc, base, i32(s.offset)));
     fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
     NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
   };

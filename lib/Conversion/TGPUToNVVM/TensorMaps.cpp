@@ -94,19 +94,32 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 
 } // namespace
 
-bool KernelLowering::canReadThroughTensorMap(tile::LoadOp load) {
+std::optional<KernelLowering::TensorMapPlan> KernelLowering::planTensorMap(tile::LoadOp load) {
   auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
   auto type = load.getResult().getType();
   if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
       type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
       type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
-    return false;
+    return std::nullopt;
   SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
-  if (!viewBase(view, func, terms) || 2 + terms.size() > static_cast<size_t>(kMaxTensorMapRank))
-    return false;
-  auto innerStride = hostScalar(view.getStrides()[1], func);
-  return innerStride && (*innerStride)[0] == 0 && (*innerStride)[1] == 1 && hostScalar(view.getSizes()[0], func) &&
-         hostScalar(view.getSizes()[1], func) && hostScalar(view.getStrides()[0], func);
+  std::optional<BlockArgument> pointer = viewBase(view, func, terms);
+  if (!pointer || 2 + terms.size() > static_cast<size_t>(kMaxTensorMapRank))
+    return std::nullopt;
+  auto cols = hostScalar(view.getSizes()[1], func), rows = hostScalar(view.getSizes()[0], func);
+  auto rowStride = hostScalar(view.getStrides()[0], func), innerStride = hostScalar(view.getStrides()[1], func);
+  if (!cols || !rows || !rowStride || !innerStride || *innerStride != std::array<int64_t, 2>{0, 1})
+    return std::nullopt;
+  TensorMapPlan plan;
+  plan.load = load;
+  plan.pointerArg = pointer->getArgNumber();
+  plan.sizes = {*cols, *rows};
+  plan.strides = {*innerStride, *rowStride};
+  for (auto &[value, stride] : terms) {
+    plan.sizes.push_back({0, kUnboundedDim});
+    plan.strides.push_back(stride);
+    plan.outerValues.push_back(value);
+  }
+  return plan;
 }
 
 Value KernelLowering::tensorMapsUsable() {
@@ -122,18 +135,15 @@ Value KernelLowering::tensorMapsUsable() {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
 }
 
-KernelLowering::TensorMapRead KernelLowering::tensorMapFor(tile::LoadOp load) {
-  auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
+KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
+  tile::LoadOp load = plan.load; // op handles are passed by value
   auto type = load.getResult().getType();
-  SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
-  BlockArgument pointer = *viewBase(view, func, terms);
   TensorMapRead read;
   read.boxCols = kPanelCols;
   read.boxRows = type.getDimSize(0);
   read.panels = type.getDimSize(1) / kPanelCols;
   // Outer coordinates: the terms' values, as i32 (their i32 source when sign-extended).
-  for (auto &term : terms) {
-    Value x = term.first;
+  for (Value x : plan.outerValues) {
     if (auto ext = x.getDefiningOp<arith::ExtSIOp>(); ext && ext.getIn().getType().isInteger(32))
       read.outerCoords.push_back(scalars.lookup(ext.getIn()));
     else if (x.getType().isInteger(32))
@@ -145,21 +155,19 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(tile::LoadOp load) {
   if (!param) {
     tensorMapsUsable(); // the flag parameter comes first
     MLIRContext *ctx = b.getContext();
-    auto scalar = [&](std::array<int64_t, 2> s) { return DenseI64ArrayAttr::get(ctx, s); };
-    SmallVector<Attribute> sizes{scalar(*hostScalar(view.getSizes()[1], func)),
-                                 scalar(*hostScalar(view.getSizes()[0], func))};
-    SmallVector<Attribute> strides{scalar({0, 1}), scalar(*hostScalar(view.getStrides()[0], func))};
+    auto encoded = [&](ArrayRef<std::array<int64_t, 2>> list) {
+      SmallVector<Attribute> out;
+      for (const std::array<int64_t, 2> &s : list)
+        out.push_back(DenseI64ArrayAttr::get(ctx, s));
+      return ArrayAttr::get(ctx, out);
+    };
     SmallVector<int32_t> box{static_cast<int32_t>(read.boxCols), static_cast<int32_t>(read.boxRows)};
-    for (auto &term : terms) {
-      sizes.push_back(scalar({0, kUnboundedDim}));
-      strides.push_back(scalar(term.second));
-      box.push_back(1);
-    }
+    box.append(plan.outerValues.size(), 1);
     NamedAttrList desc;
-    desc.append("pointer", b.getI32IntegerAttr(static_cast<int32_t>(pointer.getArgNumber())));
+    desc.append("pointer", b.getI32IntegerAttr(static_cast<int32_t>(plan.pointerArg)));
     desc.append("elem_bytes", b.getI32IntegerAttr(2));
-    desc.append("sizes", ArrayAttr::get(ctx, sizes));
-    desc.append("strides", ArrayAttr::get(ctx, strides));
+    desc.append("sizes", encoded(plan.sizes));
+    desc.append("strides", encoded(plan.strides));
     desc.append("box", DenseI32ArrayAttr::get(ctx, box));
     desc.append("swizzle", b.getI32IntegerAttr(128));
     tensorMapAttrs.push_back(desc.getDictionary(ctx));
