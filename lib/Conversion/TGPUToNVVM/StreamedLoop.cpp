@@ -243,8 +243,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
       DenseMap<Value, Value> memo;
       for (auto [idx, s] : llvm::enumerate(streams))
-        copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid, arith::AddIOp::create(b, loc, base, i32(s.offset)),
-                      s.innerIsK, s.k, aligned, idx + 1 == streams.size() ? full : Value(), s.swizzled);
+        copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid,
+                      arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k, aligned,
+                      idx + 1 == streams.size() ? full : Value(), s.swizzled);
     };
     if (!useTma) {
       cpAsyncCopies();
