@@ -5,7 +5,8 @@ torch's device pointers), torch SDPA forced to each backend (FLASH_ATTENTION, CU
 EFFICIENT_ATTENTION) and FlexAttention (torch.compile) where it compiles. Setup of the FlashAttention
 papers: bf16, 16k tokens in total (batch = 16384 / seqlen), hidden 2048 (heads = 2048 / head_dim);
 FLOPs = 4 * B * H * S^2 * D, halved when causal. Times: CUDA events around each call after warm-up,
-median of --iters calls. Before timing, Flare's output is compared with cuDNN's (max |difference|).
+calls queued back to back, median of --iters calls (time_ms). Before timing, Flare's output is
+compared with cuDNN's (max |difference|).
 
 A second sweep measures the peak extra device memory of naive attention (examples/tile/naive_attention.mlir:
 the score matrix through global memory) and of Flare, batch 1, 16 heads, head dim 64, as the sequence
@@ -106,18 +107,19 @@ class Flare:
 
 
 def time_ms(fn, iters, warmup=3):
+    """Median device time of one call. The calls are queued back to back, each between two events, and
+    synchronized once at the end (as triton.testing.do_bench does): a call's host-side work overlaps the
+    previous call's kernel, so a method's launch overhead does not count as kernel time."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    for start, end in events:
         start.record()
         fn()
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
+    torch.cuda.synchronize()
+    times = sorted(start.elapsed_time(end) for start, end in events)
     return times[len(times) // 2]
 
 

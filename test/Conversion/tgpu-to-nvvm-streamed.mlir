@@ -17,15 +17,17 @@
 // CHECK-SAME: tgpu.shared_bytes = 41008 : i32
 // CHECK-DAG: %[[DESCA:.*]] = arith.constant 274878431232 : i64
 // CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293338849280 : i64
-// A is stored once, then made visible to wgmma's async proxy.
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: gpu.barrier
 // Per stage: `full` expects every thread (256), `empty` every warp (8).
 // CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>, i32
 // CHECK: gpu.barrier
 // Prologue: iteration 0's copies, then this thread's arrival on stage 0's `full` once they land.
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// Then A is stored once (its loads and the first copies are in flight together) and made visible to
+// wgmma's async proxy.
+// CHECK: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
 // Warpgroup 1 gives warpgroup 0 the first turn.
 // CHECK: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: scf.for

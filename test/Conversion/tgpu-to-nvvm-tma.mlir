@@ -166,3 +166,103 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
   tile.store %acc, %cv[%row0, %col0] : tensor<128x128xf32>, !tile.view<f32, 2>
   return
 }
+
+// -----
+
+// A 16-bit block stored at the kernel's top level through a view the host can describe goes out by
+// TMA: every thread writes its registers (pairs of columns, 4 bytes) into 128-byte swizzled panels,
+// fences them for the async proxy, and after a CTA barrier thread 0 issues one bulk tensor store per
+// 64-column panel, commits them and waits until they have read the panels. The panels reuse the
+// streamed loop's ring (offset 16384, after the 16 KiB of A), which is free once the loop is done.
+// The map of the output (argument 2, box 64 x 128, pid * ldc) follows the streamed B's.
+// CHECK-LABEL: gpu.func @store_out(
+// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPC:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tgpu.shared_bytes = 65584 : i32
+// CHECK-SAME: {box = array<i32: 64, 128, 1>, elem_bytes = 2 : i32, pointer = 2 : i32,
+// CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
+// CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 128>, array<i64: 1, 5>], swizzle = 128 : i32}]
+// CHECK: %[[PID:.*]] = arith.index_cast{{.*}}block_id
+// CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: scf.if %[[USE]] {
+// CHECK-NEXT: gpu.barrier
+// CHECK: llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[16384] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC0]], box[%c0_i32, %c0_i32, %[[PID]]]
+// CHECK: %[[SRC1:.*]] = llvm.getelementptr %{{.*}}[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC1]], box[%c64_i32, %c0_i32, %[[PID]]]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// Maps not encoded: the registers go straight to global memory under their bounds checks.
+// CHECK: } else {
+// CHECK: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
+// CHECK: gpu.return
+
+// Without wgmma (and so without tensor maps) the store is direct.
+// SM80-LABEL: gpu.func @store_out(
+// SM80-NOT: nvvm.cp.async.bulk
+// SM80: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
+// SM80: gpu.return
+func.func @store_out(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %ldb: i64, %ldc: i64) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %pid64 = arith.extsi %pid : i32 to i64
+  %offb = arith.muli %pid64, %ldb : i64
+  %offc = arith.muli %pid64, %ldc : i64
+  %bb = tile.addptr %b, %offb : !tile.ptr<bf16>, i64
+  %cc = tile.addptr %c, %offc : !tile.ptr<bf16>, i64
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %bb, [%n, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %cc, [%n, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x128xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %s : tensor<128x128xf32>
+  }
+  %out = arith.truncf %acc : tensor<128x128xf32> to tensor<128x128xbf16>
+  tile.store %out, %vc[%c0, %c0] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+  return
+}
+
+// -----
+
+// Without a ring the panels get an area of their own after everything else (here the only shared
+// memory: 2 panels of 128 rows x 128 bytes at offset 0); the loaded block's registers hold 8
+// consecutive columns, one 16-byte store each. A store inside a loop stays direct.
+// CHECK-LABEL: gpu.func @store_plain(
+// CHECK-SAME: tgpu.shared_bytes = 32768 : i32
+// CHECK: scf.for
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
+// CHECK: gpu.barrier
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%c0_i32, %{{.*}}]
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %{{.*}}[16384] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[SRC]], box[%c64_i32, %{{.*}}]
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+func.func @store_plain(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row = arith.muli %pid, %c128 : i32
+  %vx = tile.make_view %x, [%n, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vy = tile.make_view %y, [%n, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %t = tile.load %vx[%row, %c0] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    tile.store %t, %vy[%row, %c0] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+  }
+  tile.store %t, %vy[%row, %c0] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+  return
+}

@@ -328,6 +328,16 @@ private:
   /// load, or `pad` in every lane when pred is false.
   SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
   LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
+  /// Every register of `value` to global memory at `offsets` of `view`, each under its bounds check.
+  void storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd);
+  /// A store at the kernel's top level of a block whose view the host can describe (planTensorMap): the
+  /// threads write the block into 128-byte swizzled panels in shared memory and thread 0 copies them
+  /// out with one TMA store per panel (the hardware leaves out rows and columns past the view); launches
+  /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
+  bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
+  int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)
+  int64_t stagingBytes = 0;              // TMA stores' own area, when no ring is large enough
+  Operation *stagingBase = nullptr;      // arith.constant i32, patched to the area's offset at the end
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
@@ -350,7 +360,8 @@ private:
   /// strides of the map (innermost first, each [kind, value] as in `tgpu.tensor_maps`) and the source
   /// values whose products with the outer strides make up the view's base offset.
   struct TensorMapPlan {
-    tile::LoadOp load;
+    Value view;                // the block's view (a tile.make_view result)
+    RankedTensorType block;    // the block a copy moves
     unsigned pointerArg = 0;
     SmallVector<std::array<int64_t, 2>> sizes, strides;
     SmallVector<Value> outerValues;
@@ -433,12 +444,16 @@ private:
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
-  /// How `load` (a 2-D block of 16-bit elements with rows of a multiple of 64, copied into 128-byte
-  /// swizzled panels) can be read through a host-encoded tensor map, or nothing: its view's sizes and
+  /// How blocks of type `block` (2-D, 16-bit elements, rows of a multiple of 64, in 128-byte swizzled
+  /// panels in shared memory) of `view` can be copied through a host-encoded tensor map, or nothing: the
+  /// view's sizes and
   /// strides must be kernel arguments or constants, the last stride 1, and its base a pointer
   /// argument plus a sum of (value x argument-or-constant stride) terms, each of which becomes an
   /// outer dimension of the map. Pure analysis; nothing is emitted.
-  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load);
+  std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block);
+  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load) {
+    return planTensorMap(load.getView(), load.getResult().getType());
+  }
   /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)
   /// and the coordinates of this program instance's view in it.
   TensorMapRead tensorMapFor(const TensorMapPlan &plan);
@@ -452,7 +467,9 @@ private:
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
   SmallVector<Attribute> tensorMapAttrs;
   DenseMap<std::pair<Value, int64_t>, Value> tensorMapParams; // (view, box rows) -> parameter
-  LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams);
+  /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
+  /// stores), the loop at the builder's insertion point.
+  LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);

@@ -162,14 +162,20 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
 
 LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewValue, ValueRange offsetValues,
                                          bool atomicAdd) {
-  ViewInfo &view = views[viewValue];
+  SmallVector<Value> offsets;
+  for (Value o : offsetValues)
+    offsets.push_back(scalars.lookup(o));
+  if (!atomicAdd && storeThroughTma(op, value, viewValue, offsets))
+    return success();
+  storeDirect(value, views[viewValue], offsets, atomicAdd);
+  return success();
+}
+
+void KernelLowering::storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd) {
   auto type = cast<RankedTensorType>(value.getType());
   Type elem = type.getElementType();
   Attribute attr = getLayoutAttr(type);
   LinearLayout layout = getLayoutAttr(type).getLayout();
-  SmallVector<Value> offsets;
-  for (Value o : offsetValues)
-    offsets.push_back(scalars.lookup(o));
   // Threads whose lane/warp ids set a bit with a zero basis duplicate another thread's elements.
   Value owner;
   for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}})
@@ -196,7 +202,6 @@ LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewV
     else
       LLVM::StoreOp::create(b, loc, values[r], addr);
   }
-  return success();
 }
 
 void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf,

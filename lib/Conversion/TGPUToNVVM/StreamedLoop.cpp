@@ -25,7 +25,8 @@
 // blocks of a masked attention loop) stream too.
 //
 // Loop-invariant register operands of the loop's wgmma dots (Q) are stored into shared memory once
-// before the loop (storeInvariantOperands) instead of once per iteration.
+// before the loop (storeInvariantOperands) instead of once per iteration, after the ring's first
+// copies are issued: the first K/V blocks travel while Q's registers arrive.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -162,7 +163,10 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   return registered;
 }
 
-LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams) {
+LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams,
+                                                Operation *prologueAt) {
+  OpBuilder::InsertPoint loopAt = b.saveInsertionPoint();
+  b.setInsertionPoint(prologueAt);
   // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
   // swizzles address bits 4-6 with bits 7-9.
   const bool anySwizzled = llvm::any_of(streams, [](const Stream &s) { return s.swizzled; });
@@ -182,6 +186,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ringBytes = bytes;
     ringUser = op.getLoc();
   }
+  ringStagesBytes = std::max(ringStagesBytes, barriersAt);
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
   Value ring = ringBase->getResult(0);
@@ -277,6 +282,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
+  b.restoreInsertionPoint(loopAt);
 
   // Ping-pong (see the loop body): warpgroup 0 takes the first turn.
   pingPongOps.clear();

@@ -81,6 +81,7 @@ LogicalResult KernelLowering::run() {
   lazyBase = i32(0).getDefiningOp();
   persistentBase = i32(0).getDefiningOp();
   ringBase = i32(0).getDefiningOp();
+  stagingBase = i32(0).getDefiningOp();
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
@@ -88,7 +89,7 @@ LogicalResult KernelLowering::run() {
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";
   // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
-  // once per kernel or loop), the rings of streamed loops.
+  // once per kernel or loop), the rings of streamed loops, the panels of TMA stores without a ring.
   // The ring's stages hold 128-byte swizzled panels: 1024-byte aligned (so is the buffer itself).
   constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024;
   const int64_t lazyAlign = lazySwizzled ? kSwizzledRingAlign : kAlign;
@@ -99,6 +100,11 @@ LogicalResult KernelLowering::run() {
   int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kSwizzledRingAlign : 1);
   ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
   sharedBytes = ringStart + ringBytes;
+  if (stagingBytes) { // TMA stores' own swizzled panels
+    int64_t stagingStart = alignUp(sharedBytes, kSwizzledRingAlign);
+    stagingBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(stagingStart)));
+    sharedBytes = stagingStart + stagingBytes;
+  }
   if (sharedBytes > maxSharedBytes) {
     // Blame the largest part.
     int64_t worst = std::max({scratch, lazyBytes, persistentBytes, ringBytes});
@@ -389,9 +395,14 @@ LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value>
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   if (auto loads = matchPipelinedDotLoop(op))
     return lowerPipelinedDotLoop(op, *loads);
-  SmallVector<Value> invariant = storeInvariantOperands(op);
   SmallVector<Stream> streams = matchStreamedLoop(op);
-  LogicalResult result = streams.empty() ? lowerForGeneric(op) : lowerStreamedLoop(op, streams);
+  // A streamed loop issues its first copies ahead of the invariant operands' stores (Q's loads from
+  // global memory and the first K/V copies are then in flight together).
+  Operation *beforeInvariant = streams.empty() ? nullptr : i32(0).getDefiningOp();
+  SmallVector<Value> invariant = storeInvariantOperands(op);
+  LogicalResult result = streams.empty() ? lowerForGeneric(op) : lowerStreamedLoop(op, streams, beforeInvariant);
+  if (beforeInvariant)
+    beforeInvariant->erase();
   for (Value operand : invariant)
     smemOperands.erase(operand);
   return result;

@@ -25,6 +25,13 @@
 // when every map could be encoded (16-byte aligned base and strides, a driver with TMA). When it is
 // 0 the kernel takes the cp.async path, chosen at run time like the unaligned-rows fallback.
 //
+// Stores go the other way (storeThroughTma): a block stored at the kernel's top level (the output
+// tile of an attention or matmul kernel) is written by all threads into swizzled panels in shared
+// memory and copied out by thread 0, one `cp.async.bulk.tensor` store per panel; rows past the view
+// are left out by the hardware. A warp writing its accumulator fragment straight to global memory
+// issues one narrow store per register pair, 8 rows apart, each waiting for the last to read its
+// register; the TMA copy moves whole lines and lets every other thread finish at once.
+//
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
@@ -94,9 +101,8 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 
 } // namespace
 
-std::optional<KernelLowering::TensorMapPlan> KernelLowering::planTensorMap(tile::LoadOp load) {
-  auto view = load.getView().getDefiningOp<tile::MakeViewOp>();
-  auto type = load.getResult().getType();
+std::optional<KernelLowering::TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type) {
+  auto view = viewValue.getDefiningOp<tile::MakeViewOp>();
   if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
       type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
       type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
@@ -110,7 +116,8 @@ std::optional<KernelLowering::TensorMapPlan> KernelLowering::planTensorMap(tile:
   if (!cols || !rows || !rowStride || !innerStride || *innerStride != std::array<int64_t, 2>{0, 1})
     return std::nullopt;
   TensorMapPlan plan;
-  plan.load = load;
+  plan.view = viewValue;
+  plan.block = type;
   plan.pointerArg = pointer->getArgNumber();
   plan.sizes = {*cols, *rows};
   plan.strides = {*innerStride, *rowStride};
@@ -136,8 +143,7 @@ Value KernelLowering::tensorMapsUsable() {
 }
 
 KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
-  tile::LoadOp load = plan.load; // op handles are passed by value
-  auto type = load.getResult().getType();
+  RankedTensorType type = plan.block;
   TensorMapRead read;
   read.boxCols = kPanelCols;
   read.boxRows = type.getDimSize(0);
@@ -151,7 +157,7 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &
     else
       read.outerCoords.push_back(arith::TruncIOp::create(b, loc, b.getI32Type(), scalars.lookup(x)));
   }
-  Value &param = tensorMapParams[{load.getView(), read.boxRows}];
+  Value &param = tensorMapParams[{plan.view, read.boxRows}];
   if (!param) {
     tensorMapsUsable(); // the flag parameter comes first
     MLIRContext *ctx = b.getContext();
@@ -204,6 +210,67 @@ void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col
         b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
         /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
   }
+}
+
+bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
+  auto type = cast<RankedTensorType>(value.getType());
+  // At the top level every thread reaches the store: the CTA barriers around the staging are safe.
+  if (op->getBlock() != &func.getBody().front())
+    return false;
+  std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type);
+  if (!plan)
+    return false;
+  // The staging area: the stages of a streamed loop's ring when one is large enough (every loop of
+  // this block is done: its copies have landed and the barrier below waits for its last readers),
+  // else an area of its own when that fits beside the rest.
+  constexpr int64_t kSwizzleAlign = 1024;
+  const int64_t bytes = type.getNumElements() * 2;
+  Value base;
+  if (bytes <= ringStagesBytes) {
+    base = ringBase->getResult(0);
+  } else {
+    const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
+                         alignUp(persistentBytes, kSwizzleAlign) + alignUp(ringBytes, kSwizzleAlign);
+    if (used + std::max(stagingBytes, bytes) + kReservedSharedBytes > maxSharedBytes)
+      return false;
+    stagingBytes = std::max(stagingBytes, bytes);
+    base = stagingBase->getResult(0);
+  }
+  TensorMapRead map = tensorMapFor(*plan);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, tensorMapsUsable(), /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  barrier(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
+  const int64_t rows = type.getDimSize(0);
+  storeTile(
+      value, base,
+      [&](ArrayRef<Value> c) -> Value {
+        Value chunk = arith::ShRUIOp::create(b, loc, c[1], i32(3));
+        Value inChunk = arith::MulIOp::create(b, loc, arith::AndIOp::create(b, loc, c[1], i32(7)), i32(2));
+        return arith::AddIOp::create(b, loc, swizzledChunkOffset(c[0], chunk, rows), inChunk);
+      },
+      /*vectorDim=*/1);
+  fenceAsyncProxy(); // the panels, visible to the TMA unit (async proxy)
+  barrier();
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+    auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    const int64_t panelBytes = map.boxRows * map.boxCols * 2;
+    for (int64_t p = 0; p < map.panels; ++p) {
+      Value at = arith::AddIOp::create(b, loc, base, i32(p * panelBytes));
+      Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
+      SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), offsets[0]};
+      llvm::append_range(coords, map.outerCoords);
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
+                                                         NVVM::TMAStoreMode::TILE, Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    // The panels must stay until the copies have read them: before the CTA exits or a later loop or
+    // store (each starting with a CTA barrier) reuses the area.
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+  });
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false);
+  return true;
 }
 
 } // namespace flare::tgpu::lowering
