@@ -9,7 +9,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -56,10 +55,6 @@ std::string canonicalizeIR(const std::string &source, const std::string &bufferN
   llvm::raw_string_ostream os(out);
   module->print(os, OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
   return out;
-}
-
-std::string compilerVersion() {
-  return std::string("flare-0.1.0+llvm-") + LLVM_VERSION_STRING;
 }
 
 } // namespace flare

@@ -246,6 +246,18 @@ TEST(KernelCacheKeyTest, KeyIsHexAndCoversEveryInput) {
     EXPECT_NE(key, base) << label << " gives the same key";
 }
 
+// The compiler's identity in the key names this build (a digest of its sources), not only a release
+// number: entries a different build of the compiler made are never served.
+TEST(KernelCacheKeyTest, CompilerVersionNamesTheBuild) {
+  const std::string version = compilerVersion();
+  const size_t plus = version.find('+');
+  ASSERT_NE(plus, std::string::npos) << version;
+  const std::string id = version.substr(plus + 1, 16);
+  EXPECT_EQ(id.size(), 16u) << version;
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << version;
+  EXPECT_EQ(version.substr(plus + 17, 6), "+llvm-") << version;
+}
+
 TEST(KernelCacheKeyTest, DefaultDirFollowsEnvironment) {
   // Save and restore the variables this test changes.
   struct SavedEnv {

@@ -106,7 +106,8 @@ CompiledModule compileToPTX(const std::string &source, const CompileOptions &opt
 /// IR component so that formatting and comments do not change the key. Throws flare::Error.
 std::string canonicalizeIR(const std::string &source, const std::string &bufferName = "<input>");
 
-/// The compiler's identity for cache keys: Flare's version and the LLVM version it was built with.
+/// The compiler's identity for cache keys: Flare's version, a digest of the sources it was built from
+/// (cmake/BuildId.cmake) and the LLVM version.
 std::string compilerVersion();
 
 } // namespace flare
