@@ -266,3 +266,42 @@ func.func @store_plain(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %n: i32) attrib
   tile.store %t, %vy[%row, %c0] : tensor<128x128xbf16>, !tile.view<bf16, 2>
   return
 }
+
+// -----
+
+// The hardware clips a TMA store's columns by the 16-byte chunk: a view whose rows are not a constant
+// number of whole chunks (here N, an argument), or a column offset not on a chunk, is stored directly.
+// CHECK-LABEL: gpu.func @store_runtime_cols(
+// CHECK-NOT: tgpu.tensor_maps
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @store_odd_offset(
+// CHECK-NOT: tgpu.tensor_maps
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: gpu.return
+func.func @store_runtime_cols(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %m: i32, %n: i32, %ld: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row = arith.muli %pid, %c128 : i32
+  %vx = tile.make_view %x, [%m, %n], [%ld, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vy = tile.make_view %y, [%m, %n], [%ld, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %t = tile.load %vx[%row, %c0] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+  tile.store %t, %vy[%row, %c0] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+  return
+}
+func.func @store_odd_offset(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %m: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  %c128 = arith.constant 128 : i32
+  %c256 = arith.constant 256 : i32
+  %pid = tile.program_id x
+  %row = arith.muli %pid, %c128 : i32
+  %vx = tile.make_view %x, [%m, %c256], [%c256, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vy = tile.make_view %y, [%m, %c256], [%c256, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %t = tile.load %vx[%row, %c0] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+  tile.store %t, %vy[%row, %c4] : tensor<128x128xbf16>, !tile.view<bf16, 2>
+  return
+}

@@ -79,8 +79,7 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
       SCOPED_TRACE(arch + " " + variant.file + " " + variant.name + ", M = " + std::to_string(s.m) + ", N = " +
                    std::to_string(s.n) + ", K = " + std::to_string(s.k) + (s.pitched ? ", pitched rows" : ""));
       auto pitch = [&](int cols) { return s.pitched ? (cols + 7) / 8 * 8 : cols; };
-      // C rows padded: the padding must stay poisoned (pitched: 16-byte aligned rows, which a TMA store
-      // of C clips at column N).
+      // C rows padded: the padding must stay poisoned (pitched: 16-byte aligned rows).
       const int lda = pitch(s.k), ldb = pitch(s.n), ldc = s.pitched ? pitch(s.n) + 8 : s.n + 3;
       auto a = randomBF16(static_cast<size_t>(s.m) * lda, rng, -1.f, 1.f);
       auto b = randomBF16(static_cast<size_t>(s.k) * ldb, rng, -1.f, 1.f);
@@ -93,8 +92,9 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
       // The CTA tile: the kernel's launch hints (flare.block_m / block_n) where it gives them.
       const int blockM = static_cast<int>(kern.info().hint("block_m", variant.blockM));
       const int blockN = static_cast<int>(kern.info().hint("block_n", 128));
-      // The Hopper example reads A and B through TMA, and the bf16 matmul stores C by TMA, when their rows
-      // are 16-byte aligned, else they take their element-by-element fallbacks.
+      // The Hopper example reads A and B through TMA when their rows are 16-byte aligned, else it takes its
+      // element-by-element fallback (C, whose width N is an argument, is stored directly: TMA clips
+      // columns only by the 16-byte chunk).
       if (!kern.info().tensorMaps.empty()) {
         bool aligned = true;
         for (const flare::TensorMapInfo &map : kern.info().tensorMaps)

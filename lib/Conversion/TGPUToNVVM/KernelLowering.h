@@ -332,7 +332,8 @@ private:
   void storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd);
   /// A store at the kernel's top level of a block whose view the host can describe (planTensorMap): the
   /// threads write the block into 128-byte swizzled panels in shared memory and thread 0 copies them
-  /// out with one TMA store per panel (the hardware leaves out rows and columns past the view); launches
+  /// out with one TMA store per panel (the hardware leaves out rows past the view; the view's rows
+  /// must be a constant number of 16-byte chunks, as columns are clipped by the chunk); launches
   /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
   bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
   int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)

@@ -28,7 +28,8 @@
 // Stores go the other way (storeThroughTma): a block stored at the kernel's top level (the output
 // tile of an attention or matmul kernel) is written by all threads into swizzled panels in shared
 // memory and copied out by thread 0, one `cp.async.bulk.tensor` store per panel; rows past the view
-// are left out by the hardware. A warp writing its accumulator fragment straight to global memory
+// are left out by the hardware, and so are columns past it when rows are a constant number of whole
+// 16-byte chunks (the hardware clips columns by the chunk). A warp writing its accumulator fragment straight to global memory
 // issues one narrow store per register pair, 8 rows apart, each waiting for the last to read its
 // register; the TMA copy moves whole lines and lets every other thread finish at once.
 //
@@ -81,6 +82,18 @@ bool offsetTerms(Value offset, func::FuncOp func, SmallVectorImpl<std::pair<Valu
         return true;
       }
   }
+  return false;
+}
+
+/// `v` (an integer) is a multiple of `m` for every value of the kernel's arguments.
+bool knownMultipleOf(Value v, int64_t m) {
+  IntegerAttr c;
+  if (matchPattern(v, m_Constant(&c)))
+    return c.getInt() % m == 0;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return knownMultipleOf(mul.getLhs(), m) || knownMultipleOf(mul.getRhs(), m);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return knownMultipleOf(add.getLhs(), m) && knownMultipleOf(add.getRhs(), m);
   return false;
 }
 
@@ -218,7 +231,13 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   if (op->getBlock() != &func.getBody().front())
     return false;
   std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type);
-  if (!plan)
+  // The hardware leaves out whole 16-byte chunks past the last column, not single elements: rows of
+  // a whole number of chunks, known here, and a column offset on a chunk, or no TMA store (measured
+  // on the H200: a row of 129 16-bit elements had columns 129-135 written).
+  constexpr int64_t kChunkElems = 8;
+  auto store = dyn_cast<tile::StoreOp>(op);
+  if (!store || !plan || plan->sizes[0][0] != 0 || plan->sizes[0][1] % kChunkElems != 0 ||
+      !knownMultipleOf(store.getOffsets().back(), kChunkElems))
     return false;
   // The staging area: the stages of a streamed loop's ring when one is large enough (every loop of
   // this block is done: its copies have landed and the barrier below waits for its last readers),
