@@ -33,6 +33,10 @@ def Tile_Dialect : Dialect {
     /// Integer attribute on a tile kernel: CTAs that must fit on one SM at once (1 to 8; PTX
     /// `.minnctapersm`), which bounds the registers ptxas may give each thread.
     static constexpr ::llvm::StringLiteral kMinBlocksPerSMAttrName = "tile.min_blocks_per_sm";
+    /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
+    /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
+    /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).
+    static constexpr ::llvm::StringLiteral kSkipUnitFactorAttrName = "tile.skip_unit_factor";
   }];
 }
 

@@ -142,8 +142,15 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure, AllTypesMatch<["scor
 
     The caller rescales its output accumulator by alpha and adds p V. `tile-decompose-online-softmax`
     rewrites the op into exactly these reductions and elementwise ops.
+
+    With `lazy`, a row keeps its reference max while the block raises it by at most 8 (log2 units):
+    m' = m when max(m, max_j s[:, j]) - m <= 8, so alpha is exactly 1 and p stays below 2^8. Every
+    later step and the final O / l use the same reference, so the result is the same up to rounding
+    (l and O are sums relative to m' either way, and the log-sum-exp is m' + log2(l)); a row's
+    reference only moves when its max grows by more than 8, which after the first blocks is rare, so
+    the caller's rescale multiplies by 1 almost always (and can be skipped, `tile.skip_unit_factor`).
   }];
-  let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum);
+  let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum, UnitAttr:$lazy);
   let results = (outs Tile_Tile:$p, Tile_Tile:$new_max, Tile_Tile:$new_sum, Tile_Tile:$alpha);
   let assemblyFormat = [{
     $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max)

@@ -33,7 +33,7 @@
 // CHECK-NOT: arith.cmpi {{.*}} tensor
 // CHECK-NOT: arith.select {{.*}} tensor
 // CHECK: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
-// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
+// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} {tile.skip_unit_factor} : tensor<128x128xf32>
 // CHECK-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]]
 // After the full loop its last block is pending: (fhi - 1) * 64 if it ran, else nothing.

@@ -473,7 +473,14 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1]);
+  // Lazy: a row's reference max moves only when a block raises it by more than 8 (log2 units), so
+  // alpha is exactly 1 on almost every step and the rescale below is skipped thread by thread.
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], /*lazy=*/true);
+  auto rescale = [&](Value acc, Value alpha) -> Value {
+    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
+    return mul;
+  };
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
@@ -482,11 +489,11 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
       newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
     }
-    acc = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    acc = rescale(acc, alpha);
     Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
     return SmallVector<Value>{newMax, newSum, acc, p};
   }
-  acc = arith::MulFOp::create(b, loc, acc, broadcastRows(softmax.getAlpha(), headDim));
+  acc = rescale(acc, softmax.getAlpha());
   // V is loaded after the softmax so that its registers are not live across it.
   Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());

@@ -17,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
@@ -517,6 +518,10 @@ private:
   SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered
   LogicalResult lowerIf(scf::IfOp op);
   LogicalResult lowerElementwise(Operation *op);
+  /// A tile multiplied by a broadcast factor marked tile.skip_unit_factor: each thread multiplies only
+  /// when one of its distinct factor values is not exactly 1 (a branch around the multiplies); false,
+  /// emitting nothing, when the op is not of that form.
+  bool lowerSkippableMul(arith::MulFOp op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
 
   SmallVector<Value> flatten(ValueRange values) {

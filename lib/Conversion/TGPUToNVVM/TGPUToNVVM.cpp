@@ -452,9 +452,49 @@ LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
   return success();
 }
 
+bool KernelLowering::lowerSkippableMul(arith::MulFOp op) {
+  if (!op->hasAttr(tile::TileDialect::kSkipUnitFactorAttrName) || !isa<RankedTensorType>(op.getType()))
+    return false;
+  Value factor = op.getRhs(), other = op.getLhs();
+  if (!factor.getDefiningOp<tile::BroadcastOp>())
+    std::swap(factor, other);
+  if (!factor.getDefiningOp<tile::BroadcastOp>() || !regs.count(factor) || !regs.count(other))
+    return false;
+  // The factor's registers repeat a few values (a row's alpha in every column of it): compare those.
+  constexpr size_t kMaxDistinct = 8;
+  llvm::SetVector<Value> distinct(regs[factor].begin(), regs[factor].end());
+  if (distinct.size() > kMaxDistinct)
+    return false;
+  Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(getElementTypeOrSelf(op.getType()), 1.0));
+  Value anyNotOne;
+  for (Value f : distinct) {
+    Value ne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, f, one);
+    anyNotOne = anyNotOne ? arith::OrIOp::create(b, loc, anyNotOne, ne).getResult() : ne;
+  }
+  SmallVector<Value> lhs = regs[other], rhs = regs[factor];
+  SmallVector<Type> types(lhs.size(), getElementTypeOrSelf(op.getType()));
+  auto ifOp = scf::IfOp::create(b, loc, types, anyNotOne, /*withElseRegion=*/true);
+  for (bool multiply : {true, false}) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = multiply ? ifOp.thenBlock() : ifOp.elseBlock();
+    if (!block->empty() && isa<scf::YieldOp>(block->back()))
+      block->back().erase();
+    b.setInsertionPointToEnd(block);
+    SmallVector<Value> out = lhs;
+    if (multiply)
+      for (auto [i, x] : llvm::enumerate(lhs))
+        out[i] = arith::MulFOp::create(b, loc, x, rhs[i]);
+    scf::YieldOp::create(b, loc, out);
+  }
+  regs[op.getResult()] = SmallVector<Value>(ifOp.getResults());
+  return true;
+}
+
 LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   if (op->getNumRegions() != 0)
     return op->emitOpError("ops with regions are not supported in tile kernels");
+  if (auto mul = dyn_cast<arith::MulFOp>(op); mul && lowerSkippableMul(mul))
+    return success();
   int numRegs = 1;
   for (Value r : op->getResults())
     if (isa<RankedTensorType>(r.getType()))

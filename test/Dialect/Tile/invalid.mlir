@@ -510,3 +510,19 @@ func.func private @view_without_rank(!tile.view<f32>)
 
 // expected-error @+1 {{type `tensor` in dialect `tile`}}
 func.func private @unknown_type(!tile.tensor<f32>)
+
+// -----
+
+func.func @skip_unit_factor_on_scalar(%a: f32, %b: f32) -> f32 {
+  // expected-error @+1 {{'tile.skip_unit_factor' is a unit attribute of an arith.mulf on tiles}}
+  %c = arith.mulf %a, %b {tile.skip_unit_factor} : f32
+  return %c : f32
+}
+
+// -----
+
+func.func @skip_unit_factor_on_addf(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tile.skip_unit_factor' is a unit attribute of an arith.mulf on tiles}}
+  %c = arith.addf %a, %b {tile.skip_unit_factor} : tensor<4xf32>
+  return %c : tensor<4xf32>
+}

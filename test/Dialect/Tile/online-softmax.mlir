@@ -99,6 +99,76 @@ func.func @in_loop(%sp: !tile.ptr<f32>, %op: !tile.ptr<f32>, %n: i32) attributes
 
 // -----
 
+// lazy: the reference max moves only when the block raises it by more than 8 (log2 units), so alpha
+// is exactly exp2(0) = 1 on the steps that keep it. A row's first visible key always moves it:
+// x - (-inf) = +inf > 8, and (-inf) - (-inf) = NaN fails the ordered comparison.
+// CHECK-LABEL: func.func @lazy_step(
+// CHECK-SAME: %[[S:[^:]*]]: tensor<64x32xf32>, %[[M:[^:]*]]: tensor<64xf32>, %[[L:[^:]*]]: tensor<64xf32>)
+// CHECK-NEXT: %[[ROWMAX:.*]] = tile.reduce max %[[S]] {axis = 1 : i32} : tensor<64x32xf32> -> tensor<64xf32>
+// CHECK-NEXT: %[[TRUEMAX:.*]] = arith.maximumf %[[M]], %[[ROWMAX]] : tensor<64xf32>
+// CHECK-NEXT: %[[RISE:.*]] = arith.subf %[[TRUEMAX]], %[[M]] : tensor<64xf32>
+// CHECK-NEXT: %[[EIGHT:.*]] = arith.constant dense<8.000000e+00> : tensor<64xf32>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpf ole, %[[RISE]], %[[EIGHT]] : tensor<64xf32>
+// CHECK-NEXT: %[[NEWMAX:.*]] = arith.select %[[KEEP]], %[[M]], %[[TRUEMAX]] : tensor<64xi1>, tensor<64xf32>
+// The rest is the plain decomposition on the reference.
+// CHECK: %[[NOKEY:.*]] = arith.cmpf oeq, %[[NEWMAX]], %{{.*}} : tensor<64xf32>
+// CHECK: %[[SAFE:.*]] = arith.select %[[NOKEY]], %{{.*}}, %[[NEWMAX]] : tensor<64xi1>, tensor<64xf32>
+// CHECK: %[[DM:.*]] = arith.subf %[[M]], %[[SAFE]] : tensor<64xf32>
+// CHECK-NEXT: %[[ALPHA:.*]] = math.exp2 %[[DM]] : tensor<64xf32>
+// CHECK: return %{{.*}}, %[[NEWMAX]], %{{.*}}, %[[ALPHA]]
+func.func @lazy_step(%s: tensor<64x32xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>)
+    -> (tensor<64x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l {lazy} : tensor<64x32xf32>, tensor<64xf32>
+  return %p, %m2, %l2, %a : tensor<64x32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// The accumulator's rescale marked tile.skip_unit_factor: each thread compares its distinct alpha
+// values (one per row it holds: 8 of the 32 registers of a one-warp [16, 64] tile here) with 1 and
+// multiplies only when one differs (NaN included); otherwise the registers pass through unchanged.
+// LOWERED-LABEL: gpu.func @skip_rescale
+// LOWERED: scf.for
+// LOWERED: arith.cmpf une, %{{.*}}, %[[ONE:.*]] : f32
+// LOWERED-NEXT: arith.cmpf une, %{{.*}}, %[[ONE]] : f32
+// LOWERED-NEXT: arith.ori
+// LOWERED-COUNT-6: arith.cmpf une, %{{.*}}, %[[ONE]] : f32
+// LOWERED-NOT: arith.cmpf une
+// LOWERED: %[[ANY:.*]] = arith.ori
+// LOWERED-NEXT: %{{.*}}:32 = scf.if %[[ANY]] -> (f32{{(, f32){31}[)]}} {
+// LOWERED-COUNT-32: arith.mulf
+// LOWERED-NEXT: scf.yield
+// LOWERED-NEXT: } else {
+// LOWERED-NOT: arith.mulf
+// LOWERED: scf.yield
+// LOWERED: gpu.return
+func.func @skip_rescale(%sp: !tile.ptr<f32>, %op: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c16 = arith.constant 16 : i32
+  %c64 = arith.constant 64 : i32
+  %sv = tile.make_view %sp, [%n, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %ov = tile.make_view %op, [%c16, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<16x64xf32>
+  %nb = arith.divui %n, %c16 : i32
+  %r:3 = scf.for %i = %c0 to %nb step %c1 iter_args(%m = %m0, %l = %l0, %acc = %acc0) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) : i32 {
+    %row = arith.muli %i, %c16 : i32
+    %s = tile.load %sv[%row, %c0] : !tile.view<f32, 2> -> tensor<16x64xf32>
+    %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l {lazy} : tensor<16x64xf32>, tensor<16xf32>
+    %ac = tile.expand_dims %a {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %ab = tile.broadcast %ac : tensor<16x1xf32> -> tensor<16x64xf32>
+    %scaled = arith.mulf %acc, %ab {tile.skip_unit_factor} : tensor<16x64xf32>
+    %next = arith.addf %scaled, %p : tensor<16x64xf32>
+    scf.yield %m2, %l2, %next : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  tile.store %r#2, %ov[%c0, %c0] : tensor<16x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
 // Two ops in one function, each decomposed on its own shapes ([8, 128] and [32, 16]); results that are
 // unused are replaced all the same (the pass does not delete code).
 // CHECK-LABEL: func.func @two_ops

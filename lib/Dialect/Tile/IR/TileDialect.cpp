@@ -73,6 +73,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kMinBlocksPerSMAttrName << "' must be an integer from 1 to 8";
     return success();
   }
+  if (attr.getName() == kSkipUnitFactorAttrName) {
+    auto mul = dyn_cast<arith::MulFOp>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !mul || !isa<RankedTensorType>(mul.getType()))
+      return op->emitError() << "'" << kSkipUnitFactorAttrName << "' is a unit attribute of an arith.mulf on tiles";
+    return success();
+  }
   return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 

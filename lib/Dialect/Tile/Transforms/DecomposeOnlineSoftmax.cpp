@@ -5,7 +5,8 @@
 //   2. m_0 = select(m' == -inf, 0, m')         (rows that saw no key keep exp2 finite)
 //   3. p = exp2(s - broadcast(m_0));          alpha = exp2(m - m_0)
 //   4. l' = alpha * l + reduce sum p (axis 1)
-// and the op's results (p, m', l', alpha) are replaced by these values.
+// and the op's results (p, m', l', alpha) are replaced by these values. A `lazy` op keeps m' = m while
+// m' - m <= 8 (alpha then is exp2(0) = 1 exactly).
 // Scores of the form s = y * c with a positive splat constant c (the softmax scale folded with
 // log2(e)) use y directly: rowmax s = c * rowmax y (exact: rounding is monotone) and
 // p = exp2(y * c - m_0), a multiply with one use that the backend fuses with the subtraction into
@@ -30,6 +31,10 @@ using namespace mlir;
 using namespace flare::tile;
 
 namespace {
+
+/// How far (log2 units) a lazy online softmax lets a block's max rise above the reference before it
+/// moves it: p stays below 2^8, far from overflow in f32 sums and exact in bf16's exponent range.
+constexpr double kLazyRise = 8.0;
 
 void decompose(OnlineSoftmaxOp op) {
   OpBuilder b(op);
@@ -68,6 +73,13 @@ void decompose(OnlineSoftmaxOp op) {
     rowMax = ReduceOp::create(b, loc, rowType, ReduceKind::max, op.getScores(), 1);
   }
   Value newMax = arith::MaximumFOp::create(b, loc, op.getMax(), rowMax);
+  if (op.getLazy()) {
+    // Keep the reference while the block raises it by at most kLazyRise: (-inf) - (-inf) is NaN and
+    // x - (-inf) is +inf, so a row's first visible key always takes the new max.
+    Value rise = arith::SubFOp::create(b, loc, newMax, op.getMax());
+    Value keep = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, rise, splat(rowType, kLazyRise));
+    newMax = arith::SelectOp::create(b, loc, keep, op.getMax(), newMax);
+  }
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
                                       splat(rowType, -std::numeric_limits<double>::infinity()));
   Value safeMax = arith::SelectOp::create(b, loc, noKey, splat(rowType, 0.0), newMax);
