@@ -33,7 +33,7 @@
 // CHECK-NOT: arith.cmpi {{.*}} tensor
 // CHECK-NOT: arith.select {{.*}} tensor
 // CHECK: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
-// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} {tile.skip_unit_factor} : tensor<128x128xf32>
+// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
 // CHECK-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]]
 // After the full loop its last block is pending: (fhi - 1) * 64 if it ran, else nothing.
@@ -78,10 +78,15 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // -----
 
 // Head dim 256 (configured): 64 keys per step, overlap on, and no warpgroup ping-pong (recorded on the
-// kernel for the lowering); ping-pong=1 forces it back on (no attribute).
+// kernel for the lowering); ping-pong=1 forces it back on (no attribute). The online softmax is lazy
+// (its max moves only by more than 8, so alpha is exactly 1 on most steps) and the rescale of the
+// 128 x 256 accumulator by alpha is marked for the lowering to skip thread by thread; head dims 64 and
+// 128 keep the plain form (@causal above, @d64 below).
 // CHECK-LABEL: func.func @d256(
 // CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false}
 // CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
+// CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
 // PP-LABEL: func.func @d256(
 // PP-NOT: tile.ping_pong
 // PP: return
@@ -100,6 +105,8 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32}
 // CHECK-LABEL: func.func @d64(
 // CHECK-NOT: tile.min_blocks_per_sm
+// CHECK-NOT: {lazy}
+// CHECK-NOT: tile.skip_unit_factor
 // CHECK: return
 func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {

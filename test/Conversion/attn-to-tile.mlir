@@ -76,10 +76,7 @@
 // CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]] : tensor<64x128xbf16> -> tensor<128x64xbf16>
 // CHECK-NEXT: %[[S:.*]] = tile.dot %[[QT]], %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK-NEXT: %[[SS:.*]] = arith.mulf %[[S]], %[[SCALE]] : tensor<128x64xf32>
-// The online softmax is lazy (its max moves only by more than 8): alpha is exactly 1 on most steps,
-// and the accumulator's rescale by it is marked for the lowering to skip per thread.
-// CHECK-NEXT: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax %[[SS]], %{{.*}}, %{{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x128xf32>
+// CHECK-NEXT: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax %[[SS]], %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
 // CHECK-NOT: arith.cmpi
 // CHECK-NOT: arith.select
 // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>

@@ -45,7 +45,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // the two warpgroups take turns issuing their MMAs (ping-pong) except at head dim 256, whose
   // 128-register accumulator leaves no room for the turn's wait. Without wgmma (mma.sync) K and V go
   // through registers, so head dim 128 keeps 64 keys per step there. A mask evaluated per element
-  // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills.
+  // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills. The lazy
+  // rescale (NOTES a14) pays at head dim 256, whose 128 accumulator registers a thread outnumber its
+  // 32 scores four to one; at 128 (64 and 64) the branch around the multiplies cost 8-14%.
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
@@ -54,6 +56,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.blockN = 128;
   if (headDim > 128)
     config.pingPong = false;
+  if (wgmma && headDim > 128)
+    config.lazyRescale = true;
   // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
   // mode, which the driver's JIT uses, would take 139 and leave one.
   if (wgmma && headDim <= 64)
@@ -473,12 +477,14 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  // Lazy: a row's reference max moves only when a block raises it by more than 8 (log2 units), so
-  // alpha is exactly 1 on almost every step and the rescale below is skipped thread by thread.
-  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], /*lazy=*/true);
+  // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
+  // (log2 units), so alpha is exactly 1 on almost every step and the rescale below is skipped thread
+  // by thread.
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale);
   auto rescale = [&](Value acc, Value alpha) -> Value {
     auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
-    mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
+    if (config.lazyRescale)
+      mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     return mul;
   };
   if (config.overlap) {

@@ -38,6 +38,10 @@ struct AttentionConfig {
   bool pingPong = true;
   /// CTAs per SM the kernel's registers must allow (`tile.min_blocks_per_sm`); 0 leaves it to ptxas.
   int minBlocksPerSM = 0;
+  /// Lazy online softmax (a row's max moves only when a block raises it by more than 8, log2 units)
+  /// and a per-thread branch around the accumulator's rescale, which then multiplies by 1 on almost
+  /// every step.
+  bool lazyRescale = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn
