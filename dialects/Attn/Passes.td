@@ -42,7 +42,11 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">,
     Option<"pingPong", "ping-pong", "int", /*default=*/"-1",
            "let the two warpgroups take turns issuing their MMAs (1: on, 0: off, -1: configured); "
-           "off is recorded on the kernel as tile.ping_pong = false">
+           "off is recorded on the kernel as tile.ping_pong = false">,
+    Option<"lazyRescale", "lazy-rescale", "int", /*default=*/"-1",
+           "lazy online softmax (the row max moves only by more than 8, log2 units) with the "
+           "accumulator's rescale skipped per thread when alpha is 1 (1: on, 0: off, -1: configured; "
+           "on for sm_90a at head dim 256)">
   ];
 }
 

@@ -11,6 +11,8 @@
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="ping-pong=1" --canonicalize --cse | FileCheck %s --check-prefix=PP
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile | FileCheck %s --check-prefix=CFG
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=1" | FileCheck %s --check-prefix=LAZY
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=0" | FileCheck %s --check-prefix=EAGER
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -108,6 +110,15 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // CHECK-NOT: {lazy}
 // CHECK-NOT: tile.skip_unit_factor
 // CHECK: return
+// lazy-rescale forces the lazy softmax and the skippable rescale on (here at head dim 64) or off
+// (at head dim 256).
+// LAZY-LABEL: func.func @d64(
+// LAZY: tile.online_softmax {{.*}} {lazy}
+// LAZY: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
+// EAGER-LABEL: func.func @d256(
+// EAGER-NOT: {lazy}
+// EAGER-NOT: tile.skip_unit_factor
+// EAGER: return
 func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>

@@ -737,6 +737,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.overlap = overlap != 0;
       if (pingPong >= 0)
         config.pingPong = pingPong != 0;
+      if (lazyRescale >= 0)
+        config.lazyRescale = lazyRescale != 0;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();
