@@ -369,6 +369,13 @@ private:
     SmallVector<Value> outerValues;
   };
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
+  /// The K loop of a pipelined dot over [lb, ub) by step, carrying the accumulator as wgmma's struct
+  /// (its registers are never read while an MMA group is in flight): `body(iv, acc)` emits one
+  /// iteration and returns the new accumulator. Returns the loop's final accumulator struct.
+  Value accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value step, const std::function<Value(Value, Value)> &body);
+  /// The MMAs of one stage of a pipelined dot, committed, not waited for: A (K-major) at byte offset
+  /// `base`, B (N-major) `aBytes` after it, both in swizzled panels or core matrices.
+  Value stageMmas(tile::DotOp dot, Value base, int64_t aBytes, bool swizzled, Value acc);
   /// The cp.async pipeline: a ring of kPipelineStages slots with CTA barriers (or the loop unpipelined
   /// when the operands are not 16-byte aligned at run time).
   LogicalResult lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);

@@ -438,6 +438,23 @@ std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop
   return loads;
 }
 
+Value KernelLowering::accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value step,
+                                      const std::function<Value(Value, Value)> &body) {
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(flatten(op.getInitArgs()))});
+  OpBuilder::InsertionGuard guard(b);
+  enterLoopBody(loop);
+  scf::YieldOp::create(b, loc, ValueRange{body(loop.getInductionVar(), loop.getRegionIterArgs()[0])});
+  return loop.getResult(0);
+}
+
+Value KernelLowering::stageMmas(tile::DotOp dot, Value base, int64_t aBytes, bool swizzled, Value acc) {
+  auto aType = dot.getA().getType();
+  SmemOperand a{base, /*nMajor=*/false, swizzled};
+  SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, swizzled};
+  return emitWgmmaAsync(a, bOp, aType.getDimSize(0), dot.getB().getType().getDimSize(1), aType.getDimSize(1),
+                        aType.getElementType(), acc);
+}
+
 LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
   // With tensor maps for both operands (sm_90a, swizzled panels): the TMA pipeline when the runtime
   // encoded them, else a plain loop that copies element by element (a run-time choice). Maps fail to
@@ -468,7 +485,6 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
   auto aType = dot.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
-  Type elem = aType.getElementType();
   constexpr int64_t kAlign = 1024, kBarrierBytes = 8;
   const int64_t aBytes = alignUp(m * k * 2, kAlign), stageBytes = alignUp(aBytes + k * n * 2, kAlign);
   // As many stages as fit beside the rest of the kernel, 3 to kTmaStages.
@@ -526,19 +542,11 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
       ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub), [&] { issue(iv, i32(s)); });
     }
   });
-  SmallVector<Value> c = flatten(op.getInitArgs());
-  auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
-  {
-    OpBuilder::InsertionGuard inner(b);
-    enterLoopBody(loop);
-    Value iv = loop.getInductionVar();
+  Value result = accumulatorLoop(op, lb, ub, step, [&](Value iv, Value accIn) {
     Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
     Value slot = arith::RemUIOp::create(b, loc, i, i32(stages));
     waitPhase(barrierAt(slot, false), i);
-    Value base = slotBase(slot);
-    SmemOperand a{base, /*nMajor=*/false, /*swizzled=*/true};
-    SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, /*swizzled=*/true};
-    Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, loop.getRegionIterArgs()[0]);
+    Value acc = stageMmas(dot, slotBase(slot), aBytes, /*swizzled=*/true, accIn);
     // The previous iteration's MMAs are done in this warpgroup: each warp releases its stage.
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
     Value previous = arith::SubIOp::create(b, loc, i, i32(1));
@@ -561,10 +569,11 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
                     [&] { waitPhase(barrierAt(targetSlot, true), previousUse); });
              issue(targetIv, targetSlot);
            });
-    scf::YieldOp::create(b, loc, ValueRange{acc});
-  }
+    return acc;
+  });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  unpackAccumulator(loop.getResult(0), c);
+  SmallVector<Value> c = flatten(op.getInitArgs());
+  unpackAccumulator(result, c);
   return c;
 }
 
@@ -578,13 +587,8 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
   lazyCursor = at + aBytes + k * n * 2;
   growLazy();
   Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(at));
-  SmallVector<Value> c = flatten(op.getInitArgs());
-  auto loop = scf::ForOp::create(b, loc, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
-                                 scalars.lookup(op.getStep()), ValueRange{packAccumulator(c)});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    enterLoopBody(loop);
-    Value iv = loop.getInductionVar();
+  Value result = accumulatorLoop(op, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
+                                 scalars.lookup(op.getStep()), [&](Value iv, Value accIn) {
     barrier(); // the previous iteration's MMAs are done with the operands
     DenseMap<Value, Value> memo;
     for (int which = 0; which < 2; ++which)
@@ -592,13 +596,12 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
                      which == 0 ? base : arith::AddIOp::create(b, loc, base, i32(aBytes)).getResult());
     fenceAsyncProxy();
     barrier();
-    SmemOperand a{base, /*nMajor=*/false, /*swizzled=*/true};
-    SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, /*swizzled=*/true};
-    Value acc = emitWgmmaAsync(a, bOp, m, n, k, aType.getElementType(), loop.getRegionIterArgs()[0]);
+    Value acc = stageMmas(dot, base, aBytes, /*swizzled=*/true, accIn);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    scf::YieldOp::create(b, loc, ValueRange{acc});
-  }
-  unpackAccumulator(loop.getResult(0), c);
+    return acc;
+  });
+  SmallVector<Value> c = flatten(op.getInitArgs());
+  unpackAccumulator(result, c);
   return c;
 }
 
@@ -606,7 +609,6 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
   auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
   auto aType = dot.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
-  Type elem = aType.getElementType();
   // Both operands in 128-byte swizzled panels when their rows are whole panels (A: K a multiple of
   // 64, B: N): the copies then read whole lines of global memory (see copyTileAsync).
   const bool swizzled = k % 64 == 0 && n % 64 == 0;
@@ -661,14 +663,8 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(s)));
       issue(iv, i32(s), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub));
     }
-    // The accumulator is carried as wgmma's struct so that its registers are never read while an MMA
-    // group is in flight: each iteration issues its MMAs and waits only for the previous iteration's.
-    SmallVector<Value> c = flatten(op.getInitArgs());
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(c)});
-    {
-      OpBuilder::InsertionGuard inner(b);
-      enterLoopBody(loop);
-      Value iv = loop.getInductionVar();
+    // Each iteration issues its MMAs and waits only for the previous iteration's.
+    Value result = accumulatorLoop(op, lb, ub, step, [&](Value iv, Value accIn) {
       Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
       // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.
       NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
@@ -676,9 +672,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       barrier();
       Value slotBase = arith::AddIOp::create(
           b, loc, ring, arith::MulIOp::create(b, loc, arith::RemSIOp::create(b, loc, i, i32(stages)), i32(stageBytes)));
-      SmemOperand a{slotBase, /*nMajor=*/false, swizzled};
-      SmemOperand bOp{arith::AddIOp::create(b, loc, slotBase, i32(aBytes)), /*nMajor=*/true, swizzled};
-      Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, loop.getRegionIterArgs()[0]);
+      Value acc = stageMmas(dot, slotBase, aBytes, swizzled, accIn);
       // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
       // iteration i + stages - 1.
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
@@ -686,11 +680,12 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
       issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
-      scf::YieldOp::create(b, loc, ValueRange{acc});
-    }
+      return acc;
+    });
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    unpackAccumulator(loop.getResult(0), c);
+    SmallVector<Value> c = flatten(op.getInitArgs());
+    unpackAccumulator(result, c);
     scf::YieldOp::create(b, loc, c);
   }
   lazyCursor = 0;
