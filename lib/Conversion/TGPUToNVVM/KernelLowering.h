@@ -190,12 +190,16 @@ private:
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   }
-  /// `if (cond) { body }` with no results; returns the scf.if.
-  scf::IfOp ifThen(Value cond, const std::function<void()> &body) {
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
+  /// `if (cond) { body } [else { elseBody }]` with no results; returns the scf.if.
+  scf::IfOp ifThen(Value cond, const std::function<void()> &body, const std::function<void()> &elseBody = {}) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/static_cast<bool>(elseBody));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
+    if (elseBody) {
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      elseBody();
+    }
     return ifOp;
   }
 
@@ -471,6 +475,9 @@ private:
   /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
   /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
   void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
+  /// storeThroughTma's TMA path: `value` into swizzled panels at byte offset `base`, then thread 0's
+  /// bulk tensor stores at `offsets` through `map`.
+  void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())

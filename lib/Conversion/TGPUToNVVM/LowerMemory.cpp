@@ -347,18 +347,16 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
     emitCopies();
     return;
   }
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, aligned, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  emitCopies();
-  // Unaligned rows: element by element through registers, then one 16-byte shared store per group.
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  for (Group &g : groups) guarded(g.exists, [&] {
-    LLVM::StoreOp::create(b, loc, loadChunkElementwise(view, g.src, g.col, g.rowsOk, elem), g.dst, /*alignment=*/16);
+  ifThen(aligned, emitCopies, [&] {
+    // Unaligned rows: element by element through registers, then one 16-byte shared store per group.
+    for (Group &g : groups) guarded(g.exists, [&] {
+      LLVM::StoreOp::create(b, loc, loadChunkElementwise(view, g.src, g.col, g.rowsOk, elem), g.dst,
+                            /*alignment=*/16);
+    });
+    // The stores are ordinary: a release arrival publishes them.
+    if (mbarrier)
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), mbarrier, Value());
   });
-  // The stores are ordinary: a release arrival publishes them.
-  if (mbarrier)
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), mbarrier, Value());
 }
 
 void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase) {

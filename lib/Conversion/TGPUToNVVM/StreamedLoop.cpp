@@ -256,30 +256,34 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       cpAsyncCopies();
       return;
     }
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, useTma, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    ifThen(isThread0, [&] {
-      if (waitEmpty)
-        waitEmpty();
-      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(tmaBytes), NVVM::MemScopeKind::CTA,
-                                             /*relaxed=*/false, Value());
-      DenseMap<Value, Value> memo;
-      for (auto [s, read] : llvm::zip(streams, tmaReads)) {
-        SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
-        copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
-      }
-    });
-    // Maps not encoded (views that are not 16-byte aligned): element by element in a rolled loop, so
-    // that the fallback adds no registers to the kernel; each thread's arrival publishes its stores.
-    b.setInsertionPointToStart(ifOp.elseBlock());
-    if (waitEmpty)
-      waitEmpty();
-    DenseMap<Value, Value> memo;
-    for (Stream &s : streams)
-      copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo), arith::AddIOp::create(b, loc, base, i32(s.offset)));
-    fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
+    ifThen(
+        useTma,
+        [&] {
+          ifThen(isThread0, [&] {
+            if (waitEmpty)
+              waitEmpty();
+            NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(tmaBytes), NVVM::MemScopeKind::CTA,
+                                                   /*relaxed=*/false, Value());
+            DenseMap<Value, Value> memo;
+            for (auto [s, read] : llvm::zip(streams, tmaReads)) {
+              SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
+              copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
+            }
+          });
+        },
+        [&] {
+          // Maps not encoded (views that are not 16-byte aligned): element by element in a rolled loop,
+          // so that the fallback adds no registers to the kernel; each thread's arrival publishes its
+          // stores.
+          if (waitEmpty)
+            waitEmpty();
+          DenseMap<Value, Value> memo;
+          for (Stream &s : streams)
+            copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo),
+                           arith::AddIOp::create(b, loc, base, i32(s.offset)));
+          fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
+          NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
+        });
   };
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
   b.restoreInsertionPoint(loopAt);

@@ -256,9 +256,13 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     base = stagingBase->getResult(0);
   }
   TensorMapRead map = tensorMapFor(*plan);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, tensorMapsUsable(), /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets); },
+         [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
+  return true;
+}
+
+void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets) {
+  auto type = cast<RankedTensorType>(value.getType());
   barrier(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
   storeTile(
@@ -287,9 +291,6 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     // store (each starting with a CTA barrier) reuses the area.
     NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
   });
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false);
-  return true;
 }
 
 } // namespace flare::tgpu::lowering
