@@ -8,9 +8,10 @@
 
 // A streamed B whose view starts at a per-program offset (pid * ldb): the map is 3-D, [64 columns,
 // n rows, unbounded] with strides [1, 64, ldb (argument 4)], read at (0, row, pid).
+// (A, loaded before the loop, has a map of its own: tgpu-to-nvvm-tma-operand.mlir.)
 // CHECK-LABEL: gpu.func @stream(
-// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
-// CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 64, 1>, elem_bytes = 2 : i32, pointer = 1 : i32,
+// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64}, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, {{.*}}pointer = 0 : i32{{.*}}}, {box = array<i32: 64, 64, 1>, elem_bytes = 2 : i32, pointer = 1 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 64>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
 // CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 64>, array<i64: 1, 4>], swizzle = 128 : i32}]
 // CHECK-SAME: tgpu.user_args = 5 : i32
@@ -82,7 +83,7 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 
 // -----
 
-// A row stride the kernel computes (n * 2) is not a launch argument: no tensor map, cp.async only.
+// Row strides the kernel computes (n * 2) are not launch arguments: no tensor map, cp.async only.
 // CHECK-LABEL: gpu.func @computed_stride(
 // CHECK-NOT: tgpu.tensor_maps
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
@@ -95,7 +96,7 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
   %c64 = arith.constant 64 : i32
   %c128 = arith.constant 128 : i32
   %ldb = arith.muli %n, %c2 : i32
-  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %va = tile.make_view %a, [%c128, %c64], [%ldb, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
   %vb = tile.make_view %b, [%n, %c64], [%ldb, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
   %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
   %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
@@ -173,11 +174,12 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // TMA: every thread writes its registers (pairs of columns, 4 bytes) into 128-byte swizzled panels,
 // fences them for the async proxy, and after a CTA barrier thread 0 issues one bulk tensor store per
 // 64-column panel, commits them and waits until they have read the panels. The panels reuse the
-// streamed loop's ring (offset 16384, after the 16 KiB of A), which is free once the loop is done.
-// The map of the output (argument 2, box 64 x 128, pid * ldc) follows the streamed B's.
+// streamed loop's ring (offset 17408, after the 16 KiB of A and its mbarrier, 1024-byte aligned),
+// which is free once the loop is done. The map of the output (argument 2, box 64 x 128, pid * ldc)
+// follows A's and the streamed B's.
 // CHECK-LABEL: gpu.func @store_out(
-// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPC:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
-// CHECK-SAME: tgpu.shared_bytes = 65584 : i32
+// CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPC:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// CHECK-SAME: tgpu.shared_bytes = 66608 : i32
 // CHECK-SAME: {box = array<i32: 64, 128, 1>, elem_bytes = 2 : i32, pointer = 2 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
 // CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 128>, array<i64: 1, 5>], swizzle = 128 : i32}]
@@ -191,9 +193,9 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
-// CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[16384] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[17408] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC0]], box[%c0_i32, %c0_i32, %[[PID]]]
-// CHECK: %[[SRC1:.*]] = llvm.getelementptr %{{.*}}[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: %[[SRC1:.*]] = llvm.getelementptr %{{.*}}[33792] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC1]], box[%c64_i32, %c0_i32, %[[PID]]]
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}

@@ -495,6 +495,23 @@ private:
     Block *block; // the lowered block the store was emitted in: later uses inside it may reuse it
   };
   DenseMap<Value, StoredOperand> storedOperands;
+  /// A top-level load whose block only feeds wgmma A operands of loops' dots (Q of an attention
+  /// kernel), copied by TMA straight into 128-byte swizzled panels at persistentBase + `offset`
+  /// (TensorMaps.cpp, loadOperandByTma): the block never occupies registers. `barrier` (shared byte
+  /// offset) completes when the bytes have landed; the loops wait for it (waitForTmaOperand).
+  struct TmaOperand {
+    int64_t offset;
+    int64_t barrier;
+    Value useTma;           // i1: the maps encoded (else every thread copied and fenced)
+    Block *waited = nullptr; // the lowered block the last wait was emitted in
+  };
+  DenseMap<Value, TmaOperand> tmaOperands;
+  bool persistentSwizzled = false; // the persistent area holds swizzled panels: 1024-byte aligned
+  /// True when `op` was lowered as a TMA operand (see TmaOperand); nothing is emitted otherwise.
+  bool loadOperandByTma(tile::LoadOp op);
+  /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
+  /// enclosing block already did.
+  void waitForTmaOperand(TmaOperand &operand);
   /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
   /// arith ops between them), for copies issued ahead of their iteration.
   Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);

@@ -132,6 +132,17 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         source = conv.getSrc();
       if (Value converted = wgmmaSources.lookup(source)) // a conversion before the loop, never lowered
         source = converted;
+      // Copied by TMA into swizzled panels at its load (loadOperandByTma): wait for it, no store.
+      if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
+        if (!smemOperands.count(operand)) {
+          waitForTmaOperand(tma->second);
+          smemOperands[operand] = {
+              arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(tma->second.offset)),
+              /*nMajor=*/false, /*swizzled=*/true};
+          registered.push_back(operand);
+        }
+        continue;
+      }
       if (!op.isDefinedOutsideOfLoop(source) || !regs.count(source) || smemOperands.count(operand))
         continue;
       // Stored before an enclosing point of this one (an earlier loop of the same block): reuse it.

@@ -95,7 +95,8 @@ LogicalResult KernelLowering::run() {
   const int64_t lazyAlign = lazySwizzled ? kSwizzledRingAlign : kAlign;
   int64_t scratch = alignUp(sharedBytes, lazyAlign);
   lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
-  int64_t persistentStart = alignUp(scratch + lazyBytes, persistentBytes ? kRingAlign : kAlign);
+  int64_t persistentStart =
+      alignUp(scratch + lazyBytes, persistentSwizzled ? kSwizzledRingAlign : persistentBytes ? kRingAlign : kAlign);
   persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
   int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kSwizzledRingAlign : 1);
   ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
@@ -185,7 +186,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto load = dyn_cast<tile::LoadOp>(op))
-    return lowerLoad(load);
+    return loadOperandByTma(load) ? success() : lowerLoad(load);
   if (auto store = dyn_cast<tile::StoreOp>(op))
     return lowerStore(op, store.getValue(), store.getView(), store.getOffsets(), /*atomicAdd=*/false);
   if (auto add = dyn_cast<tile::AtomicAddOp>(op))

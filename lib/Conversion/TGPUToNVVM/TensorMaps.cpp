@@ -225,6 +225,89 @@ void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col
   }
 }
 
+bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
+  // At the top level every thread reaches the copy, and the wait before each loop (a CTA barrier).
+  if (!wgmma || op->getBlock() != &func.getBody().front() || op->use_empty())
+    return false;
+  if (auto pad = op.getPaddingAttr())
+    if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
+      return false;
+  // Every use is, directly or through a conversion that only feeds wgmma dots, the A operand of a
+  // dot in the body of a top-level loop: storeInvariantOperands hands those dots the panels.
+  auto feedsLoopA = [&](OpOperand &use) {
+    auto dot = dyn_cast<tile::DotOp>(use.getOwner());
+    auto loop = dot ? dyn_cast<scf::ForOp>(dot->getParentOp()) : scf::ForOp();
+    return dot && use.getOperandNumber() == 0 && canUseWgmma(dot) && loop && loop->getBlock() == op->getBlock();
+  };
+  for (OpOperand &use : op->getUses()) {
+    auto conv = dyn_cast<ConvertLayoutOp>(use.getOwner());
+    if (!conv) {
+      if (!feedsLoopA(use))
+        return false;
+      continue;
+    }
+    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feedsLoopA) ||
+        !llvm::all_of(conv->getUsers(), [&](Operation *dot) { return dot->getBlock() == conv->getBlock() ||
+                                                                      conv->getBlock() == op->getBlock(); }))
+      return false;
+  }
+  std::optional<TensorMapPlan> plan = planTensorMap(op);
+  auto view = views.find(op.getView());
+  if (!plan || view == views.end() || !view->second.unitInnerStride)
+    return false;
+  // Panels first (a swizzle atom needs a 1024-byte aligned address), then the mbarrier.
+  constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
+  const int64_t bytes = op.getResult().getType().getNumElements() * 2;
+  TmaOperand operand;
+  operand.offset = alignUp(persistentBytes, kSwizzleAlign);
+  operand.barrier = operand.offset + bytes;
+  persistentBytes = operand.barrier + kBarrierBytes;
+  persistentSwizzled = true;
+  Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.offset));
+  Value barrierPtr = LLVM::GEPOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
+      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.barrier))});
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(scalars.lookup(o));
+  TensorMapRead read = tensorMapFor(*plan);
+  operand.useTma = tensorMapsUsable();
+  ifThen(
+      operand.useTma,
+      [&] {
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+          NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
+          fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
+          NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrierPtr, i32(bytes), NVVM::MemScopeKind::CTA,
+                                                 /*relaxed=*/false, Value());
+          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
+        });
+      },
+      [&] {
+        // Maps not encoded: every thread copies its chunks element by element and fences them for
+        // wgmma's async proxy; the CTA barrier of the wait publishes them.
+        copyTileRolled(op, offsets, base);
+        fenceAsyncProxy();
+      });
+  tmaOperands[op.getResult()] = operand;
+  return true;
+}
+
+void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
+  for (Block *block = b.getInsertionBlock(); block;
+       block = block->getParentOp() ? block->getParentOp()->getBlock() : nullptr)
+    if (block == operand.waited)
+      return;
+  // The CTA barrier makes thread 0's barrier initialisation (TMA) or every thread's stores (the
+  // fallback) visible; then the TMA bytes are waited for (phase 0: the barrier completes once).
+  barrier();
+  Value barrierPtr = LLVM::GEPOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
+      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.barrier))});
+  ifThen(operand.useTma, [&] { NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierPtr, i32(0), i32(0x989680)); });
+  operand.waited = b.getInsertionBlock();
+}
+
 bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
   auto type = cast<RankedTensorType>(value.getType());
   // At the top level every thread reaches the store: the CTA barriers around the staging are safe.
