@@ -46,7 +46,11 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"lazyRescale", "lazy-rescale", "int", /*default=*/"-1",
            "lazy online softmax (the row max moves only by more than 8, log2 units) with the "
            "accumulator's rescale skipped per thread when alpha is 1 (1: on, 0: off, -1: configured; "
-           "on for sm_90a at head dim 256)">
+           "on for sm_90a at head dim 256)">,
+    Option<"deferRescale", "defer-rescale", "int", /*default=*/"-1",
+           "with overlap: apply a block's accumulator rescale at the next step, between its S = Q K^T "
+           "and P V products, instead of right after its softmax (1: on, 0: off, -1: configured; on "
+           "with overlap)">
   ];
 }
 

@@ -52,6 +52,7 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
   config.overlap = wgmma;
+  config.deferRescale = config.overlap;
   if (wgmma && headDim > 64 && headDim <= 128)
     config.blockN = 128;
   if (headDim > 128)
@@ -434,10 +435,22 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
   Value acc = state[2];
+  // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
+  // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
+  // thread.
+  auto rescale = [&](Value acc, Value alpha) -> Value {
+    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    if (config.lazyRescale)
+      mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
+    return mul;
+  };
   if (config.overlap) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
+    // Deferred: the previous block's rescale first, while Q K^T runs.
     Value vPrev =
         tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{prevKv0, c0}, nullptr);
+    if (config.deferRescale)
+      acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
   }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
@@ -477,16 +490,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
-  // (log2 units), so alpha is exactly 1 on almost every step and the rescale below is skipped thread
-  // by thread.
   auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale);
-  auto rescale = [&](Value acc, Value alpha) -> Value {
-    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
-    if (config.lazyRescale)
-      mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
-    return mul;
-  };
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
@@ -494,6 +498,10 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       alpha = arith::SelectOp::create(b, loc, keep, alpha, splatF32(1.0, {bm}));
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
       newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
+    }
+    if (config.deferRescale) { // applied by the next step (the extra last step carries 1)
+      Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
+      return SmallVector<Value>{newMax, newSum, acc, p, alpha};
     }
     acc = rescale(acc, alpha);
     Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
@@ -647,6 +655,9 @@ LogicalResult Generator::buildKernel() {
   if (config.overlap)
     state.push_back(arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
+  // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
+  if (config.deferRescale)
+    state.push_back(splatF32(1.0, {bm}));
   auto loop = [&](Value lower, Value upper, bool masked, Value leftCount, bool last) -> LogicalResult {
     // The last loop of an overlapped kernel takes one more step, to finish its last block's P V.
     Value end = config.overlap && last ? add(upper, c1) : upper;
@@ -739,6 +750,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.pingPong = pingPong != 0;
       if (lazyRescale >= 0)
         config.lazyRescale = lazyRescale != 0;
+      if (deferRescale >= 0)
+        config.deferRescale = deferRescale != 0;
+      config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

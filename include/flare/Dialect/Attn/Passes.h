@@ -42,6 +42,11 @@ struct AttentionConfig {
   /// and a per-thread branch around the accumulator's rescale, which then multiplies by 1 on almost
   /// every step.
   bool lazyRescale = false;
+  /// With overlap: block j's accumulator rescale (acc *= alpha_j) is applied at step j + 1, after
+  /// S_{j+1} = Q K_{j+1}^T is issued and before P_j V_j, instead of right after block j's softmax,
+  /// where it made the softmax wait for P_{j-1} V_{j-1} (ptxas hoists that wait above the
+  /// exponentials to interleave the multiplies with them). alpha_j is carried to the next step.
+  bool deferRescale = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn
