@@ -19,11 +19,11 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
     # The GPU tests also launch these very files (PTX + launch metadata) for the attention examples.
     "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx" --meta-o "$out/$name.$arch.json"
     if [ -n "$ptxas" ]; then
-      # -c: relocatable, as the driver's JIT compiles PTX (cuLink); there ptxas reports C7509 when it
-      # has to serialize a kernel's wgmma instructions.
+      # -c: relocatable, as the driver's JIT compiles PTX (cuLink); there ptxas reports (C7509, C7518,
+      # ...) when it has to serialize a kernel's wgmma instructions.
       report=$("$ptxas" -arch=$arch -c -v "$ptx" -o "$out/$name.$arch.o" 2>&1)
-      if grep -q "C7509" <<<"$report"; then
-        echo "compiled $name for $arch: WGMMA SERIALIZED"; grep "C7509" <<<"$report"; status=1
+      if grep -q "instructions are serialized" <<<"$report"; then
+        echo "compiled $name for $arch: WGMMA SERIALIZED"; grep "instructions are serialized" <<<"$report"; status=1
       fi
       regs=$(grep -o "Used [0-9]* registers" <<<"$report" | grep -o "[0-9]*" | paste -sd/ -)
       kernels=$(grep -c "Compiling entry function" <<<"$report" || true)

@@ -49,8 +49,8 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "on for sm_90a at head dim 256)">,
     Option<"deferRescale", "defer-rescale", "int", /*default=*/"-1",
            "with overlap: apply a block's accumulator rescale at the next step, between its S = Q K^T "
-           "and P V products, instead of right after its softmax (1: on, 0: off, -1: configured; on "
-           "with overlap)">
+           "and P V products, instead of right after its softmax (1: on, 0: off, -1: configured: "
+           "off, since ptxas then serializes the loop's wgmma)">
   ];
 }
 

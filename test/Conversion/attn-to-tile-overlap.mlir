@@ -1,8 +1,7 @@
 // convert-attn-to-tile with overlap (the sm_90a default): the KV loop is software-pipelined so that the
 // softmax of block j runs while the tensor cores compute P_{j-1} V_{j-1}. Step j issues S_j = Q K_j^T,
-// then acc = alpha_{j-1} * acc + P_{j-1} V_{j-1} (P and alpha of the previous step are carried in the
-// loop, its V rows recomputed from j - 1; the rescale is deferred to here so that the softmax does not
-// wait for the P V product), then the softmax of S_j. The first step of the first loop has no
+// then acc += P_{j-1} V_{j-1} (P of the previous step is carried in the loop, its V rows recomputed
+// from j - 1), then the softmax of S_j, then acc *= alpha_j. The first step of the first loop has no
 // previous block: its V rows start far below the view (-2^30, read as zeros) and P is zero. The last
 // loop takes one extra step that only finishes the previous block: there K is read far away as well and
 // m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
@@ -14,16 +13,16 @@
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile | FileCheck %s --check-prefix=CFG
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=1" | FileCheck %s --check-prefix=LAZY
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=0" | FileCheck %s --check-prefix=EAGER
-// Rescale not deferred: acc *= alpha_j right after the softmax of S_j, no alpha carried.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 defer-rescale=0" --canonicalize --cse | FileCheck %s --check-prefix=NODEFER
+// defer-rescale=1: step j applies the previous step's alpha between S_j and P_{j-1} V_{j-1} (alpha is
+// carried, 1 before the first step) and yields its own. (ptxas serializes that loop's wgmma: off by
+// default, see test/Pipeline/wgmma-not-serialized.test.)
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 defer-rescale=1" --canonicalize --cse | FileCheck %s --check-prefix=DEFER
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
 // CHECK-DAG: %[[PZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
-// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<128xf32>
-// The full loop over [flo, fhi) carries P (bf16, 128 x 64) and alpha (1 before the first step)
-// beside m, l and acc.
-// CHECK: %[[FULL:.*]]:5 = scf.for %[[J:.*]] = %[[FLO:.*]] to %[[FHI:.*]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[PZERO]], %[[APREV:.*]] = %[[ONE]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>, tensor<128xf32>) : i32 {
+// The full loop over [flo, fhi) carries P (bf16, 128 x 64) beside m, l and acc.
+// CHECK: %[[FULL:.*]]:4 = scf.for %[[J:.*]] = %[[FLO:.*]] to %[[FHI:.*]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[PZERO]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>) : i32 {
 // The previous block's V rows: (j - 1) * 64, or far away on the first step.
 // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %[[FLO]] : i32
 // CHECK-NEXT: %[[JM1:.*]] = arith.subi %[[J]], %c1_i32 : i32
@@ -35,16 +34,14 @@
 // CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]]
 // CHECK-NEXT: %[[S:.*]] = tile.dot %{{.*}}, %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK-NEXT: %[[VT:.*]] = tile.load %{{.*}}[%[[VROW]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
-// CHECK-NEXT: %[[AE:.*]] = tile.expand_dims %[[APREV]] {axis = 1 : i32}
-// CHECK-NEXT: %[[AB:.*]] = tile.broadcast %[[AE]] : tensor<128x1xf32> -> tensor<128x128xf32>
-// CHECK-NEXT: %[[RESCALED:.*]] = arith.mulf %[[ACC]], %[[AB]] : tensor<128x128xf32>
-// CHECK-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[RESCALED]] : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// CHECK-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[ACC]] : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
 // Full blocks still carry no mask code (no comparison or select on tiles).
 // CHECK-NOT: arith.cmpi {{.*}} tensor
 // CHECK-NOT: arith.select {{.*}} tensor
 // CHECK: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
+// CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
 // CHECK-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
-// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[PV]], %[[P16]], %[[ALPHA]]
+// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]]
 // After the full loop its last block is pending: (fhi - 1) * 64 if it ran, else nothing.
 // CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[FLO]], %[[FHI]] : i32
 // CHECK-NEXT: %[[LASTB:.*]] = arith.subi %[[FHI]], %c1_i32 : i32
@@ -53,7 +50,7 @@
 // The partial loop runs one step more than it has blocks (n + 1) and starts from the full loop's state.
 // CHECK: %[[N:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT: %[[NP1:.*]] = arith.addi %[[N]], %c1_i32 : i32
-// CHECK-NEXT: %{{.*}}:5 = scf.for %[[T:.*]] = %c0_i32 to %[[NP1]] step %c1_i32 iter_args(%[[M0:.*]] = %[[FULL]]#0, %[[L0:.*]] = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2, %{{.*}} = %[[FULL]]#3, %{{.*}} = %[[FULL]]#4)
+// CHECK-NEXT: %{{.*}}:4 = scf.for %[[T:.*]] = %c0_i32 to %[[NP1]] step %c1_i32 iter_args(%[[M0:.*]] = %[[FULL]]#0, %[[L0:.*]] = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2, %{{.*}} = %[[FULL]]#3)
 // CHECK-NEXT: %[[VALID:.*]] = arith.cmpi slt, %[[T]], %[[N]] : i32
 // CHECK-NEXT: %[[T0:.*]] = arith.cmpi eq, %[[T]], %c0_i32 : i32
 // Step 0 finishes the full loop's pending block.
@@ -68,13 +65,24 @@
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[M0]] : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[L0]] : tensor<128xi1>, tensor<128xf32>
 
-// NODEFER-LABEL: func.func @causal(
-// NODEFER: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>) : i32 {
-// NODEFER: %[[PV:.*]] = tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
-// NODEFER: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
-// NODEFER: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
-// NODEFER-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
-// NODEFER-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]] :
+// DEFER-LABEL: func.func @causal(
+// DEFER-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<128xf32>
+// DEFER: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %{{.*}}, %[[APREV:.*]] = %[[ONE]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>, tensor<128xf32>) : i32 {
+// DEFER: %[[S:.*]] = tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+// DEFER-NEXT: %[[VT:.*]] = tile.load
+// DEFER-NEXT: %[[AE:.*]] = tile.expand_dims %[[APREV]] {axis = 1 : i32}
+// DEFER-NEXT: %[[AB:.*]] = tile.broadcast %[[AE]] : tensor<128x1xf32> -> tensor<128x128xf32>
+// DEFER-NEXT: %[[RESCALED:.*]] = arith.mulf %[[ACC]], %[[AB]] : tensor<128x128xf32>
+// DEFER-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[RESCALED]]
+// DEFER: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
+// DEFER-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
+// DEFER-NEXT: scf.yield %[[M]], %[[L]], %[[PV]], %[[P16]], %[[ALPHA]] :
+// The partial loop's extra last step carries alpha = 1 out (nothing left to rescale).
+// DEFER: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>, tensor<128xf32>) : i32 {
+// DEFER: tile.online_softmax
+// DEFER-NEXT: %[[KEEP:.*]] = tile.splat %{{.*}} : i1 -> tensor<128xi1>
+// DEFER-NEXT: %[[A1:.*]] = arith.select %[[KEEP]], %{{.*}}, %[[ONE]] : tensor<128xi1>, tensor<128xf32>
+// DEFER: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[A1]] :
 
 // OFF-LABEL: func.func @causal(
 // OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
@@ -101,10 +109,9 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // 128 keep the plain form (@causal above, @d64 below).
 // CHECK-LABEL: func.func @d256(
 // CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false}
-// (The rescale is deferred to the next step: it comes before the softmax in the loop body.)
-// CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>, tensor<128xf32>)
-// CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
+// CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
 // CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
 // PP-LABEL: func.func @d256(
 // PP-NOT: tile.ping_pong
 // PP: return
@@ -129,8 +136,8 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // lazy-rescale forces the lazy softmax and the skippable rescale on (here at head dim 64) or off
 // (at head dim 256).
 // LAZY-LABEL: func.func @d64(
-// LAZY: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
 // LAZY: tile.online_softmax {{.*}} {lazy}
+// LAZY: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
 // EAGER-LABEL: func.func @d256(
 // EAGER-NOT: {lazy}
 // EAGER-NOT: tile.skip_unit_factor

@@ -52,7 +52,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
   config.overlap = wgmma;
-  config.deferRescale = config.overlap;
   if (wgmma && headDim > 64 && headDim <= 128)
     config.blockN = 128;
   if (headDim > 128)
