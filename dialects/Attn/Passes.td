@@ -50,11 +50,7 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"deferRescale", "defer-rescale", "int", /*default=*/"-1",
            "with overlap: apply a block's accumulator rescale at the next step, between its S = Q K^T "
            "and P V products, instead of right after its softmax (1: on, 0: off, -1: configured: "
-           "off, since ptxas then serializes the loop's wgmma)">,
-    Option<"rescaleAfterSum", "rescale-after-sum", "int", /*default=*/"-1",
-           "with overlap: make the accumulator's rescale depend on the block's row sums, so that the "
-           "wait for the previous P V product comes after the exponentials (1: on, 0: off, -1: "
-           "configured)">
+           "off, since ptxas then serializes the loop's wgmma)">
   ];
 }
 

@@ -52,7 +52,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
   config.overlap = wgmma;
-  config.rescaleAfterSum = config.overlap;
   if (wgmma && headDim > 64 && headDim <= 128)
     config.blockN = 128;
   if (headDim > 128)
@@ -503,16 +502,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
       return SmallVector<Value>{newMax, newSum, acc, p, alpha};
     }
-    if (config.rescaleAfterSum) {
-      // alpha * fma(l, 0, 1): 1 for every finite l, which IEEE arithmetic cannot fold away, so the
-      // rescale depends on the row sums, the end of the softmax. ptxas otherwise lifts the wait for
-      // P_{j-1} V_{j-1} (which the rescale needs) above the exponentials, and the softmax idles
-      // until that product is done.
-      Value one = splatF32(1.0, {bm});
-      Value afterSum =
-          arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, newSum, splatF32(0.0, {bm})), one);
-      alpha = arith::MulFOp::create(b, loc, alpha, afterSum);
-    }
     acc = rescale(acc, alpha);
     Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
     return SmallVector<Value>{newMax, newSum, acc, p};
@@ -763,9 +752,6 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       if (deferRescale >= 0)
         config.deferRescale = deferRescale != 0;
       config.deferRescale &= config.overlap;
-      if (rescaleAfterSum >= 0)
-        config.rescaleAfterSum = rescaleAfterSum != 0;
-      config.rescaleAfterSum &= config.overlap && !config.deferRescale;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -49,10 +49,6 @@ struct AttentionConfig {
   /// Off: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a divergent
   /// path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. An option for experiments.
   bool deferRescale = false;
-  /// With overlap (not deferred): the rescale's factor is made to depend on the new row sums (alpha *
-  /// fma(l, 0, 1), exactly alpha), so that ptxas cannot schedule the wait for P_{j-1} V_{j-1} before
-  /// the exponentials of block j.
-  bool rescaleAfterSum = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn
