@@ -3,10 +3,8 @@
 // then acc += P_{j-1} V_{j-1} (P of the previous step is carried in the loop, its V rows recomputed
 // from j - 1), then the softmax of S_j, then acc *= alpha_j. The first step of the first loop has no
 // previous block: its V rows start far below the view (-2^30, read as zeros) and P is zero. The last
-// loop to visit blocks takes one extra step that only finishes the previous block: there K is read far
-// away as well and m, l and alpha keep their values. That is the partial loop, or the full loop when
-// the partial range is empty (a run-time choice: the full loop's ring then already holds the extra
-// step's copies). (The lowering leaves the P V product in flight until acc is used.)
+// loop takes one extra step that only finishes the previous block: there K is read far away as well and
+// m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
 // (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64" --canonicalize --cse | FileCheck %s
 // Off by option: no carried P.
@@ -24,22 +22,15 @@
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
 // CHECK-DAG: %[[PZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xbf16>
 // The full loop over [flo, fhi) carries P (bf16, 128 x 64) beside m, l and acc.
-// It drains (one more step) exactly when the partial range [n blocks] is empty.
-// CHECK: %[[NONE:.*]] = arith.cmpi eq, %[[N:.*]], %c0_i32 : i32
-// CHECK-NEXT: %[[SOME:.*]] = arith.cmpi ne, %[[N]], %c0_i32 : i32
-// CHECK-NEXT: %[[FEXTRA:.*]] = arith.extui %[[NONE]] : i1 to i32
-// CHECK-NEXT: %[[FEND:.*]] = arith.addi %[[FHI:.*]], %[[FEXTRA]] : i32
-// CHECK-NEXT: %[[FULL:.*]]:4 = scf.for %[[J:.*]] = %[[FLO:.*]] to %[[FEND]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[PZERO]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>) : i32 {
-// CHECK-NEXT: %[[FVALID:.*]] = arith.cmpi slt, %[[J]], %[[FHI]] : i32
+// CHECK: %[[FULL:.*]]:4 = scf.for %[[J:.*]] = %[[FLO:.*]] to %[[FHI:.*]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}, %[[PPREV:.*]] = %[[PZERO]]) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>) : i32 {
 // The previous block's V rows: (j - 1) * 64, or far away on the first step.
 // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %[[FLO]] : i32
 // CHECK-NEXT: %[[JM1:.*]] = arith.subi %[[J]], %c1_i32 : i32
 // CHECK-NEXT: %[[PREV:.*]] = arith.muli %[[JM1]], %c64_i32 : i32
 // CHECK-NEXT: %[[VROW:.*]] = arith.select %[[FIRST]], %[[FAR]], %[[PREV]] : i32
-// S_j first (K far away on the extra step), then the previous block's P V on the carried P.
+// S_j first, then the previous block's P V on the carried P.
 // CHECK-NEXT: %[[KV0:.*]] = arith.muli %[[J]], %c64_i32 : i32
-// CHECK-NEXT: %[[KROWF:.*]] = arith.select %[[FVALID]], %[[KV0]], %[[FAR]] : i32
-// CHECK-NEXT: %[[KT:.*]] = tile.load %{{.*}}[%[[KROWF]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[KT:.*]] = tile.load %{{.*}}[%[[KV0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
 // CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]]
 // CHECK-NEXT: %[[S:.*]] = tile.dot %{{.*}}, %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK-NEXT: %[[VT:.*]] = tile.load %{{.*}}[%[[VROW]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
@@ -48,23 +39,17 @@
 // CHECK-NOT: arith.cmpi {{.*}} tensor
 // CHECK-NOT: arith.select {{.*}} tensor
 // CHECK: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
-// The extra step keeps m and l and does not rescale (alpha = 1).
-// CHECK-NEXT: %[[FKEEP:.*]] = tile.splat %[[FVALID]] : i1 -> tensor<128xi1>
-// CHECK-NEXT: arith.select %[[FKEEP]], %[[ALPHA]], %{{.*}} : tensor<128xi1>, tensor<128xf32>
-// CHECK-NEXT: %[[FM:.*]] = arith.select %[[FKEEP]], %[[M]], %{{.*}} : tensor<128xi1>, tensor<128xf32>
-// CHECK-NEXT: %[[FL:.*]] = arith.select %[[FKEEP]], %[[L]], %{{.*}} : tensor<128xi1>, tensor<128xf32>
 // CHECK: %[[RESCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : tensor<128x128xf32>
 // CHECK-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
-// CHECK-NEXT: scf.yield %[[FM]], %[[FL]], %[[RESCALED]], %[[P16]]
+// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[RESCALED]], %[[P16]]
 // After the full loop its last block is pending: (fhi - 1) * 64 if it ran, else nothing.
 // CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[FLO]], %[[FHI]] : i32
 // CHECK-NEXT: %[[LASTB:.*]] = arith.subi %[[FHI]], %c1_i32 : i32
 // CHECK-NEXT: %[[LASTROW:.*]] = arith.muli %[[LASTB]], %c64_i32 : i32
 // CHECK-NEXT: %[[PENDING:.*]] = arith.select %[[RAN]], %[[LASTROW]], %[[FAR]] : i32
-// The partial loop runs one step more than it has blocks (n + 1, when n > 0) and starts from the full
-// loop's state.
-// CHECK: %[[PEXTRA:.*]] = arith.extui %[[SOME]] : i1 to i32
-// CHECK-NEXT: %[[NP1:.*]] = arith.addi %[[N]], %[[PEXTRA]] : i32
+// The partial loop runs one step more than it has blocks (n + 1) and starts from the full loop's state.
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[NP1:.*]] = arith.addi %[[N]], %c1_i32 : i32
 // CHECK-NEXT: %{{.*}}:4 = scf.for %[[T:.*]] = %c0_i32 to %[[NP1]] step %c1_i32 iter_args(%[[M0:.*]] = %[[FULL]]#0, %[[L0:.*]] = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2, %{{.*}} = %[[FULL]]#3)
 // CHECK-NEXT: %[[VALID:.*]] = arith.cmpi slt, %[[T]], %[[N]] : i32
 // CHECK-NEXT: %[[T0:.*]] = arith.cmpi eq, %[[T]], %c0_i32 : i32
@@ -89,9 +74,9 @@
 // DEFER-NEXT: %[[AB:.*]] = tile.broadcast %[[AE]] : tensor<128x1xf32> -> tensor<128x128xf32>
 // DEFER-NEXT: %[[RESCALED:.*]] = arith.mulf %[[ACC]], %[[AB]] : tensor<128x128xf32>
 // DEFER-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[RESCALED]]
-// DEFER: %[[P:.*]], %{{.*}}, %{{.*}}, %{{.*}} = tile.online_softmax
-// DEFER: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
-// DEFER-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[PV]], %[[P16]], %{{.*}} :
+// DEFER: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
+// DEFER-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
+// DEFER-NEXT: scf.yield %[[M]], %[[L]], %[[PV]], %[[P16]], %[[ALPHA]] :
 // The partial loop's extra last step carries alpha = 1 out (nothing left to rescale).
 // DEFER: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>, tensor<128xf32>) : i32 {
 // DEFER: tile.online_softmax

@@ -26,7 +26,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -658,14 +657,9 @@ LogicalResult Generator::buildKernel() {
   // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
   if (config.deferRescale)
     state.push_back(splatF32(1.0, {bm}));
-  // `drain` (overlapped kernels; i1, null: never): the loop takes one more step, which only finishes
-  // its last block's P V. The last loop to visit blocks drains: the partial loop, or the full loop
-  // when no partial block follows it (then its ring already holds that step's copies, instead of the
-  // partial loop setting up its ring and waiting for fresh ones).
-  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount, Value drain) -> LogicalResult {
-    Value end = upper;
-    if (drain)
-      end = add(upper, matchPattern(drain, m_One()) ? c1 : arith::ExtUIOp::create(b, loc, c1.getType(), drain));
+  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount, bool last) -> LogicalResult {
+    // The last loop of an overlapped kernel takes one more step, to finish its last block's P V.
+    Value end = config.overlap && last ? add(upper, c1) : upper;
     auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
@@ -677,7 +671,7 @@ LogicalResult Generator::buildKernel() {
     Value iv = forOp.getInductionVar();
     Value valid, prevKv0;
     if (config.overlap) {
-      if (drain)
+      if (last)
         valid = cmp(arith::CmpIPredicate::slt, iv, upper);
       Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
       prevKv0 = select(first, pendingKv0, mul(blockAt(sub(iv, c1)), c32(bn)));
@@ -687,9 +681,8 @@ LogicalResult Generator::buildKernel() {
       return failure();
     scf::YieldOp::create(b, loc, *next);
     state.assign(forOp.getResults().begin(), forOp.getResults().end());
-    if (config.overlap && !masked) {
-      // The loop's last block is still pending (none when the loop was empty or drained it, and then
-      // the partial loop is empty).
+    if (config.overlap && !last) {
+      // The loop's last block is still pending (none when the loop was empty).
       OpBuilder::InsertionGuard after(b);
       b.setInsertionPointAfter(forOp);
       Value ran = cmp(arith::CmpIPredicate::slt, lower, upper);
@@ -697,24 +690,10 @@ LogicalResult Generator::buildKernel() {
     }
     return success();
   };
-  Value left, partialCount, fullDrains, partialDrains;
-  auto partialRange = [&] {
-    left = sub(flo, lo);
-    partialCount = add(left, sub(hi, fhi));
-  };
-  if (config.overlap) {
-    partialRange();
-    partialDrains = arith::ConstantIntOp::create(b, loc, 1, 1);
-    if (fullLoop) {
-      fullDrains = cmp(arith::CmpIPredicate::eq, partialCount, c0);
-      partialDrains = arith::XOrIOp::create(b, loc, fullDrains, partialDrains);
-    }
-  }
-  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value(), fullDrains)))
+  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value(), /*last=*/false)))
     return failure();
-  if (!config.overlap)
-    partialRange();
-  if (failed(loop(c0, partialCount, /*masked=*/true, left, partialDrains)))
+  Value left = sub(flo, lo);
+  if (failed(loop(c0, add(left, sub(hi, fhi)), /*masked=*/true, left, /*last=*/true)))
     return failure();
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
