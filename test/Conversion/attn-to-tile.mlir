@@ -32,8 +32,12 @@
 // No score_mod: scale * log2(e) = 0.0883883 * 1.442695 is one multiply of the scores.
 // CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.127517432> : tensor<128x64xf32>
-// Grid (ceil(Sq / 128), Hq, B); query head h reads KV head h / (Hq / Hkv).
-// CHECK: %[[MB:.*]] = tile.program_id x
+// Grid (ceil(Sq / 128), Hq, B); query head h reads KV head h / (Hq / Hkv). Causal rows keep more keys
+// further down: program x takes query block (programs - 1 - x), so the longest programs start first.
+// CHECK: %[[PID:.*]] = tile.program_id x
+// CHECK-NEXT: %[[NP:.*]] = tile.num_programs x
+// CHECK-NEXT: %[[REV:.*]] = arith.subi %[[NP]], %[[PID]] : i32
+// CHECK-NEXT: %[[MB:.*]] = arith.subi %[[REV]], %c1_i32 : i32
 // CHECK-NEXT: %[[H:.*]] = tile.program_id y
 // CHECK-NEXT: %{{.*}} = tile.program_id z
 // CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : i32
@@ -154,10 +158,11 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // Plain attention, no LSE: every block may be kept (lo = 0, hi = ceil(Skv / 64)) and the blocks
 // wholly below Skv are full. The partial loop (at most the last block) only checks kv < Skv: no
 // comparison on 128 x 64 tiles, the broadcast bound selects directly. Without an LSE the kernel has
-// no LSE pointer.
+// no LSE pointer. Every row block does the same work: programs take them in index order.
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
 // CHECK-SAME: tile.num_warps = 8 : i32
+// CHECK-NOT: tile.num_programs
 // CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
 // CHECK: %[[NB:.*]] = arith.shrsi %{{.*}}, %c6_i32 : i32
 // CHECK: %[[HI:.*]] = arith.maxsi %[[NB]], %c0_i32 : i32

@@ -64,6 +64,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.minBlocksPerSM = 2;
   if (maskClass == "generic")
     config.blockN = 32;
+  // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
+  // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
+  // programs already even out the last wave.
+  config.reverseRows = config.minBlocksPerSM < 2 &&
+                       (maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm");
   return config;
 }
 } // namespace flare::attn
@@ -585,6 +590,10 @@ LogicalResult Generator::buildKernel() {
 
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  // Heaviest first (config.reverseRows): the GPU starts programs in index order, so the last ones to
+  // start are the lightest and the last wave ends evenly.
+  if (config.reverseRows)
+    mBlock = sub(sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), mBlock), c32(1));
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
   Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));

@@ -49,6 +49,9 @@ struct AttentionConfig {
   /// Off: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a divergent
   /// path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. An option for experiments.
   bool deferRescale = false;
+  /// Program x visits query block (programs - 1 - x): for masks whose later rows keep more keys
+  /// (causal), the longest programs start first and the shortest end the last wave.
+  bool reverseRows = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn
