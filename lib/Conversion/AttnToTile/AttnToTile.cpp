@@ -64,8 +64,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.minBlocksPerSM = 2;
   if (maskClass == "generic")
     config.blockN = 32;
-  // Masks whose later query rows keep more keys: those row blocks start first.
-  config.reverseRows = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
+  // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
+  // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
+  // programs already even out the last wave.
+  config.reverseRows = config.minBlocksPerSM < 2 &&
+                       (maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm");
   return config;
 }
 } // namespace flare::attn
@@ -740,10 +743,6 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       MaskInfo mask = analyzeMask(op);
       AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
                                                      mask.maskClass);
-      // Under two CTAs per SM (128 registers a thread) a score_mod leaves no room for the reversed
-      // order's registers (ALiBi spilled 20 bytes at head dim 64).
-      if (config.minBlocksPerSM >= 2 && !op.getScoreMod().empty())
-        config.reverseRows = false;
       // A tile configuration given by hand keeps ptxas's register choice.
       if (blockM > 0 || blockN > 0 || numWarps > 0)
         config.minBlocksPerSM = 0;
