@@ -108,3 +108,27 @@ func.func @also_in_registers(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile
   tile.store %sum, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
   return
 }
+
+// -----
+
+// A dot at the top level (no loop) stores its operands itself: A is loaded into registers, no map.
+// CHECK-LABEL: gpu.func @top_level_dot(
+// CHECK-NOT: tgpu.tensor_maps
+// CHECK: ld.global.v4.b32
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: gpu.return
+func.func @top_level_dot(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%c64, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %bt = tile.load %vb[%c0, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %s = tile.dot %at, %bt, %zero : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+  tile.store %s, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
