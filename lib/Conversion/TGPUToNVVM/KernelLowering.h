@@ -190,6 +190,14 @@ private:
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   }
+  /// The builder's insertion block is `block` or nested in it (what was emitted into `block` before
+  /// dominates the insertion point).
+  bool insertingWithin(Block *block) {
+    for (Block *at = b.getInsertionBlock(); at; at = at->getParentOp() ? at->getParentOp()->getBlock() : nullptr)
+      if (at == block)
+        return true;
+    return false;
+  }
   /// `if (cond) { body } [else { elseBody }]` with no results; returns the scf.if.
   scf::IfOp ifThen(Value cond, const std::function<void()> &body, const std::function<void()> &elseBody = {}) {
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/static_cast<bool>(elseBody));
@@ -500,9 +508,9 @@ private:
   /// (TensorMaps.cpp, loadOperandByTma): the block never occupies registers. `barrier` (shared byte
   /// offset) completes when the bytes have landed; the loops wait for it (waitForTmaOperand).
   struct TmaOperand {
-    int64_t offset;
-    int64_t barrier;
-    Value useTma;           // i1: the maps encoded (else every thread copied and fenced)
+    Value base;              // i32 shared byte offset of the panels (emitted at the top level)
+    Value barrier;           // !llvm.ptr<3>: its mbarrier (emitted at the top level)
+    Value useTma;            // i1: the maps encoded (else every thread copied and fenced)
     Block *waited = nullptr; // the lowered block the last wait was emitted in
   };
   DenseMap<Value, TmaOperand> tmaOperands;

@@ -136,9 +136,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
         if (!smemOperands.count(operand)) {
           waitForTmaOperand(tma->second);
-          smemOperands[operand] = {
-              arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(tma->second.offset)),
-              /*nMajor=*/false, /*swizzled=*/true};
+          smemOperands[operand] = {tma->second.base, /*nMajor=*/false, /*swizzled=*/true};
           registered.push_back(operand);
         }
         continue;
@@ -147,12 +145,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         continue;
       // Stored before an enclosing point of this one (an earlier loop of the same block): reuse it.
       auto it = storedOperands.find(source);
-      bool dominates = false;
-      if (it != storedOperands.end())
-        for (Block *block = b.getInsertionBlock(); block && !dominates;
-             block = block->getParentOp() ? block->getParentOp()->getBlock() : nullptr)
-          dominates = block == it->second.block;
-      if (!dominates) {
+      if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
         constexpr int64_t kAlign = 128;
         int64_t offset = alignUp(persistentBytes, kAlign);
         persistentBytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;

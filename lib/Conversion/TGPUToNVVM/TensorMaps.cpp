@@ -246,9 +246,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
         return false;
       continue;
     }
-    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feedsLoopA) ||
-        !llvm::all_of(conv->getUsers(), [&](Operation *dot) { return dot->getBlock() == conv->getBlock() ||
-                                                                      conv->getBlock() == op->getBlock(); }))
+    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feedsLoopA))
       return false;
   }
   std::optional<TensorMapPlan> plan = planTensorMap(op);
@@ -258,15 +256,15 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // Panels first (a swizzle atom needs a 1024-byte aligned address), then the mbarrier.
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
-  TmaOperand operand;
-  operand.offset = alignUp(persistentBytes, kSwizzleAlign);
-  operand.barrier = operand.offset + bytes;
-  persistentBytes = operand.barrier + kBarrierBytes;
+  const int64_t offset = alignUp(persistentBytes, kSwizzleAlign);
+  persistentBytes = offset + bytes + kBarrierBytes;
   persistentSwizzled = true;
-  Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.offset));
-  Value barrierPtr = LLVM::GEPOp::create(
+  TmaOperand operand;
+  operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+  operand.barrier = LLVM::GEPOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.barrier))});
+      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset + bytes))});
+  Value base = operand.base, barrierPtr = operand.barrier;
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
     offsets.push_back(scalars.lookup(o));
@@ -294,17 +292,13 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
 }
 
 void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
-  for (Block *block = b.getInsertionBlock(); block;
-       block = block->getParentOp() ? block->getParentOp()->getBlock() : nullptr)
-    if (block == operand.waited)
-      return;
+  if (operand.waited && insertingWithin(operand.waited))
+    return;
   // The CTA barrier makes thread 0's barrier initialisation (TMA) or every thread's stores (the
   // fallback) visible; then the TMA bytes are waited for (phase 0: the barrier completes once).
   barrier();
-  Value barrierPtr = LLVM::GEPOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(operand.barrier))});
-  ifThen(operand.useTma, [&] { NVVM::MBarrierTryWaitParityOp::create(b, loc, barrierPtr, i32(0), i32(0x989680)); });
+  ifThen(operand.useTma,
+         [&] { NVVM::MBarrierTryWaitParityOp::create(b, loc, operand.barrier, i32(0), i32(0x989680)); });
   operand.waited = b.getInsertionBlock();
 }
 

@@ -46,8 +46,8 @@ struct AttentionConfig {
   /// S_{j+1} = Q K_{j+1}^T is issued and before P_j V_j, instead of right after block j's softmax,
   /// where it made the softmax wait for P_{j-1} V_{j-1} (ptxas hoists that wait above the
   /// exponentials to interleave the multiplies with them). alpha_j is carried to the next step.
-  /// Off: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a divergent
-  /// path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. An option for experiments.
+  /// Off by default: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a
+  /// divergent path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. For experiments.
   bool deferRescale = false;
   /// Program x visits query block (programs - 1 - x): for masks whose later rows keep more keys
   /// (causal), the longest programs start first and the shortest end the last wave.
