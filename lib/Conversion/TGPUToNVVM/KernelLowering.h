@@ -39,7 +39,7 @@ constexpr int kCoreBytes = 128;     // one wgmma core matrix
 constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
 constexpr int kStreamStages = 3;    // shared-memory stages of a loop's streamed dot operands (at most)
 constexpr int kTmaStages = 6;       // shared-memory stages of a TMA-pipelined K loop (at most)
-constexpr int64_t kReservedSharedBytes = 2 * 1024; // left for a streamed loop body's own scratch
+constexpr int64_t kReservedSharedBytes = 16 * 1024; // left for a streamed loop body's own scratch
 
 /// `v` rounded up to a multiple of `align` (shared-memory offsets and sizes).
 inline int64_t alignUp(int64_t v, int64_t align) { return static_cast<int64_t>(llvm::alignTo(v, align)); }
