@@ -70,6 +70,10 @@
 // CHECK-NEXT: %[[FLO:.*]] = arith.minsi %[[HI]], %c0_i32 : i32
 // CHECK-NEXT: %[[FHI1:.*]] = arith.maxsi %[[FHI0]], %[[FLO]] : i32
 // CHECK-NEXT: %[[FHI:.*]] = arith.minsi %[[FHI1]], %[[HI]] : i32
+// The second loop's bound, (flo - lo) + (hi - fhi) partial blocks (lo folds to 0 here), before the
+// first loop.
+// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
+// CHECK-NEXT: %[[COUNT:.*]] = arith.addi %[[FLO]], %[[RIGHT]] : i32
 // First loop: the full blocks [flo, fhi). S = Q K^T, one multiply, online softmax, acc += P V, and no
 // mask code: neither a comparison nor a select between the loop's start and its yield.
 // CHECK-NEXT: %[[FULL:.*]]:3 = scf.for %[[J:.*]] = %[[FLO]] to %[[FHI]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>)  : i32 {
@@ -87,10 +91,8 @@
 // CHECK-NOT: arith.cmpi
 // CHECK-NOT: arith.select
 // CHECK: scf.yield
-// Second loop: (flo - lo) + (hi - fhi) partial blocks, from the first loop's state (lo folds to 0 here).
+// Second loop: the partial blocks, from the first loop's state.
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
-// CHECK-NEXT: %[[COUNT:.*]] = arith.addi %[[FLO]], %[[RIGHT]] : i32
 // CHECK-NEXT: %[[PART:.*]]:3 = scf.for %[[T:.*]] = %c0_i32 to %[[COUNT]] step %c1_i32 iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
 // Iteration t visits lo + t below the full range, then fhi + (t - (flo - lo)) above it.
 // CHECK-NEXT: %[[ABOVE:.*]] = arith.subi %[[T]], %[[FLO]] : i32
@@ -378,16 +380,16 @@ func.func @d64(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: ten
 // CHECK: %[[LO:.*]] = arith.maxsi %[[LO0]], %c0_i32 : i32
 // CHECK: %[[FLO1:.*]] = arith.maxsi %[[FLO0]], %[[LO]] : i32
 // CHECK-NEXT: %[[FLO:.*]] = arith.minsi %[[FLO1]], %[[HI:.*]] : i32
+// Partial blocks: flo - lo of them left of the full range, then hi - fhi right of it.
+// CHECK: %[[LEFT:.*]] = arith.subi %[[FLO]], %[[LO]] : i32
+// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI:.*]] : i32
+// CHECK-NEXT: %[[N:.*]] = arith.addi %[[LEFT]], %[[RIGHT]] : i32
 // Full blocks, no mask code.
-// CHECK: scf.for %{{.*}} = %[[FLO]] to %[[FHI:.*]] step %c1_i32
+// CHECK-NEXT: scf.for %{{.*}} = %[[FLO]] to %[[FHI]] step %c1_i32
 // CHECK-NOT: arith.cmpi
 // CHECK-NOT: arith.select
 // CHECK: scf.yield
-// Partial blocks: flo - lo of them left of the full range, then hi - fhi right of it.
-// CHECK: %[[LEFT:.*]] = arith.subi %[[FLO]], %[[LO]] : i32
-// CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
-// CHECK-NEXT: %[[N:.*]] = arith.addi %[[LEFT]], %[[RIGHT]] : i32
-// CHECK-NEXT: scf.for %[[T:.*]] = %c0_i32 to %[[N]] step %c1_i32
+// CHECK: scf.for %[[T:.*]] = %c0_i32 to %[[N]] step %c1_i32
 // CHECK-NEXT: %[[AB:.*]] = arith.subi %[[T]], %[[LEFT]] : i32
 // CHECK-NEXT: %[[JA:.*]] = arith.addi %[[FHI]], %[[AB]] : i32
 // CHECK-NEXT: %[[JB:.*]] = arith.addi %[[LO]], %[[T]] : i32

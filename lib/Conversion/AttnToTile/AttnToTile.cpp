@@ -666,9 +666,19 @@ LogicalResult Generator::buildKernel() {
   // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
   if (config.deferRescale)
     state.push_back(splatF32(1.0, {bm}));
-  auto loop = [&](Value lower, Value upper, bool masked, Value leftCount, bool last) -> LogicalResult {
-    // The last loop of an overlapped kernel takes one more step, to finish its last block's P V.
-    Value end = config.overlap && last ? add(upper, c1) : upper;
+  // Every bound is computed before the first loop: the lowering may then issue the second loop's
+  // first copies from the first loop's last iteration (one ring of stages for both). The last loop
+  // of an overlapped kernel takes one more step, to finish its last block's P V.
+  Value left = sub(flo, lo);
+  Value partialCount = add(left, sub(hi, fhi));
+  Value partialEnd = config.overlap ? add(partialCount, c1) : partialCount;
+  // The full-block loop's last block is still pending after it (none when the loop is empty).
+  Value pendingAfterFull = pendingKv0;
+  if (fullLoop && config.overlap)
+    pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(sub(fhi, c1), c32(bn)), pendingKv0);
+  // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
+  // loop); P of block `pending` (a key offset) is the first iteration's previous block.
+  auto loop = [&](Value lower, Value upper, Value end, bool masked, Value leftCount, Value pending) -> LogicalResult {
     auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
@@ -680,29 +690,21 @@ LogicalResult Generator::buildKernel() {
     Value iv = forOp.getInductionVar();
     Value valid, prevKv0;
     if (config.overlap) {
-      if (last)
+      if (end != upper)
         valid = cmp(arith::CmpIPredicate::slt, iv, upper);
       Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
-      prevKv0 = select(first, pendingKv0, mul(blockAt(sub(iv, c1)), c32(bn)));
+      prevKv0 = select(first, pending, mul(blockAt(sub(iv, c1)), c32(bn)));
     }
     FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), masked, forOp.getRegionIterArgs(), valid, prevKv0);
     if (failed(next))
       return failure();
     scf::YieldOp::create(b, loc, *next);
     state.assign(forOp.getResults().begin(), forOp.getResults().end());
-    if (config.overlap && !last) {
-      // The loop's last block is still pending (none when the loop was empty).
-      OpBuilder::InsertionGuard after(b);
-      b.setInsertionPointAfter(forOp);
-      Value ran = cmp(arith::CmpIPredicate::slt, lower, upper);
-      pendingKv0 = select(ran, mul(blockAt(sub(upper, c1)), c32(bn)), pendingKv0);
-    }
     return success();
   };
-  if (fullLoop && failed(loop(flo, fhi, /*masked=*/false, Value(), /*last=*/false)))
+  if (fullLoop && failed(loop(flo, fhi, fhi, /*masked=*/false, Value(), pendingKv0)))
     return failure();
-  Value left = sub(flo, lo);
-  if (failed(loop(c0, add(left, sub(hi, fhi)), /*masked=*/true, left, /*last=*/true)))
+  if (failed(loop(c0, partialCount, partialEnd, /*masked=*/true, left, pendingAfterFull)))
     return failure();
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.

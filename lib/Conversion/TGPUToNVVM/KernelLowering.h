@@ -494,6 +494,44 @@ private:
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
+  /// A streamed loop's ring of shared-memory stages: where it is, its barriers, how stages are filled.
+  struct StreamRing {
+    Value base;            // i32 shared byte offset of stage 0
+    int64_t stageBytes = 0;
+    BarrierRing barriers;  // `full` and `empty` per stage
+    Value useTma;          // i1: thread 0 fills stages by TMA (null: every thread copies by cp.async)
+    int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver
+  };
+  /// What one streamed loop copies into a stage, for any of its induction values.
+  struct StageCopies {
+    scf::ForOp loop;
+    SmallVector<Stream> streams;          // with their offsets inside a stage
+    SmallVector<TensorMapRead> tmaReads;  // one per stream when the ring uses TMA
+    Value aligned;                        // cp.async: the rows are 16-byte aligned (null with TMA)
+  };
+  /// The blocks `copies.loop` reads at induction value `iv` into `stage`, after `waitEmpty` (run by
+  /// every copying thread: the stage's previous readers are done).
+  void issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
+                  const std::function<void()> &waitEmpty);
+  /// TMA reads (with `useTma`) or the cp.async alignment check of `copies.loop`'s streams; false when
+  /// its loads cannot be copied the way `useTma` says (a view without a tensor map).
+  bool planStageCopies(StageCopies &copies, Value useTma);
+  /// A streamed loop that continues the ring of the loop before it: no barriers or set-up of its own,
+  /// its iterations numbered on from the earlier loop's (stage and barrier phase of iteration t are
+  /// those of ring index `first` + t), its first copies issued by the earlier loop's last iteration.
+  struct RingContinuation {
+    StreamRing ring;
+    StageCopies copies;
+    Value first;      // i32: ring index of the loop's first iteration
+    Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
+  };
+  /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
+  /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
+  /// offsets are known before `op`. Emits its tensor-map reads or alignment check at the builder's
+  /// insertion point (before `op`).
+  std::optional<StageCopies> matchRingContinuation(scf::ForOp op, const StreamRing &ring,
+                                                   ArrayRef<Stream> streams);
+  DenseMap<Operation *, RingContinuation> ringContinuations;
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);

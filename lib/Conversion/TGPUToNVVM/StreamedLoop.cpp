@@ -24,6 +24,13 @@
 // that induction value (scalarAt), so loops that visit blocks in a computed order (the partial
 // blocks of a masked attention loop) stream too.
 //
+// A streamed loop that follows another with only pure scalar ops between them, streams blocks of the
+// same layout and has bounds and first offsets known before the earlier loop (the partial-block loop
+// after the full-block loop of an attention kernel) continues its ring: no CTA barriers or barrier
+// set-up of its own, its iterations numbered on from the earlier loop's (ring index first + t), and
+// its first copies issued by the earlier loop's last iteration in place of a refill, so that they
+// travel while that iteration computes (matchRingContinuation, RingContinuation).
+//
 // Loop-invariant register operands of the loop's wgmma dots (Q) are stored into shared memory once
 // before the loop (storeInvariantOperands) instead of once per iteration, after the ring's first
 // copies are issued: the first K/V blocks travel while Q's registers arrive.
@@ -167,129 +174,230 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   return registered;
 }
 
+/// True when `v` is available at `op`: a block argument or result of an op before `op` (or before one
+/// of its ancestors) in the same block.
+static bool definedBefore(Value v, Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    if (v.getParentBlock() != at->getBlock())
+      continue;
+    Operation *def = v.getDefiningOp();
+    return !def || def->isBeforeInBlock(at);
+  }
+  return false;
+}
+
+/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
+static void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
+  if (v == loop.getInductionVar())
+    return;
+  if (loop.isDefinedOutsideOfLoop(v)) {
+    leaves.push_back(v);
+    return;
+  }
+  for (Value operand : v.getDefiningOp()->getOperands())
+    outsideLeaves(operand, loop, leaves);
+}
+
+bool KernelLowering::planStageCopies(StageCopies &copies, Value useTma) {
+  if (!useTma) {
+    for (Stream &s : copies.streams) {
+      Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
+      copies.aligned = copies.aligned ? arith::AndIOp::create(b, loc, copies.aligned, ok).getResult() : ok;
+    }
+    return true;
+  }
+  SmallVector<TensorMapPlan> plans;
+  for (Stream &s : copies.streams) {
+    std::optional<TensorMapPlan> plan = s.swizzled ? planTensorMap(s.load) : std::nullopt;
+    if (!plan)
+      return false;
+    plans.push_back(std::move(*plan));
+  }
+  for (const TensorMapPlan &plan : plans)
+    copies.tmaReads.push_back(tensorMapFor(plan));
+  return true;
+}
+
+std::optional<KernelLowering::StageCopies>
+KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, ArrayRef<Stream> streams) {
+  // Nothing between the loops may touch shared memory (a TMA store's panels reuse the ring's area).
+  Operation *next = op->getNextNode();
+  for (; next && !isa<scf::ForOp>(next); next = next->getNextNode())
+    if (next->getNumRegions() || !isMemoryEffectFree(next) ||
+        llvm::any_of(next->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }))
+      return std::nullopt;
+  auto loop = dyn_cast_or_null<scf::ForOp>(next);
+  if (!loop || matchPipelinedDotLoop(loop))
+    return std::nullopt;
+  StageCopies copies;
+  copies.loop = loop;
+  copies.streams = matchStreamedLoop(loop);
+  if (copies.streams.size() != streams.size())
+    return std::nullopt;
+  for (auto [mine, theirs] : llvm::zip(streams, copies.streams)) {
+    if (mine.bytes != theirs.bytes || mine.swizzled != theirs.swizzled || mine.innerIsK != theirs.innerIsK ||
+        mine.k != theirs.k)
+      return std::nullopt;
+    theirs.offset = mine.offset;
+  }
+  // Its bounds and the offsets of its first copies are computed inside `op`'s last iteration.
+  SmallVector<Value> leaves = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  for (Stream &s : copies.streams)
+    for (Value o : s.load.getOffsets())
+      outsideLeaves(o, loop, leaves);
+  if (!llvm::all_of(leaves, [&](Value v) { return definedBefore(v, op) && scalars.contains(v); }))
+    return std::nullopt;
+  if (!planStageCopies(copies, ring.useTma))
+    return std::nullopt;
+  return copies;
+}
+
+void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
+                                const std::function<void()> &waitEmpty) {
+  Value base = arith::AddIOp::create(b, loc, ring.base, arith::MulIOp::create(b, loc, stage, i32(ring.stageBytes)));
+  Value full = ringBarrier(ring.barriers, stage, false);
+  scf::ForOp op = copies.loop;
+  if (!ring.useTma) { // cp.async: each thread's arrival on `full` follows its copies
+    if (waitEmpty)
+      waitEmpty();
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, scalars.lookup(op.getUpperBound()));
+    DenseMap<Value, Value> memo;
+    for (auto [idx, s] : llvm::enumerate(copies.streams))
+      copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid,
+                    arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k, copies.aligned,
+                    idx + 1 == copies.streams.size() ? full : Value(), s.swizzled);
+    return;
+  }
+  // TMA: thread 0 announces the stage's bytes and issues the copies; when the launch's maps did not
+  // encode every thread copies element by element and then arrives.
+  ifThen(
+      ring.useTma,
+      [&] {
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+          if (waitEmpty)
+            waitEmpty();
+          NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(ring.tmaBytes), NVVM::MemScopeKind::CTA,
+                                                 /*relaxed=*/false, Value());
+          DenseMap<Value, Value> memo;
+          for (auto [s, read] : llvm::zip(copies.streams, copies.tmaReads)) {
+            SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
+            copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
+          }
+        });
+      },
+      [&] {
+        // Maps not encoded (views that are not 16-byte aligned): element by element in a rolled loop,
+        // so that the fallback adds no registers to the kernel; each thread's arrival publishes its
+        // stores.
+        if (waitEmpty)
+          waitEmpty();
+        DenseMap<Value, Value> memo;
+        for (const Stream &s : copies.streams)
+          copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo),
+                         arith::AddIOp::create(b, loc, base, i32(s.offset)));
+        fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
+      });
+}
+
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams,
                                                 Operation *prologueAt) {
   OpBuilder::InsertPoint loopAt = b.saveInsertionPoint();
   b.setInsertionPoint(prologueAt);
-  // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
-  // swizzles address bits 4-6 with bits 7-9.
-  const bool anySwizzled = llvm::any_of(streams, [](const Stream &s) { return s.swizzled; });
-  const int64_t kAlign = anySwizzled ? 1024 : 128, kBarrierBytes = 8;
-  int64_t stageBytes = 0;
-  for (Stream &s : streams) {
-    s.offset = stageBytes;
-    stageBytes = alignUp(stageBytes + s.bytes, kAlign);
-  }
-  // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
-  // a whole iteration apart), else two.
-  const int64_t used = sharedBytes + lazyBytes + persistentBytes + kReservedSharedBytes;
-  const int stages = used + kStreamStages * stageBytes <= maxSharedBytes ? kStreamStages : 2;
-  // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
-  const int64_t barriersAt = stages * stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
-  if (bytes > ringBytes) {
-    ringBytes = bytes;
-    ringUser = op.getLoc();
-  }
-  ringStagesBytes = std::max(ringStagesBytes, barriersAt);
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
-  Value ring = ringBase->getResult(0);
-  const BarrierRing barriers{arith::AddIOp::create(b, loc, ring, i32(barriersAt)), stages};
-  auto barrierAt = [&](Value stage, bool empty) { return ringBarrier(barriers, stage, empty); };
-  auto waitPhase = [&](Value barrier, Value use) { waitForUse(barriers, barrier, use); };
-  const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
-  // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
-  // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
-  // bytes; launches whose maps could not be encoded copy element by element (a run-time choice).
-  SmallVector<TensorMapRead> tmaReads;
-  Value useTma;
-  int64_t tmaBytes = 0;
-  SmallVector<TensorMapPlan> plans;
-  for (Stream &s : streams)
-    if (std::optional<TensorMapPlan> plan = s.swizzled ? planTensorMap(s.load) : std::nullopt)
-      plans.push_back(std::move(*plan));
-  if (plans.size() == streams.size()) {
-    for (auto [s, plan] : llvm::zip(streams, plans)) {
-      tmaReads.push_back(tensorMapFor(plan));
-      tmaBytes += s.bytes;
-    }
-    useTma = tensorMapsUsable();
-  }
-  Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
-  // Fresh barriers for this loop: every thread's copies (or thread 0's expect-tx and the bytes of
-  // its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
-  Value fullCount = i32(numThreads);
-  if (useTma)
-    fullCount = arith::SelectOp::create(b, loc, useTma, i32(1), fullCount);
-  barrier(); // an earlier loop is done with the ring
-  ifThen(isThread0, [&] {
-    for (int s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), fullCount, Value());
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
-    }
-    if (useTma) // the initialised barriers, visible to the async proxy that completes them
-      fenceAsyncProxy();
-  });
-  barrier();
-  // One run-time check for all copies of the loop: cp.async where the rows are 16-byte aligned. (With
-  // TMA there is no cp.async path: maps fail to encode only where cp.async would fail too.)
-  Value aligned;
-  if (!useTma)
-    for (Stream &s : streams) {
-      Value ok = cpAsyncAligned(s.load, /*checkLastOffset=*/true);
-      aligned = aligned ? arith::AndIOp::create(b, loc, aligned, ok).getResult() : ok;
-    }
-  // The blocks of iteration `iv` into `stage`, after `waitEmpty` (the stage's previous readers are
-  // done; by every copying thread). With cp.async each thread's arrival on the `full` barrier follows
-  // its copies; with TMA thread 0 announces the stage's bytes and issues the copies, and when the
-  // launch's maps did not encode every thread copies element by element and then arrives.
-  auto issue = [&](Value iv, Value stage, const std::function<void()> &waitEmpty) {
-    Value base = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
-    Value full = barrierAt(stage, false);
-    auto cpAsyncCopies = [&] {
-      if (waitEmpty)
-        waitEmpty();
-      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub);
-      DenseMap<Value, Value> memo;
-      for (auto [idx, s] : llvm::enumerate(streams))
-        copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid,
-                      arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k, aligned,
-                      idx + 1 == streams.size() ? full : Value(), s.swizzled);
+  StreamRing ring;
+  StageCopies copies;
+  Value first; // ring index of this loop's first iteration
+  int stages;
+  auto waitEmptyOf = [&](Value stage, Value use) {
+    return [this, &ring, stage, use] {
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
+             [&] { waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, true), use); });
     };
-    if (!useTma) {
-      cpAsyncCopies();
-      return;
-    }
-    ifThen(
-        useTma,
-        [&] {
-          ifThen(isThread0, [&] {
-            if (waitEmpty)
-              waitEmpty();
-            NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(tmaBytes), NVVM::MemScopeKind::CTA,
-                                                   /*relaxed=*/false, Value());
-            DenseMap<Value, Value> memo;
-            for (auto [s, read] : llvm::zip(streams, tmaReads)) {
-              SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
-              copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
-            }
-          });
-        },
-        [&] {
-          // Maps not encoded (views that are not 16-byte aligned): element by element in a rolled loop,
-          // so that the fallback adds no registers to the kernel; each thread's arrival publishes its
-          // stores.
-          if (waitEmpty)
-            waitEmpty();
-          DenseMap<Value, Value> memo;
-          for (Stream &s : streams)
-            copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo),
-                           arith::AddIOp::create(b, loc, base, i32(s.offset)));
-          fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
-          NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
-        });
   };
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] { issue(lb, i32(0), {}); });
+  if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
+    // The ring of the loop before: set up, its first copies issued by that loop's last iteration,
+    // unless that loop ran no iteration.
+    ring = it->second.ring;
+    copies = std::move(it->second.copies);
+    first = it->second.first;
+    Value prevEmpty = it->second.prevEmpty;
+    ringContinuations.erase(it);
+    for (auto [s, planned] : llvm::zip(streams, copies.streams))
+      s.offset = planned.offset;
+    stages = ring.barriers.stages;
+    Value due = arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
+    ifThen(due, [&] {
+      Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
+      issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
+    });
+  } else {
+    // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
+    // swizzles address bits 4-6 with bits 7-9.
+    const bool anySwizzled = llvm::any_of(streams, [](const Stream &s) { return s.swizzled; });
+    const int64_t kAlign = anySwizzled ? 1024 : 128, kBarrierBytes = 8;
+    for (Stream &s : streams) {
+      s.offset = ring.stageBytes;
+      ring.stageBytes = alignUp(ring.stageBytes + s.bytes, kAlign);
+    }
+    // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
+    // a whole iteration apart), else two.
+    const int64_t used = sharedBytes + lazyBytes + persistentBytes + kReservedSharedBytes;
+    stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
+    // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
+    const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
+    if (bytes > ringBytes) {
+      ringBytes = bytes;
+      ringUser = op.getLoc();
+    }
+    ringStagesBytes = std::max(ringStagesBytes, barriersAt);
+    ring.base = ringBase->getResult(0);
+    ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};
+    // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
+    // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
+    // bytes; launches whose maps could not be encoded copy element by element (a run-time choice).
+    // (With TMA there is no cp.async path: maps fail to encode only where cp.async would fail too.)
+    copies.loop = op;
+    copies.streams.assign(streams.begin(), streams.end());
+    bool allMapped = llvm::all_of(streams, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); });
+    if (allMapped) {
+      ring.useTma = tensorMapsUsable();
+      for (Stream &s : streams)
+        ring.tmaBytes += s.bytes;
+    }
+    const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
+    // Fresh barriers for this loop: every thread's copies (or thread 0's expect-tx and the bytes of
+    // its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
+    Value fullCount = i32(numThreads);
+    if (ring.useTma)
+      fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);
+    barrier(); // an earlier loop is done with the ring
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+      for (int s = 0; s < stages; ++s) {
+        NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), false), fullCount, Value());
+        NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), true), i32(numWarps), Value());
+      }
+      if (ring.useTma) // the initialised barriers, visible to the async proxy that completes them
+        fenceAsyncProxy();
+    });
+    barrier();
+    // One run-time check for all copies of the loop (cp.async where the rows are 16-byte aligned),
+    // or the loads' tensor-map reads.
+    (void)planStageCopies(copies, ring.useTma);
+    first = i32(0);
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+           [&] { issueStage(ring, copies, lb, i32(0), {}); });
+  }
+  // The loop after this one may continue the ring: this loop's last iteration then issues its first
+  // copies, and it needs no barriers or set-up of its own.
+  std::optional<StageCopies> successor = matchRingContinuation(op, ring, streams);
+  Value count; // this loop's iterations
+  if (successor) {
+    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
+    count = arith::DivSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))), step);
+  }
   b.restoreInsertionPoint(loopAt);
 
   // Ping-pong (see the loop body): warpgroup 0 takes the first turn.
@@ -308,25 +416,33 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value iv = newFor.getInductionVar();
     scalars.map(op.getInductionVar(), iv);
     unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
-    Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
-    // Refill: iteration i + 1 goes to stage (i + 1) % stages, last read by iteration i + 1 - stages.
+    // i: this iteration's index in the ring's sequence (continued from an earlier loop's).
+    Value i = arith::AddIOp::create(b, loc, first,
+                                    arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step));
+    // Refill: ring index i + 1 goes to stage (i + 1) % stages, last read by ring index i + 1 - stages;
+    // after this loop's last iteration, the first of the loop that continues the ring.
     Value next = arith::AddIOp::create(b, loc, iv, step);
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub), [&] {
-      Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-      Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-      issue(next, nextStage, [&] {
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
-               [&] { waitPhase(barrierAt(nextStage, true), previousUse); });
-      });
-    });
+    Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+    Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+    std::function<void()> issueSuccessor;
+    if (successor)
+      issueSuccessor = [&] {
+        scf::ForOp loop = successor->loop;
+        Value lb2 = scalars.lookup(loop.getLowerBound());
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound())),
+               [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
+      };
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub),
+           [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); }, issueSuccessor);
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
-    waitPhase(barrierAt(stage, false), i);
+    waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, false), i);
     // cp.async writes through the generic proxy: made visible to wgmma's async proxy here. TMA writes
     // through the async proxy already, and its element-wise fallback fences on the writer's side.
-    if (!useTma)
+    if (!ring.useTma)
       fenceAsyncProxy();
-    Value current = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, stage, i32(stageBytes)));
+    Value current =
+        arith::AddIOp::create(b, loc, ring.base, arith::MulIOp::create(b, loc, stage, i32(ring.stageBytes)));
     for (Stream &s : streams) {
       smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK,
                                  s.swizzled};
@@ -370,7 +486,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
     waitForDots();
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(stage, true), Value());
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
     });
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
@@ -385,6 +501,12 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   for (Stream &s : streams)
     smemOperands.erase(s.operand);
   unflatten(op.getResults(), newFor.getResults());
+  if (successor) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(prologueAt);
+    ringContinuations[successor->loop] = {ring, std::move(*successor), arith::AddIOp::create(b, loc, first, count),
+                                          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0))};
+  }
   return success();
 }
 

@@ -1,0 +1,162 @@
+// convert-tgpu-to-nvvm with wgmma: a streamed loop right after another one whose streams fill stages
+// of the same layout continues its ring (StreamedLoop.cpp): the attention kernel's partial-block loop
+// after its full-block loop. The ring is set up once (no second mbarrier initialisation, no CTA
+// barriers between the loops), the second loop numbers its iterations on from the first loop's (stage
+// and phase of ring index first + t), and the first loop's last iteration issues the second loop's
+// first copies; the second loop issues them itself only when the first one ran no iteration.
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=TMA
+
+// One ring of 3 stages: 6 barriers, initialised once (with TMA also A's own barrier, 7).
+// CHECK-LABEL: gpu.func @continued(
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: scf.for
+// The refill: the next iteration's copies while there is one, else (the last iteration) the second
+// loop's first copies, when it has an iteration, into the next stage once its readers released it.
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// Between the loops: no CTA barrier; the second loop's first copies, issued here only when the first
+// loop ran no iteration.
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: gpu.return
+
+// With TMA, thread 0 issues the second loop's first copies through the tensor map as well.
+// TMA-LABEL: gpu.func @continued(
+// TMA-COUNT-7: nvvm.mbarrier.init
+// TMA-NOT: nvvm.mbarrier.init
+// TMA: scf.for
+// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: nvvm.wgmma.mma_async
+// TMA: scf.yield
+// TMA-NOT: gpu.barrier
+// TMA: scf.for
+// TMA-NOT: nvvm.mbarrier.init
+// TMA: gpu.return
+func.func @continued(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %mb = arith.divui %m, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// A store between the loops (a TMA store's panels would reuse the ring's area): each loop sets up its
+// own ring.
+// CHECK-LABEL: gpu.func @store_between(
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: gpu.barrier
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: scf.for
+func.func @store_between(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %mb = arith.divui %m, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// The second loop's bound is computed after the first loop: it cannot be known in the first loop's
+// last iteration, so the second loop sets up its own ring.
+// CHECK-LABEL: gpu.func @bound_after(
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: scf.for
+func.func @bound_after(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %mb = arith.divui %m, %c64 : i32
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
