@@ -20,15 +20,25 @@
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.yield
 // Between the loops: no CTA barrier; the second loop's first copies, issued here only when the first
-// loop ran no iteration.
+// loop ran no iteration. The two warpgroups' turns pass from one loop to the next: warpgroup 0 does
+// not take its turn back after the first loop nor warpgroup 1 give it again before the second (with
+// no CTA barrier between them, warpgroup 1's two arrivals could complete named barrier 1 alone).
 // CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.barrier id = %c1_i32
+// CHECK-NOT: nvvm.barrier.arrive id = %c1_i32
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.barrier id = %c1_i32
+// CHECK-NOT: nvvm.barrier.arrive id = %c1_i32
 // CHECK: scf.for
 // CHECK-NOT: nvvm.mbarrier.init
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.wgmma.mma_async
+// After the second loop warpgroup 0 takes back the turn.
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: gpu.return
 
 // With TMA, thread 0 issues the second loop's first copies through the tensor map as well.

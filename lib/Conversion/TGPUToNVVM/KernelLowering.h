@@ -524,6 +524,7 @@ private:
     StageCopies copies;
     Value first;      // i32: ring index of the loop's first iteration
     Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
+    Operation *handback = nullptr; // the earlier loop's ping-pong turn hand-back (null: no turns)
   };
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first

@@ -310,6 +310,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   StageCopies copies;
   Value first; // ring index of this loop's first iteration
   int stages;
+  Operation *previousHandback = nullptr; // the continued loop's turn hand-back (ping-pong), if any
   auto waitEmptyOf = [&](Value stage, Value use) {
     return [this, &ring, stage, use] {
       ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
@@ -323,6 +324,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     copies = std::move(it->second.copies);
     first = it->second.first;
     Value prevEmpty = it->second.prevEmpty;
+    previousHandback = it->second.handback;
     ringContinuations.erase(it);
     for (auto [s, planned] : llvm::zip(streams, copies.streams))
       s.offset = planned.offset;
@@ -490,13 +492,22 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     });
     scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
   }
+  Operation *handback = nullptr;
   if (pingPongOps.empty()) {
     if (firstTurn)
       firstTurn->erase();
-  } else {
+  } else if (previousHandback) {
+    // Continuing a ring whose loop took turns too: no CTA barrier separates the loops, so warpgroup 1
+    // could give this loop's first turn before warpgroup 0 took back the earlier loop's, and named
+    // barrier 1 would count both of warpgroup 1's arrivals as one completion (a deadlock). The turn
+    // passes from the earlier loop to this one instead: neither the hand-back nor the first turn.
+    previousHandback->erase();
+    firstTurn->erase();
+  }
+  if (!pingPongOps.empty()) {
     // The turn warpgroup 1 gave before the loop is still open: warpgroup 0 takes it back.
     Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+    handback = ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
   }
   for (Stream &s : streams)
     smemOperands.erase(s.operand);
@@ -505,7 +516,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueAt);
     ringContinuations[successor->loop] = {ring, std::move(*successor), arith::AddIOp::create(b, loc, first, count),
-                                          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0))};
+                                          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0)),
+                                          handback};
   }
   return success();
 }
