@@ -38,7 +38,8 @@ class FlareOptions(ctypes.Structure):
                 ("window_right", ctypes.c_int64), ("softcap", ctypes.c_float), ("scale", ctypes.c_float),
                 ("lse", FlareTensor), ("module", ctypes.c_char_p), ("num_aux", ctypes.c_int32),
                 ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
-                ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32)]
+                ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
+                ("producer", ctypes.c_int32)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -82,10 +83,14 @@ class Flare:
         opt.causal = int(causal)
         if config:
             opt.block_m, opt.block_n, opt.num_warps = config[:3]
+            # Switches: 1 on, 0 off, -1 the configured choice (the C API's 1 / -1 / 0).
+            switches = {1: 1, 0: -1, -1: 0}
             if len(config) > 3:
-                opt.overlap = 1 if config[3] else -1
+                opt.overlap = switches[config[3]]
             if len(config) > 4:
-                opt.ping_pong = 1 if config[4] else -1
+                opt.ping_pong = switches[config[4]]
+            if len(config) > 5:
+                opt.producer = switches[config[5]]
         opt.window_left = opt.window_right = -1
         tensors = [flare_tensor(t) for t in (q, k, v, out)]
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
@@ -284,9 +289,10 @@ def main():
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG]] tile configurations "
-                   "(0x0x0: the configured tile; OVERLAP and PINGPONG 1/0 force the softmax / P V "
-                   "overlap and the warpgroup ping-pong on/off)")
+    p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER]]] tile "
+                   "configurations (0x0x0: the configured tile; OVERLAP, PINGPONG and PRODUCER 1/0/-1 force "
+                   "the softmax / P V overlap, the warpgroup ping-pong and the producer warpgroup on/off or "
+                   "leave the configured choice)")
     p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweep")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],

@@ -19,9 +19,10 @@ for f in "$examples"/tile/*.mlir "$examples"/attention/*.mlir; do
     # The GPU tests also launch these very files (PTX + launch metadata) for the attention examples.
     "$top/bin/flarec" "$f" --emit=ptx --arch=$arch -o "$ptx" --meta-o "$out/$name.$arch.json"
     if [ -n "$ptxas" ]; then
-      # -c: relocatable, as the driver's JIT compiles PTX (cuLink); there ptxas reports (C7509, C7518,
-      # ...) when it has to serialize a kernel's wgmma instructions.
-      report=$("$ptxas" -arch=$arch -c -v "$ptx" -o "$out/$name.$arch.o" 2>&1)
+      # As the runtime has the driver compile PTX (ptxas-jit.sh: relocatable, as the driver's linker,
+      # unless the kernel uses setmaxnreg); ptxas reports (C7509, C7518, ...) when it has to
+      # serialize a kernel's wgmma instructions.
+      report=$(bash "$(dirname "$0")/ptxas-jit.sh" "$ptxas" -arch=$arch -v "$ptx" -o "$out/$name.$arch.o" 2>&1)
       if grep -q "instructions are serialized" <<<"$report"; then
         echo "compiled $name for $arch: WGMMA SERIALIZED"; grep "instructions are serialized" <<<"$report"; status=1
       fi

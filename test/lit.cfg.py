@@ -21,4 +21,5 @@ llvm_config.add_tool_substitutions(["flare-opt", "flarec"], [config.flare_tools_
 # say `REQUIRES: ptxas` and are reported UNSUPPORTED elsewhere.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas-jit", "bash " + os.path.join(config.flare_src_root, "scripts", "ptxas-jit.sh") + " " + config.ptxas))
     config.substitutions.append(("%ptxas", config.ptxas))

@@ -50,7 +50,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"deferRescale", "defer-rescale", "int", /*default=*/"-1",
            "with overlap: apply a block's accumulator rescale at the next step, between its S = Q K^T "
            "and P V products, instead of right after its softmax (1: on, 0: off, -1: configured: "
-           "off, since ptxas then serializes the loop's wgmma)">
+           "off, since ptxas then serializes the loop's wgmma)">,
+    Option<"producer", "producer", "int", /*default=*/"-1",
+           "a producer warpgroup issues the K/V copies while the tile's warpgroups compute, recorded "
+           "on the kernel as tile.producer_warpgroup (1: on, 0: off, -1: configured)">
   ];
 }
 

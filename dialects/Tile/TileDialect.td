@@ -33,6 +33,11 @@ def Tile_Dialect : Dialect {
     /// Integer attribute on a tile kernel: CTAs that must fit on one SM at once (1 to 8; PTX
     /// `.minnctapersm`), which bounds the registers ptxas may give each thread.
     static constexpr ::llvm::StringLiteral kMinBlocksPerSMAttrName = "tile.min_blocks_per_sm";
+    /// Bool attribute on a tile kernel with 4 or 8 warps: true adds a producer warpgroup that issues
+    /// the TMA copies of the kernel's streamed loops while the kernel's own warps compute; the
+    /// warpgroups' register budgets move with `setmaxnreg` (24 for the producer, the rest for the
+    /// others). Implies one CTA per SM. Loops whose copies cannot be issued that way keep theirs.
+    static constexpr ::llvm::StringLiteral kProducerWarpgroupAttrName = "tile.producer_warpgroup";
     /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).

@@ -73,6 +73,8 @@ struct AttentionOptions {
   int overlap = 0;
   /// The two warpgroups issue their MMAs in turn: 1 on, -1 off, 0 configured.
   int pingPong = 0;
+  /// A producer warpgroup issues the K/V copies: 1 on, -1 off, 0 configured.
+  int producer = 0;
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.

@@ -355,6 +355,7 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   compile.attentionWarps = options.numWarps;
   compile.attentionOverlap = options.overlap;
   compile.pingPong = options.pingPong;
+  compile.producer = options.producer;
   std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
   rt::Kernel kernel = module->kernel(plan.kernelName);
   int64_t blockM = kernel.info().hint("attention.block_m");

@@ -96,6 +96,7 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
       opt.numWarps = options->num_warps;
       opt.overlap = options->overlap;
       opt.pingPong = options->ping_pong;
+      opt.producer = options->producer;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
                      stream);

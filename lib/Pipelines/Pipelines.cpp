@@ -93,6 +93,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.numWarps = options.attentionWarps;
     generator.overlap = options.attentionOverlap == 0 ? -1 : options.attentionOverlap > 0 ? 1 : 0;
     generator.pingPong = options.pingPong == 0 ? -1 : options.pingPong > 0 ? 1 : 0;
+    generator.producer = options.producer == 0 ? -1 : options.producer > 0 ? 1 : 0;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -226,6 +226,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";overlap=" + std::to_string(attentionOverlap);
   if (pingPong)
     text += ";pingpong=" + std::to_string(pingPong);
+  if (producer)
+    text += ";producer=" + std::to_string(producer);
   return text;
 }
 

@@ -248,10 +248,18 @@ Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled
     compiled_.cubin.clear();
   }
   // Else the PTX through the driver's linker, which hands back the binary it made: kept in
-  // compiled_.cubin for the cache.
+  // compiled_.cubin for the cache. The linker compiles relocatable code, where ptxas ignores
+  // `setmaxnreg` (the register budgets of a producer warpgroup, C7504): such PTX is loaded as a
+  // whole program instead, which gives no binary back (a disk-cache hit then goes through the
+  // driver's own JIT cache, keyed by the PTX text).
   CUresult r = CUDA_SUCCESS;
   const char *step = "cuModuleLoadDataEx";
-  if (!module) {
+  if (!module && compiled_.ptx.find("setmaxnreg") != std::string::npos) {
+    step = "cuModuleLoadDataEx (the PTX JIT, whole program)";
+    r = d.cuModuleLoadDataEx(&module, compiled_.ptx.c_str(), 5, options, values);
+    if (r != CUDA_SUCCESS)
+      module = nullptr;
+  } else if (!module) {
     CUlinkState link = nullptr;
     step = "cuLinkCreate";
     r = d.cuLinkCreate_v2(5, options, values, &link);

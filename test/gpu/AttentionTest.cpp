@@ -275,6 +275,8 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
       // The driver's JIT log (empty for a binary from the disk cache): no serialized wgmma (C7509,
       // C7518, ...).
       EXPECT_EQ(module->jitLog().find("instructions are serialized"), std::string::npos) << module->jitLog();
+      // A producer warpgroup's register budgets are honoured (whole-program JIT, not the linker's).
+      EXPECT_EQ(module->jitLog().find("'setmaxnreg' ignored"), std::string::npos) << module->jitLog();
       rt::Kernel kernel = module->kernel(ex.kernel);
       if (ctx->arch() == "sm_90a") // Q is copied by TMA, K and V stream through TMA, O is stored by TMA
         EXPECT_EQ(kernel.info().tensorMaps.size(), 4u);
@@ -482,9 +484,22 @@ func.func @holes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tenso
 TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   const Shape s{4, 16, 16, 1000, 1000}; // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple
   constexpr int kLaunches = 25;
+  enum Mask { Plain, Causal, Window };
+  struct Variant {
+    int d;
+    Mask mask;
+    int producer; // AttentionOptions::producer
+  };
+  std::vector<Variant> variants;
   for (int d : {64, 128, 256})
-    for (bool causal : {false, true}) {
-      SCOPED_TRACE("D = " + std::to_string(d) + (causal ? ", causal" : ""));
+    for (Mask mask : {Plain, Causal, Window})
+      // Head dim 128 both with and without the producer warpgroup.
+      for (int producer : d == 128 ? std::vector<int>{1, -1} : std::vector<int>{0})
+        variants.push_back({d, mask, producer});
+  for (const Variant &variant : variants) {
+      const int d = variant.d;
+      const char *maskName = variant.mask == Plain ? "plain" : variant.mask == Causal ? "causal" : "window";
+      SCOPED_TRACE("D = " + std::to_string(d) + ", " + maskName + ", producer " + std::to_string(variant.producer));
       Inputs in = randomInputs(s, d, rng);
       auto dq = rt::DeviceBuffer::fromHost(*ctx, in.q), dk = rt::DeviceBuffer::fromHost(*ctx, in.k),
            dv = rt::DeviceBuffer::fromHost(*ctx, in.v);
@@ -492,7 +507,12 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
       TensorView q{dq.ptr(), DType::BF16, {s.b, s.hq, s.sq, d}, st}, k{dk.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, st},
           v{dv.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, st};
       AttentionOptions opt;
-      opt.causal = causal;
+      opt.causal = variant.mask == Causal;
+      if (variant.mask == Window) { // a band of 300 keys around the diagonal: two loops per program
+        opt.windowLeft = 200;
+        opt.windowRight = 100;
+      }
+      opt.producer = variant.producer;
       std::vector<uint16_t> first;
       for (int launch = 0; launch < kLaunches; ++launch) {
         auto dout = poisoned(in.q.size() * 2);
@@ -513,8 +533,8 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
       AttentionPlan plan = planAttention(q, k, v, q, opt);
       const Shape head{1, 2, 2, s.sq, s.skv};
       reference::AttentionProblem p{1, 2, 2, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), {}};
-      std::printf("[ attention ] %d launches of %d programs, %s\n", kLaunches, 8 * s.hq * s.b,
-                  causal ? "causal" : "plain");
+      std::printf("[ attention ] %d launches of %d programs, D = %d, %s, producer %d\n", kLaunches, 8 * s.hq * s.b,
+                  d, maskName, variant.producer);
       expectMatches(first, st, head, d, reference::attentionReference(plan.module, p), nullptr);
       if (HasFatalFailure())
         return;

@@ -248,6 +248,9 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
     CompileOptions pingPong = base;
     pingPong.pingPong = v;
     expectNew(pingPong, "pingPong");
+    CompileOptions producer = base;
+    producer.producer = v;
+    expectNew(producer, "producer");
   }
   CompileOptions tile = base;
   tile.attentionBlockN = 128;

@@ -31,6 +31,9 @@ struct CompileOptions {
   /// Warpgroups of a streamed loop issue their MMAs in turn (ping-pong): 1 on, -1 off, 0 the
   /// configured choice (generated attention kernels decide per head dim; tile kernels: on).
   int pingPong = 0;
+  /// Generated attention kernels: a producer warpgroup issues the K/V copies (1 on, -1 off, 0 the
+  /// configured choice).
+  int producer = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;

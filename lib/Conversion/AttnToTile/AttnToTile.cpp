@@ -64,6 +64,10 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.minBlocksPerSM = 2;
   if (maskClass == "generic")
     config.blockN = 32;
+  // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
+  // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
+  // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
+  config.producer = wgmma && headDim > 64 && headDim <= 128 && maskClass != "generic";
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
@@ -570,6 +574,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   if (config.minBlocksPerSM > 0)
     kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.minBlocksPerSM));
+  if (config.producer)
+    kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -762,6 +768,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.lazyRescale = lazyRescale != 0;
       if (deferRescale >= 0)
         config.deferRescale = deferRescale != 0;
+      if (producer >= 0)
+        config.producer = producer != 0;
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

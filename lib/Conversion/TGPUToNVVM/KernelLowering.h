@@ -211,7 +211,16 @@ private:
     return ifOp;
   }
 
-  Value barrier() { return ++barriersEmitted, gpu::BarrierOp::create(b, loc), Value(); }
+  /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
+  /// kConsumerBarrier over the other warps (the producer never reaches it).
+  Value barrier() {
+    ++barriersEmitted;
+    if (producerMode)
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kConsumerBarrier), i32(numWarps * kWarpSize), {}, Value());
+    else
+      gpu::BarrierOp::create(b, loc);
+    return Value();
+  }
   int barriersEmitted = 0; // CTA-wide barriers so far (a streamed loop's ping-pong needs none in its body)
 
   Value smemAddress(Value index, Type elemType, Value byteOffset = Value()) {
@@ -498,9 +507,11 @@ private:
   struct StreamRing {
     Value base;            // i32 shared byte offset of stage 0
     int64_t stageBytes = 0;
+    int64_t barriersAt = 0; // byte offset of the barriers from `base`
     BarrierRing barriers;  // `full` and `empty` per stage
     Value useTma;          // i1: thread 0 fills stages by TMA (null: every thread copies by cp.async)
     int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver
+    bool produced = false; // the producer warpgroup fills the stages (ProducerWarpgroup.cpp)
   };
   /// What one streamed loop copies into a stage, for any of its induction values.
   struct StageCopies {
@@ -533,6 +544,40 @@ private:
   std::optional<StageCopies> matchRingContinuation(scf::ForOp op, const StreamRing &ring,
                                                    ArrayRef<Stream> streams);
   DenseMap<Operation *, RingContinuation> ringContinuations;
+
+  // --- The producer warpgroup (ProducerWarpgroup.cpp) ---------------------------------------------
+  /// With `tile.producer_warpgroup`: warps numWarps .. numWarps + 3 branch off at the start of the
+  /// kernel and issue the copies of the streamed loops recorded in producerLoops (emitProducer, at
+  /// the end of the walk); the kernel's own warps only wait for and release the stages.
+  bool producerMode = false;
+  static constexpr int kConsumerBarrier = 3; // named barrier of the consumers (1 and 2: ping-pong)
+  static constexpr int kProducerRegisters = 40; // 24 spills its element-wise fallback
+  Operation *producerExit = nullptr; // the producer's nvvm.exit: its copies are emitted before it
+  SmallVector<Operation *> producerOnlyOps; // the branch and setmaxnreg ops, removed when unused
+  /// One streamed loop whose stages the producer fills, in ring order; `fresh`: it starts a ring
+  /// (the producer first meets the consumers at the CTA barrier after the ring's initialisation).
+  struct ProducerLoop {
+    scf::ForOp loop;
+    SmallVector<Stream> streams;
+    StreamRing ring; // its Values are the consumers'; the producer rebuilds them
+    bool fresh;
+  };
+  SmallVector<ProducerLoop> producerLoops;
+  /// The producer can compute `v` (a scalar or view of the kernel's top level) from the kernel's
+  /// arguments and program ids alone.
+  bool producerCanCompute(Value v);
+  DenseMap<Value, bool> producerComputable;
+  /// The producer can issue every copy of `loop` (a top-level loop whose bounds and load offsets it
+  /// can compute).
+  bool producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams);
+  /// Everything the producer computes to issue `loop`'s copies: bounds, views, the offsets' leaves.
+  static SmallVector<Value> producerInputs(scf::ForOp loop, ArrayRef<Stream> streams);
+  /// The kernel's start: the producer's branch and both warpgroups' register budgets.
+  void beginProducer();
+  /// The producer's copy loops, emitted into its branch; the branch goes away when no loop needs it.
+  LogicalResult emitProducer();
+  /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
+  void produceValue(Value v);
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);

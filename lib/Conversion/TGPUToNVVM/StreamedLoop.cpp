@@ -247,6 +247,11 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
       outsideLeaves(o, loop, leaves);
   if (!llvm::all_of(leaves, [&](Value v) { return definedBefore(v, op) && scalars.contains(v); }))
     return std::nullopt;
+  if (ring.produced) // the producer warpgroup issues its copies too, reading the views by TMA
+    return producerCanIssue(loop, copies.streams) &&
+                   llvm::all_of(copies.streams, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); })
+               ? std::optional(std::move(copies))
+               : std::nullopt;
   if (!planStageCopies(copies, ring.useTma))
     return std::nullopt;
   return copies;
@@ -329,11 +334,16 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     for (auto [s, planned] : llvm::zip(streams, copies.streams))
       s.offset = planned.offset;
     stages = ring.barriers.stages;
-    Value due = arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
-    ifThen(due, [&] {
-      Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-      issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
-    });
+    if (ring.produced) {
+      producerLoops.push_back({op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/false});
+    } else {
+      Value due =
+          arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
+      ifThen(due, [&] {
+        Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
+        issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
+      });
+    }
   } else {
     // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
     // swizzles address bits 4-6 with bits 7-9.
@@ -355,6 +365,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     }
     ringStagesBytes = std::max(ringStagesBytes, barriersAt);
     ring.base = ringBase->getResult(0);
+    ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};
     // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can
     // describe, thread 0 copies each stage with one tensor-map copy per panel and `full` counts the
@@ -368,9 +379,11 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       for (Stream &s : streams)
         ring.tmaBytes += s.bytes;
     }
-    const int64_t numThreads = static_cast<int64_t>(numWarps) * kWarpSize;
-    // Fresh barriers for this loop: every thread's copies (or thread 0's expect-tx and the bytes of
-    // its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
+    // The producer warpgroup fills the stages when it can compute every copy (ProducerWarpgroup.cpp).
+    ring.produced = ring.useTma && producerCanIssue(op, streams);
+    const int64_t numThreads = static_cast<int64_t>(ring.produced ? 4 : numWarps) * kWarpSize;
+    // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
+    // bytes of its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
     Value fullCount = i32(numThreads);
     if (ring.useTma)
       fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);
@@ -383,13 +396,18 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       if (ring.useTma) // the initialised barriers, visible to the async proxy that completes them
         fenceAsyncProxy();
     });
-    barrier();
-    // One run-time check for all copies of the loop (cp.async where the rows are 16-byte aligned),
-    // or the loads' tensor-map reads.
-    (void)planStageCopies(copies, ring.useTma);
     first = i32(0);
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
-           [&] { issueStage(ring, copies, lb, i32(0), {}); });
+    if (ring.produced) {
+      gpu::BarrierOp::create(b, loc); // the whole CTA: the producer waits here for the barriers
+      producerLoops.push_back({op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true});
+    } else {
+      barrier();
+      // One run-time check for all copies of the loop (cp.async where the rows are 16-byte aligned),
+      // or the loads' tensor-map reads.
+      (void)planStageCopies(copies, ring.useTma);
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+             [&] { issueStage(ring, copies, lb, i32(0), {}); });
+    }
   }
   // The loop after this one may continue the ring: this loop's last iteration then issues its first
   // copies, and it needs no barriers or set-up of its own.
@@ -434,8 +452,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound())),
                [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
       };
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub),
-           [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); }, issueSuccessor);
+    if (!ring.produced)
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub),
+             [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); }, issueSuccessor);
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
     waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, false), i);

@@ -82,9 +82,25 @@ LogicalResult KernelLowering::run() {
   persistentBase = i32(0).getDefiningOp();
   ringBase = i32(0).getDefiningOp();
   stagingBase = i32(0).getDefiningOp();
+  // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
+  // two consumer warpgroups and one CTA per SM (setmaxnreg shares out one SM's registers).
+  auto producerAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
+  auto minBlocksAttr = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName);
+  producerMode = producerAttr && producerAttr.getValue() && wgmma && tmaEnabled && (numWarps == 4 || numWarps == 8) &&
+                 (!minBlocksAttr || minBlocksAttr.getInt() == 1);
+  if (producerMode) {
+    gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
+    beginProducer();
+  }
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
+  if (producerMode) {
+    if (failed(emitProducer()))
+      return failure();
+    if (producerMode) // setmaxnreg is honoured for kernels of one CTA per SM
+      gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+  }
   if (hiddenParamFailed)
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";

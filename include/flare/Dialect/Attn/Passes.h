@@ -52,6 +52,9 @@ struct AttentionConfig {
   /// Program x visits query block (programs - 1 - x): for masks whose later rows keep more keys
   /// (causal), the longest programs start first and the shortest end the last wave.
   bool reverseRows = false;
+  /// A producer warpgroup issues the K/V copies (TMA) while the two warpgroups of the tile compute,
+  /// with setmaxnreg moving its registers to them (`tile.producer_warpgroup`); one CTA per SM.
+  bool producer = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn

@@ -1,0 +1,184 @@
+//===- ProducerWarpgroup.cpp - A warpgroup that only issues the streamed loops' copies ===//
+//
+// With `tile.producer_warpgroup = true` the kernel runs one more warpgroup than its layouts use. At
+// the start it branches off, gives up registers (setmaxnreg.dec to kProducerRegisters) and issues
+// the TMA copies of the kernel's streamed loops, stage after stage, as far ahead as the ring's
+// `empty` barriers let it; then it exits. The kernel's own warps (the consumers) take its registers
+// (setmaxnreg.inc) and only wait for `full`, compute and release `empty`: no thread of theirs stops
+// to refill a stage, and the copies of the next blocks are in flight while both consumer
+// warpgroups run their MMAs and softmax.
+//
+//     start:     if (warp >= numWarps) { setmaxnreg.dec; <producer>; exit }   setmaxnreg.inc
+//     consumers: [ring set-up: barrier init by thread 0; CTA barrier]        (once per ring)
+//                loop i: wait full[i % S]; body; lane 0 of each warp arrives on empty[i % S]
+//     producer:  [CTA barrier]                                               (once per ring)
+//                for each loop of the ring, each iteration t (ring index):
+//                    wait empty[t % S] for use t - S; expect the stage's bytes on full[t % S];
+//                    one TMA copy per panel of each stream
+//
+// The producer walks the same loops in the same order with the ring index numbered on from one
+// loop to the next (a ring continued by a later loop, StreamedLoop.cpp). It recomputes the loops'
+// bounds and load offsets from the kernel's arguments and program ids: only top-level loops whose
+// scalars it can compute that way are handed to it (producerCanIssue); other streamed loops keep
+// their own copies. Launches whose tensor maps did not encode copy element by element with all 128
+// producer threads (each arrives on `full`).
+//
+// The consumers' CTA barriers become a named barrier over their warps only (KernelLowering::barrier):
+// the producer is busy in its loop or has exited. Its one meeting point with them is the CTA barrier
+// after a ring's initialisation.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+
+bool KernelLowering::producerCanCompute(Value v) {
+  if (auto it = producerComputable.find(v); it != producerComputable.end())
+    return it->second;
+  bool ok = false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    ok = arg.getOwner() == &func.getBody().front();
+  } else {
+    Operation *def = v.getDefiningOp();
+    const bool scalarArith = isa<arith::ArithDialect>(def->getDialect()) && def->getNumRegions() == 0 &&
+                             isMemoryEffectFree(def) &&
+                             llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
+                             llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
+    ok = def->getBlock() == &func.getBody().front() &&
+         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::AddPtrOp, tile::MakeViewOp>(def)) &&
+         llvm::all_of(def->getOperands(), [&](Value operand) { return producerCanCompute(operand); });
+  }
+  producerComputable[v] = ok;
+  return ok;
+}
+
+/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
+static void outsideValues(Value v, scf::ForOp loop, SmallVectorImpl<Value> &out) {
+  if (v == loop.getInductionVar())
+    return;
+  if (loop.isDefinedOutsideOfLoop(v)) {
+    out.push_back(v);
+    return;
+  }
+  for (Value operand : v.getDefiningOp()->getOperands())
+    outsideValues(operand, loop, out);
+}
+
+SmallVector<Value> KernelLowering::producerInputs(scf::ForOp loop, ArrayRef<Stream> streams) {
+  SmallVector<Value> inputs = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  for (const Stream &s : streams) {
+    tile::LoadOp load = s.load;
+    inputs.push_back(load.getView());
+    for (Value o : load.getOffsets())
+      outsideValues(o, loop, inputs);
+  }
+  return inputs;
+}
+
+bool KernelLowering::producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams) {
+  return producerMode && loop->getBlock() == &func.getBody().front() &&
+         llvm::all_of(producerInputs(loop, streams), [&](Value v) { return producerCanCompute(v); });
+}
+
+void KernelLowering::beginProducer() {
+  const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;
+  // The register file (64K) less what the allocator keeps back (1K), shared out in multiples of 8.
+  constexpr int64_t kRegisterFile = 64512;
+  const int consumerRegisters =
+      std::min<int64_t>(256, (kRegisterFile - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(numWarps));
+  scf::IfOp branch = ifThen(isProducer, [&] {
+    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    producerExit = NVVM::Exit::create(b, loc).getOperation();
+  });
+  producerOnlyOps.push_back(branch);
+  producerOnlyOps.push_back(
+      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters, NVVM::SetMaxRegisterAction::increase).getOperation());
+}
+
+void KernelLowering::produceValue(Value v) {
+  if (isa<BlockArgument>(v) || scalars.contains(v) || views.count(v))
+    return;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    produceValue(operand);
+  (void)lowerOp(def); // scalar arithmetic, program ids, pointers and views: nothing that can fail
+}
+
+LogicalResult KernelLowering::emitProducer() {
+  if (producerLoops.empty()) {
+    // Nothing for it to do: no branch, no register moves; the kernel's own barriers stay named
+    // barriers over all of its threads.
+    for (Operation *op : llvm::reverse(producerOnlyOps))
+      op->erase();
+    producerOnlyOps.clear();
+    producerMode = false;
+    kernelFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numWarps * kWarpSize, 1, 1}));
+    return success();
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(producerExit);
+  loc = func.getLoc();
+  // The producer's own scalars and views (its branch does not see the consumers'), its own thread
+  // numbering (issueStage's thread 0 and the element-wise copies' 128 threads).
+  IRMapping producerScalars;
+  for (BlockArgument arg : func.getArguments())
+    producerScalars.map(arg, scalars.lookup(arg));
+  DenseMap<Value, ViewInfo> producerViews;
+  std::swap(scalars, producerScalars);
+  std::swap(views, producerViews);
+  Value savedThreadId = threadId;
+  const int savedWarps = numWarps;
+  threadId = arith::SubIOp::create(b, loc, threadId, i32(numWarps * kWarpSize));
+  numWarps = 4;
+
+  Value next; // ring index of the next copy
+  for (ProducerLoop &p : producerLoops) {
+    loc = p.loop.getLoc();
+    if (p.fresh) {
+      gpu::BarrierOp::create(b, loc); // the consumers have initialised the ring's barriers
+      next = i32(0);
+    }
+    for (Value v : producerInputs(p.loop, p.streams))
+      produceValue(v);
+    StreamRing ring = p.ring;
+    ring.base = ringBase->getResult(0);
+    ring.barriers.at = arith::AddIOp::create(b, loc, ring.base, i32(ring.barriersAt));
+    ring.useTma = tensorMapsUsable();
+    StageCopies copies;
+    copies.loop = p.loop;
+    copies.streams = p.streams;
+    if (!planStageCopies(copies, ring.useTma))
+      return emitError(loc) << "internal error: the producer warpgroup cannot copy this loop's blocks";
+    Value lb = scalars.lookup(p.loop.getLowerBound()), ub = scalars.lookup(p.loop.getUpperBound()),
+          step = scalars.lookup(p.loop.getStep());
+    Value first = next;
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+    {
+      OpBuilder::InsertionGuard inLoop(b);
+      enterLoopBody(loop);
+      Value iv = loop.getInductionVar();
+      Value t = arith::AddIOp::create(b, loc, first,
+                                      arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step));
+      Value stage = arith::RemUIOp::create(b, loc, t, i32(ring.barriers.stages));
+      Value previousUse = arith::SubIOp::create(b, loc, t, i32(ring.barriers.stages));
+      issueStage(ring, copies, iv, stage, [&] {
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
+               [&] { waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, true), previousUse); });
+      });
+      scf::YieldOp::create(b, loc);
+    }
+    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
+    Value count = arith::DivSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))), step);
+    next = arith::AddIOp::create(b, loc, first, count);
+  }
+
+  threadId = savedThreadId;
+  numWarps = savedWarps;
+  std::swap(scalars, producerScalars);
+  std::swap(views, producerViews);
+  return success();
+}
+
+} // namespace flare::tgpu::lowering
