@@ -1,0 +1,293 @@
+// convert-tgpu-to-nvvm with wgmma and TMA: a kernel marked `tile.producer_warpgroup = true`
+// (ProducerWarpgroup.cpp) runs one more warpgroup (known block size 384 for 8 warps, one CTA per SM).
+// Warps 8-11 branch off at the start, give up registers (setmaxnreg.dec 40), meet the consumers once
+// at the CTA barrier after the ring's initialisation, issue the TMA copies of every streamed loop
+// (waiting on `empty`, announcing the bytes on `full`) and exit. The kernel's own warps take the
+// registers (setmaxnreg.inc 232), initialise the ring, and in their loops only wait on `full`, compute
+// and arrive on `empty`: no copy of theirs is left in the loops, and their CTA barriers become named
+// barrier 3 over their 256 threads (the producer never reaches them). The input is the ring
+// continuation's kernel (tgpu-to-nvvm-ring-continuation.mlir): two streamed loops sharing one ring, so
+// that the producer numbers the second loop's ring index on from the first loop's count.
+// Without the attribute, with two CTAs per SM (setmaxnreg needs one), without TMA, or when no
+// streamed loop is one the producer can issue, the kernel keeps its 256 threads.
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
+
+// 8 warps of consumers and 4 of the producer; setmaxnreg is honoured with one CTA per SM only.
+// CHECK-LABEL: gpu.func @produced(
+// CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 1 : i32
+// The start: warps >= 8 give up registers; the producer numbers its own threads from 0, and its
+// first act is the whole-CTA barrier after which the consumers' ring barriers are initialised.
+// CHECK: %[[TID:[a-z0-9_]+]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[WARP:[a-z0-9_]+]] = arith.shrui %[[TID]], %c5_i32 : i32
+// CHECK: %[[ISPRODUCER:[a-z0-9_]+]] = arith.cmpi uge, %[[WARP]], %c8_i32 : i32
+// CHECK-NEXT: scf.if %[[ISPRODUCER]] {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: %[[PTID:[a-z0-9_]+]] = arith.subi %[[TID]], %c256_i32 : i32
+// CHECK-NEXT: gpu.barrier
+// The producer's first loop (ring index = iteration, 3 stages). Its thread 0 waits for the stage's
+// previous use to be released on `empty` (from ring index 3 on), expects the stage's 8192 bytes on
+// `full` and issues the TMA copy. Launches whose tensor maps did not encode: all 128 producer
+// threads wait, copy element by element, fence for the async proxy and arrive on `full`.
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[NB:[a-z0-9_]+]] = arith.divui %{{[a-z0-9_]+}}, %c64_i32 : i32
+// CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
+// CHECK-NEXT: scf.for %[[I:[a-z0-9_]+]] = %c0_i32 to %[[NB]] step %c1_i32 : i32 {
+// CHECK-NEXT: %{{[a-z0-9_]+}} = arith.remui %[[I]], %c3_i32 : i32
+// CHECK-NEXT: %[[PREV:[a-z0-9_]+]] = arith.subi %[[I]], %c3_i32 : i32
+// CHECK: scf.if %[[MAPS]] {
+// CHECK-NEXT: %[[THREAD0:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[THREAD0]] {
+// CHECK-NEXT: %[[REUSE:[a-z0-9_]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[REUSE]] {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: }
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{[a-z0-9_]+}}, %[[FULL0]], box[
+// CHECK: } else {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.for
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[FULL0]] : !llvm.ptr<3>
+// The second loop continues the ring: no second meeting with the consumers, and its ring index is
+// the first loop's iteration count plus its own iteration. Then the producer exits.
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[COUNT:[a-z0-9_]+]] = arith.maxsi %[[NB]], %c0_i32 : i32
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[MB:[a-z0-9_]+]] = arith.divui %{{[a-z0-9_]+}}, %c64_i32 : i32
+// CHECK-NEXT: scf.for %[[J:[a-z0-9_]+]] = %c0_i32 to %[[MB]] step %c1_i32 : i32 {
+// CHECK-NEXT: %[[T:[a-z0-9_]+]] = arith.addi %[[COUNT]], %[[J]] : i32
+// CHECK-NEXT: %{{[a-z0-9_]+}} = arith.remui %[[T]], %c3_i32 : i32
+// CHECK-NEXT: %{{[a-z0-9_]+}} = arith.subi %[[T]], %c3_i32 : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.exit
+// CHECK-NEXT: }
+// The consumers take the registers. (Before the ring, thread 0 loads A, a copy outside the loops.)
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: gpu.barrier
+// `full` expects the producer's thread 0 (TMA) or its 128 threads (maps not encoded); `empty` each of
+// the 8 consumer warps. The initialisation follows a named barrier of the consumers (an earlier user
+// of the ring is done with it) and precedes the one whole-CTA barrier, where the producer waits.
+// CHECK: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %{{[a-z0-9_]+}}, %c1_i32, %c128_i32 : i32
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: gpu.barrier
+// The consumers' loops: wait on `full`, the MMAs, lane 0 of each warp arrives on `empty`; no copy,
+// no expect-tx, no whole-CTA barrier in either loop or after them.
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.mbarrier.arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cp.async
+// CHECK: nvvm.mbarrier.arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: nvvm.exit
+// CHECK: gpu.return
+
+// Without TMA (cp.async rings) there is no producer: 256 threads, the consumers copy in their loops.
+// NOTMA-LABEL: gpu.func @produced(
+// NOTMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// NOTMA-NOT: nvvm.minctasm
+// NOTMA-NOT: nvvm.setmaxregister
+// NOTMA-NOT: nvvm.exit
+// NOTMA-NOT: nvvm.barrier id = %c3_i32
+// NOTMA: scf.for {{.*}} iter_args(
+// NOTMA: nvvm.cp.async.mbarrier.arrive
+// NOTMA: nvvm.wgmma.mma_async
+// NOTMA-NOT: nvvm.setmaxregister
+// NOTMA-NOT: nvvm.exit
+// NOTMA: gpu.return
+func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %mb = arith.divui %m, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// `tile.producer_warpgroup = false`: 256 threads, no register moves, no exit; the CTA barriers stay
+// whole-CTA barriers and the consumers' loops issue their own TMA copies.
+// CHECK-LABEL: gpu.func @not_requested(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: nvvm.minctasm
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.exit
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = false} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %mb = arith.divui %m, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// Requested, but two CTAs per SM: setmaxnreg would not be honoured, so there is no producer (256
+// threads, the kernel's own minimum of CTAs kept).
+// CHECK-LABEL: gpu.func @two_ctas(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 2 : i32
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.exit
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %mb = arith.divui %m, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %j = arith.addi %i, %nb : i32
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// Requested, but the only streamed loop is not at the kernel's top level (the producer only issues
+// loops whose bounds and offsets it computes from the arguments): that loop keeps its own copies and
+// the producer's branch and register moves go away (256 threads). The kernel's barriers stay named
+// barriers, now over all 256 threads of the CTA.
+// CHECK-LABEL: gpu.func @nested(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: nvvm.minctasm
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.exit
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: nvvm.exit
+// CHECK-NOT: gpu.barrier
+func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %any = arith.cmpi sgt, %k, %c0 : i32
+  scf.if %any {
+    %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+      %row = arith.muli %i, %c64 : i32
+      %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+      %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+      scf.yield %s : tensor<128x64xf32>
+    }
+    tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  }
+  return
+}
