@@ -53,6 +53,11 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        tensor map per view, described in `tgpu.tensor_maps` for the runtime), thread 0 issues one
        cp.async.bulk.tensor per 64-column panel and the stage's `full` mbarrier counts the bytes;
        launches whose maps do not encode copy element by element. See TensorMaps.cpp.
+    9. a kernel marked `tile.producer_warpgroup = true` (4 or 8 warps, one CTA per SM) gets one
+       more warpgroup that issues the TMA copies of its top-level streamed loops and exits; the
+       kernel's own warps only wait for and release the stages, their CTA barriers become named
+       barrier 3, and setmaxnreg moves registers from the producer (40) to them. See
+       ProducerWarpgroup.cpp.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];
