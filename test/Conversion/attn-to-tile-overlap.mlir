@@ -6,7 +6,10 @@
 // loop takes one extra step that only finishes the previous block: there K is read far away as well and
 // m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
 // (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 last-pv-after-loops=0" --canonicalize --cse | FileCheck %s
+// last-pv-after-loops=1 (configured with the producer warpgroup): no extra step; the last block's V is
+// loaded before the loops and its P V runs after them.
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 last-pv-after-loops=1" --canonicalize --cse | FileCheck %s --check-prefix=TAIL
 // Off by option: no carried P.
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="ping-pong=1" --canonicalize --cse | FileCheck %s --check-prefix=PP
@@ -16,7 +19,7 @@
 // defer-rescale=1: step j applies the previous step's alpha between S_j and P_{j-1} V_{j-1} (alpha is
 // carried, 1 before the first step) and yields its own. (ptxas serializes that loop's wgmma: off by
 // default, see test/Pipeline/wgmma-not-serialized.test.)
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 defer-rescale=1" --canonicalize --cse | FileCheck %s --check-prefix=DEFER
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 defer-rescale=1 last-pv-after-loops=0" --canonicalize --cse | FileCheck %s --check-prefix=DEFER
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -64,6 +67,24 @@
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[M0]] : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[L0]] : tensor<128xi1>, tensor<128xf32>
+
+// TAIL-LABEL: func.func @causal(
+// TAIL-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
+// The last block: the partial loop's last (n > 0), else the full loop's pending one; its V is loaded
+// before the loops.
+// TAIL: %[[RAN:.*]] = arith.cmpi slt, %[[FLO:.*]], %[[FHI:.*]] : i32
+// TAIL-NEXT: %[[PENDING:.*]] = arith.select %[[RAN]], %{{.*}}, %[[FAR]] : i32
+// TAIL: %[[ANY:.*]] = arith.cmpi sgt, %[[N:.*]], %c0_i32 : i32
+// TAIL: %[[LASTROW:.*]] = arith.select %[[ANY]], %{{.*}}, %[[PENDING]] : i32
+// TAIL-NEXT: %[[VLAST:.*]] = tile.load %{{.*}}[%[[LASTROW]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// TAIL-NEXT: %[[FULL:.*]]:4 = scf.for %{{.*}} = %[[FLO]] to %[[FHI]] step %c1_i32
+// The partial loop has exactly its n blocks: no `valid` selects on the softmax state.
+// TAIL: %[[PART:.*]]:4 = scf.for %{{.*}} = %c0_i32 to %[[N]] step %c1_i32 iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2, %{{.*}} = %[[FULL]]#3)
+// TAIL-NOT: tensor<128xi1>
+// TAIL: scf.yield
+// TAIL-NEXT: }
+// The last block's P V on the loaded V, then the epilogue.
+// TAIL-NEXT: %{{.*}} = tile.dot %[[PART]]#3, %[[VLAST]], %[[PART]]#2 : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
 
 // DEFER-LABEL: func.func @causal(
 // DEFER-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<128xf32>

@@ -68,6 +68,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
   config.producer = wgmma && headDim > 64 && headDim <= 128 && maskClass != "generic";
+  // The last block's P V after the loops (bench/NOTES.md a24), where the consumers' registers allow:
+  // with a producer warpgroup.
+  config.lastPvAfterLoops = config.producer;
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
@@ -677,22 +680,33 @@ LogicalResult Generator::buildKernel() {
   // of an overlapped kernel takes one more step, to finish its last block's P V.
   Value left = sub(flo, lo);
   Value partialCount = add(left, sub(hi, fhi));
-  Value partialEnd = config.overlap ? add(partialCount, c1) : partialCount;
+  // Overlapped, the last block's P V is still due after the loops: either one more step of the last
+  // loop (an S product and softmax thrown away, `valid` false) or, with lastPvAfterLoops, one P V
+  // after them on that block's V, loaded before the loops (its rows are known then): the lowering
+  // copies it into shared memory while the loops run.
+  const bool pvAfterLoops = config.overlap && config.lastPvAfterLoops;
+  Value partialEnd = config.overlap && !pvAfterLoops ? add(partialCount, c1) : partialCount;
+  // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
+  auto partialBlock = [&](Value t) {
+    return select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left)));
+  };
   // The full-block loop's last block is still pending after it (none when the loop is empty).
   Value pendingAfterFull = pendingKv0;
   if (fullLoop && config.overlap)
     pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(sub(fhi, c1), c32(bn)), pendingKv0);
+  Value vLast; // the last block's V (the partial loop's last block, else the full loop's)
+  if (pvAfterLoops) {
+    Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
+                           mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
+    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{lastKv0, c0}, nullptr);
+  }
   // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
   // loop); P of block `pending` (a key offset) is the first iteration's previous block.
-  auto loop = [&](Value lower, Value upper, Value end, bool masked, Value leftCount, Value pending) -> LogicalResult {
+  auto loop = [&](Value lower, Value upper, Value end, bool partial, Value pending) -> LogicalResult {
     auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
-    auto blockAt = [&](Value t) {
-      return leftCount ? select(cmp(arith::CmpIPredicate::slt, t, leftCount), add(lo, t), add(fhi, sub(t, leftCount)))
-                       : t;
-    };
+    auto blockAt = [&](Value t) { return partial ? partialBlock(t) : t; };
     Value iv = forOp.getInductionVar();
     Value valid, prevKv0;
     if (config.overlap) {
@@ -701,17 +715,27 @@ LogicalResult Generator::buildKernel() {
       Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
       prevKv0 = select(first, pending, mul(blockAt(sub(iv, c1)), c32(bn)));
     }
-    FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), masked, forOp.getRegionIterArgs(), valid, prevKv0);
+    FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), /*masked=*/partial, forOp.getRegionIterArgs(), valid, prevKv0);
     if (failed(next))
       return failure();
     scf::YieldOp::create(b, loc, *next);
     state.assign(forOp.getResults().begin(), forOp.getResults().end());
     return success();
   };
-  if (fullLoop && failed(loop(flo, fhi, fhi, /*masked=*/false, Value(), pendingKv0)))
+  if (fullLoop && failed(loop(flo, fhi, fhi, /*partial=*/false, pendingKv0)))
     return failure();
-  if (failed(loop(c0, partialCount, partialEnd, /*masked=*/true, left, pendingAfterFull)))
+  if (failed(loop(c0, partialCount, partialEnd, /*partial=*/true, pendingAfterFull)))
     return failure();
+  if (pvAfterLoops) {
+    // The last block's P V (P = 0 and V read far away when no block was visited).
+    Value acc = state[2];
+    if (config.deferRescale) {
+      acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDim));
+      if (config.lazyRescale)
+        acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
+    }
+    state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
+  }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
   Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
@@ -770,6 +794,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.deferRescale = deferRescale != 0;
       if (producer >= 0)
         config.producer = producer != 0;
+      if (lastPvAfterLoops >= 0)
+        config.lastPvAfterLoops = lastPvAfterLoops != 0;
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

@@ -284,6 +284,10 @@ private:
   }
   Operation *persistentBase = nullptr; // arith.constant i32, patched to the end of the lazy area
   int64_t persistentBytes = 0;
+  /// The TMA operands' mbarriers, 8 bytes each, after the persistent area (beside the 1024-byte
+  /// aligned panels they would cost an alignment gap each).
+  Operation *operandBarrierBase = nullptr; // arith.constant i32, patched at the end
+  int64_t operandBarrierBytes = 0;
   void lowerLazyConvert(ConvertLayoutOp conv);
   /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
   /// source registers straight into its shared-memory layout (no register shuffle at all).
@@ -588,13 +592,15 @@ private:
   };
   DenseMap<Value, StoredOperand> storedOperands;
   /// A top-level load whose block only feeds wgmma A operands of loops' dots (Q of an attention
-  /// kernel), copied by TMA straight into 128-byte swizzled panels at persistentBase + `offset`
-  /// (TensorMaps.cpp, loadOperandByTma): the block never occupies registers. `barrier` (shared byte
-  /// offset) completes when the bytes have landed; the loops wait for it (waitForTmaOperand).
+  /// kernel) or B operands of later top-level dots (its last V block), copied by TMA straight into
+  /// 128-byte swizzled panels at persistentBase + `offset` (TensorMaps.cpp, loadOperandByTma): the
+  /// block never occupies registers. `barrier` (shared byte offset) completes when the bytes have
+  /// landed; the loops or the dots wait for it (waitForTmaOperand).
   struct TmaOperand {
     Value base;              // i32 shared byte offset of the panels (emitted at the top level)
     Value barrier;           // !llvm.ptr<3>: its mbarrier (emitted at the top level)
     Value useTma;            // i1: the maps encoded (else every thread copied and fenced)
+    bool nMajor = false;     // a B operand (rows along K): N-major panels
     Block *waited = nullptr; // the lowered block the last wait was emitted in
   };
   DenseMap<Value, TmaOperand> tmaOperands;

@@ -293,6 +293,11 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (!bTile)
     bTile = op.getB();
   SmemOperand aSmem = smemOperands.lookup(op.getA()), bSmem = smemOperands.lookup(op.getB());
+  // B copied by TMA at its load (loadOperandByTma): wait for the panels.
+  if (auto tma = tmaOperands.find(bTile); !bSmem.base && tma != tmaOperands.end() && tma->second.nMajor) {
+    waitForTmaOperand(tma->second);
+    bSmem = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
+  }
   SmallVector<Value> aRegs;
   if (!aSmem.base && isRegisterA(aTile, m, k, n))
     aRegs = regs[aTile];
@@ -488,7 +493,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   constexpr int64_t kAlign = 1024, kBarrierBytes = 8;
   const int64_t aBytes = alignUp(m * k * 2, kAlign), stageBytes = alignUp(aBytes + k * n * 2, kAlign);
   // As many stages as fit beside the rest of the kernel, 3 to kTmaStages.
-  const int64_t room = maxSharedBytes - kReservedSharedBytes - sharedBytes - persistentBytes;
+  const int64_t room = maxSharedBytes - kReservedSharedBytes - sharedBytes - persistentBytes - operandBarrierBytes;
   const int stages = static_cast<int>(std::clamp<int64_t>(room / stageBytes, 3, kTmaStages));
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());

@@ -355,7 +355,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     }
     // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
     // a whole iteration apart), else two.
-    const int64_t used = sharedBytes + lazyBytes + persistentBytes + kReservedSharedBytes;
+    const int64_t used = sharedBytes + lazyBytes + persistentBytes + operandBarrierBytes + kReservedSharedBytes;
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
     // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
     const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;

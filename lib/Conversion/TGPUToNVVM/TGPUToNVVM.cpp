@@ -80,6 +80,7 @@ LogicalResult KernelLowering::run() {
   prologueAnchor = i32(0).getDefiningOp();
   lazyBase = i32(0).getDefiningOp();
   persistentBase = i32(0).getDefiningOp();
+  operandBarrierBase = i32(0).getDefiningOp();
   ringBase = i32(0).getDefiningOp();
   stagingBase = i32(0).getDefiningOp();
   // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
@@ -114,7 +115,10 @@ LogicalResult KernelLowering::run() {
   int64_t persistentStart =
       alignUp(scratch + lazyBytes, persistentSwizzled ? kSwizzledRingAlign : persistentBytes ? kRingAlign : kAlign);
   persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
-  int64_t ringStart = alignUp(persistentStart + persistentBytes, ringBytes ? kSwizzledRingAlign : 1);
+  constexpr int64_t kBarrierAlign = 8;
+  int64_t barriersStart = alignUp(persistentStart + persistentBytes, kBarrierAlign);
+  operandBarrierBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(barriersStart)));
+  int64_t ringStart = alignUp(barriersStart + operandBarrierBytes, ringBytes ? kSwizzledRingAlign : 1);
   ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
   sharedBytes = ringStart + ringBytes;
   if (stagingBytes) { // TMA stores' own swizzled panels

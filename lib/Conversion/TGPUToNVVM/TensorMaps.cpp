@@ -232,38 +232,68 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   if (auto pad = op.getPaddingAttr())
     if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
       return false;
-  // Every use is, directly or through a conversion that only feeds wgmma dots, the A operand of a
-  // dot in the body of a top-level loop: storeInvariantOperands hands those dots the panels.
+  // Every use is, directly or through a conversion that only feeds wgmma dots, either the A operand of
+  // a dot in the body of a top-level loop (Q: storeInvariantOperands hands those dots the panels) or
+  // the B operand of a top-level dot with a loop between the load and the dot (the last V block of an
+  // overlapped attention kernel, copied while the loops run: lowerDotWgmma waits for it there). B
+  // panels are N-major: the block's rows run along K.
   auto feedsLoopA = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
     auto loop = dot ? dyn_cast<scf::ForOp>(dot->getParentOp()) : scf::ForOp();
     return dot && use.getOperandNumber() == 0 && canUseWgmma(dot) && loop && loop->getBlock() == op->getBlock();
   };
+  auto loopBetween = [&](Operation *dot) {
+    for (Operation *at = op->getNextNode(); at && at != dot; at = at->getNextNode())
+      if (isa<scf::ForOp>(at))
+        return true;
+    return false;
+  };
+  auto feedsTopLevelB = [&](OpOperand &use) {
+    auto dot = dyn_cast<tile::DotOp>(use.getOwner());
+    return dot && use.getOperandNumber() == 1 && canUseWgmma(dot) && dot->getBlock() == op->getBlock() &&
+           op->isBeforeInBlock(dot) && loopBetween(dot);
+  };
+  bool asA = false, asB = false;
+  auto feeds = [&](OpOperand &use) {
+    if (feedsLoopA(use))
+      return asA = true;
+    if (feedsTopLevelB(use))
+      return asB = true;
+    return false;
+  };
   for (OpOperand &use : op->getUses()) {
     auto conv = dyn_cast<ConvertLayoutOp>(use.getOwner());
     if (!conv) {
-      if (!feedsLoopA(use))
+      if (!feeds(use))
         return false;
       continue;
     }
-    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feedsLoopA))
+    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feeds))
       return false;
   }
+  // One layout of the panels for all uses; B panels need whole 64-column panels along N.
+  auto blockType = op.getResult().getType();
+  if ((asA && asB) || (asB && (blockType.getDimSize(1) % 64 != 0 || blockType.getDimSize(0) % 8 != 0)))
+    return false;
   std::optional<TensorMapPlan> plan = planTensorMap(op);
   auto view = views.find(op.getView());
   if (!plan || view == views.end() || !view->second.unitInnerStride)
     return false;
-  // Panels first (a swizzle atom needs a 1024-byte aligned address), then the mbarrier.
+  // The panels (a swizzle atom needs a 1024-byte aligned address); the mbarrier in the operand
+  // barriers' area.
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
   const int64_t offset = alignUp(persistentBytes, kSwizzleAlign);
-  persistentBytes = offset + bytes + kBarrierBytes;
+  persistentBytes = offset + bytes;
+  const int64_t barrierOffset = operandBarrierBytes;
+  operandBarrierBytes += kBarrierBytes;
   persistentSwizzled = true;
   TmaOperand operand;
+  operand.nMajor = asB;
   operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
   operand.barrier = LLVM::GEPOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-      ValueRange{arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset + bytes))});
+      ValueRange{arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierOffset))});
   Value base = operand.base, barrierPtr = operand.barrier;
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
@@ -326,7 +356,8 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     base = ringBase->getResult(0);
   } else {
     const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
-                         alignUp(persistentBytes, kSwizzleAlign) + alignUp(ringBytes, kSwizzleAlign);
+                         alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) +
+                         alignUp(ringBytes, kSwizzleAlign);
     if (used + std::max(stagingBytes, bytes) + kReservedSharedBytes > maxSharedBytes)
       return false;
     stagingBytes = std::max(stagingBytes, bytes);

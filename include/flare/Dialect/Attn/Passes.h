@@ -55,6 +55,9 @@ struct AttentionConfig {
   /// A producer warpgroup issues the K/V copies (TMA) while the two warpgroups of the tile compute,
   /// with setmaxnreg moving its registers to them (`tile.producer_warpgroup`); one CTA per SM.
   bool producer = false;
+  /// With overlap: the last block's P V runs after the loops on a V block loaded before them, instead
+  /// of one more loop step whose S product and softmax are thrown away.
+  bool lastPvAfterLoops = false;
 };
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
 } // namespace flare::attn
