@@ -37,7 +37,7 @@ namespace flare::attn {
 #include "Attn/Passes.h.inc"
 
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
-                                      const std::string &maskClass) {
+                                      const std::string &maskClass, bool readsAux) {
   // Chosen by measurement (bench/results/2026-11-29-attention-tuning*-h200.csv, bench/NOTES.md): 128
   // query rows on two warpgroups for every head dim; 128 keys per step for head dim 128 (K and V
   // stream through shared memory, so their registers are free for the wider score tile), 64 for head
@@ -68,9 +68,10 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
   config.producer = wgmma && headDim > 64 && headDim <= 128 && maskClass != "generic";
-  // The last block's P V after the loops (bench/NOTES.md a24), where the consumers' registers allow:
-  // with a producer warpgroup.
-  config.lastPvAfterLoops = config.producer;
+  // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
+  // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
+  // head dims 64 and 256).
+  config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
@@ -774,7 +775,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       auto qType = cast<RankedTensorType>(op.getQuery().getType());
       MaskInfo mask = analyzeMask(op);
       AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
-                                                     mask.maskClass);
+                                                     mask.maskClass, !op.getAux().empty());
       // A tile configuration given by hand keeps ptxas's register choice.
       if (blockM > 0 || blockN > 0 || numWarps > 0)
         config.minBlocksPerSM = 0;

@@ -59,7 +59,9 @@ struct AttentionConfig {
   /// of one more loop step whose S product and softmax are thrown away.
   bool lastPvAfterLoops = false;
 };
-AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass);
+/// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
+AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,
+                                      bool readsAux);
 } // namespace flare::attn
 
 #endif // FLARE_DIALECT_ATTN_PASSES_H
