@@ -1,11 +1,11 @@
 // convert-tgpu-to-nvvm with wgmma and TMA: a kernel marked `tile.producer_warpgroup = true`
 // (ProducerWarpgroup.cpp) runs one more warpgroup (known block size 384 for 8 warps, one CTA per SM).
-// Warps 8-11 branch off at the start, give up registers (setmaxnreg.dec 40), meet the consumers once
-// at the CTA barrier after the ring's initialisation, issue the TMA copies of every streamed loop
-// (waiting on `empty`, announcing the bytes on `full`) and exit. The kernel's own warps take the
-// registers (setmaxnreg.inc 232), initialise the ring, and in their loops only wait on `full`, compute
-// and arrive on `empty`: no copy of theirs is left in the loops, and their CTA barriers become named
-// barrier 3 over their 256 threads (the producer never reaches them). The input is the ring
+// Warps 8-11 branch off at the start, give up registers (setmaxnreg.dec 40), initialise the kernel's
+// first ring and announce it (named barrier 4, arrive only), issue the TMA copies of every streamed
+// loop (waiting on `empty`, announcing the bytes on `full`) and exit. The kernel's own warps take the
+// registers (setmaxnreg.inc 232), wait for the ring on named barrier 4, and in their loops only wait
+// on `full`, compute and arrive on `empty`: no copy of theirs is left in the loops, and their CTA
+// barriers become named barrier 3 over their 256 threads (the producer never reaches them). The input is the ring
 // continuation's kernel (tgpu-to-nvvm-ring-continuation.mlir): two streamed loops sharing one ring, so
 // that the producer numbers the second loop's ring index on from the first loop's count.
 // Without the attribute, with two CTAs per SM (setmaxnreg needs one), without TMA, or when no
@@ -17,28 +17,40 @@
 // CHECK-LABEL: gpu.func @produced(
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 1 : i32
-// The start: warps >= 8 give up registers; the producer numbers its own threads from 0, and its
-// first act is the whole-CTA barrier after which the consumers' ring barriers are initialised.
+// The start: warps >= 8 give up registers; the producer numbers its own threads from 0. Its thread 0
+// initialises the kernel's first ring (`full` expects one expect-tx (TMA) or the 128 producer threads
+// (maps not encoded), `empty` each of the 8 consumer warps) and the producer announces it on named
+// barrier 4 without waiting: its first copies leave at once.
 // CHECK: %[[TID:[a-z0-9_]+]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[WARP:[a-z0-9_]+]] = arith.shrui %[[TID]], %c5_i32 : i32
 // CHECK: %[[ISPRODUCER:[a-z0-9_]+]] = arith.cmpi uge, %[[WARP]], %c8_i32 : i32
 // CHECK-NEXT: scf.if %[[ISPRODUCER]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
 // CHECK-NEXT: %[[PTID:[a-z0-9_]+]] = arith.subi %[[TID]], %c256_i32 : i32
-// CHECK-NEXT: gpu.barrier
+// CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
+// CHECK-NEXT: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %[[MAPS]], %c1_i32, %c128_i32 : i32
+// CHECK-NEXT: %[[INIT:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[INIT]] {
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: {{^ *}}}{{ *$}}
+// CHECK-NEXT: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
 // The producer's first loop (ring index = iteration, 3 stages). Its thread 0 waits for the stage's
 // previous use to be released on `empty` (from ring index 3 on), expects the stage's 8192 bytes on
 // `full` and issues the TMA copy. Launches whose tensor maps did not encode: all 128 producer
 // threads wait, copy element by element, fence for the async proxy and arrive on `full`.
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[NB:[a-z0-9_]+]] = arith.divui %{{[a-z0-9_]+}}, %c64_i32 : i32
-// CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
 // CHECK-NEXT: scf.for %[[I:[a-z0-9_]+]] = %c0_i32 to %[[NB]] step %c1_i32 : i32 {
 // CHECK-NEXT: %{{[a-z0-9_]+}} = arith.remui %[[I]], %c3_i32 : i32
 // CHECK-NEXT: %[[PREV:[a-z0-9_]+]] = arith.subi %[[I]], %c3_i32 : i32
 // CHECK: scf.if %[[MAPS]] {
-// CHECK-NEXT: %[[THREAD0:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
-// CHECK-NEXT: scf.if %[[THREAD0]] {
+// CHECK-NEXT: scf.if %[[INIT]] {
 // CHECK-NEXT: %[[REUSE:[a-z0-9_]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[REUSE]] {
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -70,21 +82,10 @@
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK-NOT: nvvm.setmaxregister
 // CHECK-NOT: gpu.barrier
-// `full` expects the producer's thread 0 (TMA) or its 128 threads (maps not encoded); `empty` each of
-// the 8 consumer warps. The initialisation follows a named barrier of the consumers (an earlier user
-// of the ring is done with it) and precedes the one whole-CTA barrier, where the producer waits.
-// CHECK: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %{{[a-z0-9_]+}}, %c1_i32, %c128_i32 : i32
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK-NOT: nvvm.mbarrier.init
-// CHECK: gpu.barrier
+// The consumers initialise nothing of the ring: they wait on named barrier 4 (their 256 threads and
+// the producer's 128 arrivals) before the first loop.
+// CHECK-NOT: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32
+// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c384_i32
 // The consumers' loops: wait on `full`, the MMAs, lane 0 of each warp arrives on `empty`; no copy,
 // no expect-tx, no whole-CTA barrier in either loop or after them.
 // CHECK-NOT: gpu.barrier

@@ -565,7 +565,11 @@ private:
     SmallVector<Stream> streams;
     StreamRing ring; // its Values are the consumers'; the producer rebuilds them
     bool fresh;
+    /// The kernel's first ring: the producer initialises its barriers itself at the start and
+    /// announces them on named barrier kRingReady, without waiting for the consumers.
+    bool producerInit = false;
   };
+  static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
   SmallVector<ProducerLoop> producerLoops;
   /// The producer can compute `v` (a scalar or view of the kernel's top level) from the kernel's
   /// arguments and program ids alone.

@@ -24,8 +24,11 @@
 // producer threads (each arrives on `full`).
 //
 // The consumers' CTA barriers become a named barrier over their warps only (KernelLowering::barrier):
-// the producer is busy in its loop or has exited. Its one meeting point with them is the CTA barrier
-// after a ring's initialisation.
+// the producer is busy in its loop or has exited. The kernel's first ring the producer initialises
+// itself, first thing, and announces on named barrier kRingReady (it arrives, the consumers wait
+// there before their first use), so that the first K/V copies leave at the kernel's start; a later
+// fresh ring (after a loop it could not issue) the consumers initialise, and the producer meets them
+// at the CTA barrier after it.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -135,16 +138,30 @@ LogicalResult KernelLowering::emitProducer() {
   Value next; // ring index of the next copy
   for (ProducerLoop &p : producerLoops) {
     loc = p.loop.getLoc();
-    if (p.fresh) {
+    StreamRing ring = p.ring;
+    ring.base = ringBase->getResult(0);
+    ring.barriers.at = arith::AddIOp::create(b, loc, ring.base, i32(ring.barriersAt));
+    ring.useTma = tensorMapsUsable();
+    if (p.producerInit) {
+      // The kernel's first ring: its barriers, initialised here (`full`: one expect-tx, or the 128
+      // element-wise copiers; `empty`: every consumer warp), announced to the consumers without
+      // waiting for them.
+      Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+        for (int s = 0; s < ring.barriers.stages; ++s) {
+          NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), false), fullCount, Value());
+          NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), true), i32(savedWarps), Value());
+        }
+        fenceAsyncProxy(); // the initialised barriers, visible to the async proxy that completes them
+      });
+      NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize));
+      next = i32(0);
+    } else if (p.fresh) {
       gpu::BarrierOp::create(b, loc); // the consumers have initialised the ring's barriers
       next = i32(0);
     }
     for (Value v : producerInputs(p.loop, p.streams))
       produceValue(v);
-    StreamRing ring = p.ring;
-    ring.base = ringBase->getResult(0);
-    ring.barriers.at = arith::AddIOp::create(b, loc, ring.base, i32(ring.barriersAt));
-    ring.useTma = tensorMapsUsable();
     StageCopies copies;
     copies.loop = p.loop;
     copies.streams = p.streams;

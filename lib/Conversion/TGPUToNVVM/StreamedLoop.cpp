@@ -322,7 +322,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
              [&] { waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, true), use); });
     };
   };
+  bool continued = false, firstRing = false;
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
+    continued = true;
     // The ring of the loop before: set up, its first copies issued by that loop's last iteration,
     // unless that loop ran no iteration.
     ring = it->second.ring;
@@ -359,6 +361,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
     // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
     const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
+    firstRing = ringBytes == 0; // no loop before this one used the ring area
     if (bytes > ringBytes) {
       ringBytes = bytes;
       ringUser = op.getLoc();
@@ -381,9 +384,20 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     }
     // The producer warpgroup fills the stages when it can compute every copy (ProducerWarpgroup.cpp).
     ring.produced = ring.useTma && producerCanIssue(op, streams);
-    const int64_t numThreads = static_cast<int64_t>(ring.produced ? 4 : numWarps) * kWarpSize;
+    first = i32(0);
+  }
+  if (!continued && ring.produced && firstRing) {
+    // The kernel's first ring, filled by the producer: it initialises the barriers at the kernel's
+    // start and starts copying at once; the consumers wait for the initialisation before their
+    // first use (named barrier kRingReady, which the producer only arrives at).
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
+    ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
+    p.producerInit = true;
+    producerLoops.push_back(std::move(p));
+  } else if (!continued) {
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
     // bytes of its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
+    const int64_t numThreads = static_cast<int64_t>(ring.produced ? 4 : numWarps) * kWarpSize;
     Value fullCount = i32(numThreads);
     if (ring.useTma)
       fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);
@@ -396,7 +410,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       if (ring.useTma) // the initialised barriers, visible to the async proxy that completes them
         fenceAsyncProxy();
     });
-    first = i32(0);
     if (ring.produced) {
       gpu::BarrierOp::create(b, loc); // the whole CTA: the producer waits here for the barriers
       producerLoops.push_back({op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true});
