@@ -12,11 +12,16 @@
 // CHECK-COUNT-6: nvvm.mbarrier.init
 // CHECK-NOT: nvvm.mbarrier.init
 // CHECK: scf.for
-// The refill: the next iteration's copies while there is one, else (the last iteration) the second
-// loop's first copies, when it has an iteration, into the next stage once its readers released it.
-// CHECK: nvvm.cp.async.mbarrier.arrive
+// The refill, issued once: the next iteration's blocks while there is one, else (the last iteration)
+// the second loop's first blocks, when it has an iteration (both read the same views: the offsets are
+// selected), into the next stage once its readers released it.
+// CHECK: %[[HASNEXT:[a-z0-9_]+]] = arith.cmpi slt, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
+// CHECK: %[[DUE:[a-z0-9_]+]] = arith.ori %[[HASNEXT]], %{{[a-z0-9_]+}} : i1
+// CHECK-NEXT: scf.if %[[DUE]] {
 // CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: arith.select %[[HASNEXT]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.yield
 // Between the loops: no CTA barrier; the second loop's first copies, issued here only when the first
@@ -41,15 +46,15 @@
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: gpu.return
 
-// With TMA, thread 0 issues the second loop's first copies through the tensor map as well.
+// With TMA, thread 0 issues the second loop's first copies through the tensor map as well, with the
+// same single expect-tx and copy as the next iteration's.
 // TMA-LABEL: gpu.func @continued(
 // TMA-COUNT-7: nvvm.mbarrier.init
 // TMA-NOT: nvvm.mbarrier.init
 // TMA: scf.for
 // TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
 // TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
-// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA-NOT: nvvm.mbarrier.arrive.expect_tx
 // TMA: nvvm.wgmma.mma_async
 // TMA: scf.yield
 // TMA-NOT: gpu.barrier

@@ -528,6 +528,11 @@ private:
   /// every copying thread: the stage's previous readers are done).
   void issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
                   const std::function<void()> &waitEmpty);
+  /// The same with the blocks' offsets given per stream (`offsetsOf`), cp.async's `valid` (zero-fill
+  /// when false) and row-alignment check `aligned` given: a refill that copies either this loop's next
+  /// blocks or the continuing loop's first from the same views issues them once.
+  void issueStage(const StreamRing &ring, const StageCopies &copies, Value stage, Value valid, Value aligned,
+                  const std::function<SmallVector<Value>(size_t)> &offsetsOf, const std::function<void()> &waitEmpty);
   /// TMA reads (with `useTma`) or the cp.async alignment check of `copies.loop`'s streams; false when
   /// its loads cannot be copied the way `useTma` says (a view without a tensor map).
   bool planStageCopies(StageCopies &copies, Value useTma);

@@ -259,18 +259,28 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
 
 void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
                                 const std::function<void()> &waitEmpty) {
+  scf::ForOp loop = copies.loop;
+  Value valid = ring.useTma ? Value()
+                            : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
+                                                    scalars.lookup(loop.getUpperBound()))
+                                  .getResult();
+  issueStage(ring, copies, stage, valid, copies.aligned, [&, iv](size_t idx) {
+    DenseMap<Value, Value> memo;
+    return loadOffsetsAt(copies.streams[idx].load, loop, iv, memo);
+  }, waitEmpty);
+}
+
+void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copies, Value stage, Value valid,
+                                Value aligned, const std::function<SmallVector<Value>(size_t)> &offsetsOf,
+                                const std::function<void()> &waitEmpty) {
   Value base = arith::AddIOp::create(b, loc, ring.base, arith::MulIOp::create(b, loc, stage, i32(ring.stageBytes)));
   Value full = ringBarrier(ring.barriers, stage, false);
-  scf::ForOp op = copies.loop;
   if (!ring.useTma) { // cp.async: each thread's arrival on `full` follows its copies
     if (waitEmpty)
       waitEmpty();
-    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, scalars.lookup(op.getUpperBound()));
-    DenseMap<Value, Value> memo;
     for (auto [idx, s] : llvm::enumerate(copies.streams))
-      copyTileAsync(s.load, loadOffsetsAt(s.load, op, iv, memo), valid,
-                    arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k, copies.aligned,
-                    idx + 1 == copies.streams.size() ? full : Value(), s.swizzled);
+      copyTileAsync(s.load, offsetsOf(idx), valid, arith::AddIOp::create(b, loc, base, i32(s.offset)), s.innerIsK, s.k,
+                    aligned, idx + 1 == copies.streams.size() ? full : Value(), s.swizzled);
     return;
   }
   // TMA: thread 0 announces the stage's bytes and issues the copies; when the launch's maps did not
@@ -283,10 +293,10 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
             waitEmpty();
           NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(ring.tmaBytes), NVVM::MemScopeKind::CTA,
                                                  /*relaxed=*/false, Value());
-          DenseMap<Value, Value> memo;
-          for (auto [s, read] : llvm::zip(copies.streams, copies.tmaReads)) {
-            SmallVector<Value> offsets = loadOffsetsAt(s.load, op, iv, memo);
-            copyTileTma(read, offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)), full);
+          for (auto [idx, s] : llvm::enumerate(copies.streams)) {
+            SmallVector<Value> offsets = offsetsOf(idx);
+            copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),
+                        full);
           }
         });
       },
@@ -296,10 +306,8 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         // stores.
         if (waitEmpty)
           waitEmpty();
-        DenseMap<Value, Value> memo;
-        for (const Stream &s : copies.streams)
-          copyTileRolled(s.load, loadOffsetsAt(s.load, op, iv, memo),
-                         arith::AddIOp::create(b, loc, base, i32(s.offset)));
+        for (auto [idx, s] : llvm::enumerate(copies.streams))
+          copyTileRolled(s.load, offsetsOf(idx), arith::AddIOp::create(b, loc, base, i32(s.offset)));
         fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
         NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
       });
@@ -457,17 +465,45 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value next = arith::AddIOp::create(b, loc, iv, step);
     Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
     Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-    std::function<void()> issueSuccessor;
-    if (successor)
-      issueSuccessor = [&] {
-        scf::ForOp loop = successor->loop;
-        Value lb2 = scalars.lookup(loop.getLowerBound());
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound())),
-               [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
-      };
-    if (!ring.produced)
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub),
-             [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); }, issueSuccessor);
+    Value hasNext = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub);
+    const bool sameViews =
+        successor && llvm::all_of(llvm::zip(copies.streams, successor->streams), [](auto pair) {
+          return std::get<0>(pair).load.getView() == std::get<1>(pair).load.getView();
+        });
+    if (ring.produced) {
+      // The producer warpgroup copies (ProducerWarpgroup.cpp).
+    } else if (sameViews) {
+      // One issue for both cases, reading the same views: this loop's next block, else (after its last
+      // iteration) the continuing loop's first.
+      scf::ForOp loop = successor->loop;
+      Value lb2 = scalars.lookup(loop.getLowerBound());
+      Value successorDue = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound()));
+      ifThen(arith::OrIOp::create(b, loc, hasNext, successorDue), [&] {
+        Value aligned = copies.aligned ? arith::SelectOp::create(b, loc, hasNext, copies.aligned, successor->aligned).getResult()
+                                       : Value();
+        Value valid = ring.useTma ? Value() : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+        issueStage(ring, copies, nextStage, valid, aligned, [&](size_t idx) {
+          DenseMap<Value, Value> memo, memo2;
+          SmallVector<Value> mine = loadOffsetsAt(copies.streams[idx].load, op, next, memo);
+          SmallVector<Value> theirs = loadOffsetsAt(successor->streams[idx].load, loop, lb2, memo2);
+          SmallVector<Value> offsets;
+          for (auto [x, y] : llvm::zip(mine, theirs))
+            offsets.push_back(arith::SelectOp::create(b, loc, hasNext, x, y));
+          return offsets;
+        }, waitEmptyOf(nextStage, previousUse));
+      });
+    } else {
+      std::function<void()> issueSuccessor;
+      if (successor)
+        issueSuccessor = [&] {
+          scf::ForOp loop = successor->loop;
+          Value lb2 = scalars.lookup(loop.getLowerBound());
+          ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound())),
+                 [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
+        };
+      ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
+             issueSuccessor);
+    }
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
     waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, false), i);
