@@ -85,6 +85,18 @@ struct BlockElement {
   Value inside;             // i1 or null
 };
 
+/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
+inline void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
+  if (v == loop.getInductionVar())
+    return;
+  if (loop.isDefinedOutsideOfLoop(v)) {
+    leaves.push_back(v);
+    return;
+  }
+  for (Value operand : v.getDefiningOp()->getOperands())
+    outsideLeaves(operand, loop, leaves);
+}
+
 inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
   return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
 }

@@ -55,25 +55,13 @@ bool KernelLowering::producerCanCompute(Value v) {
   return ok;
 }
 
-/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
-static void outsideValues(Value v, scf::ForOp loop, SmallVectorImpl<Value> &out) {
-  if (v == loop.getInductionVar())
-    return;
-  if (loop.isDefinedOutsideOfLoop(v)) {
-    out.push_back(v);
-    return;
-  }
-  for (Value operand : v.getDefiningOp()->getOperands())
-    outsideValues(operand, loop, out);
-}
-
 SmallVector<Value> KernelLowering::producerInputs(scf::ForOp loop, ArrayRef<Stream> streams) {
   SmallVector<Value> inputs = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
   for (const Stream &s : streams) {
     tile::LoadOp load = s.load;
     inputs.push_back(load.getView());
     for (Value o : load.getOffsets())
-      outsideValues(o, loop, inputs);
+      outsideLeaves(o, loop, inputs);
   }
   return inputs;
 }

@@ -186,18 +186,6 @@ static bool definedBefore(Value v, Operation *op) {
   return false;
 }
 
-/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
-static void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
-  if (v == loop.getInductionVar())
-    return;
-  if (loop.isDefinedOutsideOfLoop(v)) {
-    leaves.push_back(v);
-    return;
-  }
-  for (Value operand : v.getDefiningOp()->getOperands())
-    outsideLeaves(operand, loop, leaves);
-}
-
 bool KernelLowering::planStageCopies(StageCopies &copies, Value useTma) {
   if (!useTma) {
     for (Stream &s : copies.streams) {
