@@ -470,6 +470,28 @@ private:
     Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   }
+  /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
+  /// barrier: the stage may be refilled.
+  void waitReleased(const BarrierRing &ring, Value stage, Value use) {
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
+           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); });
+  }
+  /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
+  /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
+  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence) {
+    for (int s = 0; s < ring.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), false), fullCount, Value());
+      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), true), i32(emptyCount), Value());
+    }
+    if (fence)
+      fenceAsyncProxy();
+  }
+  /// Iterations of a loop over [lb, ub) by `step` (0 when ub <= lb).
+  Value tripCount(Value lb, Value ub, Value step) {
+    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
+    return arith::DivSIOp::create(b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))),
+                                  step);
+  }
 
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them

@@ -135,13 +135,8 @@ LogicalResult KernelLowering::emitProducer() {
       // element-wise copiers; `empty`: every consumer warp), announced to the consumers without
       // waiting for them.
       Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
-        for (int s = 0; s < ring.barriers.stages; ++s) {
-          NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), false), fullCount, Value());
-          NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), true), i32(savedWarps), Value());
-        }
-        fenceAsyncProxy(); // the initialised barriers, visible to the async proxy that completes them
-      });
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+             [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
       NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize));
       next = i32(0);
     } else if (p.fresh) {
@@ -167,16 +162,10 @@ LogicalResult KernelLowering::emitProducer() {
                                       arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step));
       Value stage = arith::RemUIOp::create(b, loc, t, i32(ring.barriers.stages));
       Value previousUse = arith::SubIOp::create(b, loc, t, i32(ring.barriers.stages));
-      issueStage(ring, copies, iv, stage, [&] {
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
-               [&] { waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, true), previousUse); });
-      });
+      issueStage(ring, copies, iv, stage, [&] { waitReleased(ring.barriers, stage, previousUse); });
       scf::YieldOp::create(b, loc);
     }
-    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
-    Value count = arith::DivSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))), step);
-    next = arith::AddIOp::create(b, loc, first, count);
+    next = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
   }
 
   threadId = savedThreadId;

@@ -313,10 +313,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   int stages;
   Operation *previousHandback = nullptr; // the continued loop's turn hand-back (ping-pong), if any
   auto waitEmptyOf = [&](Value stage, Value use) {
-    return [this, &ring, stage, use] {
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
-             [&] { waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, true), use); });
-    };
+    return [this, &ring, stage, use] { waitReleased(ring.barriers, stage, use); };
   };
   bool continued = false, firstRing = false;
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
@@ -398,14 +395,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     if (ring.useTma)
       fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);
     barrier(); // an earlier loop is done with the ring
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
-      for (int s = 0; s < stages; ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), false), fullCount, Value());
-        NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring.barriers, i32(s), true), i32(numWarps), Value());
-      }
-      if (ring.useTma) // the initialised barriers, visible to the async proxy that completes them
-        fenceAsyncProxy();
-    });
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+           [&] { initRingBarriers(ring.barriers, fullCount, numWarps, /*fence=*/static_cast<bool>(ring.useTma)); });
     if (ring.produced) {
       gpu::BarrierOp::create(b, loc); // the whole CTA: the producer waits here for the barriers
       producerLoops.push_back({op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true});
@@ -421,12 +412,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   // The loop after this one may continue the ring: this loop's last iteration then issues its first
   // copies, and it needs no barriers or set-up of its own.
   std::optional<StageCopies> successor = matchRingContinuation(op, ring, streams);
-  Value count; // this loop's iterations
-  if (successor) {
-    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
-    count = arith::DivSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))), step);
-  }
+  Value count = successor ? tripCount(lb, ub, step) : Value(); // this loop's iterations
   b.restoreInsertionPoint(loopAt);
 
   // Ping-pong (see the loop body): warpgroup 0 takes the first turn.
@@ -448,49 +434,52 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // i: this iteration's index in the ring's sequence (continued from an earlier loop's).
     Value i = arith::AddIOp::create(b, loc, first,
                                     arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step));
-    // Refill: ring index i + 1 goes to stage (i + 1) % stages, last read by ring index i + 1 - stages;
-    // after this loop's last iteration, the first of the loop that continues the ring.
-    Value next = arith::AddIOp::create(b, loc, iv, step);
-    Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-    Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
-    Value hasNext = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub);
-    const bool sameViews =
-        successor && llvm::all_of(llvm::zip(copies.streams, successor->streams), [](auto pair) {
-          return std::get<0>(pair).load.getView() == std::get<1>(pair).load.getView();
+    // Refill, unless the producer warpgroup copies (ProducerWarpgroup.cpp): ring index i + 1 goes to
+    // stage (i + 1) % stages, last read by ring index i + 1 - stages; after this loop's last
+    // iteration, the first of the loop that continues the ring.
+    if (!ring.produced) {
+      Value next = arith::AddIOp::create(b, loc, iv, step);
+      Value nextStage = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+      Value previousUse = arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(1)), i32(stages));
+      Value hasNext = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, ub);
+      const bool sameViews =
+          successor && llvm::all_of(llvm::zip(copies.streams, successor->streams), [](auto pair) {
+            return std::get<0>(pair).load.getView() == std::get<1>(pair).load.getView();
+          });
+      // The continuing loop's first iteration (when it has one).
+      scf::ForOp loop = successor ? successor->loop : scf::ForOp();
+      Value lb2 = loop ? scalars.lookup(loop.getLowerBound()) : Value();
+      Value successorDue =
+          loop ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound()))
+                     .getResult()
+               : Value();
+      if (sameViews) {
+        // One issue for both cases, reading the same views: this loop's next block, else (after its last
+        // iteration) the continuing loop's first.
+        ifThen(arith::OrIOp::create(b, loc, hasNext, successorDue), [&] {
+          Value aligned = copies.aligned ? arith::SelectOp::create(b, loc, hasNext, copies.aligned, successor->aligned).getResult()
+                                         : Value();
+          Value valid = ring.useTma ? Value() : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+          issueStage(ring, copies, nextStage, valid, aligned, [&](size_t idx) {
+            DenseMap<Value, Value> memo, memo2;
+            SmallVector<Value> mine = loadOffsetsAt(copies.streams[idx].load, op, next, memo);
+            SmallVector<Value> theirs = loadOffsetsAt(successor->streams[idx].load, loop, lb2, memo2);
+            SmallVector<Value> offsets;
+            for (auto [x, y] : llvm::zip(mine, theirs))
+              offsets.push_back(arith::SelectOp::create(b, loc, hasNext, x, y));
+            return offsets;
+          }, waitEmptyOf(nextStage, previousUse));
         });
-    if (ring.produced) {
-      // The producer warpgroup copies (ProducerWarpgroup.cpp).
-    } else if (sameViews) {
-      // One issue for both cases, reading the same views: this loop's next block, else (after its last
-      // iteration) the continuing loop's first.
-      scf::ForOp loop = successor->loop;
-      Value lb2 = scalars.lookup(loop.getLowerBound());
-      Value successorDue = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound()));
-      ifThen(arith::OrIOp::create(b, loc, hasNext, successorDue), [&] {
-        Value aligned = copies.aligned ? arith::SelectOp::create(b, loc, hasNext, copies.aligned, successor->aligned).getResult()
-                                       : Value();
-        Value valid = ring.useTma ? Value() : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
-        issueStage(ring, copies, nextStage, valid, aligned, [&](size_t idx) {
-          DenseMap<Value, Value> memo, memo2;
-          SmallVector<Value> mine = loadOffsetsAt(copies.streams[idx].load, op, next, memo);
-          SmallVector<Value> theirs = loadOffsetsAt(successor->streams[idx].load, loop, lb2, memo2);
-          SmallVector<Value> offsets;
-          for (auto [x, y] : llvm::zip(mine, theirs))
-            offsets.push_back(arith::SelectOp::create(b, loc, hasNext, x, y));
-          return offsets;
-        }, waitEmptyOf(nextStage, previousUse));
-      });
-    } else {
-      std::function<void()> issueSuccessor;
-      if (successor)
-        issueSuccessor = [&] {
-          scf::ForOp loop = successor->loop;
-          Value lb2 = scalars.lookup(loop.getLowerBound());
-          ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb2, scalars.lookup(loop.getUpperBound())),
-                 [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
-        };
-      ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
-             issueSuccessor);
+      } else {
+        std::function<void()> issueSuccessor;
+        if (successor)
+          issueSuccessor = [&] {
+            ifThen(successorDue,
+                   [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
+          };
+        ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
+               issueSuccessor);
+      }
     }
     // This iteration's stage has landed (every thread's copies), visible to wgmma's async proxy.
     Value stage = arith::RemUIOp::create(b, loc, i, i32(stages));
