@@ -518,13 +518,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   // `full` completes with thread 0's expect-tx and the stage's bytes; `empty` once every warp is
   // done reading the stage.
   barrier(); // earlier users of this shared memory are done
-  ifThen(isThread0, [&] {
-    for (int s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), false), i32(1), Value());
-      NVVM::MBarrierInitOp::create(b, loc, barrierAt(i32(s), true), i32(numWarps), Value());
-    }
-    fenceAsyncProxy(); // the initialised barriers, visible to the async proxy that completes them
-  });
+  ifThen(isThread0, [&] { initRingBarriers(barriers, i32(1), numWarps, /*fence=*/true); });
   barrier();
   // Thread 0: the operand blocks of iteration `iv` into `slot`.
   auto issue = [&](Value iv, Value slot) {
@@ -570,8 +564,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
            [&] {
              Value targetSlot = arith::RemUIOp::create(b, loc, target, i32(stages));
              Value previousUse = arith::SubIOp::create(b, loc, target, i32(stages));
-             ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previousUse, i32(0)),
-                    [&] { waitPhase(barrierAt(targetSlot, true), previousUse); });
+             waitReleased(barriers, targetSlot, previousUse);
              issue(targetIv, targetSlot);
            });
     return acc;
