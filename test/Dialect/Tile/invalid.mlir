@@ -526,3 +526,10 @@ func.func @skip_unit_factor_on_addf(%a: tensor<4xf32>, %b: tensor<4xf32>) -> ten
   %c = arith.addf %a, %b {tile.skip_unit_factor} : tensor<4xf32>
   return %c : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'tile.producer_warpgroup' must be a bool}}
+func.func @producer_unit() attributes {tile.kernel, tile.producer_warpgroup} {
+  return
+}
