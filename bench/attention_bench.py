@@ -39,7 +39,7 @@ class FlareOptions(ctypes.Structure):
                 ("lse", FlareTensor), ("module", ctypes.c_char_p), ("num_aux", ctypes.c_int32),
                 ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
                 ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
-                ("producer", ctypes.c_int32)]
+                ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -91,6 +91,8 @@ class Flare:
                 opt.ping_pong = switches[config[4]]
             if len(config) > 5:
                 opt.producer = switches[config[5]]
+            if len(config) > 6:
+                opt.persistent = switches[config[6]]
         opt.window_left = opt.window_right = -1
         tensors = [flare_tensor(t) for t in (q, k, v, out)]
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
@@ -289,10 +291,10 @@ def main():
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER]]] tile "
-                   "configurations (0x0x0: the configured tile; OVERLAP, PINGPONG and PRODUCER 1/0/-1 force "
-                   "the softmax / P V overlap, the warpgroup ping-pong and the producer warpgroup on/off or "
-                   "leave the configured choice)")
+    p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER[xPERSISTENT]]]] "
+                   "tile configurations (0x0x0: the configured tile; OVERLAP, PINGPONG, PRODUCER and PERSISTENT "
+                   "1/0/-1 force the softmax / P V overlap, the warpgroup ping-pong, the producer warpgroup and "
+                   "the persistent schedule on/off or leave the configured choice)")
     p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweep")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],

@@ -56,7 +56,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "on the kernel as tile.producer_warpgroup (1: on, 0: off, -1: configured)">,
     Option<"lastPvAfterLoops", "last-pv-after-loops", "int", /*default=*/"-1",
            "with overlap: the last block's P V after the loops, its V block loaded before them, "
-           "instead of one more step (1: on, 0: off, -1: configured: with the producer warpgroup)">
+           "instead of one more step (1: on, 0: off, -1: configured: with the producer warpgroup)">,
+    Option<"persistent", "persistent", "int", /*default=*/"-1",
+           "a persistent kernel whose CTAs run query blocks in turn, recorded on the kernel as "
+           "tile.persistent (1: on, 0: off, -1: configured)">
   ];
 }
 

@@ -38,6 +38,11 @@ def Tile_Dialect : Dialect {
     /// warpgroups' register budgets move with `setmaxnreg` (24 for the producer, the rest for the
     /// others). Implies one CTA per SM. Loops whose copies cannot be issued that way keep theirs.
     static constexpr ::llvm::StringLiteral kProducerWarpgroupAttrName = "tile.producer_warpgroup";
+    /// Bool attribute on a tile kernel: true makes it persistent. The body still describes one
+    /// program instance of the grid the kernel is launched with, but the runtime starts only as many
+    /// CTAs as fit on the device at once and each walks program instances in turn, so that one
+    /// instance's epilogue overlaps the next one's first copies (the producer warpgroup runs ahead).
+    static constexpr ::llvm::StringLiteral kPersistentAttrName = "tile.persistent";
     /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).

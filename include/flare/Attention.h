@@ -75,6 +75,8 @@ struct AttentionOptions {
   int pingPong = 0;
   /// A producer warpgroup issues the K/V copies: 1 on, -1 off, 0 configured.
   int producer = 0;
+  /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured.
+  int persistent = 0;
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.

@@ -41,6 +41,7 @@ typedef struct flare_attention_options {
   int32_t overlap; /* softmax / P V overlap in the KV loop: 1 on, -1 off, 0 the configured choice */
   int32_t ping_pong; /* warpgroups issue their MMAs in turn: 1 on, -1 off, 0 the configured choice */
   int32_t producer;  /* a producer warpgroup issues the K/V copies: 1 on, -1 off, 0 the configured choice */
+  int32_t persistent; /* CTAs run query blocks in turn (persistent kernel): 1 on, -1 off, 0 the configured choice */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

@@ -356,6 +356,7 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   compile.attentionOverlap = options.overlap;
   compile.pingPong = options.pingPong;
   compile.producer = options.producer;
+  compile.persistent = options.persistent;
   std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
   rt::Kernel kernel = module->kernel(plan.kernelName);
   int64_t blockM = kernel.info().hint("attention.block_m");

@@ -97,6 +97,7 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
       opt.overlap = options->overlap;
       opt.pingPong = options->ping_pong;
       opt.producer = options->producer;
+      opt.persistent = options->persistent;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
                      stream);

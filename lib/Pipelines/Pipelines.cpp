@@ -67,11 +67,12 @@ struct MarkTensorMapParams : PassWrapper<MarkTensorMapParams, OperationPass<gpu:
   void runOnOperation() override {
     getOperation().walk([](LLVM::LLVMFuncOp func) {
       auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName);
-      if (!userArgs)
+      if (!userArgs || !func->hasAttr(tgpu::kTensorMapsAttrName))
         return;
       MLIRContext *ctx = func.getContext();
       auto byval = TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128));
-      for (unsigned i = userArgs.getInt() + 1; i < func.getNumArguments(); ++i) {
+      const unsigned gridParams = func->hasAttr(tgpu::kPersistentAttrName) ? tgpu::kPersistentGridParams : 0;
+      for (unsigned i = userArgs.getInt() + gridParams + 1; i < func.getNumArguments(); ++i) {
         func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(), byval);
         func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), UnitAttr::get(ctx));
       }
@@ -94,6 +95,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.overlap = options.attentionOverlap == 0 ? -1 : options.attentionOverlap > 0 ? 1 : 0;
     generator.pingPong = options.pingPong == 0 ? -1 : options.pingPong > 0 ? 1 : 0;
     generator.producer = options.producer == 0 ? -1 : options.producer > 0 ? 1 : 0;
+    generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -172,15 +174,21 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     for (NamedAttribute attr : func->getDiscardableAttrs())
       if (auto value = dyn_cast<IntegerAttr>(attr.getValue()); value && attr.getName().strref().starts_with("flare."))
         info.hints[attr.getName().strref().drop_front(6).str()] = value.getInt();
-    // Hidden parameters (TMA): the i32 flag and one tensor map each, after the kernel's own.
+    // Hidden parameters after the kernel's own: a persistent kernel's grid, then (TMA) the i32 flag
+    // and one tensor map each.
     ArrayRef<Type> argTypes = func.getArgumentTypes();
+    info.persistent = func->hasAttr(tgpu::kPersistentAttrName);
     if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {
       auto maps = func->getAttrOfType<ArrayAttr>(tgpu::kTensorMapsAttrName);
-      if (!maps || argTypes.size() != userArgs.getInt() + 1 + maps.size()) {
-        func.emitOpError() << "hidden parameters do not match " << tgpu::kTensorMapsAttrName;
+      const size_t hidden = (info.persistent ? tgpu::kPersistentGridParams : 0) + (maps ? 1 + maps.size() : 0);
+      if (argTypes.size() != userArgs.getInt() + hidden) {
+        func.emitOpError() << "hidden parameters do not match " << tgpu::kTensorMapsAttrName << " and "
+                           << tgpu::kPersistentAttrName;
         return WalkResult::interrupt();
       }
       argTypes = argTypes.take_front(userArgs.getInt());
+      if (!maps)
+        maps = ArrayAttr::get(func.getContext(), {});
       auto scalars = [](Attribute list) {
         std::vector<HostScalar> out;
         for (Attribute a : cast<ArrayAttr>(list)) {

@@ -15,6 +15,7 @@
 // A kernel that reads through TMA also has "tensorMaps" (flare::TensorMapInfo), each like
 //   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
 //    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
+// and a persistent kernel "persistent": true (KernelInfo::persistent).
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
@@ -186,7 +187,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   const llvm::json::Object *obj = v.getAsObject();
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
-  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps"}, where);
+  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent"}, where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
   if (k.name.empty())
@@ -206,6 +207,12 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
         fail(where + ".hints." + key.str() + " must be an integer, not " + typeName(value));
       k.hints[key.str()] = *n;
     }
+  }
+  if (const llvm::json::Value *persistent = obj->get("persistent")) {
+    std::optional<bool> flag = persistent->getAsBoolean();
+    if (!flag)
+      fail(where + ".persistent must be a boolean, not " + typeName(*persistent));
+    k.persistent = *flag;
   }
   if (obj->get("tensorMaps")) {
     const llvm::json::Array &maps = requireArray(*obj, "tensorMaps", where);
@@ -228,6 +235,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";pingpong=" + std::to_string(pingPong);
   if (producer)
     text += ";producer=" + std::to_string(producer);
+  if (persistent)
+    text += ";persistent=" + std::to_string(persistent);
   return text;
 }
 
@@ -268,6 +277,8 @@ std::string CompiledModule::metadataJson() const {
             for (ArgKind a : k.args)
               j.value(argKindName(a));
           });
+          if (k.persistent)
+            j.attribute("persistent", true);
           if (!k.hints.empty())
             j.attributeObject("hints", [&] {
               for (const auto &[name, value] : k.hints)

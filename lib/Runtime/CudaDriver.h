@@ -34,6 +34,8 @@ namespace flare::rt::detail {
   X(cuDevicePrimaryCtxRelease_v2)                                                                       \
   X(cuCtxSetCurrent)                                                                                    \
   X(cuCtxGetCurrent)                                                                                    \
+  X(cuCtxGetDevice)                                                                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                        \
   X(cuCtxSynchronize)                                                                                   \
   X(cuMemAlloc_v2)                                                                                      \
   X(cuMemFree_v2)                                                                                       \

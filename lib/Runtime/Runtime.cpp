@@ -9,6 +9,8 @@
 
 #include "CudaDriver.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -315,6 +317,7 @@ Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled
     functions_.push_back(fn);
   }
   sharedLimitSet_.reset(new std::atomic<bool>[compiled_.kernels.size()]()); // all false
+  residentCtas_.reset(new std::atomic<int>[compiled_.kernels.size()]());     // all 0
 }
 
 Module::~Module() {
@@ -482,6 +485,38 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
     std::memcpy(&slots[i], args.value(i), sizeof(uint64_t));
     params[i] = &slots[i];
   }
+  // A persistent kernel: the requested grid goes to its hidden parameters, and only as many CTAs as
+  // fit on the device at once are launched (each runs program instances of the grid in turn).
+  unsigned ctas[3] = {grid.x, grid.y, grid.z};
+  int32_t requested[3] = {};
+  if (k.persistent) {
+    const uint64_t instances = uint64_t(grid.x) * grid.y * grid.z;
+    if (instances > uint64_t(INT32_MAX))
+      throw Error(where() + ": a persistent kernel runs at most 2^31 - 1 program instances, the grid " +
+                  gridText() + " has " + std::to_string(instances));
+    std::atomic<int> &resident = module_->residentCtas_[index_];
+    int fit = resident.load(std::memory_order_acquire);
+    if (fit == 0) {
+      int perSM = 0, sms = 0;
+      CUdevice dev = 0;
+      check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, fn, k.numThreads, static_cast<size_t>(k.sharedBytes)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor('" + k.name + "')");
+      check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+      check(d.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      if (perSM < 1 || sms < 1)
+        throw Error(where() + ": no CTA of it fits on an SM (" + std::to_string(k.numThreads) + " threads, " +
+                    std::to_string(k.sharedBytes) + " B of shared memory)");
+      fit = perSM * sms;
+      resident.store(fit, std::memory_order_release);
+    }
+    for (int i = 0; i < 3; ++i) {
+      requested[i] = static_cast<int32_t>(ctas[i]);
+      params.push_back(&requested[i]);
+    }
+    ctas[0] = static_cast<unsigned>(std::min<uint64_t>(instances, static_cast<uint64_t>(fit)));
+    ctas[1] = ctas[2] = 1;
+  }
   // Hidden TMA parameters: 1 when every map encoded for these arguments (else the kernel copies
   // without TMA and the maps' bytes are never read), then the maps.
   std::vector<TensorMapBytes> maps;
@@ -493,7 +528,7 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
     for (TensorMapBytes &m : maps)
       params.push_back(&m);
   }
-  CUresult r = d.cuLaunchKernel(fn, grid.x, grid.y, grid.z, static_cast<unsigned>(k.numThreads), 1, 1,
+  CUresult r = d.cuLaunchKernel(fn, ctas[0], ctas[1], ctas[2], static_cast<unsigned>(k.numThreads), 1, 1,
                                 static_cast<unsigned>(k.sharedBytes), static_cast<CUstream>(stream),
                                 params.empty() ? nullptr : params.data(), nullptr);
   if (r != CUDA_SUCCESS)

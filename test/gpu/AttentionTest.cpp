@@ -480,7 +480,10 @@ func.func @holes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tenso
 // The shapes above launch a few programs each; the warpgroups of a CTA synchronise through mbarriers
 // and named barriers whose races show only when programs compete for the SMs (two per SM at head dim
 // 64) over many launches. A grid of several waves, launched repeatedly into poisoned outputs, must give
-// the same bits every time (the kernels are deterministic), and its first heads match the reference.
+// the same bits every time (the kernels are deterministic), leave no element unwritten, and its first
+// and last heads match the reference. A persistent kernel (head dim 128) runs the 512 programs on one
+// CTA per SM, the last round partial: it is checked with and without its producer warpgroup, and
+// head dims 64 and 256 made persistent too.
 TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   const Shape s{4, 16, 16, 1000, 1000}; // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple
   constexpr int kLaunches = 25;
@@ -488,18 +491,25 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   struct Variant {
     int d;
     Mask mask;
-    int producer; // AttentionOptions::producer
+    int producer;   // AttentionOptions::producer
+    int persistent; // AttentionOptions::persistent
   };
   std::vector<Variant> variants;
   for (int d : {64, 128, 256})
-    for (Mask mask : {Plain, Causal, Window})
-      // Head dim 128 both with and without the producer warpgroup.
-      for (int producer : d == 128 ? std::vector<int>{1, -1} : std::vector<int>{0})
-        variants.push_back({d, mask, producer});
+    for (Mask mask : {Plain, Causal, Window}) {
+      variants.push_back({d, mask, 0, 0});
+      if (d == 128) {
+        variants.push_back({d, mask, 1, -1}); // the producer warpgroup in a kernel that is not persistent
+        variants.push_back({d, mask, -1, 1}); // persistent without the producer warpgroup
+      } else if (mask == Plain) {
+        variants.push_back({d, mask, 0, 1});
+      }
+    }
   for (const Variant &variant : variants) {
       const int d = variant.d;
       const char *maskName = variant.mask == Plain ? "plain" : variant.mask == Causal ? "causal" : "window";
-      SCOPED_TRACE("D = " + std::to_string(d) + ", " + maskName + ", producer " + std::to_string(variant.producer));
+      SCOPED_TRACE("D = " + std::to_string(d) + ", " + maskName + ", producer " + std::to_string(variant.producer) +
+                   ", persistent " + std::to_string(variant.persistent));
       Inputs in = randomInputs(s, d, rng);
       auto dq = rt::DeviceBuffer::fromHost(*ctx, in.q), dk = rt::DeviceBuffer::fromHost(*ctx, in.k),
            dv = rt::DeviceBuffer::fromHost(*ctx, in.v);
@@ -513,6 +523,7 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
         opt.windowRight = 100;
       }
       opt.producer = variant.producer;
+      opt.persistent = variant.persistent;
       std::vector<uint16_t> first;
       for (int launch = 0; launch < kLaunches; ++launch) {
         auto dout = poisoned(in.q.size() * 2);
@@ -520,6 +531,11 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
         ctx->synchronize();
         std::vector<uint16_t> got = dout.toHost<uint16_t>(in.q.size());
         if (launch == 0) {
+          // Every element written: none is still the poison (a NaN) or any other non-finite value.
+          size_t unwritten = 0;
+          for (uint16_t bits : got)
+            unwritten += (bits & 0x7f80u) == 0x7f80u;
+          ASSERT_EQ(unwritten, 0u) << unwritten << " output elements are not finite (unwritten programs?)";
           first = std::move(got);
           continue;
         }
@@ -528,16 +544,23 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
           differ += got[i] != first[i];
         ASSERT_EQ(differ, 0u) << "launch " << launch << " differs from the first in " << differ << " elements";
       }
-      // Heads 0 and 1 of batch 0 against the float64 reference (a problem of its own: its inputs are
-      // the leading rows of q, k and v). The plan only gives the module's text: q stands in for out.
+      // Heads 0 and 1 of batch 0 and the last two heads of the last batch against the float64
+      // reference (problems of their own: their inputs are those heads' rows of q, k and v). The plan
+      // only gives the module's text: q stands in for out.
       AttentionPlan plan = planAttention(q, k, v, q, opt);
       const Shape head{1, 2, 2, s.sq, s.skv};
-      reference::AttentionProblem p{1, 2, 2, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), {}};
-      std::printf("[ attention ] %d launches of %d programs, D = %d, %s, producer %d\n", kLaunches, 8 * s.hq * s.b,
-                  d, maskName, variant.producer);
-      expectMatches(first, st, head, d, reference::attentionReference(plan.module, p), nullptr);
-      if (HasFatalFailure())
-        return;
+      std::printf("[ attention ] %d launches of %d programs, D = %d, %s, producer %d, persistent %d\n", kLaunches,
+                  8 * s.hq * s.b, d, maskName, variant.producer, variant.persistent);
+      const size_t headElems = size_t(s.sq) * d;
+      for (size_t firstHead : {size_t(0), size_t(s.b) * s.hq - 2}) {
+        const size_t at = firstHead * headElems;
+        reference::AttentionProblem p{1, 2, 2, s.sq, s.skv, d, in.qf.data() + at, in.kf.data() + at,
+                                      in.vf.data() + at, {}};
+        std::vector<uint16_t> got(first.begin() + at, first.begin() + at + 2 * headElems);
+        expectMatches(got, st, head, d, reference::attentionReference(plan.module, p), nullptr);
+        if (HasFatalFailure())
+          return;
+      }
     }
 }
 

@@ -62,6 +62,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].numThreads, b.kernels[i].numThreads);
     EXPECT_EQ(a.kernels[i].sharedBytes, b.kernels[i].sharedBytes);
     EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
+    EXPECT_EQ(a.kernels[i].persistent, b.kernels[i].persistent);
     ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
     for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
       const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
@@ -103,6 +104,19 @@ TEST(CompiledModuleTest, JsonRoundTripWithTensorMaps) {
   SCOPED_TRACE("metadata JSON: " + json);
   EXPECT_NE(json.find(R"("bits": 32)"), std::string::npos);
   expectSameModule(m, CompiledModule::fromMetadataJson(json, m.ptx));
+}
+
+TEST(CompiledModuleTest, JsonRoundTripOfPersistentKernel) {
+  CompiledModule m = sampleModule();
+  m.kernels.push_back(tmaKernel());
+  m.kernels.back().persistent = true;
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  EXPECT_NE(json.find(R"("persistent": true)"), std::string::npos);
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  EXPECT_TRUE(back.kernels.back().persistent);
+  EXPECT_FALSE(back.kernels.front().persistent);
 }
 
 TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
@@ -193,6 +207,8 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": ["f64"]})")},
       {"arg kind as number",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [1]})")},
+      {"persistent as number",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "persistent": 1})")},
       {"unknown kernel field",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "regs": 3})")},
       {"duplicate kernel names", kernelJson(std::string(kGoodKernel) + ", " + kGoodKernel)},
@@ -251,6 +267,9 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
     CompileOptions producer = base;
     producer.producer = v;
     expectNew(producer, "producer");
+    CompileOptions persistent = base;
+    persistent.persistent = v;
+    expectNew(persistent, "persistent");
   }
   CompileOptions tile = base;
   tile.attentionBlockN = 128;

@@ -34,6 +34,9 @@ struct CompileOptions {
   /// Generated attention kernels: a producer warpgroup issues the K/V copies (1 on, -1 off, 0 the
   /// configured choice).
   int producer = 0;
+  /// Generated attention kernels: a persistent kernel whose CTAs run query blocks in turn (1 on, -1
+  /// off, 0 the configured choice).
+  int persistent = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
@@ -72,6 +75,10 @@ struct KernelInfo {
   /// `args`: an i32 that is 1 when every map could be encoded (else the kernel copies without TMA),
   /// then one 128-byte map per entry.
   std::vector<TensorMapInfo> tensorMaps;
+  /// A persistent kernel (`tile.persistent`): launched with as many CTAs as fit on the device at once
+  /// (at most one per program instance), each running program instances of the requested grid in
+  /// turn. The grid goes in three hidden i32 parameters right after `args` (before the TMA ones).
+  bool persistent = false;
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
   std::map<std::string, int64_t> hints;

@@ -205,6 +205,8 @@ private:
   // throws, and a failing cuFuncSetAttribute must surface as a flare::Error.)
   std::unique_ptr<std::atomic<bool>[]> sharedLimitSet_;
   mutable std::mutex sharedLimitMutex_;
+  // A persistent kernel's CTAs that fit on the device at once (0: not asked yet), per kernel.
+  std::unique_ptr<std::atomic<int>[]> residentCtas_;
 };
 
 /// A CUDA event for timing work on a stream.

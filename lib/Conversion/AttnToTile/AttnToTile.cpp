@@ -72,6 +72,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
   config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
+  // Persistent where the producer warpgroup can run ahead into the next query block (bench/NOTES.md
+  // a28): one CTA per SM, each running query blocks in turn.
+  config.persistent = config.producer;
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
@@ -580,6 +583,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.minBlocksPerSM));
   if (config.producer)
     kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
+  if (config.persistent)
+    kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -797,6 +802,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.producer = producer != 0;
       if (lastPvAfterLoops >= 0)
         config.lastPvAfterLoops = lastPvAfterLoops != 0;
+      if (persistent >= 0)
+        config.persistent = persistent != 0;
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

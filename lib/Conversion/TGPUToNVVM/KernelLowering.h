@@ -531,8 +531,10 @@ private:
   /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
   void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
   /// storeThroughTma's TMA path: `value` into swizzled panels at byte offset `base`, then thread 0's
-  /// bulk tensor stores at `offsets` through `map`.
-  void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets);
+  /// bulk tensor stores at `offsets` through `map`. With `deferWait` (a persistent kernel's own
+  /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
+  void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
+                        bool deferWait);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
@@ -550,6 +552,7 @@ private:
     Value useTma;          // i1: thread 0 fills stages by TMA (null: every thread copies by cp.async)
     int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver
     bool produced = false; // the producer warpgroup fills the stages (ProducerWarpgroup.cpp)
+    bool carried = false;  // a persistent kernel's first ring: its index runs on across instances
   };
   /// What one streamed loop copies into a stage, for any of its induction values.
   struct StageCopies {
@@ -587,6 +590,33 @@ private:
   std::optional<StageCopies> matchRingContinuation(scf::ForOp op, const StreamRing &ring,
                                                    ArrayRef<Stream> streams);
   DenseMap<Operation *, RingContinuation> ringContinuations;
+
+  // --- Persistent kernels (tile.persistent, TGPUToNVVM.cpp) ---------------------------------------
+  /// The body runs in a loop over the program instances of the grid given in hidden parameters
+  /// (virtualGrid), CTA c of G taking instances c, 2G - 1 - c, 2G + c, ... (a snake: rounds of a
+  /// causal grid pair heavy with light instances); the consumers and the producer warpgroup walk the
+  /// same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
+  /// on from one instance to the next, so that the producer copies the next instance's first blocks
+  /// while the consumers finish this one; everything else the body sets up is set up per instance.
+  bool persistent = false;
+  std::array<Value, 3> virtualGrid;  // i32 hidden parameters
+  std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
+  scf::ForOp tileLoop;               // the consumers' loop over instances
+  Value tileRingNext;                // ring index after the carried ring's last loop of the instance
+  bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
+  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
+  /// virtualPids and leaves the builder in its body.
+  scf::ForOp beginTileLoop();
+  /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
+  void endTileLoop();
+  /// Inside the consumers' tile loop: the thread ids, the shared buffer's address and the per-thread
+  /// constants (threadCoord) derived anew per instance (kept out of LLVM's reach), and back.
+  void rebindThreadValues();
+  void restoreThreadValues();
+  struct {
+    Value threadId, laneId, warpId, smemBase;
+    Operation *prologueAnchor = nullptr;
+  } kernelThread; // the kernel-level values while the tile loop's are bound
 
   // --- The producer warpgroup (ProducerWarpgroup.cpp) ---------------------------------------------
   /// With `tile.producer_warpgroup`: warps numWarps .. numWarps + 3 branch off at the start of the

@@ -123,22 +123,41 @@ LogicalResult KernelLowering::emitProducer() {
   threadId = arith::SubIOp::create(b, loc, threadId, i32(numWarps * kWarpSize));
   numWarps = 4;
 
-  Value next; // ring index of the next copy
-  for (ProducerLoop &p : producerLoops) {
-    loc = p.loop.getLoc();
+  auto ringOf = [&](const ProducerLoop &p) {
     StreamRing ring = p.ring;
     ring.base = ringBase->getResult(0);
     ring.barriers.at = arith::AddIOp::create(b, loc, ring.base, i32(ring.barriersAt));
     ring.useTma = tensorMapsUsable();
+    return ring;
+  };
+  // The kernel's first ring: its barriers, initialised here (`full`: one expect-tx, or the 128
+  // element-wise copiers; `empty`: every consumer warp), announced to the consumers without waiting
+  // for them.
+  auto initFirstRing = [&](const ProducerLoop &p) {
+    StreamRing ring = ringOf(p);
+    Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+           [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
+    NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize));
+  };
+  // A persistent kernel: the first ring once, then the same walk over program instances as the
+  // consumers', the first ring's index carried from one instance to the next.
+  scf::ForOp tiles;
+  Value carriedNext;
+  if (persistent) {
+    if (producerLoops.front().producerInit)
+      initFirstRing(producerLoops.front());
+    tiles = beginTileLoop();
+  }
+
+  Value next; // ring index of the next copy
+  for (ProducerLoop &p : producerLoops) {
+    loc = p.loop.getLoc();
+    StreamRing ring = ringOf(p);
     if (p.producerInit) {
-      // The kernel's first ring: its barriers, initialised here (`full`: one expect-tx, or the 128
-      // element-wise copiers; `empty`: every consumer warp), announced to the consumers without
-      // waiting for them.
-      Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-             [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
-      NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize));
-      next = i32(0);
+      if (!persistent)
+        initFirstRing(p);
+      next = persistent ? tiles.getRegionIterArgs()[0] : i32(0);
     } else if (p.fresh) {
       gpu::BarrierOp::create(b, loc); // the consumers have initialised the ring's barriers
       next = i32(0);
@@ -166,6 +185,12 @@ LogicalResult KernelLowering::emitProducer() {
       scf::YieldOp::create(b, loc);
     }
     next = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
+    if (ring.carried)
+      carriedNext = next;
+  }
+  if (persistent) {
+    scf::YieldOp::create(b, loc, carriedNext ? carriedNext : tiles.getRegionIterArgs()[0]);
+    b.setInsertionPointAfter(tiles);
   }
 
   threadId = savedThreadId;

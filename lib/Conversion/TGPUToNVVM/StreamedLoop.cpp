@@ -382,8 +382,18 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   if (!continued && ring.produced && firstRing) {
     // The kernel's first ring, filled by the producer: it initialises the barriers at the kernel's
     // start and starts copying at once; the consumers wait for the initialisation before their
-    // first use (named barrier kRingReady, which the producer only arrives at).
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
+    // first use (named barrier kRingReady, which the producer only arrives at). In a persistent
+    // kernel that is before the first instance, and the ring index runs on across instances.
+    {
+      OpBuilder::InsertionGuard guard(b);
+      if (persistent)
+        b.setInsertionPoint(tileLoop);
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
+    }
+    if (persistent) {
+      ring.carried = true;
+      first = tileLoop.getRegionIterArgs()[0];
+    }
     ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
@@ -557,6 +567,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   for (Stream &s : streams)
     smemOperands.erase(s.operand);
   unflatten(op.getResults(), newFor.getResults());
+  if (ring.carried)
+    tileRingNext = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
   if (successor) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueAt);

@@ -93,9 +93,25 @@ LogicalResult KernelLowering::run() {
     gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
     beginProducer();
   }
+  auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
+  persistent = persistentAttr && persistentAttr.getValue();
+  if (persistent) {
+    // The grid the body's program ids index: hidden parameters right after the kernel's own.
+    for (unsigned d = 0; d < kPersistentGridParams; ++d) {
+      unsigned idx = gfunc.getNumArguments();
+      if (failed(gfunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(ctx), gfunc.getLoc())))
+        return emitError(func.getLoc()) << "internal error: could not add the grid parameters to kernel '"
+                                        << func.getName() << "'";
+      virtualGrid[d] = gfunc.getArgument(idx);
+    }
+    gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
+    tileLoop = beginTileLoop();
+    rebindThreadValues();
+  }
 
   if (failed(lowerBlock(func.getBody().front())))
     return failure();
+  restoreThreadValues();
   if (producerMode) {
     if (failed(emitProducer()))
       return failure();
@@ -135,9 +151,81 @@ LogicalResult KernelLowering::run() {
                             << maxSharedBytes << " a CTA may use: use smaller tiles or fewer warps";
   }
   gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
-  if (tensorMapFlag)
+  if (tensorMapFlag || persistent)
     gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();
+}
+
+scf::ForOp KernelLowering::beginTileLoop() {
+  auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
+  Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, virtualGrid[0], virtualGrid[1]),
+                                      virtualGrid[2]);
+  // Round k runs instance k * G + (k odd ? G - 1 - c : c): every CTA runs `rounds` whole rounds, and
+  // one more when its slot of the last, partial round exists.
+  Value mirrored = arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, ctas, i32(1)), cta);
+  auto slotOf = [&](Value round) {
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc, round, i32(1)), i32(0));
+    return arith::SelectOp::create(b, loc, odd, mirrored, cta).getResult();
+  };
+  Value rounds = arith::DivUIOp::create(b, loc, total, ctas);
+  Value rest = arith::RemUIOp::create(b, loc, total, ctas);
+  Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slotOf(rounds), rest);
+  Value trips = arith::AddIOp::create(b, loc, rounds, arith::ExtUIOp::create(b, loc, b.getI32Type(), partial));
+  auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
+  enterLoopBody(loop);
+  Value k = loop.getInductionVar();
+  Value instance = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, k, ctas), slotOf(k));
+  Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
+  virtualPids = {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
+                 arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
+                 arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
+  return loop;
+}
+
+void KernelLowering::rebindThreadValues() {
+  kernelThread = {threadId, laneId, warpId, smemBase, prologueAnchor};
+  // LLVM would hoist everything the body derives from the thread id and the shared buffer's address
+  // out of the tile loop (wgmma descriptors, shared addresses: dozens of registers), and keep it live
+  // through every instance's epilogue. A zero it cannot see through, made once per instance, keeps
+  // them where the body computes them.
+  Value zero = LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, 0;", "=r",
+                                         /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                         LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                   .getResult(0);
+  threadId = arith::AddIOp::create(b, loc, kernelThread.threadId, zero);
+  laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
+  warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
+  smemBase = LLVM::GEPOp::create(b, loc, smemBase.getType(), b.getI8Type(), kernelThread.smemBase, ValueRange{zero});
+  prologueAnchor = i32(0).getDefiningOp();
+  threadCoords.clear();
+}
+
+void KernelLowering::restoreThreadValues() {
+  if (!kernelThread.threadId)
+    return;
+  threadId = kernelThread.threadId;
+  laneId = kernelThread.laneId;
+  warpId = kernelThread.warpId;
+  smemBase = kernelThread.smemBase;
+  prologueAnchor = kernelThread.prologueAnchor;
+  threadCoords.clear();
+  kernelThread = {};
+}
+
+void KernelLowering::endTileLoop() {
+  // The next instance overwrites what this one's threads read (Q's and the last V block's panels, a
+  // TMA store's staging) and initialises their barriers again: every consumer is done here.
+  barrier();
+  scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
+  b.setInsertionPointAfter(tileLoop);
+  restoreThreadValues();
+  // The last TMA store must have read its panels before the CTA exits.
+  if (tmaStoresInFlight)
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {
@@ -157,15 +245,25 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     for (Value operand : op->getOperands())
       waitForDots(operand);
   if (isa<func::ReturnOp>(op)) {
+    if (persistent && tileLoop && b.getInsertionBlock() == tileLoop.getBody())
+      endTileLoop();
     gpu::ReturnOp::create(b, loc);
     return success();
   }
   if (auto pid = dyn_cast<tile::ProgramIdOp>(op)) {
+    if (persistent) {
+      scalars.map(pid.getResult(), virtualPids[static_cast<int>(pid.getAxis())]);
+      return success();
+    }
     Value id = gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(pid.getAxis()));
     scalars.map(pid.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id));
     return success();
   }
   if (auto np = dyn_cast<tile::NumProgramsOp>(op)) {
+    if (persistent) {
+      scalars.map(np.getResult(), virtualGrid[static_cast<int>(np.getAxis())]);
+      return success();
+    }
     Value n = gpu::GridDimOp::create(b, loc, static_cast<gpu::Dimension>(np.getAxis()));
     scalars.map(np.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n));
     return success();

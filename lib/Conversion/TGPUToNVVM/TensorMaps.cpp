@@ -348,29 +348,44 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     return false;
   // The staging area: the stages of a streamed loop's ring when one is large enough (every loop of
   // this block is done: its copies have landed and the barrier below waits for its last readers),
-  // else an area of its own when that fits beside the rest.
+  // else an area of its own when that fits beside the rest. In a persistent kernel the producer
+  // warpgroup may already be filling the ring for the next program instance: an area of its own.
   constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = type.getNumElements() * 2;
   Value base;
-  if (bytes <= ringStagesBytes) {
+  bool ownArea = false;
+  if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
     base = ringBase->getResult(0);
   } else {
+    ownArea = true;
     const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
                          alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) +
                          alignUp(ringBytes, kSwizzleAlign);
-    if (used + std::max(stagingBytes, bytes) + kReservedSharedBytes > maxSharedBytes)
+    // A loop after the store may still need scratch of its own.
+    bool loopFollows = false;
+    for (Operation *at = op->getNextNode(); at; at = at->getNextNode())
+      loopFollows |= isa<scf::ForOp>(at);
+    if (used + std::max(stagingBytes, bytes) + (loopFollows ? kReservedSharedBytes : 0) > maxSharedBytes)
       return false;
     stagingBytes = std::max(stagingBytes, bytes);
     base = stagingBase->getResult(0);
   }
   TensorMapRead map = tensorMapFor(*plan);
-  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets); },
+  // A persistent kernel's instance leaves the copy of its own staging area in flight.
+  const bool deferWait = persistent && ownArea;
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
 
-void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets) {
+void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
+                                      bool deferWait) {
   auto type = cast<RankedTensorType>(value.getType());
+  // The previous instance of a persistent kernel left its store in flight: thread 0 waits until the
+  // copy has read the panels, before the barrier that lets every thread write them again.
+  if (deferWait)
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
   barrier(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
   storeTile(
@@ -396,9 +411,12 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     // The panels must stay until the copies have read them: before the CTA exits or a later loop or
-    // store (each starting with a CTA barrier) reuses the area.
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+    // store (each starting with a CTA barrier) reuses the area. With `deferWait` it waits only then
+    // (the next instance's store into the same area, the end of the tile loop).
+    if (!deferWait)
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
   });
+  tmaStoresInFlight |= deferWait;
 }
 
 } // namespace flare::tgpu::lowering

@@ -58,6 +58,9 @@ struct AttentionConfig {
   /// With overlap: the last block's P V runs after the loops on a V block loaded before them, instead
   /// of one more loop step whose S product and softmax are thrown away.
   bool lastPvAfterLoops = false;
+  /// A persistent kernel (`tile.persistent`): one CTA per SM runs query blocks in turn, so that the
+  /// producer warpgroup copies the next block's first K/V blocks during this one's epilogue.
+  bool persistent = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

@@ -21,10 +21,17 @@
 namespace flare::tgpu {
 /// Name of the kernel attribute that records the dynamic shared memory a lowered kernel needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tgpu.shared_bytes";
-/// On a lowered kernel with TMA reads: how many of its parameters are the source kernel's (the rest are
-/// hidden: an i32 "maps encoded" flag, then one tensor map each), and the maps' descriptions.
+/// On a lowered kernel with hidden parameters: how many of its parameters are the source kernel's.
+/// The hidden ones follow in this order: a persistent kernel's grid (three i32: the program
+/// instances its body indexes), then with TMA an i32 "maps encoded" flag and one tensor map each
+/// (the maps' descriptions in kTensorMapsAttrName).
 inline constexpr llvm::StringLiteral kUserArgsAttrName = "tgpu.user_args";
 inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
+/// Unit attribute on a lowered persistent kernel (tile.persistent): launched with as many CTAs as fit
+/// on the device at once, each running program instances of the grid in its hidden parameters.
+inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";
+/// Hidden i32 parameters of a persistent kernel: the grid's x, y and z.
+inline constexpr unsigned kPersistentGridParams = 3;
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.
 LinearLayoutAttr getLayoutAttr(mlir::Type type);
 } // namespace flare::tgpu

@@ -73,11 +73,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kMinBlocksPerSMAttrName << "' must be an integer from 1 to 8";
     return success();
   }
-  if (attr.getName() == kProducerWarpgroupAttrName) {
-    if (!isa<BoolAttr>(attr.getValue()))
-      return op->emitError() << "'" << kProducerWarpgroupAttrName << "' must be a bool";
-    return success();
-  }
+  for (StringRef name : {kProducerWarpgroupAttrName, kPersistentAttrName})
+    if (attr.getName() == name) {
+      if (!isa<BoolAttr>(attr.getValue()))
+        return op->emitError() << "'" << name << "' must be a bool";
+      return success();
+    }
   if (attr.getName() == kSkipUnitFactorAttrName) {
     auto mul = dyn_cast<arith::MulFOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !mul || !isa<RankedTensorType>(mul.getType()))
