@@ -27,9 +27,9 @@
 // CHECK-NEXT: scf.if %[[ISPRODUCER]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
 // CHECK-NEXT: %[[PTID:[a-z0-9_]+]] = arith.subi %[[TID]], %c256_i32 : i32
+// CHECK-NEXT: %[[INIT:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
 // CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %[[MAPS]], %c1_i32, %c128_i32 : i32
-// CHECK-NEXT: %[[INIT:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[INIT]] {
 // CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
 // CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32

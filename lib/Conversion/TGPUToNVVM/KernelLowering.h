@@ -675,8 +675,33 @@ private:
     Value useTma;            // i1: the maps encoded (else every thread copied and fenced)
     bool nMajor = false;     // a B operand (rows along K): N-major panels
     Block *waited = nullptr; // the lowered block the last wait was emitted in
+    /// Copied by the producer warpgroup (a persistent kernel's Q): a one-stage ring (`full` at
+    /// `barrier`, then `empty`) whose ring index is the program instance's turn in the tile loop.
+    /// The producer copies the next instance's block as soon as the consumers have released this
+    /// one's after its last loop, while they finish the instance.
+    bool produced = false;
+    Value empty; // !llvm.ptr<3>: a produced operand's `empty` barrier
   };
   DenseMap<Value, TmaOperand> tmaOperands;
+  /// What the producer warpgroup needs to copy a produced TmaOperand.
+  struct ProducedOperand {
+    tile::LoadOp load;
+    int64_t panelsAt = 0;  // byte offset of the panels from persistentBase
+    int64_t barrierAt = 0; // byte offset of its barriers from operandBarrierBase
+    int64_t bytes = 0;
+    TensorMapPlan plan;
+  };
+  SmallVector<ProducedOperand> producedOperands;
+  /// A produced operand's `full` / `empty` barriers as a one-stage ring.
+  BarrierRing operandRing(int64_t barrierAt) {
+    return {arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierAt)), 1};
+  }
+  /// Top-level ops after which the consumers release produced operands (their last reader).
+  DenseMap<Operation *, SmallVector<Value>> releaseAfter;
+  /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady),
+  /// before the tile loop of a persistent kernel.
+  bool producerInitWaited = false;
+  void waitForProducerInit();
   bool persistentSwizzled = false; // the persistent area holds swizzled panels: 1024-byte aligned
   /// True when `op` was lowered as a TMA operand (see TmaOperand); nothing is emitted otherwise.
   bool loadOperandByTma(tile::LoadOp op);

@@ -97,7 +97,7 @@ void KernelLowering::produceValue(Value v) {
 }
 
 LogicalResult KernelLowering::emitProducer() {
-  if (producerLoops.empty()) {
+  if (producerLoops.empty() && producedOperands.empty()) {
     // Nothing for it to do: no branch, no register moves; the kernel's own barriers stay named
     // barriers over all of its threads.
     for (Operation *op : llvm::reverse(producerOnlyOps))
@@ -130,24 +130,53 @@ LogicalResult KernelLowering::emitProducer() {
     ring.useTma = tensorMapsUsable();
     return ring;
   };
+  Value isFirstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
   // The kernel's first ring: its barriers, initialised here (`full`: one expect-tx, or the 128
   // element-wise copiers; `empty`: every consumer warp), announced to the consumers without waiting
-  // for them.
+  // for them (with the produced operands' barriers in a persistent kernel).
   auto initFirstRing = [&](const ProducerLoop &p) {
     StreamRing ring = ringOf(p);
     Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-           [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
-    NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize));
+    ifThen(isFirstThread, [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
   };
-  // A persistent kernel: the first ring once, then the same walk over program instances as the
-  // consumers', the first ring's index carried from one instance to the next.
+  auto announce = [&] { NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize)); };
+  // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
+  // over program instances as the consumers', the first ring's index carried from one instance to the
+  // next. Each instance starts with its produced operands (Q), copied as soon as the consumers have
+  // released the previous instance's.
   scf::ForOp tiles;
   Value carriedNext;
   if (persistent) {
-    if (producerLoops.front().producerInit)
+    const bool firstRingHere = !producerLoops.empty() && producerLoops.front().producerInit;
+    if (firstRingHere)
       initFirstRing(producerLoops.front());
+    ifThen(isFirstThread, [&] {
+      for (const ProducedOperand &o : producedOperands)
+        initRingBarriers(operandRing(o.barrierAt), i32(1), savedWarps, /*fence=*/true);
+    });
+    if (firstRingHere || !producedOperands.empty())
+      announce();
     tiles = beginTileLoop();
+    Value turn = tiles.getInductionVar();
+    for (ProducedOperand &o : producedOperands) {
+      loc = o.load.getLoc();
+      produceValue(o.load.getView());
+      for (Value v : o.load.getOffsets())
+        produceValue(v);
+      for (Value v : o.plan.outerValues)
+        produceValue(v);
+      TensorMapRead read = tensorMapFor(o.plan);
+      BarrierRing ring = operandRing(o.barrierAt);
+      Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
+      ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
+        waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
+        Value full = ringBarrier(ring, i32(0), /*empty=*/false);
+        NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(o.bytes), NVVM::MemScopeKind::CTA,
+                                               /*relaxed=*/false, Value());
+        copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base,
+                    full);
+      });
+    }
   }
 
   Value next; // ring index of the next copy
@@ -155,8 +184,10 @@ LogicalResult KernelLowering::emitProducer() {
     loc = p.loop.getLoc();
     StreamRing ring = ringOf(p);
     if (p.producerInit) {
-      if (!persistent)
+      if (!persistent) {
         initFirstRing(p);
+        announce();
+      }
       next = persistent ? tiles.getRegionIterArgs()[0] : i32(0);
     } else if (p.fresh) {
       gpu::BarrierOp::create(b, loc); // the consumers have initialised the ring's barriers

@@ -229,10 +229,30 @@ void KernelLowering::endTileLoop() {
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {
-  for (Operation &op : block)
+  for (Operation &op : block) {
     if (failed(lowerOp(&op)))
       return failure();
+    // Produced operands whose last reader this was: each consumer warp releases them (its dots that
+    // read them are done) for the producer's next copy.
+    if (auto it = releaseAfter.find(&op); it != releaseAfter.end())
+      for (Value v : it->second) {
+        if (auto dot = dyn_cast<tile::DotOp>(op))
+          waitForDots(dot.getResult());
+        Value empty = tmaOperands[v].empty;
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)),
+               [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
+      }
+  }
   return success();
+}
+
+void KernelLowering::waitForProducerInit() {
+  if (producerInitWaited)
+    return;
+  producerInitWaited = true;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(tileLoop);
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
 }
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {

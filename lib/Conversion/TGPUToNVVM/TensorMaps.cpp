@@ -300,6 +300,33 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     offsets.push_back(scalars.lookup(o));
   TensorMapRead read = tensorMapFor(*plan);
   operand.useTma = tensorMapsUsable();
+  // A persistent kernel's Q, when the producer warpgroup can compute its view and offsets: the
+  // producer copies it (the consumers only copy it themselves when the maps did not encode), and the
+  // consumers release it after the last top-level op that reads it.
+  operand.produced = asA && persistent && producerMode && producerCanCompute(op.getView()) &&
+                     llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
+  if (operand.produced) {
+    operandBarrierBytes += kBarrierBytes; // `empty` after `full`
+    producedOperands.push_back({op, offset, barrierOffset, bytes, *plan});
+    Operation *lastReader = op;
+    for (Operation *user : op->getUsers())
+      for (Operation *reader : user->getUsers()) // the dots, or the conversions feeding them
+        for (Operation *at = reader; at; at = at->getParentOp())
+          if (at->getBlock() == op->getBlock()) {
+            if (lastReader->isBeforeInBlock(at))
+              lastReader = at;
+            break;
+          }
+    releaseAfter[lastReader].push_back(op.getResult());
+    operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
+    waitForProducerInit();
+    ifThen(arith::XOrIOp::create(b, loc, operand.useTma, arith::ConstantIntOp::create(b, loc, 1, 1)), [&] {
+      copyTileRolled(op, offsets, base);
+      fenceAsyncProxy();
+    });
+    tmaOperands[op.getResult()] = operand;
+    return true;
+  }
   ifThen(
       operand.useTma,
       [&] {
@@ -324,6 +351,20 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
 void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   if (operand.waited && insertingWithin(operand.waited))
     return;
+  if (operand.produced) {
+    // This instance's copy (the tile loop's turn k completes `full` for the k-th time), or, without
+    // maps, every consumer's own copies published by a barrier.
+    ifThen(
+        operand.useTma,
+        [&] {
+          NVVM::MBarrierTryWaitParityOp::create(
+              b, loc, operand.barrier, arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1)),
+              i32(0x989680));
+        },
+        [&] { barrier(); });
+    operand.waited = b.getInsertionBlock();
+    return;
+  }
   // The CTA barrier makes thread 0's barrier initialisation (TMA) or every thread's stores (the
   // fallback) visible; then the TMA bytes are waited for (phase 0: the barrier completes once).
   barrier();
