@@ -17,6 +17,7 @@
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 // Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 block-n=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 persistent=0" --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.
@@ -33,14 +34,28 @@
 // CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.127517432> : tensor<128x64xf32>
 // Grid (ceil(Sq / 128), Hq, B); query head h reads KV head h / (Hq / Hkv). Causal rows keep more keys
-// further down: program x takes query block (programs - 1 - x), so the longest programs start first.
+// further down. The kernel is persistent (a CTA runs programs 2i and 2i + 1 in turn): program x takes
+// query block n - 1 - x / 2 when x is even and x / 2 when odd, so that every pair holds the same work.
 // CHECK: %[[PID:.*]] = tile.program_id x
 // CHECK-NEXT: %[[NP:.*]] = tile.num_programs x
-// CHECK-NEXT: %[[REV:.*]] = arith.subi %[[NP]], %[[PID]] : i32
-// CHECK-NEXT: %[[MB:.*]] = arith.subi %[[REV]], %c1_i32 : i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
+// CHECK-NEXT: %[[HALF:.*]] = arith.shrui %[[PID]], %c1_i32 : i32
+// CHECK-NEXT: %[[ODDBIT:.*]] = arith.andi %[[PID]], %c1_i32 : i32
+// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[ODDBIT]], %c0_i32 : i32
+// CHECK-NEXT: %[[HEAVY:.*]] = arith.subi %[[LAST]], %[[HALF]] : i32
+// CHECK-NEXT: %[[MB:.*]] = arith.select %[[ODD]], %[[HALF]], %[[HEAVY]] : i32
 // CHECK-NEXT: %[[H:.*]] = tile.program_id y
 // CHECK-NEXT: %{{.*}} = tile.program_id z
 // CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : i32
+// A kernel that is not persistent: program x takes query block (programs - 1 - x), so that the GPU,
+// which starts programs in index order, starts the longest first.
+// LAUNCHED-LABEL: func.func @causal(
+// LAUNCHED-NOT: tile.persistent
+// LAUNCHED: %[[PID:.*]] = tile.program_id x
+// LAUNCHED-NEXT: %[[NP:.*]] = tile.num_programs x
+// LAUNCHED-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
+// LAUNCHED-NEXT: %[[MB:.*]] = arith.subi %[[LAST]], %[[PID]] : i32
+// LAUNCHED-NEXT: tile.program_id y
 // CHECK-NEXT: %{{.*}} = arith.divui %[[H]], %[[GROUP]] : i32
 // Rows [q0, q1] of this program; q1 is the last row that exists (min(q0 + 128, Sq) - 1), and the number
 // of KV blocks is ceil(Skv / 64) = (Skv + 63) >> 6.

@@ -72,9 +72,10 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
   config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
-  // Persistent where the producer warpgroup can run ahead into the next query block (bench/NOTES.md
-  // a28): one CTA per SM, each running query blocks in turn.
-  config.persistent = config.producer;
+  // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
+  // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
+  // overlap one's epilogue with the other's work (3-4% slower persistent).
+  config.persistent = config.producer || (wgmma && headDim > 128);
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
@@ -605,10 +606,20 @@ LogicalResult Generator::buildKernel() {
 
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
-  // Heaviest first (config.reverseRows): the GPU starts programs in index order, so the last ones to
-  // start are the lightest and the last wave ends evenly.
-  if (config.reverseRows)
-    mBlock = sub(sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), mBlock), c32(1));
+  Value lastBlock = sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), c32(1));
+  if (config.reverseRows && config.persistent) {
+    // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
+    // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
+    // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.
+    Value half = arith::ShRUIOp::create(b, loc, mBlock, c32(1));
+    Value light = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        arith::AndIOp::create(b, loc, mBlock, c32(1)), c32(0));
+    mBlock = arith::SelectOp::create(b, loc, light, half, sub(lastBlock, half));
+  } else if (config.reverseRows) {
+    // Heaviest first: the GPU starts programs in index order, so the last ones to start are the
+    // lightest and the last wave ends evenly.
+    mBlock = sub(lastBlock, mBlock);
+  }
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
   Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));

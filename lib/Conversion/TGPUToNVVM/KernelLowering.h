@@ -593,9 +593,9 @@ private:
 
   // --- Persistent kernels (tile.persistent, TGPUToNVVM.cpp) ---------------------------------------
   /// The body runs in a loop over the program instances of the grid given in hidden parameters
-  /// (virtualGrid), CTA c of G taking instances c, 2G - 1 - c, 2G + c, ... (a snake: rounds of a
-  /// causal grid pair heavy with light instances); the consumers and the producer warpgroup walk the
-  /// same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
+  /// (virtualGrid), in x-fastest order; CTA c of G takes chunks c, c + G, ... of two consecutive
+  /// instances (one when there are fewer than 2G). The consumers and the producer warpgroup walk
+  /// the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
   /// on from one instance to the next, so that the producer copies the next instance's first blocks
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;

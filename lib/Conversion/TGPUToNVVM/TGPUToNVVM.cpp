@@ -158,26 +158,38 @@ LogicalResult KernelLowering::run() {
 
 scf::ForOp KernelLowering::beginTileLoop() {
   auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
   Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, virtualGrid[0], virtualGrid[1]),
                                       virtualGrid[2]);
-  // Round k runs instance k * G + (k odd ? G - 1 - c : c): every CTA runs `rounds` whole rounds, and
-  // one more when its slot of the last, partial round exists.
-  Value mirrored = arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, ctas, i32(1)), cta);
-  auto slotOf = [&](Value round) {
-    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                      arith::AndIOp::create(b, loc, round, i32(1)), i32(0));
-    return arith::SelectOp::create(b, loc, odd, mirrored, cta).getResult();
-  };
-  Value rounds = arith::DivUIOp::create(b, loc, total, ctas);
-  Value rest = arith::RemUIOp::create(b, loc, total, ctas);
-  Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slotOf(rounds), rest);
-  Value trips = arith::AddIOp::create(b, loc, rounds, arith::ExtUIOp::create(b, loc, b.getI32Type(), partial));
+  // CTA c of G takes chunks c, c + G, c + 2G, ... of `size` consecutive instances: pairs when there
+  // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
+  // heavy and light query blocks of one head), single instances otherwise.
+  Value pairs = cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas));
+  Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
+  Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
+  Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
+  Value mine = arith::AddIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, chunks, i32(1)), cta), ctas),
+      i32(1));
+  mine = arith::SelectOp::create(b, loc, has, mine, i32(0)); // chunks of this CTA
+  // An odd total leaves the last chunk one instance short.
+  Value lastChunk =
+      arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, mine, i32(1)), ctas));
+  Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));
+  Value isShort = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, has, odd),
+      cmp(arith::CmpIPredicate::eq, lastChunk, arith::SubIOp::create(b, loc, chunks, i32(1))));
+  Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
+                                      arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
   enterLoopBody(loop);
-  Value k = loop.getInductionVar();
-  Value instance = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, k, ctas), slotOf(k));
+  Value turn = loop.getInductionVar();
+  Value chunk = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
+  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
+                                         arith::AndIOp::create(b, loc, turn, shift));
   Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
   virtualPids = {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
                  arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
