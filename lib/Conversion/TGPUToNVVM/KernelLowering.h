@@ -655,6 +655,9 @@ private:
   LogicalResult emitProducer();
   /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
   void produceValue(Value v);
+  /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
+  /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
+  void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);
@@ -675,10 +678,10 @@ private:
     Value useTma;            // i1: the maps encoded (else every thread copied and fenced)
     bool nMajor = false;     // a B operand (rows along K): N-major panels
     Block *waited = nullptr; // the lowered block the last wait was emitted in
-    /// Copied by the producer warpgroup (a persistent kernel's Q): a one-stage ring (`full` at
-    /// `barrier`, then `empty`) whose ring index is the program instance's turn in the tile loop.
-    /// The producer copies the next instance's block as soon as the consumers have released this
-    /// one's after its last loop, while they finish the instance.
+    /// Copied by the producer warpgroup (a persistent kernel's Q and last V block): a one-stage ring
+    /// (`full` at `barrier`, then `empty`) whose ring index is the program instance's turn in the
+    /// tile loop. The producer copies the next instance's Q as soon as the consumers have released
+    /// this one's after its last loop, while they finish the instance.
     bool produced = false;
     Value empty; // !llvm.ptr<3>: a produced operand's `empty` barrier
   };
@@ -690,6 +693,7 @@ private:
     int64_t barrierAt = 0; // byte offset of its barriers from operandBarrierBase
     int64_t bytes = 0;
     TensorMapPlan plan;
+    bool afterLoops = false; // a B operand of a top-level dot after the loops: copied after them
   };
   SmallVector<ProducedOperand> producedOperands;
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.

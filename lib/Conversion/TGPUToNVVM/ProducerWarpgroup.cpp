@@ -87,6 +87,29 @@ void KernelLowering::beginProducer() {
       NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters, NVVM::SetMaxRegisterAction::increase).getOperation());
 }
 
+void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {
+  for (ProducedOperand &o : producedOperands) {
+    if (o.afterLoops != afterLoops)
+      continue;
+    loc = o.load.getLoc();
+    produceValue(o.load.getView());
+    for (Value v : o.load.getOffsets())
+      produceValue(v);
+    for (Value v : o.plan.outerValues)
+      produceValue(v);
+    TensorMapRead read = tensorMapFor(o.plan);
+    BarrierRing ring = operandRing(o.barrierAt);
+    Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
+    ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
+      waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
+      Value full = ringBarrier(ring, i32(0), /*empty=*/false);
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(o.bytes), NVVM::MemScopeKind::CTA,
+                                             /*relaxed=*/false, Value());
+      copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
+    });
+  }
+}
+
 void KernelLowering::produceValue(Value v) {
   if (isa<BlockArgument>(v) || scalars.contains(v) || views.count(v))
     return;
@@ -157,26 +180,7 @@ LogicalResult KernelLowering::emitProducer() {
     if (firstRingHere || !producedOperands.empty())
       announce();
     tiles = beginTileLoop();
-    Value turn = tiles.getInductionVar();
-    for (ProducedOperand &o : producedOperands) {
-      loc = o.load.getLoc();
-      produceValue(o.load.getView());
-      for (Value v : o.load.getOffsets())
-        produceValue(v);
-      for (Value v : o.plan.outerValues)
-        produceValue(v);
-      TensorMapRead read = tensorMapFor(o.plan);
-      BarrierRing ring = operandRing(o.barrierAt);
-      Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
-      ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
-        waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
-        Value full = ringBarrier(ring, i32(0), /*empty=*/false);
-        NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(o.bytes), NVVM::MemScopeKind::CTA,
-                                               /*relaxed=*/false, Value());
-        copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base,
-                    full);
-      });
-    }
+    issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
   }
 
   Value next; // ring index of the next copy
@@ -220,6 +224,7 @@ LogicalResult KernelLowering::emitProducer() {
       carriedNext = next;
   }
   if (persistent) {
+    issueProducedOperands(/*afterLoops=*/true, tiles.getInductionVar(), isFirstThread);
     scf::YieldOp::create(b, loc, carriedNext ? carriedNext : tiles.getRegionIterArgs()[0]);
     b.setInsertionPointAfter(tiles);
   }

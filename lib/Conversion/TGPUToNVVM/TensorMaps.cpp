@@ -300,23 +300,30 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     offsets.push_back(scalars.lookup(o));
   TensorMapRead read = tensorMapFor(*plan);
   operand.useTma = tensorMapsUsable();
-  // A persistent kernel's Q, when the producer warpgroup can compute its view and offsets: the
-  // producer copies it (the consumers only copy it themselves when the maps did not encode), and the
-  // consumers release it after the last top-level op that reads it.
-  operand.produced = asA && persistent && producerMode && producerCanCompute(op.getView()) &&
+  // In a persistent kernel, when the producer warpgroup can compute the view and offsets: the
+  // producer copies the block (the consumers only copy it themselves when the maps did not encode),
+  // Q before the instance's loops, the last V block after them, and the consumers release it after
+  // the last top-level op that reads it.
+  operand.produced = persistent && producerMode && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
     operandBarrierBytes += kBarrierBytes; // `empty` after `full`
-    producedOperands.push_back({op, offset, barrierOffset, bytes, *plan});
+    producedOperands.push_back({op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB});
     Operation *lastReader = op;
-    for (Operation *user : op->getUsers())
-      for (Operation *reader : user->getUsers()) // the dots, or the conversions feeding them
+    for (OpOperand &use : op->getUses()) {
+      SmallVector<Operation *> readers; // the dots, directly or through a conversion
+      if (isa<ConvertLayoutOp>(use.getOwner()))
+        llvm::append_range(readers, use.getOwner()->getUsers());
+      else
+        readers.push_back(use.getOwner());
+      for (Operation *reader : readers)
         for (Operation *at = reader; at; at = at->getParentOp())
           if (at->getBlock() == op->getBlock()) {
             if (lastReader->isBeforeInBlock(at))
               lastReader = at;
             break;
           }
+    }
     releaseAfter[lastReader].push_back(op.getResult());
     operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
     waitForProducerInit();
