@@ -58,6 +58,12 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        kernel's own warps only wait for and release the stages, their CTA barriers become named
        barrier 3, and setmaxnreg moves registers from the producer (40) to them. See
        ProducerWarpgroup.cpp.
+   10. a kernel marked `tile.persistent = true` gets three hidden i32 parameters (the grid its
+       program ids index, `tgpu.persistent` tells the runtime) and runs its body in a loop over
+       program instances, two consecutive ones per turn of a CTA; the producer warpgroup walks the
+       same instances, its first ring's index runs on across them, and in such a kernel it also
+       copies the top-level TMA operands (Q, the last V block) through one-stage rings. The output's
+       TMA staging gets its own area, its copy waited for only before the next store.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];
