@@ -533,3 +533,10 @@ func.func @skip_unit_factor_on_addf(%a: tensor<4xf32>, %b: tensor<4xf32>) -> ten
 func.func @producer_unit() attributes {tile.kernel, tile.producer_warpgroup} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.persistent' must be a bool}}
+func.func @persistent_int() attributes {tile.kernel, tile.persistent = 1 : i32} {
+  return
+}

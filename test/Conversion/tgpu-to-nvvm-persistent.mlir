@@ -1,0 +1,185 @@
+// convert-tgpu-to-nvvm on a kernel marked `tile.persistent = true`: the body still describes one
+// program instance; the kernel gets the grid its program ids index as three hidden i32 parameters
+// after its own (then the TMA flag and maps), `tgpu.persistent` for the runtime, and runs the body in
+// a loop over instances. CTA c of G takes chunks c, c + G, ... of two consecutive instances (one when
+// there are fewer than 2G), decomposed x-fastest into program ids. With a producer warpgroup, the
+// producer walks the same instances: it initialises the ring and the top-level TMA operand's
+// one-stage ring (`full`, `empty`) once, announces them on named barrier 4, and per instance waits
+// until the consumers released the previous instance's block, then copies this one's; the streamed
+// loop's ring index runs on across instances (the tile loop carries it). The consumers wait for the
+// announcement once, before their tile loop; per instance they derive their thread values anew
+// behind an opaque zero (so LLVM keeps them in the loop), wait for the operand with the parity of
+// their turn, release it after the loop that reads it, and leave the output's TMA store in flight:
+// thread 0 waits for its read only before the next instance's store and after the loop.
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
+
+// CHECK-LABEL: gpu.func @persistent(
+// CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
+// CHECK-SAME: tgpu.persistent
+// CHECK-SAME: tgpu.user_args = 5 : i32
+// The producer: registers given up, the ring's three stages and the operand's two barriers
+// initialised once (`full` of the operand: one expect-tx; `empty`: the 8 consumer warps), announced.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: nvvm.mbarrier.init %{{[0-9]+}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
+// The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
+// CHECK: %[[CTAS:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[CTA:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[XY:[0-9]+]] = arith.muli %arg5, %arg6 : i32
+// CHECK-NEXT: %[[TOTAL:[0-9]+]] = arith.muli %[[XY]], %arg7 : i32
+// CHECK-NEXT: %[[TWOG:[0-9]+]] = arith.addi %[[CTAS]], %[[CTAS]] : i32
+// CHECK-NEXT: %[[PAIRS:[0-9]+]] = arith.cmpi uge, %[[TOTAL]], %[[TWOG]] : i32
+// CHECK-NEXT: %[[SHIFT:[0-9]+]] = arith.extui %[[PAIRS]] : i1 to i32
+// CHECK: %[[PTILES:[0-9]+]] = scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// CHECK-NEXT: %[[CHUNKIDX:[0-9]+]] = arith.shrui %[[PTURN]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[ROUND:[0-9]+]] = arith.muli %[[CHUNKIDX]], %[[CTAS]] : i32
+// CHECK-NEXT: %[[CHUNK:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
+// CHECK-NEXT: %[[SECOND:[0-9]+]] = arith.andi %[[PTURN]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.shli %[[CHUNK]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[INST:[0-9]+]] = arith.addi %[[FIRST]], %[[SECOND]] : i32
+// CHECK-NEXT: %[[PX:[0-9]+]] = arith.remui %[[INST]], %arg5 : i32
+// CHECK-NEXT: %[[PROW:[0-9]+]] = arith.muli %[[PX]], %c128_i32 : i32
+// The operand's copy: after the consumers released the previous instance's (turn - 1 >= 0).
+// CHECK: %[[PREV:[0-9]+]] = arith.subi %[[PTURN]], %c1_i32 : i32
+// CHECK-NEXT: %[[HADPREV:[0-9]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[HADPREV]] {
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// Then the streamed loop's stages, their ring index numbered on from the instance's first.
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg11
+// CHECK: scf.yield %{{[0-9]+}} : i32
+// CHECK: nvvm.exit
+// The consumers.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c384_i32
+// CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
+// CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
+// No copy of theirs when the maps encoded; the operand arrives with the parity of their turn.
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %[[PARITY]], %c10000000_i32
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// After the loop each warp's lane 0 releases the operand.
+// CHECK: nvvm.mbarrier.arrive %{{[0-9]+}} : !llvm.ptr<3>
+// The store: thread 0 waits for the previous instance's copy to have read the panels, then the
+// panels, thread 0's TMA store, committed and left in flight.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg10
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: scf.yield %{{[0-9]+}} : i32
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.return
+func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
+
+// -----
+
+// Without a producer warpgroup: every instance's copies are the consumers' (the operand's barrier
+// initialised per instance, waited for with parity 0), the ring set up per instance; the output's
+// staging reuses the ring's stages, so its copy is waited for at once. Nothing is carried.
+// CHECK-LABEL: gpu.func @alone(
+// CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: tgpu.persistent
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32  : i32 {
+// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c1_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %c0_i32, %c10000000_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
+
+// -----
+
+// `tile.persistent = false`: no hidden grid, program ids from the launch.
+// CHECK-LABEL: gpu.func @launched(
+// CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: !llvm.ptr
+// CHECK-NOT: tgpu.persistent
+// CHECK: gpu.block_id x
+// CHECK-NOT: gpu.grid_dim
+// CHECK: gpu.return
+func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = false} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
