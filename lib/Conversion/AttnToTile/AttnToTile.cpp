@@ -79,8 +79,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
-  config.reverseRows = config.minBlocksPerSM < 2 &&
-                       (maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm");
+  config.rowsGrow = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
+  config.reverseRows = config.minBlocksPerSM < 2 && config.rowsGrow;
   return config;
 }
 } // namespace flare::attn
@@ -607,7 +607,7 @@ LogicalResult Generator::buildKernel() {
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   Value lastBlock = sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), c32(1));
-  if (config.reverseRows && config.persistent) {
+  if (config.rowsGrow && config.persistent) {
     // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
     // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
     // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.

@@ -49,8 +49,11 @@ struct AttentionConfig {
   /// Off by default: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a
   /// divergent path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. For experiments.
   bool deferRescale = false;
+  /// The mask keeps more keys for later query rows (causal-like): programs differ in work.
+  bool rowsGrow = false;
   /// Program x visits query block (programs - 1 - x): for masks whose later rows keep more keys
-  /// (causal), the longest programs start first and the shortest end the last wave.
+  /// (causal), the longest programs start first and the shortest end the last wave. A persistent
+  /// kernel pairs a heavy with a light query block instead (whenever rowsGrow).
   bool reverseRows = false;
   /// A producer warpgroup issues the K/V copies (TMA) while the two warpgroups of the tile compute,
   /// with setmaxnreg moving its registers to them (`tile.producer_warpgroup`); one CTA per SM.
