@@ -30,6 +30,13 @@
 // fresh ring (after a loop it could not issue) the consumers initialise, and the producer meets them
 // at the CTA barrier after it.
 //
+// In a persistent kernel (tile.persistent) the producer walks the consumers' program instances in
+// the same loop (beginTileLoop), the first ring's index carried across them, and it also copies the
+// top-level TMA operands (Q before an instance's loops, the last V block after them) through
+// one-stage rings whose index is the instance's turn: it waits until the consumers released the
+// previous instance's block (they arrive after its last reader), so the next Q travels while they
+// finish this instance.
+//
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 

@@ -170,17 +170,15 @@ scf::ForOp KernelLowering::beginTileLoop() {
   Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
   Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
   Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
-  Value mine = arith::AddIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, chunks, i32(1)), cta), ctas),
-      i32(1));
-  mine = arith::SelectOp::create(b, loc, has, mine, i32(0)); // chunks of this CTA
+  Value lastOfAll = arith::SubIOp::create(b, loc, chunks, i32(1));
+  Value later = arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, lastOfAll, cta), ctas);
+  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0)); // chunks of this CTA
   // An odd total leaves the last chunk one instance short.
-  Value lastChunk =
-      arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, mine, i32(1)), ctas));
+  Value lastChunk = arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, later, ctas));
   Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));
   Value isShort = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, has, odd),
-      cmp(arith::CmpIPredicate::eq, lastChunk, arith::SubIOp::create(b, loc, chunks, i32(1))));
+      cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
