@@ -156,8 +156,9 @@ class Kernel {
 public:
   const KernelInfo &info() const;
   /// Launches on `stream` (a CUstream; nullptr is the legacy default stream) with the block size and
-  /// dynamic shared memory from info(). Checks the arguments against info().args first. Asynchronous:
-  /// errors during execution surface at the next synchronisation.
+  /// dynamic shared memory from info(). Checks the arguments against info().args first. A persistent
+  /// kernel (info().persistent) runs the program instances of `grid` on as many CTAs as fit on the
+  /// device at once. Asynchronous: errors during execution surface at the next synchronisation.
   void launch(Grid grid, const KernelArgs &args, void *stream = nullptr) const;
   /// The CUfunction.
   void *handle() const;
