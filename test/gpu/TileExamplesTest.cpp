@@ -62,22 +62,41 @@ TEST_F(TileExamples, LayerNormMatchesFloat64Reference) {
 
 TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
   struct Shape { int m, n, k; bool pitched = false; }; // pitched: rows of A and B padded to 8 elements
-  struct Variant { const char *file, *name; bool bf16Out; int blockM; };
+  // persistent: the example compiled with `tile.persistent = true` (each CTA runs program
+  // instances in turn, its TMA K loop set up anew for each; the grouped program order reads the
+  // grid through tile.num_programs).
+  struct Variant { const char *file, *name; bool bf16Out; int blockM; bool persistent = false; };
   std::vector<Variant> variants = {{"tile/matmul.mlir", "matmul", false, 128},
                                    {"tile/matmul.mlir", "matmul_bf16", true, 128}};
-  if (ctx->arch() == "sm_90a")
+  if (ctx->arch() == "sm_90a") {
     variants.push_back({"tile/matmul_hopper.mlir", "matmul_bf16", true, 128});
+    variants.push_back({"tile/matmul_hopper.mlir", "matmul_bf16", true, 128, /*persistent=*/true});
+  }
   for (const std::string &arch : archsToTest())
   for (const Variant &variant : variants) {
     if (arch != ctx->arch() && std::string(variant.file) == "tile/matmul_hopper.mlir")
       continue; // sm_90a only
     const bool bf16Out = variant.bf16Out;
     flare::rt::Kernel kern = kernel(variant.file, variant.name, arch);
+    if (variant.persistent) {
+      std::string text = readExample(variant.file);
+      const std::string marker = "attributes {tile.kernel,";
+      const size_t at = text.find(marker);
+      ASSERT_NE(at, std::string::npos) << variant.file << " has no kernel attributes to extend";
+      text.insert(at + marker.size(), " tile.persistent = true,");
+      flare::CompileOptions options;
+      options.arch = arch;
+      kern = cache->getOrCompile(text, options, std::string(variant.file) + " (persistent)")->kernel(variant.name);
+      ASSERT_TRUE(kern.info().persistent);
+    }
+    // The last shape has 297 program instances of 128 x 256: a persistent kernel's CTAs run two or
+    // three pairs each.
     for (Shape s : {Shape{1, 1, 1}, Shape{100, 200, 50}, Shape{257, 129, 1000}, Shape{512, 512, 512},
                     Shape{1000, 700, 333}, Shape{100, 200, 50, true}, Shape{257, 129, 1000, true},
-                    Shape{1000, 700, 333, true}}) {
-      SCOPED_TRACE(arch + " " + variant.file + " " + variant.name + ", M = " + std::to_string(s.m) + ", N = " +
-                   std::to_string(s.n) + ", K = " + std::to_string(s.k) + (s.pitched ? ", pitched rows" : ""));
+                    Shape{1000, 700, 333, true}, Shape{4100, 2104, 72}}) {
+      SCOPED_TRACE(arch + " " + variant.file + " " + variant.name + (variant.persistent ? " (persistent)" : "") +
+                   ", M = " + std::to_string(s.m) + ", N = " + std::to_string(s.n) + ", K = " + std::to_string(s.k) +
+                   (s.pitched ? ", pitched rows" : ""));
       auto pitch = [&](int cols) { return s.pitched ? (cols + 7) / 8 * 8 : cols; };
       // C rows padded: the padding must stay poisoned (pitched: 16-byte aligned rows).
       const int lda = pitch(s.k), ldb = pitch(s.n), ldc = s.pitched ? pitch(s.n) + 8 : s.n + 3;
