@@ -10,7 +10,11 @@
 // announcement once, before their tile loop; per instance they derive their thread values anew
 // behind an opaque zero (so LLVM keeps them in the loop), wait for the operand with the parity of
 // their turn, release it after the loop that reads it, and leave the output's TMA store in flight:
-// thread 0 waits for its read only before the next instance's store and after the loop.
+// each warpgroup stores its own 64 rows (its named barrier, its first thread) and waits for the
+// copy's read only before its next store and after the loop. The MMA turn passes on from one
+// instance to the next (given once before the tile loop, taken back once after it), and with
+// nothing of the consumers' own to protect, the instance ends without a barrier (but for launches
+// whose maps did not encode).
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
 
 // CHECK-LABEL: gpu.func @persistent(
@@ -58,6 +62,10 @@
 // The consumers.
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c384_i32
+// CHECK-NEXT: %[[SECONDWG:[0-9]+]] = arith.cmpi uge, %{{[0-9]+}}, %c4_i32 : i32
+// CHECK-NEXT: scf.if %[[SECONDWG]] {
+// CHECK-NEXT: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
 // CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
 // No copy of theirs when the maps encoded; the operand arrives with the parity of their turn.
@@ -70,17 +78,39 @@
 // CHECK: scf.yield
 // After the loop each warp's lane 0 releases the operand.
 // CHECK: nvvm.mbarrier.arrive %{{[0-9]+}} : !llvm.ptr<3>
-// The store: thread 0 waits for the previous instance's copy to have read the panels, then the
-// panels, thread 0's TMA store, committed and left in flight.
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// The store, per warpgroup (named barrier 5 + g over its 128 threads): its first thread waits for the
+// previous instance's copy to have read the panels, then the panels, its TMA store of 64 rows from
+// row 64 g, committed and left in flight.
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK: %[[LOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
+// CHECK-NEXT: %[[LEADER:[0-9]+]] = arith.cmpi eq, %[[LOCAL]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[WGBAR:[0-9]+]] = arith.addi %[[GROUP:[0-9]+]], %c5_i32 : i32
+// CHECK-NEXT: nvvm.barrier id = %[[WGBAR]] number_of_threads = %c128_i32
+// CHECK: nvvm.barrier id = %[[WGBAR]] number_of_threads = %c128_i32
+// CHECK-NEXT: scf.if %[[LEADER]] {
+// CHECK-NEXT: %{{[0-9]+}} = arith.muli %[[GROUP]], %c64_i32 : i32
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg10
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NOT: nvvm.cp.async.bulk.wait_group
+// The instance's last barrier only where the maps did not encode (the direct store's branch).
+// CHECK: } else {
 // CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: }
 // CHECK-NEXT: scf.yield %{{[0-9]+}} : i32
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK: gpu.return
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
+// CHECK-NEXT: scf.if %[[FIRSTWG]] {
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[ANYLOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
+// CHECK-NEXT: %[[ISSUER:[0-9]+]] = arith.cmpi eq, %[[ANYLOCAL]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[ISSUER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
 func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -109,7 +139,8 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 
 // Without a producer warpgroup: every instance's copies are the consumers' (the operand's barrier
 // initialised per instance, waited for with parity 0), the ring set up per instance; the output's
-// staging reuses the ring's stages, so its copy is waited for at once. Nothing is carried.
+// staging reuses the ring's stages, so its copy is waited for at once, and every instance ends with a
+// CTA barrier. Only the MMA turn is carried.
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -125,6 +156,10 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
+// CHECK-NEXT: scf.if %[[FIRSTWG]] {
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {

@@ -534,7 +534,7 @@ private:
   /// bulk tensor stores at `offsets` through `map`. With `deferWait` (a persistent kernel's own
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait);
+                        bool deferWait, bool perWarpgroup = false);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
@@ -604,6 +604,16 @@ private:
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
+  /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
+  /// instance's end holds one warpgroup for the other.
+  bool perWarpgroupStores = false;
+  /// The consumers set up shared state of their own per instance (a ring they initialise, operands
+  /// they store or copy, lazy dot operands): the instance's last barrier must stay.
+  bool consumersSetUpState = false;
+  static constexpr int kWarpgroupBarrier = 5; // named barriers 5 and 6: one consumer warpgroup each
+  /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
+  /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
+  static constexpr StringLiteral kTurnAttrName = "flare.turn";
   /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
   /// virtualPids and leaves the builder in its body.
   scf::ForOp beginTileLoop();

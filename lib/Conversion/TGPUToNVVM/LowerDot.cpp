@@ -461,6 +461,7 @@ Value KernelLowering::stageMmas(tile::DotOp dot, Value base, int64_t aBytes, boo
 }
 
 LogicalResult KernelLowering::lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads) {
+  consumersSetUpState = true; // its ring, set up by the kernel's own threads
   // With tensor maps for both operands (sm_90a, swizzled panels): the TMA pipeline when the runtime
   // encoded them, else a plain loop that copies element by element (a run-time choice). Maps fail to
   // encode only for operands cp.async could not copy either (bases or strides not 16-byte aligned),

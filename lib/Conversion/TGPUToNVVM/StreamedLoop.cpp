@@ -168,6 +168,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
     }
   }
   if (stored) {
+    consumersSetUpState = true;
     fenceAsyncProxy();
     barrier();
   }
@@ -396,6 +397,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
   } else if (!continued) {
+    consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
     // bytes of its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
     const int64_t numThreads = static_cast<int64_t>(ring.produced ? 4 : numWarps) * kWarpSize;
@@ -561,6 +563,12 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // The turn warpgroup 1 gave before the loop is still open: warpgroup 0 takes it back.
     Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
     handback = ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+    // A persistent kernel may pass the turn on from one instance to the next (endTileLoop).
+    if (persistent) {
+      handback->setAttr(kTurnAttrName, b.getUnitAttr());
+      if (firstTurn && !previousHandback)
+        firstTurn->setAttr(kTurnAttrName, b.getUnitAttr());
+    }
   }
   for (Stream &s : streams)
     smemOperands.erase(s.operand);

@@ -226,16 +226,52 @@ void KernelLowering::restoreThreadValues() {
 }
 
 void KernelLowering::endTileLoop() {
-  // The next instance overwrites what this one's threads read (Q's and the last V block's panels, a
-  // TMA store's staging) and initialises their barriers again: every consumer is done here.
-  barrier();
+  // The next instance overwrites what this one's threads read (operands' panels, a TMA store's
+  // staging, a ring's barriers they set up): every consumer is done here. Unless nothing of that is
+  // theirs: the producer's rings and operands order themselves, each warpgroup's staging has its own
+  // barriers, scratch users start with one; then only launches whose maps did not encode (the
+  // consumers copy the operands themselves) need it.
+  const bool ownStateOnly = producerMode && perWarpgroupStores && !consumersSetUpState && lazyBytes == 0;
+  if (ownStateOnly)
+    ifThen(arith::XOrIOp::create(b, loc, tensorMapsUsable(), arith::ConstantIntOp::create(b, loc, 1, 1)),
+           [&] { barrier(); });
+  else
+    barrier();
   scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
   b.setInsertionPointAfter(tileLoop);
   restoreThreadValues();
-  // The last TMA store must have read its panels before the CTA exits.
-  if (tmaStoresInFlight)
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+  // The MMA turns: when every loop that takes turns sits in the instance's body, warpgroup 1 gives
+  // the first turn once before the tile loop and warpgroup 0 takes the last back after it, so that
+  // the turn passes on from one instance's last loop to the next one's first (as between a ring's
+  // loops), and neither warpgroup waits for the other at an instance's end.
+  SmallVector<Operation *> turns;
+  bool allInBody = true;
+  kernelFunc.walk([&](scf::IfOp ifOp) {
+    if (!ifOp->hasAttr(kTurnAttrName))
+      return;
+    ifOp->removeAttr(kTurnAttrName);
+    turns.push_back(ifOp);
+    allInBody &= ifOp->getBlock() == tileLoop.getBody();
+  });
+  if (allInBody && !turns.empty()) {
+    for (Operation *turn : turns)
+      turn->erase();
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(tileLoop);
+      Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
+      ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
+    }
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
+    ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+  }
+  // The last TMA stores must have read their panels before the CTA exits (each warpgroup's first
+  // thread issued its own).
+  if (tmaStoresInFlight) {
+    Value issuer = perWarpgroupStores ? arith::AndIOp::create(b, loc, threadId, i32(127)).getResult() : threadId;
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, issuer, i32(0)),
            [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
+  }
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {

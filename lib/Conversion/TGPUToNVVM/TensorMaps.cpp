@@ -334,6 +334,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     tmaOperands[op.getResult()] = operand;
     return true;
   }
+  consumersSetUpState = true;
   ifThen(
       operand.useTma,
       [&] {
@@ -418,23 +419,50 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     stagingBytes = std::max(stagingBytes, bytes);
     base = stagingBase->getResult(0);
   }
-  TensorMapRead map = tensorMapFor(*plan);
-  // A persistent kernel's instance leaves the copy of its own staging area in flight.
+  // A persistent kernel's instance leaves the copy of its own staging area in flight. With a
+  // producer warpgroup and an output whose rows split between the two consumer warpgroups (rows
+  // 0-63 and 64-127), each warpgroup stores its own half: 64-row boxes, its own named barrier.
   const bool deferWait = persistent && ownArea;
-  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait); },
+  auto rowsSplit = [&] {
+    LinearLayout layout = layoutOf(value);
+    auto clearOf64 = [](const LinearLayout::Coord &c) { return (c[0] & 64) == 0; };
+    const auto &warps = layout.bases(LayoutInput::Warp);
+    return warps.size() == 3 && warps[2] == LinearLayout::Coord{64, 0} && clearOf64(warps[0]) &&
+           clearOf64(warps[1]) && llvm::all_of(layout.bases(LayoutInput::Lane), clearOf64) &&
+           llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
+  };
+  const bool perWarpgroup = deferWait && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
+  TensorMapPlan boxPlan = *plan;
+  if (perWarpgroup)
+    boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
+  TensorMapRead map = tensorMapFor(boxPlan);
+  perWarpgroupStores |= perWarpgroup;
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
 
 void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                                      bool deferWait) {
+                                      bool deferWait, bool perWarpgroup) {
   auto type = cast<RankedTensorType>(value.getType());
-  // The previous instance of a persistent kernel left its store in flight: thread 0 waits until the
-  // copy has read the panels, before the barrier that lets every thread write them again.
+  // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
+  // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
+  constexpr int64_t kRowBytes = 128;
+  Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+  Value leader = perWarpgroup ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                                      arith::AndIOp::create(b, loc, threadId, i32(127)), i32(0))
+                              : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+  auto sync = [&] {
+    if (!perWarpgroup)
+      return (void)barrier();
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(kWarpgroupBarrier)),
+                            i32(128), {}, Value());
+  };
+  // The previous instance of a persistent kernel left its store in flight: its issuing thread waits
+  // until the copy has read the panels, before the barrier that lets the others write them again.
   if (deferWait)
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
-  barrier(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
+    ifThen(leader, [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
+  sync(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
   storeTile(
       value, base,
@@ -445,14 +473,18 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       },
       /*vectorDim=*/1);
   fenceAsyncProxy(); // the panels, visible to the TMA unit (async proxy)
-  barrier();
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+  sync();
+  ifThen(leader, [&] {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    const int64_t panelBytes = map.boxRows * map.boxCols * 2;
+    const int64_t panelBytes = rows * kRowBytes;
+    // This warpgroup's rows: from row 64 g of every panel.
+    Value firstRow = perWarpgroup ? arith::MulIOp::create(b, loc, group, i32(map.boxRows)).getResult() : i32(0);
+    Value rowBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, firstRow, i32(kRowBytes)));
+    Value row = arith::AddIOp::create(b, loc, offsets[0], firstRow);
     for (int64_t p = 0; p < map.panels; ++p) {
-      Value at = arith::AddIOp::create(b, loc, base, i32(p * panelBytes));
+      Value at = arith::AddIOp::create(b, loc, rowBase, i32(p * panelBytes));
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
-      SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), offsets[0]};
+      SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
                                                          NVVM::TMAStoreMode::TILE, Value());
