@@ -63,7 +63,9 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        program instances, two consecutive ones per turn of a CTA; the producer warpgroup walks the
        same instances, its first ring's index runs on across them, and in such a kernel it also
        copies the top-level TMA operands (Q, the last V block) through one-stage rings. The output's
-       TMA staging gets its own area, its copy waited for only before the next store.
+       TMA staging gets its own area, its copy waited for only before the next store; with the
+       producer each consumer warpgroup stores its own 64 rows, the MMA turn passes on from one
+       instance to the next, and an instance ends without a barrier where nothing needs it.
     The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
     kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
   }];

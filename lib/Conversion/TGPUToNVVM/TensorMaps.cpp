@@ -29,7 +29,8 @@
 // tile of an attention or matmul kernel) is written by all threads into swizzled panels in shared
 // memory and copied out by thread 0, one `cp.async.bulk.tensor` store per panel; rows past the view
 // are left out by the hardware, and so are columns past it when rows are a constant number of whole
-// 16-byte chunks (the hardware clips columns by the chunk). A warp writing its accumulator fragment straight to global memory
+// 16-byte chunks (the hardware clips columns by the chunk); in a persistent kernel with a producer
+// warpgroup each consumer warpgroup stores its own 64 rows that way. A warp writing its accumulator fragment straight to global memory
 // issues one narrow store per register pair, 8 rows apart, each waiting for the last to read its
 // register; the TMA copy moves whole lines and lets every other thread finish at once.
 //
