@@ -533,6 +533,8 @@ private:
   /// storeThroughTma's TMA path: `value` into swizzled panels at byte offset `base`, then thread 0's
   /// bulk tensor stores at `offsets` through `map`. With `deferWait` (a persistent kernel's own
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
+  /// With `perWarpgroup` (rows 0-63 held by warpgroup 0, 64-127 by warpgroup 1; `map` of 64-row
+  /// boxes) each warpgroup's first thread stores that warpgroup's rows, behind its own named barrier.
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
                         bool deferWait, bool perWarpgroup = false);
   gpu::GPUFuncOp kernelFunc;
