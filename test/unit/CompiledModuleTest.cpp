@@ -257,20 +257,17 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
       EXPECT_NE(o.fingerprint(), f) << what << " not reflected (or equal to another setting): " << o.fingerprint();
     seen.push_back(o.fingerprint());
   };
-  for (int v : {1, -1}) {
-    CompileOptions overlap = base;
-    overlap.attentionOverlap = v;
-    expectNew(overlap, "attentionOverlap");
-    CompileOptions pingPong = base;
-    pingPong.pingPong = v;
-    expectNew(pingPong, "pingPong");
-    CompileOptions producer = base;
-    producer.producer = v;
-    expectNew(producer, "producer");
-    CompileOptions persistent = base;
-    persistent.persistent = v;
-    expectNew(persistent, "persistent");
-  }
+  const std::pair<int CompileOptions::*, const char *> switches[] = {
+      {&CompileOptions::attentionOverlap, "attentionOverlap"},
+      {&CompileOptions::pingPong, "pingPong"},
+      {&CompileOptions::producer, "producer"},
+      {&CompileOptions::persistent, "persistent"}};
+  for (int v : {1, -1})
+    for (auto [field, name] : switches) {
+      CompileOptions o = base;
+      o.*field = v;
+      expectNew(o, name);
+    }
   CompileOptions tile = base;
   tile.attentionBlockN = 128;
   expectNew(tile, "attentionBlockN");

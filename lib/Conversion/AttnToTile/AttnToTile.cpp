@@ -801,20 +801,18 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         config.blockN = blockN;
       if (numWarps > 0)
         config.numWarps = numWarps;
-      if (overlap >= 0)
-        config.overlap = overlap != 0;
-      if (pingPong >= 0)
-        config.pingPong = pingPong != 0;
-      if (lazyRescale >= 0)
-        config.lazyRescale = lazyRescale != 0;
-      if (deferRescale >= 0)
-        config.deferRescale = deferRescale != 0;
-      if (producer >= 0)
-        config.producer = producer != 0;
-      if (lastPvAfterLoops >= 0)
-        config.lastPvAfterLoops = lastPvAfterLoops != 0;
-      if (persistent >= 0)
-        config.persistent = persistent != 0;
+      // Switch options: 1 on, 0 off, -1 (the default) keeps the configured choice.
+      auto override = [](bool &field, int option) {
+        if (option >= 0)
+          field = option != 0;
+      };
+      override(config.overlap, overlap);
+      override(config.pingPong, pingPong);
+      override(config.lazyRescale, lazyRescale);
+      override(config.deferRescale, deferRescale);
+      override(config.producer, producer);
+      override(config.lastPvAfterLoops, lastPvAfterLoops);
+      override(config.persistent, persistent);
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

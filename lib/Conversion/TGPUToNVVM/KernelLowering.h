@@ -85,6 +85,14 @@ struct BlockElement {
   Value inside;             // i1 or null
 };
 
+/// An scf.for between `from` and `until` in their block (until its end with a null `until`).
+inline bool loopAfter(Operation *from, Operation *until = nullptr) {
+  for (Operation *at = from->getNextNode(); at && at != until; at = at->getNextNode())
+    if (isa<scf::ForOp>(at))
+      return true;
+  return false;
+}
+
 /// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
 inline void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
   if (v == loop.getInductionVar())
@@ -132,6 +140,8 @@ private:
   // --- small builders -----------------------------------------------------------------------------
   Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
   Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  /// !v for an i1 `v`.
+  Value notI1(Value v) { return arith::XOrIOp::create(b, loc, v, arith::ConstantIntOp::create(b, loc, 1, 1)); }
   /// (v & mask) == 0 for an integer `v` of any width: alignment checks of addresses, strides, offsets.
   Value lowBitsClear(Value v, int64_t mask) {
     Value m = arith::ConstantIntOp::create(b, loc, v.getType(), mask);
@@ -714,8 +724,8 @@ private:
   }
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
-  /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady),
-  /// before the tile loop of a persistent kernel.
+  /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
+  /// here, or before the tile loop of a persistent kernel.
   bool producerInitWaited = false;
   void waitForProducerInit();
   bool persistentSwizzled = false; // the persistent area holds swizzled panels: 1024-byte aligned

@@ -149,7 +149,7 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
     // Both paths are predicated instructions, no branches: the vector load when the group is whole
     // and aligned, else each element under its own bounds.
     SmallVector<Value> vecParts = predicatedVectorLoad(base, useVector, pad, elem, vec);
-    Value scalarPath = arith::XOrIOp::create(b, loc, useVector, arith::ConstantIntOp::create(b, loc, 1, 1));
+    Value scalarPath = notI1(useVector);
     for (int i = 0; i < vec; ++i) {
       Value scalar = predicatedLoad(elementAddress(i), arith::AndIOp::create(b, loc, scalarPath, elementInBounds(i)),
                                     pad, elem);

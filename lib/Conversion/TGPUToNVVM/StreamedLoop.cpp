@@ -385,10 +385,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // start and starts copying at once; the consumers wait for the initialisation before their
     // first use (named barrier kRingReady, which the producer only arrives at). In a persistent
     // kernel that is before the first instance, and the ring index runs on across instances.
-    if (persistent)
-      waitForProducerInit();
-    else
-      NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
+    waitForProducerInit();
     if (persistent) {
       ring.carried = true;
       first = tileLoop.getRegionIterArgs()[0];

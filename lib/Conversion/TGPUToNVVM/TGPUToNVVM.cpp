@@ -233,8 +233,7 @@ void KernelLowering::endTileLoop() {
   // consumers copy the operands themselves) need it.
   const bool ownStateOnly = producerMode && perWarpgroupStores && !consumersSetUpState && lazyBytes == 0;
   if (ownStateOnly)
-    ifThen(arith::XOrIOp::create(b, loc, tensorMapsUsable(), arith::ConstantIntOp::create(b, loc, 1, 1)),
-           [&] { barrier(); });
+    ifThen(notI1(tensorMapsUsable()), [&] { barrier(); });
   else
     barrier();
   scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
@@ -297,7 +296,8 @@ void KernelLowering::waitForProducerInit() {
     return;
   producerInitWaited = true;
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(tileLoop);
+  if (persistent)
+    b.setInsertionPoint(tileLoop);
   NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
 }
 

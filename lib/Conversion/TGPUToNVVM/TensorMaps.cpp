@@ -243,16 +243,10 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     auto loop = dot ? dyn_cast<scf::ForOp>(dot->getParentOp()) : scf::ForOp();
     return dot && use.getOperandNumber() == 0 && canUseWgmma(dot) && loop && loop->getBlock() == op->getBlock();
   };
-  auto loopBetween = [&](Operation *dot) {
-    for (Operation *at = op->getNextNode(); at && at != dot; at = at->getNextNode())
-      if (isa<scf::ForOp>(at))
-        return true;
-    return false;
-  };
   auto feedsTopLevelB = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
     return dot && use.getOperandNumber() == 1 && canUseWgmma(dot) && dot->getBlock() == op->getBlock() &&
-           op->isBeforeInBlock(dot) && loopBetween(dot);
+           op->isBeforeInBlock(dot) && loopAfter(op, dot);
   };
   bool asA = false, asB = false;
   auto feeds = [&](OpOperand &use) {
@@ -318,17 +312,13 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       else
         readers.push_back(use.getOwner());
       for (Operation *reader : readers)
-        for (Operation *at = reader; at; at = at->getParentOp())
-          if (at->getBlock() == op->getBlock()) {
-            if (lastReader->isBeforeInBlock(at))
-              lastReader = at;
-            break;
-          }
+        if (Operation *at = op->getBlock()->findAncestorOpInBlock(*reader); at && lastReader->isBeforeInBlock(at))
+          lastReader = at;
     }
     releaseAfter[lastReader].push_back(op.getResult());
     operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
     waitForProducerInit();
-    ifThen(arith::XOrIOp::create(b, loc, operand.useTma, arith::ConstantIntOp::create(b, loc, 1, 1)), [&] {
+    ifThen(notI1(operand.useTma), [&] {
       copyTileRolled(op, offsets, base);
       fenceAsyncProxy();
     });
@@ -412,10 +402,7 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
                          alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) +
                          alignUp(ringBytes, kSwizzleAlign);
     // A loop after the store may still need scratch of its own.
-    bool loopFollows = false;
-    for (Operation *at = op->getNextNode(); at; at = at->getNextNode())
-      loopFollows |= isa<scf::ForOp>(at);
-    if (used + std::max(stagingBytes, bytes) + (loopFollows ? kReservedSharedBytes : 0) > maxSharedBytes)
+    if (used + std::max(stagingBytes, bytes) + (loopAfter(op) ? kReservedSharedBytes : 0) > maxSharedBytes)
       return false;
     stagingBytes = std::max(stagingBytes, bytes);
     base = stagingBase->getResult(0);
@@ -449,7 +436,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
   // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
   // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
   constexpr int64_t kRowBytes = 128;
-  Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+  Value group = perWarpgroup ? arith::ShRUIOp::create(b, loc, warpId, i32(2)).getResult() : Value();
   Value leader = perWarpgroup ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                                       arith::AndIOp::create(b, loc, threadId, i32(127)), i32(0))
                               : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
