@@ -88,6 +88,93 @@ TEST_F(TileKernels, RowSoftmaxMatchesFloat64Reference) {
   }
 }
 
+// `tile.dot ... when %cond`: with the condition false the result is the accumulator, bit for bit (the
+// MMAs are not issued: guarded wgmma on a register A, else computed and selected); with it true the
+// product is added. Both forms of the wgmma path on sm_90a (A in registers from a previous dot's
+// result, A in shared memory) and mma.sync on sm_80, against a float64 reference.
+constexpr const char *kGuardedDot = R"mlir(
+func.func @guarded_dot(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>,
+                       %o1: !tile.ptr<f32>, %o2: !tile.ptr<f32>, %flag: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %xv = tile.make_view %x, [%c64, %c32], [%c32, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %yv = tile.make_view %y, [%c32, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vv = tile.make_view %v, [%c64, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%c64, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %o1v = tile.make_view %o1, [%c64, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %o2v = tile.make_view %o2, [%c64, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %xt = tile.load %xv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<64x32xbf16>
+  %yt = tile.load %yv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+  %vt = tile.load %vv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+  %ct = tile.load %cv[%c0, %c0] : !tile.view<f32, 2> -> tensor<64x64xf32>
+  %z = arith.constant dense<0.0> : tensor<64x64xf32>
+  %w = arith.cmpi ne, %flag, %c0 : i32
+  %s = tile.dot %xt, %yt, %z : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %p = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xbf16>
+  %d1 = tile.dot %p, %vt, %ct when %w : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %d2 = tile.dot %xt, %yt, %ct when %w : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  tile.store %d1, %o1v[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
+  tile.store %d2, %o2v[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
+  return
+}
+)mlir";
+
+TEST_F(TileKernels, GuardedDotAddsTheProductOnlyWhenItsConditionHolds) {
+  constexpr int kM = 64, kK = 32, kN = 64;
+  std::vector<uint16_t> x = randomBF16(kM * kK, rng, -1.f, 1.f), y = randomBF16(kK * kN, rng, -1.f, 1.f),
+                        v = randomBF16(kM * kN, rng, -1.f, 1.f);
+  std::vector<float> c = randomFloats(kM * kN, rng, -4.f, 4.f);
+  // The reference P: x y in float64, rounded to f32 (the accumulator) and then to bf16.
+  std::vector<double> xy(kM * kN, 0.0), p(kM * kN);
+  for (int i = 0; i < kM; ++i)
+    for (int j = 0; j < kN; ++j) {
+      for (int kk = 0; kk < kK; ++kk)
+        xy[i * kN + j] += static_cast<double>(fromBF16(x[i * kK + kk])) * fromBF16(y[kk * kN + j]);
+      p[i * kN + j] = fromBF16(toBF16(static_cast<float>(xy[i * kN + j])));
+    }
+  for (const std::string &arch : archsToTest())
+    for (int flag : {0, 1}) {
+      SCOPED_TRACE(arch + ", when " + std::to_string(flag));
+      flare::CompileOptions options;
+      options.arch = arch;
+      flare::rt::Kernel k = cache->getOrCompile(kGuardedDot, options, "guarded_dot")->kernel("guarded_dot");
+      auto dx = flare::rt::DeviceBuffer::fromHost(*ctx, x), dy = flare::rt::DeviceBuffer::fromHost(*ctx, y);
+      auto dv = flare::rt::DeviceBuffer::fromHost(*ctx, v), dc = flare::rt::DeviceBuffer::fromHost(*ctx, c);
+      flare::rt::DeviceBuffer o1 = poisoned(kM * kN * sizeof(float)), o2 = poisoned(kM * kN * sizeof(float));
+      flare::rt::KernelArgs args;
+      args.addPointer(dx).addPointer(dy).addPointer(dv).addPointer(dc).addPointer(o1).addPointer(o2).addI32(flag);
+      k.launch({1}, args);
+      ctx->synchronize();
+      std::vector<float> got1 = o1.toHost<float>(kM * kN), got2 = o2.toHost<float>(kM * kN);
+      int bad = 0;
+      for (int i = 0; i < kM; ++i)
+        for (int j = 0; j < kN && bad < 5; ++j) {
+          const int e = i * kN + j;
+          double ref1 = c[e], ref2 = c[e], mag1 = 0, mag2 = 0;
+          if (flag) {
+            for (int kk = 0; kk < kN; ++kk) {
+              double t = p[i * kN + kk] * fromBF16(v[kk * kN + j]);
+              ref1 += t;
+              mag1 += std::fabs(t);
+            }
+            ref2 += xy[e];
+            for (int kk = 0; kk < kK; ++kk)
+              mag2 += std::fabs(static_cast<double>(fromBF16(x[i * kK + kk])) * fromBF16(y[kk * kN + j]));
+          }
+          // Without the product the accumulator comes back exactly; with it, f32 sums (and P's bf16
+          // rounding, one ulp either way where x y sits on a rounding boundary) bound the error.
+          const double tol1 = flag ? 1e-5 * (mag1 + std::fabs(c[e])) + 8e-3 * mag1 / kN : 0.0;
+          const double tol2 = flag ? 1e-5 * (mag2 + std::fabs(c[e])) : 0.0;
+          if (!(std::fabs(got1[e] - ref1) <= tol1) && bad++ < 5)
+            ADD_FAILURE() << "register-A product [" << i << ", " << j << "] = " << got1[e] << ", reference " << ref1;
+          if (!(std::fabs(got2[e] - ref2) <= tol2) && bad++ < 5)
+            ADD_FAILURE() << "product [" << i << ", " << j << "] = " << got2[e] << ", reference " << ref2;
+        }
+    }
+}
+
 TEST_F(TileKernels, KernelCacheServesTheSecondRequestFromMemoryAndDisk) {
   std::string src = readExample("tile/softmax.mlir");
   auto t0 = std::chrono::steady_clock::now();
