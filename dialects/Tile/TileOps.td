@@ -115,25 +115,11 @@ def Tile_DotOp : Tile_Op<"dot", [Pure]> {
     `d[i, j] = c[i, j] + sum_k a[i, k] * b[k, j]`, with bf16 or f16 operands (both the same) and an f32
     accumulator; products are exact and sums are in f32. M and K must be at least 16, N at least 8.
     A transposed operand is written with `tile.trans`. Runs on tensor cores (mma.sync on sm_80+).
-
-    With `when %cond` (an i1 scalar, the same in every thread of the program) the product is taken
-    only where the condition holds: `d = cond ? a * b + c : c`. The tensor-core instructions are then
-    skipped, not multiplied by zero (a software-pipelined loop whose first step has no previous block
-    to multiply):
-
-    ```mlir
-    %d = tile.dot %p, %v, %acc when %has_prev : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
-    ```
   }];
-  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, Optional<I1>:$when);
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c);
   let results = (outs Tile_Tile:$result);
-  let builders = [
-    OpBuilder<(ins "mlir::Type":$result, "mlir::Value":$a, "mlir::Value":$b, "mlir::Value":$c), [{
-      build($_builder, $_state, result, a, b, c, /*when=*/mlir::Value());
-    }]>
-  ];
   let assemblyFormat = [{
-    $a `,` $b `,` $c (`when` $when^)? attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -373,15 +373,10 @@ Value KernelBuilder::reduce(Value tile, int axis, Reduce kind) {
   return I.wrap(this, ReduceOp::create(I.b, I.loc, result, k, t, axis));
 }
 
-Value KernelBuilder::dot(Value a, Value b, Value acc, Value when) {
+Value KernelBuilder::dot(Value a, Value b, Value acc) {
   Impl &I = FLARE_IMPL();
-  mlir::Value c = I.get(acc), w;
-  if (when.builder_) {
-    w = I.get(when);
-    if (!Impl::shapeOf(w).empty() || !Impl::elemOf(w).isInteger(1))
-      Impl::fail("dot needs an i1 scalar as its `when` condition");
-  }
-  return I.wrap(this, DotOp::create(I.b, I.loc, c.getType(), I.get(a), I.get(b), c, w));
+  mlir::Value c = I.get(acc);
+  return I.wrap(this, DotOp::create(I.b, I.loc, c.getType(), I.get(a), I.get(b), c));
 }
 
 std::vector<Value> KernelBuilder::forLoop(Value lower, Value upper, Value step, const std::vector<Value> &inits,

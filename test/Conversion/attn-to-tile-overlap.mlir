@@ -43,9 +43,7 @@
 // CHECK-NEXT: %[[KTT:.*]] = tile.trans %[[KT]]
 // CHECK-NEXT: %[[S:.*]] = tile.dot %{{.*}}, %[[KTT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK-NEXT: %[[VT:.*]] = tile.load %{{.*}}[%[[VROW]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
-// The product only where there is a previous block: the first step's is not issued at all.
-// CHECK-NEXT: %[[HASPREV:.*]] = arith.cmpi ne, %[[VROW]], %[[FAR]] : i32
-// CHECK-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[ACC]] when %[[HASPREV]] : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// CHECK-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[ACC]] : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
 // Full blocks still carry no mask code (no comparison or select on tiles).
 // CHECK-NOT: arith.cmpi {{.*}} tensor
 // CHECK-NOT: arith.select {{.*}} tensor
@@ -96,8 +94,7 @@
 // DEFER-NEXT: %[[AE:.*]] = tile.expand_dims %[[APREV]] {axis = 1 : i32}
 // DEFER-NEXT: %[[AB:.*]] = tile.broadcast %[[AE]] : tensor<128x1xf32> -> tensor<128x128xf32>
 // DEFER-NEXT: %[[RESCALED:.*]] = arith.mulf %[[ACC]], %[[AB]] : tensor<128x128xf32>
-// DEFER-NEXT: arith.cmpi ne
-// DEFER-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[RESCALED]] when
+// DEFER-NEXT: %[[PV:.*]] = tile.dot %[[PPREV]], %[[VT]], %[[RESCALED]]
 // DEFER: %[[P:.*]], %[[M:.*]], %[[L:.*]], %[[ALPHA:.*]] = tile.online_softmax
 // DEFER-NEXT: %[[P16:.*]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // DEFER-NEXT: scf.yield %[[M]], %[[L]], %[[PV]], %[[P16]], %[[ALPHA]] :

@@ -95,25 +95,6 @@ TEST(Builder, LoopsCarryTiles) {
   EXPECT_NO_THROW(flare::compileToPTX(ir, {}));
 }
 
-TEST(Builder, DotsTakeAWhenCondition) {
-  KernelBuilder k("guarded", 4);
-  Value pa = k.ptrArg(DType::BF16), pc = k.ptrArg(DType::F32);
-  Value flag = k.i32Arg();
-  Value c0 = k.i32(0), c1 = k.i32(1), c64 = k.i32(64);
-  auto va = k.makeView(pa, {c64, c64}, {c64, c1});
-  auto vc = k.makeView(pc, {c64, c64}, {c64, c1});
-  Value a = k.load(va, {c0, c0}, {64, 64});
-  Value d = k.dot(a, a, k.load(vc, {c0, c0}, {64, 64}), k.ne(flag, c0));
-  k.store(vc, {c0, c0}, d);
-  std::string ir = k.finish();
-  EXPECT_NE(ir.find(" when %"), std::string::npos) << ir;
-  for (const char *arch : {"sm_80", "sm_90a"}) {
-    flare::CompileOptions options;
-    options.arch = arch;
-    EXPECT_NO_THROW(flare::compileToPTX(ir, options)) << arch;
-  }
-}
-
 TEST(Builder, MistakesAreErrorsNotCrashes) {
   KernelBuilder k("bad", 4);
   Value p = k.ptrArg(DType::F32);
@@ -126,7 +107,6 @@ TEST(Builder, MistakesAreErrorsNotCrashes) {
   EXPECT_THROW(k.trans(t), flare::Error) << "trans of a 1-D tile";
   EXPECT_THROW(k.programId(3), flare::Error);
   EXPECT_THROW(k.select(f, t, t), flare::Error) << "non-i1 condition";
-  EXPECT_THROW(k.dot(t, t, t, f), flare::Error) << "non-i1 `when` of a dot";
   k.finish();
   EXPECT_THROW(k.i32(0), flare::Error) << "use after finish";
 }

@@ -136,9 +136,8 @@ public:
   Value sum(Value tile, int axis) { return reduce(tile, axis, Reduce::Sum); }
   Value max(Value tile, int axis) { return reduce(tile, axis, Reduce::Max); }
   Value min(Value tile, int axis) { return reduce(tile, axis, Reduce::Min); }
-  /// acc + a * b on tensor cores (bf16/f16 operands, f32 accumulator). With `when` (an i1 scalar,
-  /// the same in every thread) the product is added only where it holds, else the result is acc.
-  Value dot(Value a, Value b, Value acc, Value when = {});
+  /// acc + a * b on tensor cores (bf16/f16 operands, f32 accumulator).
+  Value dot(Value a, Value b, Value acc);
 
   /// for (iv = lower; iv < upper; iv += step) carrying `inits`; `body` returns the next values.
   std::vector<Value> forLoop(Value lower, Value upper, Value step, const std::vector<Value> &inits,

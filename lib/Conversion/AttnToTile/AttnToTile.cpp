@@ -467,10 +467,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
         tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{prevKv0, c0}, nullptr);
     if (config.deferRescale)
       acc = rescale(acc, state[4]);
-    // A first step has no previous block (P is the initial zeros, V_{j-1} the zeros read far
-    // away): its product is not issued at all.
-    Value hasPrev = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, prevKv0, c32(kFarAway));
-    acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc, hasPrev);
+    acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
   }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
   Value kvCols = indexRange(kv0, bn);

@@ -325,16 +325,13 @@ private:
     bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
   };
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {}, Value when = Value());
+                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
   /// A (K-major) and B sit in shared memory as described by their SmemOperand (core matrices or
   /// 128-byte swizzled panels); with `aRegs` (the A tile's registers in wgmma's fragment order), A
-  /// is read from registers instead, and `when` (i1, uniform) may guard the MMAs: not issued when it
-  /// is false, the accumulator left as it was.
+  /// is read from registers instead.
   Value emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                       Value acc, ArrayRef<Value> aRegs = {}, Value when = Value());
-  /// The lowered `when` condition of a dot (null without one).
-  Value dotCondition(tile::DotOp op) { return op.getWhen() ? scalars.lookup(op.getWhen()) : Value(); }
+                       Value acc, ArrayRef<Value> aRegs = {});
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);

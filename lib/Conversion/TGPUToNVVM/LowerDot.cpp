@@ -17,7 +17,6 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   const int64_t mBlocks = m / wm / 16, nBlocks = n / wn / 8, kBlocks = k / 16;
   Value aValue = op.getA(), bValue = op.getB();
   SmallVector<Value> c(regs[op.getC()]);
-  const SmallVector<Value> before(c);
   Type i32Type = b.getI32Type();
   // Two 16-bit values in one 32-bit register, the first in the low half.
   // (mma.sync takes f16 pairs as vector<2xf16> and bf16 pairs as i32.)
@@ -47,9 +46,6 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
           c[cBase + r] = LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{r});
       }
     }
-  if (Value when = dotCondition(op))
-    for (size_t i = 0; i < c.size(); ++i)
-      c[i] = arith::SelectOp::create(b, loc, when, c[i], before[i]);
   regs[op.getResult()] = c;
   // The lazy operands' shared memory may be overwritten once every warp has read its fragments.
   int consumed = 0;
@@ -104,8 +100,7 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// shared memory (`a`, `bOp`): per warpgroup and 16-deep K step one m64nNk16, fenced and committed
 /// (not waited for).
 Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc, ArrayRef<Value> aRegs, Value when) {
-  assert((!when || !aRegs.empty()) && "only register-A wgmma takes a guard");
+                                     Type elem, Value acc, ArrayRef<Value> aRegs) {
   const bool bNMajor = bOp.nMajor, bSwizzled = bOp.swizzled, aSwizzled = a.swizzled;
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, swizzle mode) once,
@@ -162,14 +157,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     regConstraints += "r,r,r,r,l";
     const int64_t a0 = 2 * accRegs;
     std::string t = elem.isBF16() ? "bf16" : "f16";
-    // Guarded (tile.dot ... when): the MMAs of a false condition are not issued, and the tied
-    // accumulator registers keep their values.
-    std::string guard;
-    if (when) {
-      regConstraints += ",r";
-      guard = "setp.ne.b32 q, $" + std::to_string(a0 + 5) + ", 0;\n@q ";
-    }
-    regAsm = "{\n.reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\n" + guard + "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+    regAsm = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
              "k16.f32." + t + "." + t + " {" + d + "}, {$" + std::to_string(a0) + ", $" + std::to_string(a0 + 1) +
              ", $" + std::to_string(a0 + 2) + ", $" + std::to_string(a0 + 3) + "}, $" + std::to_string(a0 + 4) +
              ", p, 1, 1, " + (bNMajor ? "1" : "0") + ";\n}";
@@ -182,7 +170,6 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   SmallVector<Value> packedA;
   for (size_t r = 0; r + 1 < aRegs.size(); r += 2)
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
-  Value whenI32 = when ? arith::ExtUIOp::create(b, loc, b.getI32Type(), when).getResult() : Value();
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
@@ -195,8 +182,6 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
       for (int j = 0; j < 4; ++j)
         operands.push_back(packedA[4 * kk + j]);
       operands.push_back(descB);
-      if (whenI32)
-        operands.push_back(whenI32);
       acc = LLVM::InlineAsmOp::create(b, loc, accType, operands, regAsm, regConstraints, /*has_side_effects=*/true,
                                       /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
                                       ArrayAttr())
@@ -231,8 +216,8 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
 }
 
 void KernelLowering::emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
-                               Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs, Value when) {
-  Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(c), aRegs, when);
+                               Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
+  Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(c), aRegs);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
 }
@@ -341,25 +326,15 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     barrier();
   }
   SmallVector<Value> c(regs[op.getC()]);
-  // `when`: register-A MMAs are guarded; the others run and their result is selected (waited for
-  // at once, so that the accumulator's old registers need not stay live beside the MMAs).
-  Value when = dotCondition(op);
-  Value guard = aRegs.empty() ? Value() : when;
-  if (!storeA && !storeB && (!when || guard)) {
+  if (!storeA && !storeB) {
     // Nothing to release afterwards: leave the MMAs in flight until the result is used.
-    Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(c), aRegs, guard);
+    Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(c), aRegs);
     pendingDots.push_back({op.getResult(), acc});
     return success();
   }
   waitForDots(); // the wait below covers every group: bind the pending results first
-  const SmallVector<Value> before(c);
-  emitWgmma(aSmem, bSmem, m, n, k, elem, c, aRegs, guard);
-  if (when && !guard)
-    for (size_t i = 0; i < c.size(); ++i)
-      c[i] = arith::SelectOp::create(b, loc, when, c[i], before[i]);
+  emitWgmma(aSmem, bSmem, m, n, k, elem, c, aRegs);
   regs[op.getResult()] = c;
-  if (!storeA && !storeB)
-    return success();
   // Every warpgroup has read A and B once the barrier passes; the space may be reused.
   barrier();
   if (pendingLazy == 0)
@@ -429,8 +404,8 @@ std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop
         return std::nullopt;
       dot = d;
     }
-  if (!dot || dot.getWhen() || !canUseWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] ||
-      yield.getOperand(0) != dot.getResult() || !dot->hasOneUse())
+  if (!dot || !canUseWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
+      !dot->hasOneUse())
     return std::nullopt;
   std::array<tile::LoadOp, 2> loads;
   SmallPtrSet<Operation *, 8> expected = {dot, yield};

@@ -97,15 +97,6 @@ func.func @dot_small(%a: tensor<8x16xbf16>, %b: tensor<16x8xbf16>, %c: tensor<8x
 
 // -----
 
-// The condition of `when` is one i1 scalar, not a tile and not an integer.
-func.func @dot_when_i32(%a: tensor<16x16xbf16>, %b: tensor<16x8xbf16>, %c: tensor<16x8xf32>, %w: i32) {
-  // expected-error @+1 {{'tile.dot' op operand #3 must be 1-bit signless integer, but got 'i32'}}
-  %d = "tile.dot"(%a, %b, %c, %w) : (tensor<16x16xbf16>, tensor<16x8xbf16>, tensor<16x8xf32>, i32) -> tensor<16x8xf32>
-  return
-}
-
-// -----
-
 func.func @online_softmax_scores(%s: tensor<64x64xbf16>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
   // expected-error @+1 {{'tile.online_softmax' op scores must be a 2-D f32 tile}}
   %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l : tensor<64x64xbf16>, tensor<64xf32>

@@ -43,17 +43,6 @@ func.func @dot(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16>, %c: tensor<64x12
 
 // -----
 
-// dot ... when %cond: the product is added only where the (scalar i1) condition holds.
-// CHECK-LABEL: func.func @dot_when
-// CHECK-SAME: (%{{.*}}: tensor<64x32xbf16>, %{{.*}}: tensor<32x128xbf16>, %{{.*}}: tensor<64x128xf32>, %[[W:.*]]: i1)
-// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} when %[[W]] : tensor<64x32xbf16>, tensor<32x128xbf16>, tensor<64x128xf32> -> tensor<64x128xf32>
-func.func @dot_when(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16>, %c: tensor<64x128xf32>, %w: i1) {
-  %d = tile.dot %a, %b, %c when %w : tensor<64x32xbf16>, tensor<32x128xbf16>, tensor<64x128xf32> -> tensor<64x128xf32>
-  return
-}
-
-// -----
-
 // online_softmax: scores [64, 64] with the running max and sum per row [64] -> (p, new max, new sum,
 // alpha); the result types follow the operands.
 // CHECK-LABEL: func.func @online_softmax
