@@ -5,7 +5,8 @@ torch's device pointers), torch SDPA forced to each backend (FLASH_ATTENTION, CU
 EFFICIENT_ATTENTION) and FlexAttention (torch.compile) where it compiles. Setup of the FlashAttention
 papers: bf16, 16k tokens in total (batch = 16384 / seqlen), hidden 2048 (heads = 2048 / head_dim);
 FLOPs = 4 * B * H * S^2 * D, halved when causal. Times: CUDA events around each call after warm-up,
-calls queued back to back, median of --iters calls (time_ms). Before timing, Flare's output is
+calls queued back to back (time_calls), --iters calls per method in each of --rounds rounds that take the
+methods in turn, median of all. Before timing, Flare's output is
 compared with cuDNN's (max |difference|).
 
 A second sweep measures the peak extra device memory of naive attention (examples/tile/naive_attention.mlir:
@@ -113,12 +114,10 @@ class Flare:
                                                  ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
 
-def time_ms(fn, iters, warmup=3):
-    """Median device time of one call. The calls are queued back to back, each between two events, and
+def time_calls(fn, iters):
+    """Device times (ms) of `iters` calls. The calls are queued back to back, each between two events, and
     synchronized once at the end (as triton.testing.do_bench does): a call's host-side work overlaps the
     previous call's kernel, so a method's launch overhead does not count as kernel time."""
-    for _ in range(warmup):
-        fn()
     torch.cuda.synchronize()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
     for start, end in events:
@@ -126,7 +125,11 @@ def time_ms(fn, iters, warmup=3):
         fn()
         end.record()
     torch.cuda.synchronize()
-    times = sorted(start.elapsed_time(end) for start, end in events)
+    return [start.elapsed_time(end) for start, end in events]
+
+
+def median(times):
+    times = sorted(times)
     return times[len(times) // 2]
 
 
@@ -182,7 +185,7 @@ def speed_sweep(flare, args, rows):
     if args.no_peers:
         for name in [m for m in methods if not m.startswith("flare")]:
             del methods[name]
-    flex = flex_method() if args.flex_hdims else None
+    flex = flex_method() if args.flex_hdims and not args.no_peers else None
     for d in args.hdims:
         if flex and d in args.flex_hdims:
             methods["flex"] = flex
@@ -201,22 +204,38 @@ def speed_sweep(flare, args, rows):
                     ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
                 except Exception:  # no cuDNN: check against the math backend
                     ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
+                # Warm-up (and, for Flare, a check against the reference) of every method, then
+                # --rounds rounds in which each method runs --iters calls in turn: the methods share
+                # the GPU's clock and thermal state instead of one of them meeting a hotter GPU.
+                calls, notes, times = {}, {}, {}
                 for name, fn in methods.items():
-                    note = ""
                     try:
                         if name.startswith("flare"):
                             # Each Flare variant is checked against the reference before it is timed.
                             out.fill_(float("nan"))
                             flare.attention(q, k, v, out, causal, fn)
                             torch.cuda.synchronize()
-                            note = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
+                            notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
                             call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
                         else:
+                            notes[name] = ""
                             call = lambda fn=fn: fn(q, k, v, causal)
-                        ms = time_ms(call, args.iters)
-                        tflops = flops / (ms * 1e-3) / 1e12
+                        for _ in range(3):
+                            call()
+                        calls[name], times[name] = call, []
                     except Exception as e:  # a failing method must not stop the sweep
-                        ms, tflops, note = float("nan"), float("nan"), f"unavailable: {str(e).splitlines()[0][:80]}"
+                        notes[name] = f"unavailable: {str(e).splitlines()[0][:80]}"
+                for _ in range(args.rounds):
+                    for name in list(calls):
+                        try:
+                            times[name] += time_calls(calls[name], args.iters)
+                        except Exception as e:
+                            notes[name] = f"unavailable: {str(e).splitlines()[0][:80]}"
+                            del calls[name]
+                for name in methods:
+                    ms = median(times[name]) if name in calls else float("nan")
+                    tflops = flops / (ms * 1e-3) / 1e12
+                    note = notes[name]
                     rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
                                      ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
                     print(f"{name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
@@ -290,7 +309,8 @@ def main():
     p.add_argument("--memory-seqlens", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384, 32768, 65536])
     p.add_argument("--tokens", type=int, default=16384)
     p.add_argument("--hidden", type=int, default=2048)
-    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--iters", type=int, default=20, help="calls per method and round")
+    p.add_argument("--rounds", type=int, default=3, help="rounds in which every method of a shape is timed in turn")
     p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER[xPERSISTENT]]]] "
                    "tile configurations (0x0x0: the configured tile; OVERLAP, PINGPONG, PRODUCER and PERSISTENT "
                    "1/0/-1 force the softmax / P V overlap, the warpgroup ping-pong, the producer warpgroup and "
