@@ -629,11 +629,6 @@ private:
   /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
   /// virtualPids and leaves the builder in its body.
   scf::ForOp beginTileLoop();
-  /// The program ids of this CTA's instance at `turn` of the tile loop last begun.
-  std::array<Value, 3> instancePids(Value turn);
-  struct {
-    Value ctas, cta, shift, trips; // i32: the grid's CTAs, this CTA, log2 of the chunk size, its turns
-  } tileSchedule;
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
   /// Inside the consumers' tile loop: the thread ids, the shared buffer's address and the per-thread
@@ -723,10 +718,6 @@ private:
     bool afterLoops = false; // a B operand of a top-level dot after the loops: copied after them
   };
   SmallVector<ProducedOperand> producedOperands;
-  /// The producer's thread 0 prefetches into L2 the block a produced operand copies for this CTA's
-  /// next instance (Q, read once from HBM, whose copy starts only when the consumers release the
-  /// current one): its offsets evaluated for the next instance's program ids.
-  void prefetchNextInstance(ProducedOperand &o, Value turn, Value isFirstThread);
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
   BarrierRing operandRing(int64_t barrierAt) {
     return {arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierAt)), 1};

@@ -114,45 +114,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
                                              /*relaxed=*/false, Value());
       copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
     });
-    if (!afterLoops)
-      prefetchNextInstance(o, turn, isFirstThread);
   }
-}
-
-void KernelLowering::prefetchNextInstance(ProducedOperand &o, Value turn, Value isFirstThread) {
-  Value next = arith::AddIOp::create(b, loc, turn, i32(1));
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, tileSchedule.trips);
-  ifThen(arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), any), [&] {
-    // The offsets and the map's outer coordinates anew for the next instance: every scalar they
-    // derive from is forgotten (program ids included) and lowered again with its program ids.
-    IRMapping saved = scalars;
-    std::array<Value, 3> savedPids = virtualPids;
-    virtualPids = instancePids(next);
-    SmallVector<Value> roots(o.load.getOffsets().begin(), o.load.getOffsets().end());
-    llvm::append_range(roots, o.plan.outerValues);
-    SmallVector<Value> work(roots);
-    DenseSet<Value> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!seen.insert(v).second || !def || views.count(v) || isa<ShapedType>(v.getType()))
-        continue;
-      scalars.erase(v);
-      llvm::append_range(work, def->getOperands());
-    }
-    for (Value v : roots)
-      produceValue(v);
-    TensorMapRead read = tensorMapFor(o.plan);
-    Value row = scalars.lookup(o.load.getOffsets()[0]), col = scalars.lookup(o.load.getOffsets()[1]);
-    for (int64_t p = 0; p < read.panels; ++p) {
-      SmallVector<Value> coords{p ? arith::AddIOp::create(b, loc, col, i32(p * read.boxCols)).getResult() : col, row};
-      llvm::append_range(coords, read.outerCoords);
-      NVVM::CpAsyncBulkTensorPrefetchOp::create(b, loc, read.map, coords, ValueRange{}, NVVM::TMALoadMode::TILE,
-                                                Value());
-    }
-    scalars = saved;
-    virtualPids = savedPids;
-  });
 }
 
 void KernelLowering::produceValue(Value v) {

@@ -182,23 +182,17 @@ scf::ForOp KernelLowering::beginTileLoop() {
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
-  tileSchedule = {ctas, cta, shift, trips};
   enterLoopBody(loop);
-  virtualPids = instancePids(loop.getInductionVar());
-  return loop;
-}
-
-std::array<Value, 3> KernelLowering::instancePids(Value turn) {
-  Value shift = tileSchedule.shift;
+  Value turn = loop.getInductionVar();
   Value chunk = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), tileSchedule.ctas),
-      tileSchedule.cta);
+      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
   Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
                                          arith::AndIOp::create(b, loc, turn, shift));
   Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
-  return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
-          arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
-          arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
+  virtualPids = {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
+                 arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
+                 arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
+  return loop;
 }
 
 void KernelLowering::rebindThreadValues() {
