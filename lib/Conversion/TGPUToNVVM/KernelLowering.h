@@ -333,7 +333,6 @@ private:
   Value emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
                        Value acc, ArrayRef<Value> aRegs = {});
   Value packAccumulator(ArrayRef<Value> c);
-  Value emitExp2OnFma(Value x);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);

@@ -715,15 +715,6 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
     if (op->getNumResults() != 1)
       return op->emitOpError("expected one result");
     Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
-    static const int kExp2Every = [] {
-      const char *v = std::getenv("FLARE_EXPERIMENT_EXP2_FMA_EVERY");
-      return v ? std::atoi(v) : 0;
-    }();
-    if (kExp2Every > 0 && isa<math::Exp2Op>(op) && resultType.isF32() &&
-        cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 2 && i % kExp2Every == kExp2Every - 1) {
-      results[0].push_back(emitExp2OnFma(operands[0]));
-      continue;
-    }
     FailureOr<Value> r = emitScalar(op, operands, resultType);
     if (failed(r))
       return failure();
@@ -735,24 +726,6 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   else
     scalars.map(res, results[0][0]);
   return success();
-}
-
-/// 2^x for x <= 8 (a softmax's exponent) on the FMA pipe instead of the MUFU: x = j + f with j an
-/// integer and |f| <= 1/2 (rounding by adding 1.5 * 2^23 + 127, which also leaves j + 127 in the
-/// sum's low bits), 2^f by a degree-3 minimax polynomial (relative error 7.5e-5), 2^j by building
-/// the float's exponent field. x <= -127 (-inf included) gives exactly 0: its 2^j field is 0.
-Value KernelLowering::emitExp2OnFma(Value x) {
-  Type f32 = b.getF32Type(), i32Type = b.getI32Type();
-  auto c = [&](double v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult(); };
-  constexpr double kRound = 12582912.0 + 127.0;
-  Value xc = arith::MaxNumFOp::create(b, loc, x, c(-127.0));
-  Value t = arith::AddFOp::create(b, loc, xc, c(kRound));
-  Value f = arith::SubFOp::create(b, loc, xc, arith::SubFOp::create(b, loc, t, c(kRound)));
-  Value p = LLVM::FMAOp::create(b, loc, f, c(0.055170859400561205), c(0.2426103345473831));
-  p = LLVM::FMAOp::create(b, loc, p, f, c(0.693261031123731));
-  p = LLVM::FMAOp::create(b, loc, p, f, c(0.9999281255848285));
-  Value bits = arith::ShLIOp::create(b, loc, arith::BitcastOp::create(b, loc, i32Type, t), i32(23));
-  return arith::MulFOp::create(b, loc, p, arith::BitcastOp::create(b, loc, f32, bits));
 }
 
 /// Emits one scalar instance of an elementwise op. Transcendentals use the approximate NVVM
