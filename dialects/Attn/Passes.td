@@ -54,8 +54,6 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"producer", "producer", "int", /*default=*/"-1",
            "a producer warpgroup issues the K/V copies while the tile's warpgroups compute, recorded "
            "on the kernel as tile.producer_warpgroup (1: on, 0: off, -1: configured)">,
-    Option<"mmaRowSum", "mma-row-sum", "int", /*default=*/"-1",
-           "with overlap: the softmax's row sums as a product of P with a block of ones beside P V, on the tensor cores (1: on, 0: off, -1: configured)">,
     Option<"lastPvAfterLoops", "last-pv-after-loops", "int", /*default=*/"-1",
            "with overlap: the last block's P V after the loops, its V block loaded before them, "
            "instead of one more step (1: on, 0: off, -1: configured: with the producer warpgroup)">,

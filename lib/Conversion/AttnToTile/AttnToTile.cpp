@@ -30,7 +30,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -73,8 +72,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
   config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
-  config.mmaRowSum = config.overlap && std::getenv("FLARE_EXPERIMENT_MMA_ROW_SUM") &&
-                     std::atoi(std::getenv("FLARE_EXPERIMENT_MMA_ROW_SUM")) != 0;
   // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
   // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
   // overlap one's epilogue with the other's work (3-4% slower persistent).
@@ -133,9 +130,6 @@ private:
   // Kernel scalars (i32 unless noted).
   Value batchIdx, headIdx, seqQ, seqKV, q0, q1, numBlocks;
   Value qView, kView, vView, oView, lseView, qTile;
-  /// mmaRowSum: the [BLOCK_N, kRowSumCols] block of ones P is multiplied with.
-  Value onesTile;
-  static constexpr int64_t kRowSumCols = 8;
   SmallVector<Value> auxPtrs, auxLens;
   Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1
 
@@ -456,13 +450,12 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
-  Value acc = state[2], rowSums;
+  Value acc = state[2];
   // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
   // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
   // thread.
   auto rescale = [&](Value acc, Value alpha) -> Value {
-    auto mul = arith::MulFOp::create(b, loc, acc,
-                                     broadcastRows(alpha, cast<RankedTensorType>(acc.getType()).getDimSize(1)));
+    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
     if (config.lazyRescale)
       mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     return mul;
@@ -475,10 +468,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     if (config.deferRescale)
       acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
-    if (config.mmaRowSum) { // the row sums of the same P, beside it
-      Value sums = config.deferRescale ? rescale(state[1], state[4]) : state[1];
-      rowSums = tile::DotOp::create(b, loc, sums.getType(), state[3], onesTile, sums);
-    }
   }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
   Value kvCols = indexRange(kv0, bn);
@@ -517,20 +506,15 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  // mmaRowSum: the softmax's own row sum goes unused (and away); the products above carry l.
-  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], config.mmaRowSum ? splatF32(0.0, {bm}) : state[1],
-                                               config.lazyRescale);
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale);
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
       Value keep = splat(valid, {bm});
       alpha = arith::SelectOp::create(b, loc, keep, alpha, splatF32(1.0, {bm}));
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
-      if (!config.mmaRowSum)
-        newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
+      newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
     }
-    if (config.mmaRowSum)
-      newSum = config.deferRescale ? rowSums : rescale(rowSums, alpha);
     if (config.deferRescale) { // applied by the next step (the extra last step carries 1)
       Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
       return SmallVector<Value>{newMax, newSum, acc, p, alpha};
@@ -699,12 +683,7 @@ LogicalResult Generator::buildKernel() {
 
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
-  // l: per row, or with mmaRowSum the [BLOCK_M, kRowSumCols] products whose columns each hold it.
-  SmallVector<Value> state = {ninf, config.mmaRowSum ? splatF32(0.0, {bm, kRowSumCols}) : splatF32(0.0, {bm}),
-                              splatF32(0.0, {bm, headDim})};
-  if (config.mmaRowSum)
-    onesTile = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(tileType({bn, kRowSumCols}, elemType), b.getFloatAttr(elemType, 1.0)));
+  SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDim})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
   Value pendingKv0 = c32(kFarAway);
   if (config.overlap)
@@ -773,18 +752,7 @@ LogicalResult Generator::buildKernel() {
         acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     }
     state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
-    if (config.mmaRowSum) {
-      Value sums = state[1];
-      if (config.deferRescale) {
-        sums = arith::MulFOp::create(b, loc, sums, broadcastRows(state[4], kRowSumCols));
-        if (config.lazyRescale)
-          sums.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
-      }
-      state[1] = tile::DotOp::create(b, loc, sums.getType(), state[3], onesTile, sums);
-    }
   }
-  if (config.mmaRowSum) // every column holds the row sum
-    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::max, state[1], 1);
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
   Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
@@ -845,8 +813,6 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.producer, producer);
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
-      override(config.mmaRowSum, mmaRowSum);
-      config.mmaRowSum &= config.overlap;
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

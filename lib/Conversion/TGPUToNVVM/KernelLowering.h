@@ -323,18 +323,7 @@ private:
     Value base;
     bool nMajor = false;
     bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
-    bool oneKStep = false; // a splat: one 16-deep K step of core matrices, read by every K step
   };
-  /// A splat constant tile (all elements one value), if `v` is one.
-  static std::optional<Attribute> splatValue(Value v) {
-    DenseElementsAttr dense;
-    if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
-      return dense.getSplatValue<Attribute>();
-    return std::nullopt;
-  }
-  /// Stores a splat B operand [k, n] as the one K step every K step reads (16 x n elements), before
-  /// its loop or its dot; returns it as an SmemOperand. (Every element is the same: any layout is.)
-  SmemOperand storeSplatOperand(Value source, int64_t n, int64_t offset);
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
                  SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
@@ -698,7 +687,6 @@ private:
     int64_t offset;
     bool nMajor;
     Block *block; // the lowered block the store was emitted in: later uses inside it may reuse it
-    bool oneKStep = false;
   };
   DenseMap<Value, StoredOperand> storedOperands;
   /// A top-level load whose block only feeds wgmma A operands of loops' dots (Q of an attention

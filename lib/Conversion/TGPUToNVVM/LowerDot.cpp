@@ -113,13 +113,9 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   // rows (K-major) or k rows (N-major), A m rows, its warpgroup's 64 rows 64 x 128 bytes down.
   // Core matrices: a 16-deep K step is two core matrices (2 * LBO) further.
   constexpr int64_t kSwizzleRow = 128;
-  WgmmaDescriptor fixedB = bSwizzled ? swizzledOperandDescriptor(bNMajor ? k : n, bNMajor) : fixed;
-  if (bOp.oneKStep) // one 16-deep K step of core matrices: 8-row groups 16 * 16 bytes apart
-    fixedB.strideByteOffset = static_cast<uint32_t>(16 * kCoreRowBytes);
+  const WgmmaDescriptor fixedB = bSwizzled ? swizzledOperandDescriptor(bNMajor ? k : n, bNMajor) : fixed;
   const WgmmaDescriptor fixedA = aSwizzled ? swizzledOperandDescriptor(m, /*mnMajor=*/false) : fixed;
-  auto bStepOffset = [&](int64_t kk) -> int64_t {
-    if (bOp.oneKStep)
-      return 0;
+  auto bStepOffset = [&](int64_t kk) {
     return bSwizzled ? swizzledKStepOffset(kk, bNMajor ? k : n, bNMajor) : kk * 2 * lbo;
   };
   auto aStepOffset = [&](int64_t kk) { return aSwizzled ? swizzledKStepOffset(kk, m, false) : kk * 2 * lbo; };
@@ -269,27 +265,6 @@ bool KernelLowering::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   return regs.count(aTile) && layoutOf(aTile) == LinearLayout::mmaOperandA(m, k, n, numWarps);
 }
 
-KernelLowering::SmemOperand KernelLowering::storeSplatOperand(Value source, int64_t n, int64_t offset) {
-  // 16 x n 16-bit elements: 16-byte stores of the value eight times, spread over the threads.
-  auto elem = cast<RankedTensorType>(source.getType()).getElementType();
-  Value one = arith::ConstantOp::create(b, loc, elem, cast<TypedAttr>(*splatValue(source)));
-  Value vec = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
-  for (int i = 0; i < 8; ++i)
-    vec = LLVM::InsertElementOp::create(b, loc, vec, one, i32(i));
-  Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
-  const int64_t chunks = 16 * n * 2 / 16;
-  for (int64_t first = 0; first < chunks; first += numWarps * kWarpSize) {
-    Value chunk = arith::AddIOp::create(b, loc, threadId, i32(first));
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk, i32(chunks)), [&] {
-      Value at = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, chunk, i32(16)));
-      Value ptr = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-                                      ValueRange{at});
-      LLVM::StoreOp::create(b, loc, vec, ptr, /*alignment=*/16);
-    });
-  }
-  return {base, /*nMajor=*/false, /*swizzled=*/false, /*oneKStep=*/true};
-}
-
 bool KernelLowering::storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base) {
   if (!isB) {
     storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
@@ -318,10 +293,6 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (!bTile)
     bTile = op.getB();
   SmemOperand aSmem = smemOperands.lookup(op.getA()), bSmem = smemOperands.lookup(op.getB());
-  // A splat B stored before an earlier loop of this block (storeInvariantOperands): read it there.
-  if (auto it = storedOperands.find(bTile); !bSmem.base && it != storedOperands.end() && it->second.oneKStep &&
-                                            insertingWithin(it->second.block))
-    bSmem = {arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(it->second.offset)), false, false, true};
   // B copied by TMA at its load (loadOperandByTma): wait for the panels.
   if (auto tma = tmaOperands.find(bTile); !bSmem.base && tma != tmaOperands.end() && tma->second.nMajor) {
     waitForTmaOperand(tma->second);

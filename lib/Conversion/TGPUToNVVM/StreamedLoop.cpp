@@ -155,23 +155,15 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
         constexpr int64_t kAlign = 128;
         int64_t offset = alignUp(persistentBytes, kAlign);
-        auto type = cast<RankedTensorType>(source.getType());
-        const bool oneKStep = isB && splatValue(source);
-        bool nMajor = false;
-        if (oneKStep) {
-          persistentBytes = offset + 16 * type.getDimSize(1) * 2;
-          storeSplatOperand(source, type.getDimSize(1), offset);
-        } else {
-          persistentBytes = offset + type.getNumElements() * 2;
-          Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
-          nMajor = storeWgmmaOperand(source, isB, k, base);
-        }
-        storedOperands[source] = {offset, nMajor, b.getInsertionBlock(), oneKStep};
+        persistentBytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
+        Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+        bool nMajor = storeWgmmaOperand(source, isB, k, base);
+        storedOperands[source] = {offset, nMajor, b.getInsertionBlock()};
         it = storedOperands.find(source);
         stored = true;
       }
       smemOperands[operand] = {arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(it->second.offset)),
-                               it->second.nMajor, /*swizzled=*/false, it->second.oneKStep};
+                               it->second.nMajor};
       registered.push_back(operand);
     }
   }

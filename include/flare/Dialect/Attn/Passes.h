@@ -64,10 +64,6 @@ struct AttentionConfig {
   /// A persistent kernel (`tile.persistent`): one CTA per SM runs query blocks in turn, so that the
   /// producer warpgroup copies the next block's first K/V blocks during this one's epilogue.
   bool persistent = false;
-  /// With overlap: the softmax's row sums on the tensor cores: each step's P times a [BLOCK_N, 8]
-  /// block of ones accumulates, rescaled like O, beside P V (every column holds the row sum of the
-  /// bf16 P that P V multiplies); the softmax then adds no scores.
-  bool mmaRowSum = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,
