@@ -178,6 +178,7 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     // and one tensor map each.
     ArrayRef<Type> argTypes = func.getArgumentTypes();
     info.persistent = func->hasAttr(tgpu::kPersistentAttrName);
+    info.registerBudgets = func->hasAttr(tgpu::kRegisterBudgetsAttrName);
     if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {
       auto maps = func->getAttrOfType<ArrayAttr>(tgpu::kTensorMapsAttrName);
       const size_t hidden = (info.persistent ? tgpu::kPersistentGridParams : 0) + (maps ? 1 + maps.size() : 0);

@@ -15,7 +15,8 @@
 // A kernel that reads through TMA also has "tensorMaps" (flare::TensorMapInfo), each like
 //   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
 //    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
-// and a persistent kernel "persistent": true (KernelInfo::persistent).
+// a persistent kernel "persistent": true (KernelInfo::persistent), and one that moves register
+// budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets).
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
@@ -187,7 +188,9 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   const llvm::json::Object *obj = v.getAsObject();
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
-  rejectUnknownKeys(*obj, {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent"}, where);
+  rejectUnknownKeys(*obj,
+                    {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets"},
+                    where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
   if (k.name.empty())
@@ -208,12 +211,14 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
       k.hints[key.str()] = *n;
     }
   }
-  if (const llvm::json::Value *persistent = obj->get("persistent")) {
-    std::optional<bool> flag = persistent->getAsBoolean();
-    if (!flag)
-      fail(where + ".persistent must be a boolean, not " + typeName(*persistent));
-    k.persistent = *flag;
-  }
+  for (auto [key, field] : {std::pair<const char *, bool *>{"persistent", &k.persistent},
+                             {"registerBudgets", &k.registerBudgets}})
+    if (const llvm::json::Value *value = obj->get(key)) {
+      std::optional<bool> flag = value->getAsBoolean();
+      if (!flag)
+        fail(where + "." + key + " must be a boolean, not " + typeName(*value));
+      *field = *flag;
+    }
   if (obj->get("tensorMaps")) {
     const llvm::json::Array &maps = requireArray(*obj, "tensorMaps", where);
     for (size_t i = 0; i < maps.size(); ++i)
@@ -279,6 +284,8 @@ std::string CompiledModule::metadataJson() const {
           });
           if (k.persistent)
             j.attribute("persistent", true);
+          if (k.registerBudgets)
+            j.attribute("registerBudgets", true);
           if (!k.hints.empty())
             j.attributeObject("hints", [&] {
               for (const auto &[name, value] : k.hints)

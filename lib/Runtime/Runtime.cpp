@@ -253,10 +253,12 @@ Module::Module(void *ctx, const std::string &deviceArch, CompiledModule compiled
   // compiled_.cubin for the cache. The linker compiles relocatable code, where ptxas ignores
   // `setmaxnreg` (the register budgets of a producer warpgroup, C7504): such PTX is loaded as a
   // whole program instead, which gives no binary back (a disk-cache hit then goes through the
-  // driver's own JIT cache, keyed by the PTX text).
+  // driver's own JIT cache, keyed by the PTX text). The kernels' metadata says which.
   CUresult r = CUDA_SUCCESS;
   const char *step = "cuModuleLoadDataEx";
-  if (!module && compiled_.ptx.find("setmaxnreg") != std::string::npos) {
+  const bool wholeProgram = std::any_of(compiled_.kernels.begin(), compiled_.kernels.end(),
+                                        [](const KernelInfo &k) { return k.registerBudgets; });
+  if (!module && wholeProgram) {
     step = "cuModuleLoadDataEx (the PTX JIT, whole program)";
     r = d.cuModuleLoadDataEx(&module, compiled_.ptx.c_str(), 5, options, values);
     if (r != CUDA_SUCCESS)

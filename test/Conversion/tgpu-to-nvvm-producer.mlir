@@ -17,6 +17,8 @@
 // CHECK-LABEL: gpu.func @produced(
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 1 : i32
+// Its warpgroups move register budgets: the runtime compiles its PTX as a whole program.
+// CHECK-SAME: tgpu.register_budgets
 // The start: warps >= 8 give up registers; the producer numbers its own threads from 0. Its thread 0
 // initialises the kernel's first ring (`full` expects one expect-tx (TMA) or the 128 producer threads
 // (maps not encoded), `empty` each of the 8 consumer warps) and the producer announces it on named
@@ -166,6 +168,8 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // whole-CTA barriers and the consumers' loops issue their own TMA copies.
 // CHECK-LABEL: gpu.func @not_requested(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: tgpu.register_budgets
+// CHECK-SAME: {
 // CHECK-NOT: nvvm.minctasm
 // CHECK-NOT: nvvm.setmaxregister
 // CHECK-NOT: nvvm.barrier id = %c3_i32

@@ -63,6 +63,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].sharedBytes, b.kernels[i].sharedBytes);
     EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
     EXPECT_EQ(a.kernels[i].persistent, b.kernels[i].persistent);
+    EXPECT_EQ(a.kernels[i].registerBudgets, b.kernels[i].registerBudgets);
     ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
     for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
       const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
@@ -117,6 +118,19 @@ TEST(CompiledModuleTest, JsonRoundTripOfPersistentKernel) {
   expectSameModule(m, back);
   EXPECT_TRUE(back.kernels.back().persistent);
   EXPECT_FALSE(back.kernels.front().persistent);
+}
+
+TEST(CompiledModuleTest, JsonRoundTripOfRegisterBudgets) {
+  CompiledModule m = sampleModule();
+  m.kernels.push_back(tmaKernel());
+  m.kernels.back().registerBudgets = true;
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  EXPECT_NE(json.find(R"("registerBudgets": true)"), std::string::npos);
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  EXPECT_TRUE(back.kernels.back().registerBudgets);
+  EXPECT_FALSE(back.kernels.front().registerBudgets);
 }
 
 TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
@@ -209,6 +223,8 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [1]})")},
       {"persistent as number",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "persistent": 1})")},
+      {"registerBudgets as string",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "registerBudgets": "yes"})")},
       {"unknown kernel field",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "regs": 3})")},
       {"duplicate kernel names", kernelJson(std::string(kGoodKernel) + ", " + kGoodKernel)},

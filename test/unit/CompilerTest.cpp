@@ -30,6 +30,29 @@ TEST(Compiler, CompilesTheExamplesToPTXWithMetadata) {
   }
 }
 
+// The metadata says which kernels move register budgets between warpgroups (the runtime then has the
+// driver compile the PTX whole): the head-dim-128 attention kernel on sm_90a (a producer warpgroup),
+// not the head-dim-64 one (two CTAs per SM) nor any sm_80 kernel.
+TEST(Compiler, MetadataMarksKernelsThatMoveRegisterBudgets) {
+  std::string d128 = readExample("attention/plain.mlir"), d64 = d128;
+  for (size_t at = d64.find("x128x"); at != std::string::npos; at = d64.find("x128x", at))
+    d64.replace(at, 5, "x64x");
+  struct Case {
+    const std::string *source;
+    const char *arch;
+    bool budgets;
+  };
+  for (const Case &c : {Case{&d128, "sm_90a", true}, Case{&d64, "sm_90a", false}, Case{&d128, "sm_80", false}}) {
+    SCOPED_TRACE(std::string(c.arch) + (c.source == &d64 ? ", head dim 64" : ", head dim 128"));
+    flare::CompileOptions opts;
+    opts.arch = c.arch;
+    flare::CompiledModule m = flare::compileToPTX(*c.source, opts, "plain.mlir");
+    ASSERT_EQ(m.kernels.size(), 1u);
+    EXPECT_EQ(m.kernels[0].registerBudgets, c.budgets);
+    EXPECT_EQ(m.ptx.find("setmaxnreg") != std::string::npos, c.budgets);
+  }
+}
+
 TEST(Compiler, ParseErrorsCarryTheirLocation) {
   try {
     flare::compileToPTX("func.func @k() {\n  %x = arith.constant : i32\n}\n", {}, "bad.mlir");

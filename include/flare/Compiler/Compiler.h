@@ -79,6 +79,9 @@ struct KernelInfo {
   /// (at most one per program instance), each running program instances of the requested grid in
   /// turn. The grid goes in three hidden i32 parameters right after `args` (before the TMA ones).
   bool persistent = false;
+  /// Its warpgroups move register budgets (setmaxnreg): the runtime has the driver compile the
+  /// module's PTX as a whole program, where ptxas honours them (not through its linker).
+  bool registerBudgets = false;
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
   std::map<std::string, int64_t> hints;

@@ -115,8 +115,10 @@ LogicalResult KernelLowering::run() {
   if (producerMode) {
     if (failed(emitProducer()))
       return failure();
-    if (producerMode) // setmaxnreg is honoured for kernels of one CTA per SM
+    if (producerMode) { // setmaxnreg is honoured for kernels of one CTA per SM, compiled whole
       gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+      gfunc->setAttr(kRegisterBudgetsAttrName, b.getUnitAttr());
+    }
   }
   if (hiddenParamFailed)
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"

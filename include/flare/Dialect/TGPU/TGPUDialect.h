@@ -30,6 +30,10 @@ inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
 /// Unit attribute on a lowered persistent kernel (tile.persistent): launched with as many CTAs as fit
 /// on the device at once, each running program instances of the grid in its hidden parameters.
 inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";
+/// Unit attribute on a lowered kernel whose warpgroups move register budgets (setmaxnreg, a producer
+/// warpgroup): ptxas honours them only when it compiles the PTX as a whole program, not as the
+/// relocatable code the driver's linker takes (C7504).
+inline constexpr llvm::StringLiteral kRegisterBudgetsAttrName = "tgpu.register_budgets";
 /// Hidden i32 parameters of a persistent kernel: the grid's x, y and z.
 inline constexpr unsigned kPersistentGridParams = 3;
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.
