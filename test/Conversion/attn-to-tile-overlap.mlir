@@ -109,6 +109,11 @@
 // OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
 // OFF-NOT: tensor<128x64xbf16>)
 // OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
+// Configured, a causal mask at head dim 128 keeps the eager softmax (no lazy max, no skippable rescale).
+// CFG-LABEL: func.func @causal(
+// CFG-NOT: {lazy}
+// CFG-NOT: tile.skip_unit_factor
+// CFG: return
 func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v
@@ -168,4 +173,18 @@ func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<
   %o = attn.attention %q, %k, %v : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
       -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// Head dim 128 without a mask (configured): the lazy softmax and the skippable rescale, as at head
+// dim 256 (bench/NOTES.md a34).
+// CFG-LABEL: func.func @plain128(
+// CFG: tile.online_softmax {{.*}} {lazy}
+// CFG: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x128xf32>
+func.func @plain128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>
+      -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
 }
