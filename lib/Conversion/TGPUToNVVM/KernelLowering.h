@@ -212,6 +212,11 @@ private:
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
                                NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   }
+  /// This thread announces `bytes` more of asynchronous copies (TMA) that complete `barrier`'s phase.
+  void expectTx(Value barrier, Value bytes) {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrier, bytes, NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  }
   /// The builder's insertion block is `block` or nested in it (what was emitted into `block` before
   /// dominates the insertion point).
   bool insertingWithin(Block *block) {

@@ -524,8 +524,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   // Thread 0: the operand blocks of iteration `iv` into `slot`.
   auto issue = [&](Value iv, Value slot) {
     Value full = barrierAt(slot, false), base = slotBase(slot);
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(m * k * 2 + k * n * 2), NVVM::MemScopeKind::CTA,
-                                           /*relaxed=*/false, Value());
+    expectTx(full, i32(m * k * 2 + k * n * 2));
     DenseMap<Value, Value> memo;
     for (int which = 0; which < 2; ++which) {
       SmallVector<Value> offsets = loadOffsetsAt(loads[which], op, iv, memo);

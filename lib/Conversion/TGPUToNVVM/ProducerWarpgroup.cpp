@@ -110,8 +110,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
     ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
       waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
       Value full = ringBarrier(ring, i32(0), /*empty=*/false);
-      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(o.bytes), NVVM::MemScopeKind::CTA,
-                                             /*relaxed=*/false, Value());
+      expectTx(full, i32(o.bytes));
       copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
     });
   }

@@ -280,8 +280,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
           if (waitEmpty)
             waitEmpty();
-          NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, i32(ring.tmaBytes), NVVM::MemScopeKind::CTA,
-                                                 /*relaxed=*/false, Value());
+          expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);
             copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),

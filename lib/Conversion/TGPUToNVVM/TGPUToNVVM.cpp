@@ -281,14 +281,16 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
       return failure();
     // Produced operands whose last reader this was: each consumer warp releases them (its dots that
     // read them are done) for the producer's next copy.
-    if (auto it = releaseAfter.find(&op); it != releaseAfter.end())
-      for (Value v : it->second) {
-        if (auto dot = dyn_cast<tile::DotOp>(op))
-          waitForDots(dot.getResult());
-        Value empty = tmaOperands[v].empty;
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)),
-               [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
-      }
+    auto it = releaseAfter.find(&op);
+    if (it == releaseAfter.end())
+      continue;
+    if (auto dot = dyn_cast<tile::DotOp>(op))
+      waitForDots(dot.getResult());
+    for (Value v : it->second) {
+      Value empty = tmaOperands[v].empty;
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)),
+             [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
+    }
   }
   return success();
 }

@@ -332,8 +332,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
         ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
           NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
-          NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrierPtr, i32(bytes), NVVM::MemScopeKind::CTA,
-                                                 /*relaxed=*/false, Value());
+          expectTx(barrierPtr, i32(bytes));
           copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
         });
       },
