@@ -9,6 +9,7 @@
 // LSE -inf).
 //
 //===----------------------------------------------------------------------===//
+#include "../ExampleText.h"
 #include "GpuTestUtil.h"
 
 #include "flare/Attention.h"
@@ -30,14 +31,6 @@ struct Shape {
 std::string describe(const Shape &s) {
   return "B=" + std::to_string(s.b) + " Hq=" + std::to_string(s.hq) + " Hkv=" + std::to_string(s.hkv) +
          " Sq=" + std::to_string(s.sq) + " Skv=" + std::to_string(s.skv);
-}
-
-/// Rewrites the examples' head dimension (they are written for 128).
-std::string withHeadDim(std::string text, int d) {
-  const std::string from = "x128xbf16", to = "x" + std::to_string(d) + "xbf16";
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
-    text.replace(pos, from.size(), to);
-  return text;
 }
 
 /// bf16 inputs of one problem, with their exact float values for the reference.

@@ -2,6 +2,7 @@
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
 
+#include "../ExampleText.h"
 #include "ExampleSource.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 namespace {
 
 using flare::test::readExample;
+using flare::test::withHeadDim;
 
 TEST(Compiler, CompilesTheExamplesToPTXWithMetadata) {
   for (const char *arch : {"sm_90a", "sm_80"}) {
@@ -34,9 +36,7 @@ TEST(Compiler, CompilesTheExamplesToPTXWithMetadata) {
 // driver compile the PTX whole): the head-dim-128 attention kernel on sm_90a (a producer warpgroup),
 // not the head-dim-64 one (two CTAs per SM) nor any sm_80 kernel.
 TEST(Compiler, MetadataMarksKernelsThatMoveRegisterBudgets) {
-  std::string d128 = readExample("attention/plain.mlir"), d64 = d128;
-  for (size_t at = d64.find("x128x"); at != std::string::npos; at = d64.find("x128x", at))
-    d64.replace(at, 5, "x64x");
+  const std::string d128 = readExample("attention/plain.mlir"), d64 = withHeadDim(d128, 64);
   struct Case {
     const std::string *source;
     const char *arch;
