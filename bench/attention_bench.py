@@ -128,6 +128,11 @@ def time_calls(fn, iters):
     return [start.elapsed_time(end) for start, end in events]
 
 
+def unavailable(error):
+    """The note of a method that failed: the first line of its error."""
+    return f"unavailable: {str(error).splitlines()[0][:80]}"
+
+
 def median(times):
     times = sorted(times)
     return times[len(times) // 2]
@@ -224,13 +229,13 @@ def speed_sweep(flare, args, rows):
                             call()
                         calls[name], times[name] = call, []
                     except Exception as e:  # a failing method must not stop the sweep
-                        notes[name] = f"unavailable: {str(e).splitlines()[0][:80]}"
+                        notes[name] = unavailable(e)
                 for _ in range(args.rounds):
                     for name in list(calls):
                         try:
                             times[name] += time_calls(calls[name], args.iters)
                         except Exception as e:
-                            notes[name] = f"unavailable: {str(e).splitlines()[0][:80]}"
+                            notes[name] = unavailable(e)
                             del calls[name]
                 for name in methods:
                     ms = median(times[name]) if name in calls else float("nan")
