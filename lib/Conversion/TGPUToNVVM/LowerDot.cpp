@@ -1,4 +1,5 @@
 //===- LowerDot.cpp - Tensor-core dots: mma.sync, wgmma, the pipelined K loop ===//
+#include <cstdlib>
 #include "KernelLowering.h"
 
 #include "flare/Layout/SharedLayout.h"
@@ -249,7 +250,28 @@ void KernelLowering::waitForDots(Value v) {
     upTo = it - pendingDots.begin();
   }
   // Groups retire in commit order: leaving the younger ones pending completes this one.
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, static_cast<int64_t>(pendingDots.size() - 1 - upTo));
+  const int64_t younger = static_cast<int64_t>(pendingDots.size() - 1 - upTo);
+  Value after;
+  if (std::getenv("FLARE_EXP_PIN_WAIT") && std::string(std::getenv("FLARE_EXP_PIN_WAIT")) == "1" && younger == 0) {
+    Block *block = b.getInsertionBlock();
+    int seen = 0;
+    for (auto it = b.getInsertionPoint(); it != block->begin() && seen < 16; ++seen) {
+      --it;
+      if (it->getNumResults() == 1 && it->getResult(0).getType().isF32() && it->getNumOperands() == 2 &&
+          isa<arith::ArithDialect>(it->getDialect())) {
+        after = it->getResult(0);
+        break;
+      }
+    }
+  }
+  if (after) {
+    std::string text = "{\n.reg .pred p;\nsetp.geu.f32 p, $0, 0fFF800000;\n@p bra PINNED;\nmembar.cta;\n"
+                       "PINNED:\nwgmma.wait_group.sync.aligned 0;\n}";
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{after}, text, "f", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  } else {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, younger);
+  }
   for (size_t i = 0; i <= upTo; ++i) {
     const PendingDot &d = pendingDots[i];
     SmallVector<Value> c(layoutOf(d.result).numRegs());
