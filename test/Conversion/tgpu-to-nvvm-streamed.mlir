@@ -147,3 +147,47 @@ func.func @body_with_barrier(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile
   tile.store %acc, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
   return
 }
+
+// -----
+
+// Without the turns (ping-pong=0), the wait for a dot whose result the loop body uses after other
+// arithmetic (the previous block's P V after the softmax) is pinned there: inline PTX waits behind a
+// never-taken branch on the last value computed before it, since ptxas would hoist a plain wait.
+// NOPP-LABEL: gpu.func @pinned_wait(
+// NOPP: scf.for
+// NOPP: nvvm.wgmma.commit.group.sync.aligned
+// NOPP: arith.addf %[[W:arg[0-9]+]], %[[W]] fastmath<contract> : f32
+// NOPP-NOT: nvvm.wgmma.wait.group.sync.aligned
+// NOPP: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.geu.f32 p, $0, 0fFF800000;\0A@p bra PINNED;\0Amembar.cta;\0APINNED:\0Awgmma.wait_group.sync.aligned 0;\0A}", "f" %{{[0-9]+}} : (f32) -> ()
+// NOPP-NOT: nvvm.wgmma.wait.group.sync.aligned
+// NOPP: arith.mulf
+// NOPP: scf.yield
+// With the turns the other warpgroup's MMAs hide the softmax: a plain wait.
+// CHECK-LABEL: gpu.func @pinned_wait(
+// CHECK-NOT: llvm.inline_asm has_side_effects "{{.*}}PINNED
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: llvm.inline_asm has_side_effects "{{.*}}PINNED
+// CHECK: gpu.return
+func.func @pinned_wait(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %one = arith.constant dense<1.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc:2 = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero, %w0 = %one) -> (tensor<128x64xf32>, tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    %w = arith.addf %w0, %w0 : tensor<128x64xf32>
+    %u = arith.mulf %s, %w : tensor<128x64xf32>
+    scf.yield %u, %w : tensor<128x64xf32>, tensor<128x64xf32>
+  }
+  tile.store %acc#0, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}

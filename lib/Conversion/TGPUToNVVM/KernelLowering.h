@@ -768,10 +768,14 @@ private:
   /// Waits for the pending dots up to and including the one producing `v` (all with a null `v`) and
   /// binds their registers.
   void waitForDots(Value v = Value());
+  /// The value a pinned wait (pinLastDotWait) branches on, or null where none is near.
+  Value pinAnchor();
   Operation *ringBase = nullptr; // arith.constant i32, patched to the ring area's offset at the end
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;
+  /// The last wait of a streamed loop's body without ping-pong stays after the softmax (waitForDots).
+  bool pinLastDotWait = false;
   DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced
   SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered
   LogicalResult lowerIf(scf::IfOp op);

@@ -1,5 +1,4 @@
 //===- LowerDot.cpp - Tensor-core dots: mma.sync, wgmma, the pipelined K loop ===//
-#include <cstdlib>
 #include "KernelLowering.h"
 
 #include "flare/Layout/SharedLayout.h"
@@ -239,6 +238,20 @@ Value KernelLowering::packHalves(Value lo, Value hi) {
   return LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
 }
 
+Value KernelLowering::pinAnchor() {
+  // The nearest f32 result of a two-operand arithmetic op just above the insertion point (the row
+  // sums' last shuffle step in the streamed loops); never an accumulator of a dot still in flight.
+  Block *block = b.getInsertionBlock();
+  auto it = b.getInsertionPoint();
+  for (int seen = 0; it != block->begin() && seen < 16; ++seen) {
+    --it;
+    if (it->getNumResults() == 1 && it->getNumOperands() == 2 && it->getResult(0).getType().isF32() &&
+        isa<arith::ArithDialect>(it->getDialect()))
+      return it->getResult(0);
+  }
+  return Value();
+}
+
 void KernelLowering::waitForDots(Value v) {
   if (pendingDots.empty())
     return;
@@ -251,23 +264,15 @@ void KernelLowering::waitForDots(Value v) {
   }
   // Groups retire in commit order: leaving the younger ones pending completes this one.
   const int64_t younger = static_cast<int64_t>(pendingDots.size() - 1 - upTo);
-  Value after;
-  if (std::getenv("FLARE_EXP_PIN_WAIT") && std::string(std::getenv("FLARE_EXP_PIN_WAIT")) == "1" && younger == 0) {
-    Block *block = b.getInsertionBlock();
-    int seen = 0;
-    for (auto it = b.getInsertionPoint(); it != block->begin() && seen < 16; ++seen) {
-      --it;
-      if (it->getNumResults() == 1 && it->getResult(0).getType().isF32() && it->getNumOperands() == 2 &&
-          isa<arith::ArithDialect>(it->getDialect())) {
-        after = it->getResult(0);
-        break;
-      }
-    }
-  }
-  if (after) {
-    std::string text = "{\n.reg .pred p;\nsetp.geu.f32 p, $0, 0fFF800000;\n@p bra PINNED;\nmembar.cta;\n"
+  Value anchor = pinLastDotWait && younger == 0 ? pinAnchor() : Value();
+  if (anchor) {
+    // ptxas schedules wgmma.wait_group as early as its register dependences allow: the wait for the
+    // previous block's P V rose to the first row max and the softmax never overlapped that product
+    // (bench/NOTES.md a35). Behind a branch on the softmax's last value (never taken: x >= -inf or
+    // unordered holds for every float) it stays where it is, after the softmax.
+    const char *text = "{\n.reg .pred p;\nsetp.geu.f32 p, $0, 0fFF800000;\n@p bra PINNED;\nmembar.cta;\n"
                        "PINNED:\nwgmma.wait_group.sync.aligned 0;\n}";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{after}, text, "f", /*has_side_effects=*/true,
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{anchor}, text, "f", /*has_side_effects=*/true,
                               /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
   } else {
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, younger);

@@ -516,6 +516,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
     const int barriersBefore = barriersEmitted;
     inStreamedLoop = true;
+    // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned
+    // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
+    pinLastDotWait = !pingPong;
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
         continue;
@@ -529,6 +532,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
                                                             i32(2 * 128)));
     }
     inStreamedLoop = false;
+    pinLastDotWait = false;
     // Another CTA-wide barrier inside the turn would deadlock: no ping-pong then.
     if (barriersEmitted != barriersBefore) {
       for (Operation *pp : pingPongOps)
