@@ -99,6 +99,10 @@
 // CHECK-NEXT: %[[FLO:.*]] = arith.minsi %[[HI]], %c0_i32 : i32
 // CHECK-NEXT: %[[FHI1:.*]] = arith.maxsi %[[FHI0]], %[[FLO]] : i32
 // CHECK-NEXT: %[[FHI:.*]] = arith.minsi %[[FHI1]], %[[HI]] : i32
+// Masked steps compare each key with its row's last kept key: min(qi, Skv - 1) for kv <= qi.
+// CHECK-NEXT: %[[SKVM1:.*]] = arith.subi %[[SKV]], %c1_i32 : i32
+// CHECK-NEXT: %[[SKVM1S:.*]] = tile.splat %[[SKVM1]] : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[BOUND:.*]] = arith.minsi %[[ROWS]], %[[SKVM1S]] : tensor<128xi32>
 // The second loop's bound, (flo - lo) + (hi - fhi) partial blocks (lo folds to 0 here), before the
 // first loop.
 // CHECK-NEXT: %[[RIGHT:.*]] = arith.subi %[[HI]], %[[FHI]] : i32
@@ -132,18 +136,12 @@
 // CHECK: %[[S2:.*]] = tile.dot %[[QT]], %{{.*}} -> tensor<128x64xf32>
 // The key indices kv0 + 0..63 (kv of mask_mod).
 // CHECK: %[[COLS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64xi32>
-// kv < Skv, per key, broadcast over the rows...
-// CHECK-NEXT: %[[SKVS:.*]] = tile.splat %[[SKV]] : i32 -> tensor<64xi32>
-// CHECK-NEXT: %[[INR:.*]] = arith.cmpi slt, %[[COLS]], %[[SKVS]] : tensor<64xi32>
-// CHECK-NEXT: tile.expand_dims %[[INR]] {axis = 0 : i32} : tensor<64xi1> -> tensor<1x64xi1>
-// CHECK-NEXT: %[[INR2:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi1> -> tensor<128x64xi1>
-// ...and mask_mod inlined on 128 x 64 tiles: qi >= kv with qi the rows and kv the columns.
-// CHECK-NEXT: tile.expand_dims %[[ROWS]] {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
-// CHECK-NEXT: %[[QI:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x64xi32>
+// One comparison per element covers the key range and mask_mod: kv <= min(qi, Skv - 1).
 // CHECK-NEXT: tile.expand_dims %[[COLS]] {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
 // CHECK-NEXT: %[[KVI:.*]] = tile.broadcast %{{.*}} : tensor<1x64xi32> -> tensor<128x64xi32>
-// CHECK-NEXT: %[[CAUSAL:.*]] = arith.cmpi sge, %[[QI]], %[[KVI]] : tensor<128x64xi32>
-// CHECK-NEXT: %[[KEEP:.*]] = arith.andi %[[INR2]], %[[CAUSAL]] : tensor<128x64xi1>
+// CHECK-NEXT: tile.expand_dims %[[BOUND]] {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+// CHECK-NEXT: %[[LASTKEPT:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x64xi32>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi sle, %[[KVI]], %[[LASTKEPT]] : tensor<128x64xi32>
 // Dropped scores become -inf before the one multiply by scale * log2(e) (which the softmax folds into
 // its exp2 argument as an FMA).
 // CHECK-NEXT: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[S2]], %[[NINF]] : tensor<128x64xi1>, tensor<128x64xf32>
@@ -170,7 +168,7 @@
 // OPTS: tile.dot {{.*}} -> tensor<64x64xf32>
 // OPTS: tile.online_softmax {{.*}} : tensor<64x64xf32>, tensor<64xf32>
 // OPTS: scf.for
-// OPTS: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<64x64xi32>
+// OPTS: arith.cmpi sle, %{{.*}}, %{{.*}} : tensor<64x64xi32>
 // OPTS: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<64x128xbf16>, !tile.view<bf16, 2>
 func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
@@ -376,7 +374,7 @@ func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: 
 // DEFAULT: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xf16>, tensor<64x64xf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // DEFAULT: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xf32>, tensor<128xf32>
 // DEFAULT: scf.for
-// DEFAULT: arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<128x64xi32>
+// DEFAULT: arith.cmpi sle, %{{.*}}, %{{.*}} : tensor<128x64xi32>
 // DEFAULT: tile.store %{{.*}}, %{{.*}}[%[[Q0]], %c0_i32] : tensor<128x64xf16>, !tile.view<f16, 2>
 func.func @d64(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>)
     -> tensor<2x8x1024x64xf16> {

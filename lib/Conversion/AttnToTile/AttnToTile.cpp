@@ -30,6 +30,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -135,6 +136,9 @@ private:
   Value qView, kView, vView, oView, lseView, qTile;
   SmallVector<Value> auxPtrs, auxLens;
   Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1
+  /// [BLOCK_M] i32: the last key each query row keeps (keptKeyBound), Skv - 1 at most; null where
+  /// the mask is not of that form.
+  Value keptBound;
 
   // Region values: shape class, and the emitted value (hoisted ones shared, per-body ones local).
   DenseMap<Value, Shape> shapes;
@@ -211,6 +215,7 @@ private:
   LogicalResult buildKernel();
   Value evalLeaves(const LinearExpr &e);
   std::pair<Interval, Interval> blocksOf(const MaskNode &node);
+  Value keptKeyBound(const MaskNode &node);
   /// With config.overlap, `state` also carries P of the previous block, whose rows of V start at
   /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
   /// that only finishes the previous block.
@@ -428,6 +433,55 @@ std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node) {
   return {all, none};
 }
 
+/// For a mask whose constraints each bound kv from above (kv <= a*qi + c) or concern qi alone,
+/// joined by And / Or (causal, bottom-right causal, prefix-LM): per query row the last key it keeps,
+/// so that an element is kept exactly when kv <= bound (And takes the minimum, Or the maximum).
+/// One comparison per element then replaces the mask's and the key range's. Null otherwise.
+Value Generator::keptKeyBound(const MaskNode &node) {
+  const int64_t bm = config.blockM;
+  auto rows = [&](int64_t v) { return splat(c32(v), {bm}); };
+  constexpr int64_t kNone = std::numeric_limits<int32_t>::min(), kAll = std::numeric_limits<int32_t>::max();
+  switch (node.kind) {
+  case MaskNode::Kind::True:
+    return rows(kAll);
+  case MaskNode::Kind::Generic:
+    return Value();
+  case MaskNode::Kind::Constraint: {
+    const LinearExpr &e = node.expr;
+    if (e.kv != -1 && e.kv != 0) // a lower bound on kv
+      return Value();
+    // a*qi + c, without the multiply by 1 or the zero added of the usual constraints.
+    Value bound = e.q == 1 ? qRows : arith::MulIOp::create(b, loc, rows(e.q), qRows).getResult();
+    if (e.q == 0)
+      bound = splat(evalLeaves(e), {bm});
+    else if (e.constant != 0 || !e.leaves.empty())
+      bound = arith::AddIOp::create(b, loc, bound, splat(evalLeaves(e), {bm}));
+    if (e.kv == -1)
+      return bound;
+    // a*qi + c >= 0: every key of the rows that hold, none of the others.
+    Value holds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, bound, rows(0));
+    return arith::SelectOp::create(b, loc, holds, rows(kAll), rows(kNone));
+  }
+  case MaskNode::Kind::And:
+  case MaskNode::Kind::Or: {
+    Value bound;
+    for (const MaskNode &child : node.children) {
+      Value c = keptKeyBound(child);
+      if (!c)
+        return Value();
+      if (!bound)
+        bound = c;
+      else if (node.kind == MaskNode::Kind::And)
+        bound = arith::MinSIOp::create(b, loc, bound, c);
+      else
+        bound = arith::MaxSIOp::create(b, loc, bound, c);
+    }
+    return bound;
+  }
+  }
+  return Value();
+}
+
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
 constexpr int64_t kFarAway = -(int64_t(1) << 30);
 
@@ -496,10 +550,17 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     toLog2 = kLog2E;
   }
   if (masked) {
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
-    Value keep = broadcastCols(inRange, bm);
+    Value keep;
     Region &maskMod = op.getMaskMod();
-    if (!maskMod.empty()) {
+    if (keptBound) {
+      Value keys = broadcastCols(kvCols, bm);
+      Value lastKept = broadcastRows(keptBound, bn);
+      keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, keys, lastKept);
+    } else {
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
+      keep = broadcastCols(inRange, bm);
+    }
+    if (!keptBound && !maskMod.empty()) {
       bindIndices(maskMod, 0);
       if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
         return failure();
@@ -684,6 +745,10 @@ LogicalResult Generator::buildKernel() {
     fhi = smin(smax(fullHi, flo), hi);
   }
 
+  // Masked steps compare each key with its row's last kept key (keptKeyBound), when the mask allows.
+  if (mask.hasMask && mask.root.kind != MaskNode::Kind::True && !std::getenv("FLARE_EXP_NO_MASK_FOLD"))
+    if (Value bound = keptKeyBound(mask.root))
+      keptBound = arith::MinSIOp::create(b, loc, bound, splat(sub(seqKV, c32(1)), {bm}));
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
   SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDim})};
