@@ -9,7 +9,8 @@
 // loop's ring index runs on across instances (the tile loop carries it). The consumers wait for the
 // announcement once, before their tile loop; per instance they derive their thread values anew
 // behind an opaque zero (so LLVM keeps them in the loop), wait for the operand with the parity of
-// their turn, release it after the loop that reads it, and leave the output's TMA store in flight:
+// their turn, release it once the last product reading it is done (in the last iteration of the
+// loop reading it, or after the loop when that ran no iteration), and leave the output's TMA store in flight:
 // each warpgroup stores its own 64 rows (its named barrier, its first thread) and waits for the
 // copy's read only before its next store and after the loop. The MMA turn passes on from one
 // instance to the next (given once before the tile loop, taken back once after it), and with
@@ -73,11 +74,26 @@
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %[[PARITY]], %c10000000_i32
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: scf.for
+// CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32
+// CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
+// CHECK-NEXT: %[[LASTIT:[0-9]+]] = arith.cmpi sge, %[[NEXT]], %[[NB]] : i32
 // CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Each warp's lane 0 releases the operand once the last product reading it is done: in the loop's
+// last iteration (then, with the ring's stage)...
+// CHECK: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
+// CHECK-NEXT: %[[LASTREL:[0-9]+]] = arith.andi %[[LASTIT]], %[[LANE0]] : i1
+// CHECK-NEXT: scf.if %[[LASTREL]] {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[LANE0]] {
+// CHECK: nvvm.mbarrier.arrive
 // CHECK: scf.yield
-// After the loop each warp's lane 0 releases the operand.
-// CHECK: nvvm.mbarrier.arrive %{{[0-9]+}} : !llvm.ptr<3>
+// ...or after the loop when it ran no iteration.
+// CHECK: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
+// CHECK-NEXT: %[[NONEREL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[NONE]] : i1
+// CHECK-NEXT: scf.if %[[NONEREL]] {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
 // The store, per warpgroup (named barrier 5 + g over its 128 threads): its first thread waits for the
 // previous instance's copy to have read the panels, then the panels, its TMA store of 64 rows from
 // row 64 g, committed and left in flight.

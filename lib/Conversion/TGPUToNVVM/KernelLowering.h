@@ -729,6 +729,23 @@ private:
   }
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
+  /// A produced operand read by dots inside top-level loops (Q): released right after the last of
+  /// those products completes, in the last iteration of the last loop that runs, instead of after
+  /// the loops (the producer copies the next instance's block sooner). `loops` in block order;
+  /// `inLoop[j]` records that loop j's lowering emitted its release (streamed loops only).
+  struct EarlyRelease {
+    Value operand;
+    SmallVector<scf::ForOp> loops;
+    SmallVector<bool> inLoop;
+  };
+  SmallVector<EarlyRelease> earlyReleases;
+  /// While a streamed loop's body is lowered: its dots that read an early-released operand, with the
+  /// operand and the condition (this is the last product of the instance) to release it after them.
+  DenseMap<Value, std::pair<Value, Value>> releaseAfterDot;
+  /// Sets up releaseAfterDot for the loop `op` being lowered (iteration `iv`).
+  void prepareEarlyReleases(scf::ForOp op, Value iv);
+  /// True when a loop's iterations run (lb < ub), from the bounds already lowered.
+  Value loopRuns(scf::ForOp loop);
   /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
   /// here, or before the tile loop of a persistent kernel.
   bool producerInitWaited = false;

@@ -519,6 +519,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned
     // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
     pinLastDotWait = !pingPong;
+    prepareEarlyReleases(op, iv);
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
         continue;
@@ -542,6 +543,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
     // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
     waitForDots();
+    releaseAfterDot.clear(); // releases not emitted stay after the loops (EarlyRelease::inLoop)
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
       NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
     });

@@ -288,8 +288,21 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
       waitForDots(dot.getResult());
     for (Value v : it->second) {
       Value empty = tmaOperands[v].empty;
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)),
-             [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
+      Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
+      // Unless a loop released it already: loop j did when it ran and no later loop did.
+      for (const EarlyRelease &early : earlyReleases) {
+        if (early.operand != v)
+          continue;
+        for (size_t j = 0; j < early.loops.size(); ++j) {
+          if (!early.inLoop[j])
+            continue;
+          Value released = loopRuns(early.loops[j]);
+          for (size_t m = j + 1; m < early.loops.size(); ++m)
+            released = arith::AndIOp::create(b, loc, released, notI1(loopRuns(early.loops[m])));
+          cond = arith::AndIOp::create(b, loc, cond, notI1(released));
+        }
+      }
+      ifThen(cond, [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
     }
   }
   return success();

@@ -316,6 +316,36 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
           lastReader = at;
     }
     releaseAfter[lastReader].push_back(op.getResult());
+    // Read by dots inside top-level loops whose bounds all exist before the first of them (so each
+    // can tell whether a later one runs): released after the instance's last such product.
+    if (isa<scf::ForOp>(lastReader)) {
+      auto readsOperand = [&](scf::ForOp loop) {
+        return loop.getBody()
+            ->walk([&](tile::DotOp dot) {
+              Value a = dot.getA();
+              if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
+                a = conv.getSrc();
+              return a == op.getResult() ? WalkResult::interrupt() : WalkResult::advance();
+            })
+            .wasInterrupted();
+      };
+      EarlyRelease early{op.getResult(), {}, {}};
+      for (Operation &top : *op->getBlock())
+        if (auto loop = dyn_cast<scf::ForOp>(&top); loop && op->isBeforeInBlock(loop) && readsOperand(loop))
+          early.loops.push_back(loop);
+      auto definedBefore = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || (def->getBlock() == op->getBlock() && def->isBeforeInBlock(early.loops.front()));
+      };
+      bool boundsKnown = !early.loops.empty() && early.loops.back() == lastReader;
+      for (scf::ForOp loop : early.loops)
+        boundsKnown = boundsKnown && definedBefore(loop.getLowerBound()) && definedBefore(loop.getUpperBound()) &&
+                      definedBefore(loop.getStep());
+      if (boundsKnown) {
+        early.inLoop.assign(early.loops.size(), false);
+        earlyReleases.push_back(std::move(early));
+      }
+    }
     operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
     waitForProducerInit();
     ifThen(notI1(operand.useTma), [&] {
@@ -484,6 +514,31 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
   });
   tmaStoresInFlight |= deferWait;
+}
+
+Value KernelLowering::loopRuns(scf::ForOp loop) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, scalars.lookup(loop.getLowerBound()),
+                               scalars.lookup(loop.getUpperBound()));
+}
+
+void KernelLowering::prepareEarlyReleases(scf::ForOp op, Value iv) {
+  for (EarlyRelease &early : earlyReleases) {
+    auto at = llvm::find(early.loops, op);
+    if (at == early.loops.end())
+      continue;
+    // The instance's last product reading the operand: this loop's last iteration, no later loop runs.
+    Value step = scalars.lookup(op.getStep()), ub = scalars.lookup(op.getUpperBound());
+    Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, arith::AddIOp::create(b, loc, iv, step), ub);
+    for (scf::ForOp later : ArrayRef<scf::ForOp>(at + 1, early.loops.end()))
+      cond = arith::AndIOp::create(b, loc, cond, notI1(loopRuns(later)));
+    op.getBody()->walk([&](tile::DotOp dot) {
+      Value a = dot.getA();
+      if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
+        a = conv.getSrc();
+      if (a == early.operand)
+        releaseAfterDot[dot.getResult()] = {early.operand, cond};
+    });
+  }
 }
 
 } // namespace flare::tgpu::lowering
