@@ -746,6 +746,10 @@ private:
   void prepareEarlyReleases(scf::ForOp op, Value iv);
   /// True when a loop's iterations run (lb < ub), from the bounds already lowered.
   Value loopRuns(scf::ForOp loop);
+  /// True when none of early.loops after the j-th runs.
+  Value laterLoopsIdle(const EarlyRelease &early, size_t j);
+  /// The dots of `loop` whose A operand is `operand` (directly or through a layout conversion).
+  static SmallVector<tile::DotOp> dotsReading(scf::ForOp loop, Value operand);
   /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
   /// here, or before the tile loop of a persistent kernel.
   bool producerInitWaited = false;

@@ -296,9 +296,7 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
         for (size_t j = 0; j < early.loops.size(); ++j) {
           if (!early.inLoop[j])
             continue;
-          Value released = loopRuns(early.loops[j]);
-          for (size_t m = j + 1; m < early.loops.size(); ++m)
-            released = arith::AndIOp::create(b, loc, released, notI1(loopRuns(early.loops[m])));
+          Value released = arith::AndIOp::create(b, loc, loopRuns(early.loops[j]), laterLoopsIdle(early, j));
           cond = arith::AndIOp::create(b, loc, cond, notI1(released));
         }
       }

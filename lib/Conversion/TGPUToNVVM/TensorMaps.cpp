@@ -319,19 +319,10 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     // Read by dots inside top-level loops whose bounds all exist before the first of them (so each
     // can tell whether a later one runs): released after the instance's last such product.
     if (isa<scf::ForOp>(lastReader)) {
-      auto readsOperand = [&](scf::ForOp loop) {
-        return loop.getBody()
-            ->walk([&](tile::DotOp dot) {
-              Value a = dot.getA();
-              if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
-                a = conv.getSrc();
-              return a == op.getResult() ? WalkResult::interrupt() : WalkResult::advance();
-            })
-            .wasInterrupted();
-      };
       EarlyRelease early{op.getResult(), {}, {}};
       for (Operation &top : *op->getBlock())
-        if (auto loop = dyn_cast<scf::ForOp>(&top); loop && op->isBeforeInBlock(loop) && readsOperand(loop))
+        if (auto loop = dyn_cast<scf::ForOp>(&top);
+            loop && op->isBeforeInBlock(loop) && !dotsReading(loop, op.getResult()).empty())
           early.loops.push_back(loop);
       auto definedBefore = [&](Value v) {
         Operation *def = v.getDefiningOp();
@@ -521,23 +512,37 @@ Value KernelLowering::loopRuns(scf::ForOp loop) {
                                scalars.lookup(loop.getUpperBound()));
 }
 
+Value KernelLowering::laterLoopsIdle(const EarlyRelease &early, size_t j) {
+  Value idle = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (size_t m = j + 1; m < early.loops.size(); ++m)
+    idle = arith::AndIOp::create(b, loc, idle, notI1(loopRuns(early.loops[m])));
+  return idle;
+}
+
+SmallVector<tile::DotOp> KernelLowering::dotsReading(scf::ForOp loop, Value operand) {
+  SmallVector<tile::DotOp> dots;
+  loop.getBody()->walk([&](tile::DotOp dot) {
+    Value a = dot.getA();
+    if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
+      a = conv.getSrc();
+    if (a == operand)
+      dots.push_back(dot);
+  });
+  return dots;
+}
+
 void KernelLowering::prepareEarlyReleases(scf::ForOp op, Value iv) {
   for (EarlyRelease &early : earlyReleases) {
     auto at = llvm::find(early.loops, op);
     if (at == early.loops.end())
       continue;
     // The instance's last product reading the operand: this loop's last iteration, no later loop runs.
-    Value step = scalars.lookup(op.getStep()), ub = scalars.lookup(op.getUpperBound());
-    Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, arith::AddIOp::create(b, loc, iv, step), ub);
-    for (scf::ForOp later : ArrayRef<scf::ForOp>(at + 1, early.loops.end()))
-      cond = arith::AndIOp::create(b, loc, cond, notI1(loopRuns(later)));
-    op.getBody()->walk([&](tile::DotOp dot) {
-      Value a = dot.getA();
-      if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
-        a = conv.getSrc();
-      if (a == early.operand)
-        releaseAfterDot[dot.getResult()] = {early.operand, cond};
-    });
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       arith::AddIOp::create(b, loc, iv, scalars.lookup(op.getStep())),
+                                       scalars.lookup(op.getUpperBound()));
+    Value cond = arith::AndIOp::create(b, loc, last, laterLoopsIdle(early, at - early.loops.begin()));
+    for (tile::DotOp dot : dotsReading(op, early.operand))
+      releaseAfterDot[dot.getResult()] = {early.operand, cond};
   }
 }
 
