@@ -40,7 +40,8 @@ class FlareOptions(ctypes.Structure):
                 ("lse", FlareTensor), ("module", ctypes.c_char_p), ("num_aux", ctypes.c_int32),
                 ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
                 ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
-                ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32)]
+                ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32),
+                ("autotune", ctypes.c_int32)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -82,7 +83,9 @@ class Flare:
     def attention(self, q, k, v, out, causal, config=None):
         opt = FlareOptions()
         opt.causal = int(causal)
-        if config:
+        if config == "autotune":
+            opt.autotune = 1
+        elif config:
             opt.block_m, opt.block_n, opt.num_warps = config[:3]
             # Switches: 1 on, 0 off, -1 the configured choice (the C API's 1 / -1 / 0).
             switches = {1: 1, 0: -1, -1: 0}
@@ -185,6 +188,9 @@ def speed_sweep(flare, args, rows):
     # Tuning: each tile configuration (BLOCK_M x BLOCK_N x warps) as a method of its own.
     for c in args.configs:
         methods["flare-" + c] = tuple(int(x) for x in c.split("x"))
+    # Flare's autotuning mode: the first (warm-up) call of a shape times the candidates.
+    if args.autotune:
+        methods["flare-autotune"] = "autotune"
     methods.update({"sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
                "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION), "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)})
     if args.no_peers:
@@ -321,6 +327,7 @@ def main():
                    "1/0/-1 force the softmax / P V overlap, the warpgroup ping-pong, the producer warpgroup and "
                    "the persistent schedule on/off or leave the configured choice)")
     p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
+    p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweep")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")

@@ -20,6 +20,7 @@
 #include "flare/Runtime/Runtime.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,27 @@ struct AttentionOptions {
   int producer = 0;
   /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured.
   int persistent = 0;
+  /// Autotuning (when none of the tile overrides above is set): the first call of a shape class
+  /// (see autotuneKey) times the configured tile configuration and the alternatives of
+  /// autotuneCandidates on this call's own tensors, launches the fastest and remembers it, in this
+  /// process and in the kernel cache's directory (autotune-v1.tsv), for every later call of the
+  /// class. That first call synchronises the context and writes `out` (and `lse`) once per timed
+  /// launch: `out` must not overlap q, k or v.
+  bool autotune = false;
+};
+
+/// One tile configuration of the generated kernel: the overrides of AttentionOptions (0 keeps the
+/// configured choice).
+struct AttentionTileConfig {
+  int blockM = 0, blockN = 0, numWarps = 0, overlap = 0, pingPong = 0, producer = 0, persistent = 0;
+  bool operator==(const AttentionTileConfig &o) const {
+    return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
+           pingPong == o.pingPong && producer == o.producer && persistent == o.persistent;
+  }
+  bool operator!=(const AttentionTileConfig &o) const { return !(*this == o); }
+  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0"; parse() reads it back.
+  std::string text() const;
+  static std::optional<AttentionTileConfig> parse(const std::string &text);
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.
@@ -95,6 +117,18 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
 /// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE) describe
 /// for `dtype` and `headDim`; planAttention compiles exactly this text.
 std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim);
+
+/// The configurations autotuning times for `headDim` on `arch`: the configured choice first, then
+/// alternatives measured close to it somewhere (bench/NOTES.md). A candidate that does not compile
+/// is skipped.
+std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int64_t headDim);
+
+/// The shape class autotuning keeps one choice for: the module (head dim, element type, mask and
+/// modifiers), the architecture, the device, and Sq, Skv and B x Hq rounded up to powers of two.
+std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, const std::string &deviceName);
+
+/// The choice autotuning made, or read from `cacheDir`, for `key` in this process; nullopt before.
+std::optional<AttentionTileConfig> autotunedConfig(const std::string &key);
 
 /// out = attention(q, k, v) with q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D], out like q; bf16 or f16,
 /// D in {64, 128, 256}, Hq a multiple of Hkv. Compiles through `cache` on first use, then launches

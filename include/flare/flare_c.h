@@ -42,6 +42,8 @@ typedef struct flare_attention_options {
   int32_t ping_pong; /* warpgroups issue their MMAs in turn: 1 on, -1 off, 0 the configured choice */
   int32_t producer;  /* a producer warpgroup issues the K/V copies: 1 on, -1 off, 0 the configured choice */
   int32_t persistent; /* CTAs run query blocks in turn (persistent kernel): 1 on, -1 off, 0 the configured choice */
+  int32_t autotune;   /* non-zero: time the candidate configurations once per shape class, keep the fastest
+                         (flare::AttentionOptions::autotune) */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

@@ -4,6 +4,8 @@
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Error.h"
 
+#include "AttentionInternal.h"
+
 #include "../Target/ParseContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -345,20 +347,22 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   return plan;
 }
 
-void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
-               const TensorView &out, const AttentionOptions &options, void *stream) {
-  AttentionPlan plan = planAttention(q, k, v, out, options);
+rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
+                                   const AttentionTileConfig &config, const std::string &arch) {
   CompileOptions compile;
-  compile.arch = options.arch; // empty: the cache uses the device's
-  compile.attentionBlockM = options.blockM;
-  compile.attentionBlockN = options.blockN;
-  compile.attentionWarps = options.numWarps;
-  compile.attentionOverlap = options.overlap;
-  compile.pingPong = options.pingPong;
-  compile.producer = options.producer;
-  compile.persistent = options.persistent;
+  compile.arch = arch; // empty: the cache uses the device's
+  compile.attentionBlockM = config.blockM;
+  compile.attentionBlockN = config.blockN;
+  compile.attentionWarps = config.numWarps;
+  compile.attentionOverlap = config.overlap;
+  compile.pingPong = config.pingPong;
+  compile.producer = config.producer;
+  compile.persistent = config.persistent;
   std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
-  rt::Kernel kernel = module->kernel(plan.kernelName);
+  return module->kernel(plan.kernelName);
+}
+
+void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream) {
   int64_t blockM = kernel.info().hint("attention.block_m");
   if (blockM <= 0)
     fail("kernel '" + plan.kernelName + "' is not a generated attention kernel (no attention.block_m hint)");
@@ -367,6 +371,16 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   grid.y = static_cast<unsigned>(plan.headsQ);
   grid.z = static_cast<unsigned>(plan.batch);
   kernel.launch(grid, plan.args, stream);
+}
+
+void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+               const TensorView &out, const AttentionOptions &options, void *stream) {
+  AttentionPlan plan = planAttention(q, k, v, out, options);
+  AttentionTileConfig config{options.blockM,  options.blockN,   options.numWarps,  options.overlap,
+                             options.pingPong, options.producer, options.persistent};
+  if (options.autotune && config == AttentionTileConfig{})
+    config = detail::autotunedChoice(cache, plan, options, q, k, v, out, stream);
+  detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);
 }
 
 } // namespace flare

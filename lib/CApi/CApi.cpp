@@ -98,6 +98,7 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
       opt.pingPong = options->ping_pong;
       opt.producer = options->producer;
       opt.persistent = options->persistent;
+      opt.autotune = options->autotune != 0;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
                      stream);

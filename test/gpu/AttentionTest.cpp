@@ -15,6 +15,7 @@
 #include "flare/Attention.h"
 #include "flare/Reference/Attention.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -418,6 +419,55 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
         if (HasFatalFailure())
           return;
       }
+}
+
+TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
+  AttentionOptions causal;
+  causal.causal = true;
+  const Shape tuned{2, 4, 2, 1000, 1000}, sameClass{2, 4, 2, 900, 700};
+  for (int d : {64, 128, 256}) {
+    // Every configuration the tuner may pick computes the right thing.
+    std::vector<AttentionTileConfig> candidates = autotuneCandidates(ctx->arch(), d);
+    for (const AttentionTileConfig &c : candidates) {
+      SCOPED_TRACE("candidate " + c.text() + ", D = " + std::to_string(d));
+      std::printf("[ autotune  ] D = %d, candidate %s\n", d, c.text().c_str());
+      AttentionOptions o = causal;
+      o.blockM = c.blockM;
+      o.blockN = c.blockN;
+      o.numWarps = c.numWarps;
+      o.overlap = c.overlap;
+      o.pingPong = c.pingPong;
+      o.producer = c.producer;
+      o.persistent = c.persistent;
+      run(tuned, d, o, true, /*layout=*/0);
+      if (HasFatalFailure())
+        return;
+    }
+    // Autotuned: the choice is one of them, written to the cache directory and reused by a call of
+    // the same class (Sq, Skv and B x Hq in the same powers of two) without compiling anything.
+    AttentionOptions o = causal;
+    o.autotune = true;
+    o.lse = TensorView{0x1000, DType::F32, {tuned.b, tuned.hq, tuned.sq}, {}};
+    TensorView fakeQ{0x10000, dtype, {tuned.b, tuned.hq, tuned.sq, d}, {}};
+    TensorView fakeKV{0x20000, dtype, {tuned.b, tuned.hkv, tuned.skv, d}, {}};
+    const std::string key = autotuneKey(planAttention(fakeQ, fakeKV, fakeKV, fakeQ, o), ctx->arch(), ctx->name());
+    o.lse = TensorView{};
+    SCOPED_TRACE("autotuned, D = " + std::to_string(d) + ", key " + key);
+    run(tuned, d, o, true, 0);
+    std::optional<AttentionTileConfig> choice = autotunedConfig(key);
+    ASSERT_TRUE(choice.has_value());
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), *choice), candidates.end()) << choice->text();
+    std::printf("[ autotune  ] D = %d, causal, %s: chose %s\n", d, describe(tuned).c_str(), choice->text().c_str());
+    std::ifstream file(cacheDir / "autotune-v1.tsv");
+    std::stringstream text;
+    text << file.rdbuf();
+    EXPECT_NE(text.str().find(key + "\t" + choice->text() + "\t"), std::string::npos) << text.str();
+    const size_t misses = cache->misses();
+    run(sameClass, d, o, true, 0);
+    EXPECT_EQ(cache->misses(), misses);
+    if (HasFatalFailure())
+      return;
+  }
 }
 
 TEST_F(AttentionApi, Float16InputsMatchTheFloat64Reference) {

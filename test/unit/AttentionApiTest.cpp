@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 namespace {
@@ -190,6 +191,53 @@ TEST(AttentionApi, OptionsDescribeTheIntendedMask) {
       }
     }
   }
+}
+
+
+TEST(AttentionAutotune, CandidatesStartWithTheConfiguredChoice) {
+  for (std::string arch : {"sm_90a", "sm_80"})
+    for (int64_t d : {64, 128, 256}) {
+      SCOPED_TRACE(arch + ", D = " + std::to_string(d));
+      std::vector<flare::AttentionTileConfig> candidates = flare::autotuneCandidates(arch, d);
+      ASSERT_GE(candidates.size(), 2u);
+      EXPECT_EQ(candidates.front(), flare::AttentionTileConfig{});
+      for (size_t i = 0; i < candidates.size(); ++i)
+        for (size_t j = i + 1; j < candidates.size(); ++j)
+          EXPECT_NE(candidates[i], candidates[j]) << candidates[i].text();
+    }
+}
+
+TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
+  flare::AttentionTileConfig c{64, 32, 4, -1, 1, 0, -1};
+  EXPECT_EQ(c.text(), "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=-1");
+  std::optional<flare::AttentionTileConfig> back = flare::AttentionTileConfig::parse(c.text());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, c);
+  for (const char *bad : {"", "bm=64", "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=x",
+                          "bn=32 bm=64 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0",
+                          "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0 extra"})
+    EXPECT_FALSE(flare::AttentionTileConfig::parse(bad).has_value()) << bad;
+}
+
+TEST(AttentionAutotune, KeysClassifyShapesByPowersOfTwo) {
+  auto key = [](int64_t b, int64_t h, int64_t sq, int64_t skv, bool causal, const std::string &arch = "sm_90a") {
+    Args a;
+    a.q = view(0x10000, {b, h, sq, 128});
+    a.k = view(0x20000, {b, h, skv, 128});
+    a.v = view(0x30000, {b, h, skv, 128});
+    a.out = view(0x40000, {b, h, sq, 128});
+    a.options.causal = causal;
+    return flare::autotuneKey(flare::planAttention(a.q, a.k, a.v, a.out, a.options), arch, "GPU");
+  };
+  const std::string base = key(2, 8, 1000, 1000, true);
+  EXPECT_NE(base.find("-sq1024-skv1024-bh16"), std::string::npos) << base;
+  EXPECT_EQ(key(2, 8, 1000, 1000, true), base);
+  EXPECT_EQ(key(1, 16, 600, 1024, true), base);  // the same buckets
+  EXPECT_NE(key(2, 8, 1025, 1000, true), base);  // Sq
+  EXPECT_NE(key(2, 8, 1000, 1025, true), base);  // Skv
+  EXPECT_NE(key(4, 8, 1000, 1000, true), base);  // B x Hq
+  EXPECT_NE(key(2, 8, 1000, 1000, false), base); // the mask
+  EXPECT_NE(key(2, 8, 1000, 1000, true, "sm_80"), base);
 }
 
 } // namespace

@@ -286,6 +286,9 @@ public:
   /// $FLARE_CACHE_DIR, else $XDG_CACHE_HOME/flare, else $HOME/.cache/flare, else a per-user
   /// directory in the system temp directory.
   static std::string defaultDir();
+  /// The context it loads modules into, and its directory on disk.
+  Context &context() const { return ctx_; }
+  const std::string &dir() const { return disk_.dir(); }
 
 private:
   Context &ctx_;

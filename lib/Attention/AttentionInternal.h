@@ -1,0 +1,23 @@
+//===- AttentionInternal.h - flare::attention's pieces, shared with autotuning -*- C++ -*-===//
+#ifndef FLARE_LIB_ATTENTION_ATTENTIONINTERNAL_H
+#define FLARE_LIB_ATTENTION_ATTENTIONINTERNAL_H
+
+#include "flare/Attention.h"
+
+namespace flare::detail {
+
+/// The plan's kernel compiled (through `cache`) with the tile configuration `config`; `arch` empty:
+/// the device's.
+rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
+                           const std::string &arch);
+/// Launches a kernel of attentionKernel on the plan's arguments.
+void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
+/// The configuration to launch for an autotuned call: the remembered choice of its shape class, or
+/// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
+AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,
+                                    const TensorView &q, const TensorView &k, const TensorView &v,
+                                    const TensorView &out, void *stream);
+
+} // namespace flare::detail
+
+#endif // FLARE_LIB_ATTENTION_ATTENTIONINTERNAL_H

@@ -1,0 +1,209 @@
+//===- Autotune.cpp - flare::attention's autotuning mode -------------------===//
+//
+// The first autotuned call of a shape class (autotuneKey) times each candidate tile configuration
+// on the call's own tensors and keeps the fastest: in a process-wide table, and as one line
+// "key<TAB>configuration<TAB>ms<TAB>device" appended to autotune-v1.tsv in the kernel cache's
+// directory, which later processes read once (the last line of a key wins).
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionInternal.h"
+
+#include "flare/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace flare {
+
+std::string AttentionTileConfig::text() const {
+  return "bm=" + std::to_string(blockM) + " bn=" + std::to_string(blockN) + " warps=" + std::to_string(numWarps) +
+         " overlap=" + std::to_string(overlap) + " pingpong=" + std::to_string(pingPong) +
+         " producer=" + std::to_string(producer) + " persistent=" + std::to_string(persistent);
+}
+
+std::optional<AttentionTileConfig> AttentionTileConfig::parse(const std::string &text) {
+  AttentionTileConfig c;
+  std::pair<const char *, int *> fields[] = {{"bm", &c.blockM},         {"bn", &c.blockN},
+                                             {"warps", &c.numWarps},    {"overlap", &c.overlap},
+                                             {"pingpong", &c.pingPong}, {"producer", &c.producer},
+                                             {"persistent", &c.persistent}};
+  std::istringstream in(text);
+  for (auto [name, value] : fields) {
+    std::string word;
+    if (!(in >> word) || word.rfind(std::string(name) + "=", 0) != 0)
+      return std::nullopt;
+    int v = 0;
+    if (!llvm::to_integer(llvm::StringRef(word).drop_front(std::string(name).size() + 1), v, 10))
+      return std::nullopt;
+    *value = v;
+  }
+  std::string rest;
+  if (in >> rest)
+    return std::nullopt;
+  return c;
+}
+
+std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int64_t headDim) {
+  // The configured choice first. On Hopper: at head dim 64 the producer warpgroup with 128 x 128
+  // tiles and one persistent CTA per SM (level at 16k, 2026-11-30); at 128 the same kernel
+  // launched per query block, and one warpgroup of 64 x 64 tiles with two CTAs per SM (+5% at 512
+  // tokens, 2026-11-29); at 256 launched per query block (+2-9% at 1k-2k before a28).
+  const AttentionTileConfig configured;
+  AttentionTileConfig launched;
+  launched.persistent = -1;
+  AttentionTileConfig oneWarpgroup;
+  oneWarpgroup.blockM = oneWarpgroup.blockN = 64;
+  oneWarpgroup.numWarps = 4;
+  if (arch != "sm_90a")
+    return {configured, oneWarpgroup};
+  if (headDim <= 64) {
+    AttentionTileConfig producer{128, 128, 8, 0, 0, 1, 1};
+    return {configured, producer};
+  }
+  if (headDim <= 128)
+    return {configured, launched, oneWarpgroup};
+  return {configured, launched};
+}
+
+std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, const std::string &deviceName) {
+  auto bucket = [](int64_t x) {
+    int64_t p = 1;
+    while (p < x)
+      p <<= 1;
+    return std::to_string(p);
+  };
+  std::string identity = plan.module + '\n' + arch + '\n' + deviceName;
+  return llvm::utohexstr(llvm::xxh3_64bits(identity), /*LowerCase=*/true, /*Width=*/16) + "-" + arch + "-sq" +
+         bucket(plan.seqQ) + "-skv" + bucket(plan.seqKV) + "-bh" + bucket(plan.batch * plan.headsQ);
+}
+
+namespace {
+
+struct Choices {
+  std::mutex mutex;
+  std::unordered_map<std::string, AttentionTileConfig> byKey;
+  std::set<std::string> dirsRead;
+};
+
+Choices &choices() {
+  static Choices c;
+  return c;
+}
+
+constexpr const char *kFileName = "autotune-v1.tsv";
+
+/// Reads the choices stored in `dir` into the table (once per directory; unreadable lines are
+/// skipped). The caller holds the table's mutex.
+void readDir(Choices &c, const std::string &dir) {
+  if (!c.dirsRead.insert(dir).second)
+    return;
+  std::ifstream in(std::filesystem::path(dir) / kFileName);
+  std::string line;
+  while (std::getline(in, line)) {
+    llvm::SmallVector<llvm::StringRef> fields;
+    llvm::StringRef(line).split(fields, '\t');
+    if (fields.size() < 2)
+      continue;
+    if (std::optional<AttentionTileConfig> config = AttentionTileConfig::parse(fields[1].str()))
+      c.byKey[fields[0].str()] = *config;
+  }
+}
+
+/// [first, last] bytes a tensor's elements span.
+std::pair<uint64_t, uint64_t> byteSpan(const TensorView &t) {
+  std::vector<int64_t> strides = t.effectiveStrides();
+  uint64_t last = 0;
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    last += static_cast<uint64_t>(std::max<int64_t>(t.shape[i] - 1, 0) * strides[i]);
+  return {t.data, t.data + (last + 1) * dtypeBytes(t.dtype) - 1};
+}
+
+bool overlaps(const TensorView &a, const TensorView &b) {
+  auto [a0, a1] = byteSpan(a);
+  auto [b0, b1] = byteSpan(b);
+  return a0 <= b1 && b0 <= a1;
+}
+
+} // namespace
+
+std::optional<AttentionTileConfig> autotunedConfig(const std::string &key) {
+  Choices &c = choices();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.byKey.find(key);
+  if (it == c.byKey.end())
+    return std::nullopt;
+  return it->second;
+}
+
+AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
+                                            const AttentionOptions &options, const TensorView &q,
+                                            const TensorView &k, const TensorView &v, const TensorView &out,
+                                            void *stream) {
+  rt::Context &ctx = cache.context();
+  const std::string arch = options.arch.empty() ? ctx.arch() : options.arch;
+  const std::string key = autotuneKey(plan, arch, ctx.name());
+  Choices &c = choices();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    readDir(c, cache.dir());
+    if (auto it = c.byKey.find(key); it != c.byKey.end())
+      return it->second;
+  }
+  for (const TensorView *in : {&q, &k, &v})
+    if (overlaps(out, *in))
+      throw Error("flare::attention: autotuning writes out once per timed launch: out must not overlap q, k or v");
+
+  // Each candidate: compiled (one that does not compile is skipped), launched twice to warm up,
+  // then timed over three rounds of three launches; the fastest round counts.
+  constexpr int kRounds = 3, kLaunchesPerRound = 3;
+  AttentionTileConfig best;
+  float bestMs = std::numeric_limits<float>::infinity();
+  std::string firstError;
+  for (const AttentionTileConfig &candidate : autotuneCandidates(arch, plan.headDim)) {
+    try {
+      rt::Kernel kernel = attentionKernel(cache, plan, candidate, options.arch);
+      for (int i = 0; i < 2; ++i)
+        launchAttention(kernel, plan, stream);
+      float candidateMs = std::numeric_limits<float>::infinity();
+      for (int round = 0; round < kRounds; ++round) {
+        rt::Event start(ctx), end(ctx);
+        start.record(stream);
+        for (int i = 0; i < kLaunchesPerRound; ++i)
+          launchAttention(kernel, plan, stream);
+        end.record(stream);
+        end.synchronize();
+        candidateMs = std::min(candidateMs, rt::Event::elapsedMs(start, end) / kLaunchesPerRound);
+      }
+      if (candidateMs < bestMs) {
+        bestMs = candidateMs;
+        best = candidate;
+      }
+    } catch (const Error &e) {
+      if (firstError.empty())
+        firstError = candidate.text() + ": " + e.what();
+    }
+  }
+  if (bestMs == std::numeric_limits<float>::infinity())
+    throw Error("flare::attention: autotuning found no candidate that runs (" + firstError + ")");
+
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.byKey[key] = best;
+  // Best effort: without a writable directory the choice lasts for this process.
+  std::error_code ec;
+  std::filesystem::create_directories(cache.dir(), ec);
+  std::ofstream file(std::filesystem::path(cache.dir()) / kFileName, std::ios::app);
+  if (file)
+    file << key << '\t' << best.text() << '\t' << bestMs << '\t' << ctx.name() << '\n';
+  return best;
+}
+
+} // namespace flare
