@@ -234,3 +234,67 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
   tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
   return
 }
+
+// -----
+
+// Two loops read the produced operand, their bounds computed before the first: each warp releases
+// it after the instance's last product reading it. The first loop's last iteration does when the
+// second loop runs no iteration, the second loop's last iteration when it runs, and after the loops
+// only when neither ran.
+// CHECK-LABEL: gpu.func @two_loops(
+// The consumers' first loop: its last iteration while the second loop runs none (lb2 >= ub2).
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[UB1:[0-9]+]] step %c1_i32 iter_args({{.*}}) -> (f32,
+// CHECK: %[[NEXT1:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
+// CHECK-NEXT: %[[LAST1:[0-9]+]] = arith.cmpi sge, %[[NEXT1]], %[[UB1]] : i32
+// CHECK-NEXT: %[[IDLE2:[0-9]+]] = arith.cmpi sge, %[[UB1]], %[[UB2:arg[0-9]+]] : i32
+// CHECK-NEXT: %[[REL1:[0-9]+]] = arith.andi %[[LAST1]], %[[IDLE2]] : i1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[L0:[0-9]+]] = arith.andi %[[REL1]], %{{[0-9]+}} : i1
+// CHECK-NEXT: scf.if %[[L0]] {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// The second loop: its own last iteration.
+// CHECK: scf.for %[[J:arg[0-9]+]] = %[[UB1]] to %[[UB2]] step %c1_i32 iter_args({{.*}}) -> (f32,
+// CHECK: %[[NEXT2:[0-9]+]] = arith.addi %[[J]], %c1_i32 : i32
+// CHECK-NEXT: %[[LAST2:[0-9]+]] = arith.cmpi sge, %[[NEXT2]], %[[UB2]] : i32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[L1:[0-9]+]] = arith.andi %[[LAST2]], %{{[0-9]+}} : i1
+// CHECK-NEXT: scf.if %[[L1]] {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// After the loops, unless the first loop released it (it ran, the second did not) or the second
+// did (it ran).
+// CHECK: scf.yield
+// CHECK: %[[IDLE2B:[0-9]+]] = arith.cmpi sge, %[[UB1]], %[[UB2]] : i32
+// CHECK-NEXT: %[[RUNS1:[0-9]+]] = arith.cmpi sgt, %[[UB1]], %c0_i32 : i32
+// CHECK-NEXT: arith.andi %[[RUNS1]], %[[IDLE2B]] : i1
+// CHECK: scf.if %{{[0-9]+}} {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32, %n2: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %acc2 = scf.for %j = %nb to %n2 step %c1 iter_args(%acc1 = %acc) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %j, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc1 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc2 : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
