@@ -46,6 +46,20 @@ enum class CausalAlignment {
   BottomRight ///< query i sees keys j <= i + Skv - Sq (FlashAttention's convention for Sq != Skv)
 };
 
+/// One tile configuration of the generated kernel: the tile overrides of AttentionOptions (0 keeps
+/// the configured choice).
+struct AttentionTileConfig {
+  int blockM = 0, blockN = 0, numWarps = 0, overlap = 0, pingPong = 0, producer = 0, persistent = 0;
+  bool operator==(const AttentionTileConfig &o) const {
+    return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
+           pingPong == o.pingPong && producer == o.producer && persistent == o.persistent;
+  }
+  bool operator!=(const AttentionTileConfig &o) const { return !(*this == o); }
+  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0"; parse() reads it back.
+  std::string text() const;
+  static std::optional<AttentionTileConfig> parse(const std::string &text);
+};
+
 struct AttentionOptions {
   bool causal = false;
   CausalAlignment alignment = CausalAlignment::TopLeft;
@@ -85,21 +99,22 @@ struct AttentionOptions {
   /// class. That first call synchronises the context and writes `out` (and `lse`) once per timed
   /// launch: `out` must not overlap q, k or v.
   bool autotune = false;
+
+  /// The tile overrides above as one configuration, and back.
+  AttentionTileConfig tileConfig() const {
+    return {blockM, blockN, numWarps, overlap, pingPong, producer, persistent};
+  }
+  void setTileConfig(const AttentionTileConfig &c) {
+    blockM = c.blockM;
+    blockN = c.blockN;
+    numWarps = c.numWarps;
+    overlap = c.overlap;
+    pingPong = c.pingPong;
+    producer = c.producer;
+    persistent = c.persistent;
+  }
 };
 
-/// One tile configuration of the generated kernel: the overrides of AttentionOptions (0 keeps the
-/// configured choice).
-struct AttentionTileConfig {
-  int blockM = 0, blockN = 0, numWarps = 0, overlap = 0, pingPong = 0, producer = 0, persistent = 0;
-  bool operator==(const AttentionTileConfig &o) const {
-    return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
-           pingPong == o.pingPong && producer == o.producer && persistent == o.persistent;
-  }
-  bool operator!=(const AttentionTileConfig &o) const { return !(*this == o); }
-  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0"; parse() reads it back.
-  std::string text() const;
-  static std::optional<AttentionTileConfig> parse(const std::string &text);
-};
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.
 struct AttentionPlan {

@@ -376,8 +376,7 @@ void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options, void *stream) {
   AttentionPlan plan = planAttention(q, k, v, out, options);
-  AttentionTileConfig config{options.blockM,  options.blockN,   options.numWarps,  options.overlap,
-                             options.pingPong, options.producer, options.persistent};
+  AttentionTileConfig config = options.tileConfig();
   if (options.autotune && config == AttentionTileConfig{})
     config = detail::autotunedChoice(cache, plan, options, q, k, v, out, stream);
   detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);

@@ -432,13 +432,7 @@ TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
       SCOPED_TRACE("candidate " + c.text() + ", D = " + std::to_string(d));
       std::printf("[ autotune  ] D = %d, candidate %s\n", d, c.text().c_str());
       AttentionOptions o = causal;
-      o.blockM = c.blockM;
-      o.blockN = c.blockN;
-      o.numWarps = c.numWarps;
-      o.overlap = c.overlap;
-      o.pingPong = c.pingPong;
-      o.producer = c.producer;
-      o.persistent = c.persistent;
+      o.setTileConfig(c);
       run(tuned, d, o, true, /*layout=*/0);
       if (HasFatalFailure())
         return;
