@@ -18,6 +18,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -329,6 +330,24 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
       fail(name + " is longer than 2^31 - 1 elements");
   }
 
+  // Autotuning launches the kernel once per timed candidate: out must not feed its own inputs.
+  if (options.autotune) {
+    auto span = [](const TensorView &t) { // [first, last] byte
+      std::vector<int64_t> strides = t.effectiveStrides();
+      uint64_t last = 0;
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        last += static_cast<uint64_t>(std::max<int64_t>(t.shape[i] - 1, 0) * strides[i]);
+      return std::make_pair(t.data, t.data + (last + 1) * dtypeBytes(t.dtype) - 1);
+    };
+    auto [o0, o1] = span(out);
+    for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) {
+      auto [t0, t1] = span(*t);
+      if (o0 <= t1 && t0 <= o1)
+        fail(std::string("with autotune, out must not overlap ") + name +
+             " (autotuning writes out once per timed launch)");
+    }
+  }
+
   // Flare's attention kernel ABI (dialects/Attn/Rationale.md).
   rt::KernelArgs &args = plan.args;
   args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data);
@@ -378,7 +397,7 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   AttentionPlan plan = planAttention(q, k, v, out, options);
   AttentionTileConfig config = options.tileConfig();
   if (options.autotune && config == AttentionTileConfig{})
-    config = detail::autotunedChoice(cache, plan, options, q, k, v, out, stream);
+    config = detail::autotunedChoice(cache, plan, options, stream);
   detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);
 }
 

@@ -15,8 +15,7 @@ void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or
 /// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
 AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,
-                                    const TensorView &q, const TensorView &k, const TensorView &v,
-                                    const TensorView &out, void *stream);
+                                    void *stream);
 
 } // namespace flare::detail
 

@@ -441,10 +441,12 @@ TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
     // the same class (Sq, Skv and B x Hq in the same powers of two) without compiling anything.
     AttentionOptions o = causal;
     o.autotune = true;
-    o.lse = TensorView{0x1000, DType::F32, {tuned.b, tuned.hq, tuned.sq}, {}};
-    TensorView fakeQ{0x10000, dtype, {tuned.b, tuned.hq, tuned.sq, d}, {}};
-    TensorView fakeKV{0x20000, dtype, {tuned.b, tuned.hkv, tuned.skv, d}, {}};
-    const std::string key = autotuneKey(planAttention(fakeQ, fakeKV, fakeKV, fakeQ, o), ctx->arch(), ctx->name());
+    o.lse = TensorView{0x40000000, DType::F32, {tuned.b, tuned.hq, tuned.sq}, {}};
+    // The key of the shape class (planAttention needs no GPU memory: addresses far apart).
+    TensorView fakeQ{0x10000000, dtype, {tuned.b, tuned.hq, tuned.sq, d}, {}};
+    TensorView fakeKV{0x20000000, dtype, {tuned.b, tuned.hkv, tuned.skv, d}, {}};
+    TensorView fakeOut{0x30000000, dtype, {tuned.b, tuned.hq, tuned.sq, d}, {}};
+    const std::string key = autotuneKey(planAttention(fakeQ, fakeKV, fakeKV, fakeOut, o), ctx->arch(), ctx->name());
     o.lse = TensorView{};
     SCOPED_TRACE("autotuned, D = " + std::to_string(d) + ", key " + key);
     run(tuned, d, o, true, 0);

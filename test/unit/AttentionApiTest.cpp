@@ -224,6 +224,23 @@ TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
     EXPECT_FALSE(flare::AttentionTileConfig::parse(bad).has_value()) << bad;
 }
 
+TEST(AttentionAutotune, OutMustNotOverlapTheInputs) {
+  // q, k, v and out 16 MiB apart (each spans at most 400 KiB).
+  Args a;
+  a.q = view(0x1000000, {2, 8, 100, 128});
+  a.k = view(0x2000000, {2, 2, 300, 128});
+  a.v = view(0x3000000, {2, 2, 300, 128});
+  a.out = view(0x4000000, {2, 8, 100, 128});
+  a.options.autotune = true;
+  EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
+  a.out = view(0x1000000 + 64, {2, 8, 100, 128}); // inside q
+  expectError(a, "with autotune, out must not overlap q");
+  a.out = view(0x3000000 - 64, {2, 8, 100, 128}); // its end runs into v
+  expectError(a, "with autotune, out must not overlap");
+  a.options.autotune = false; // without autotuning a single launch may write over its inputs' memory
+  EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
+}
+
 TEST(AttentionAutotune, KeysClassifyShapesByPowersOfTwo) {
   auto key = [](int64_t b, int64_t h, int64_t sq, int64_t skv, bool causal, const std::string &arch = "sm_90a") {
     Args a;
