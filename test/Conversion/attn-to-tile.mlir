@@ -442,3 +442,38 @@ func.func @sliding_window(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>
     } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
   return %o : tensor<?x?x?x128xbf16>
 }
+
+// -----
+
+// Prefix-LM (kv < 256 or kv <= qi): both constraints bound kv from above, so a partial block compares
+// each key with one bound per row: max(255, qi) (Or), then min(.., Skv - 1) (the key range).
+// CHECK-LABEL: func.func @prefix_lm(
+// CHECK: %[[ROWS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<128xi32>
+// CHECK: %[[P:.*]] = tile.splat %c255_i32 : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[EITHER:.*]] = arith.maxsi %[[P]], %[[ROWS]] : tensor<128xi32>
+// CHECK-NEXT: %[[SKVM1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
+// CHECK-NEXT: %[[SKVS:.*]] = tile.splat %[[SKVM1]] : i32 -> tensor<128xi32>
+// CHECK-NEXT: %[[BOUND:.*]] = arith.minsi %[[EITHER]], %[[SKVS]] : tensor<128xi32>
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK-NOT: arith.ori
+// CHECK: tile.expand_dims %[[BOUND]] {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+// CHECK-NEXT: %[[LASTKEPT:.*]] = tile.broadcast %{{.*}} : tensor<128x1xi32> -> tensor<128x64xi32>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi sle, %{{.*}}, %[[LASTKEPT]] : tensor<128x64xi32>
+// CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128x64xi1>, tensor<128x64xf32>
+// CHECK-NOT: arith.ori
+// CHECK: scf.yield
+func.func @prefix_lm(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %prefix = arith.constant 256 : index
+      %in_prefix = arith.cmpi slt, %kv, %prefix : index
+      %causal = arith.cmpi sge, %qi, %kv : index
+      %keep = arith.ori %in_prefix, %causal : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
