@@ -91,7 +91,8 @@
 // CHECK: scf.yield
 // ...or after the loop when it ran no iteration.
 // CHECK: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
-// CHECK-NEXT: %[[NONEREL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[NONE]] : i1
+// CHECK-NEXT: %[[LANE0B:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
+// CHECK-NEXT: %[[NONEREL:[0-9]+]] = arith.andi %[[NONE]], %[[LANE0B]] : i1
 // CHECK-NEXT: scf.if %[[NONEREL]] {
 // CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
 // The store, per warpgroup (named barrier 5 + g over its 128 threads): its first thread waits for the

@@ -238,6 +238,23 @@ private:
     return ifOp;
   }
 
+  /// Lane 0 of each warp (where `cond` holds, when given) arrives on the mbarrier `barrier`.
+  void arriveFromLane0(Value barrier, Value cond = Value()) {
+    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
+    ifThen(cond ? arith::AndIOp::create(b, loc, cond, lane0).getResult() : lane0,
+           [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value()); });
+  }
+  /// The MMA turn of two warpgroups (ping-pong, named barrier 1): warpgroup 1 gives warpgroup 0 the
+  /// first turn, and warpgroup 0 takes back the last one warpgroup 1 left open.
+  scf::IfOp giveFirstTurn() {
+    Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
+    return ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
+  }
+  scf::IfOp takeTurnBack() {
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
+    return ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+  }
+
   /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
   /// kConsumerBarrier over the other warps (the producer never reaches it).
   Value barrier() {
@@ -734,14 +751,19 @@ private:
   /// the loops (the producer copies the next instance's block sooner). `loops` in block order;
   /// `inLoop[j]` records that loop j's lowering emitted its release (streamed loops only).
   struct EarlyRelease {
-    Value operand;
     SmallVector<scf::ForOp> loops;
     SmallVector<bool> inLoop;
   };
-  SmallVector<EarlyRelease> earlyReleases;
-  /// While a streamed loop's body is lowered: its dots that read an early-released operand, with the
-  /// operand and the condition (this is the last product of the instance) to release it after them.
-  DenseMap<Value, std::pair<Value, Value>> releaseAfterDot;
+  DenseMap<Value, EarlyRelease> earlyReleases; // by operand
+  /// While a streamed loop's body is lowered: its dots that read an early-released operand, and
+  /// where to release it after them: the operand, the loop's index in its EarlyRelease, and the
+  /// condition (this is the instance's last product reading it).
+  struct PendingRelease {
+    Value operand;
+    size_t loop;
+    Value cond;
+  };
+  DenseMap<Value, PendingRelease> releaseAfterDot;
   /// Sets up releaseAfterDot for the loop `op` being lowered (iteration `iv`).
   void prepareEarlyReleases(scf::ForOp op, Value iv);
   /// True when a loop's iterations run (lb < ub), from the bounds already lowered.

@@ -284,15 +284,9 @@ void KernelLowering::waitForDots(Value v) {
     regs[d.result] = c;
     // The instance's last product reading an early-released operand (Q) is done in this warp.
     if (auto it = releaseAfterDot.find(d.result); it != releaseAfterDot.end()) {
-      auto [operand, cond] = it->second;
-      Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
-      ifThen(arith::AndIOp::create(b, loc, cond, lane0),
-             [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), tmaOperands[operand].empty, Value()); });
-      for (EarlyRelease &early : earlyReleases)
-        if (early.operand == operand)
-          for (auto [loop, emitted] : llvm::zip(early.loops, early.inLoop))
-            if (loop->isAncestor(d.result.getDefiningOp()))
-              emitted = true;
+      const PendingRelease &r = it->second;
+      arriveFromLane0(tmaOperands[r.operand].empty, r.cond);
+      earlyReleases[r.operand].inLoop[r.loop] = true;
       releaseAfterDot.erase(it);
     }
   }

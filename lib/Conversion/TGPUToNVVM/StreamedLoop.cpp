@@ -425,10 +425,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   pingPongOps.clear();
   const int warpgroups = numWarps / 4;
   Operation *firstTurn = nullptr;
-  if (pingPongEnabled && warpgroups == 2) {
-    Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-    firstTurn = ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
-  }
+  if (pingPongEnabled && warpgroups == 2)
+    firstTurn = giveFirstTurn();
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
   {
@@ -563,8 +561,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   }
   if (!pingPongOps.empty()) {
     // The turn warpgroup 1 gave before the loop is still open: warpgroup 0 takes it back.
-    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    handback = ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+    handback = takeTurnBack();
     // A persistent kernel may pass the turn on from one instance to the next (endTileLoop).
     if (persistent) {
       handback->setAttr(kTurnAttrName, b.getUnitAttr());

@@ -260,11 +260,9 @@ void KernelLowering::endTileLoop() {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(tileLoop);
-      Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-      ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
+      giveFirstTurn();
     }
-    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+    takeTurnBack();
   }
   // The last TMA stores must have read their panels before the CTA exits (each warpgroup's first
   // thread issued its own).
@@ -287,20 +285,18 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
     if (auto dot = dyn_cast<tile::DotOp>(op))
       waitForDots(dot.getResult());
     for (Value v : it->second) {
-      Value empty = tmaOperands[v].empty;
-      Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
       // Unless a loop released it already: loop j did when it ran and no later loop did.
-      for (const EarlyRelease &early : earlyReleases) {
-        if (early.operand != v)
-          continue;
-        for (size_t j = 0; j < early.loops.size(); ++j) {
-          if (!early.inLoop[j])
+      Value unreleased;
+      if (auto early = earlyReleases.find(v); early != earlyReleases.end())
+        for (size_t j = 0; j < early->second.loops.size(); ++j) {
+          if (!early->second.inLoop[j])
             continue;
-          Value released = arith::AndIOp::create(b, loc, loopRuns(early.loops[j]), laterLoopsIdle(early, j));
-          cond = arith::AndIOp::create(b, loc, cond, notI1(released));
+          Value released =
+              arith::AndIOp::create(b, loc, loopRuns(early->second.loops[j]), laterLoopsIdle(early->second, j));
+          unreleased = unreleased ? arith::AndIOp::create(b, loc, unreleased, notI1(released)).getResult()
+                                  : notI1(released);
         }
-      }
-      ifThen(cond, [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value()); });
+      arriveFromLane0(tmaOperands[v].empty, unreleased);
     }
   }
   return success();

@@ -319,7 +319,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     // Read by dots inside top-level loops whose bounds all exist before the first of them (so each
     // can tell whether a later one runs): released after the instance's last such product.
     if (isa<scf::ForOp>(lastReader)) {
-      EarlyRelease early{op.getResult(), {}, {}};
+      EarlyRelease early;
       for (Operation &top : *op->getBlock())
         if (auto loop = dyn_cast<scf::ForOp>(&top);
             loop && op->isBeforeInBlock(loop) && !dotsReading(loop, op.getResult()).empty())
@@ -334,7 +334,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
                       definedBefore(loop.getStep());
       if (boundsKnown) {
         early.inLoop.assign(early.loops.size(), false);
-        earlyReleases.push_back(std::move(early));
+        earlyReleases[op.getResult()] = std::move(early);
       }
     }
     operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
@@ -532,17 +532,18 @@ SmallVector<tile::DotOp> KernelLowering::dotsReading(scf::ForOp loop, Value oper
 }
 
 void KernelLowering::prepareEarlyReleases(scf::ForOp op, Value iv) {
-  for (EarlyRelease &early : earlyReleases) {
+  for (auto &[operand, early] : earlyReleases) {
     auto at = llvm::find(early.loops, op);
     if (at == early.loops.end())
       continue;
+    const size_t j = at - early.loops.begin();
     // The instance's last product reading the operand: this loop's last iteration, no later loop runs.
     Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                        arith::AddIOp::create(b, loc, iv, scalars.lookup(op.getStep())),
                                        scalars.lookup(op.getUpperBound()));
-    Value cond = arith::AndIOp::create(b, loc, last, laterLoopsIdle(early, at - early.loops.begin()));
-    for (tile::DotOp dot : dotsReading(op, early.operand))
-      releaseAfterDot[dot.getResult()] = {early.operand, cond};
+    Value cond = arith::AndIOp::create(b, loc, last, laterLoopsIdle(early, j));
+    for (tile::DotOp dot : dotsReading(op, operand))
+      releaseAfterDot[dot.getResult()] = {operand, j, cond};
   }
 }
 
