@@ -550,7 +550,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   }
   if (masked) {
     Value keep;
-    Region &maskMod = op.getMaskMod();
     if (keptBound) {
       Value keys = broadcastCols(kvCols, bm);
       Value lastKept = broadcastRows(keptBound, bn);
@@ -558,13 +557,13 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     } else {
       Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
       keep = broadcastCols(inRange, bm);
-    }
-    if (!keptBound && !maskMod.empty()) {
-      bindIndices(maskMod, 0);
-      if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
-        return failure();
-      Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
-      keep = arith::AndIOp::create(b, loc, keep, user);
+      if (Region &maskMod = op.getMaskMod(); !maskMod.empty()) {
+        bindIndices(maskMod, 0);
+        if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
+          return failure();
+        Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
+        keep = arith::AndIOp::create(b, loc, keep, user);
+      }
     }
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
