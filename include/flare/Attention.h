@@ -115,7 +115,6 @@ struct AttentionOptions {
   }
 };
 
-
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.
 struct AttentionPlan {
   std::string module;     ///< the attn.attention module compiled for this call
@@ -142,7 +141,8 @@ std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int
 /// modifiers), the architecture, the device, and Sq, Skv and B x Hq rounded up to powers of two.
 std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, const std::string &deviceName);
 
-/// The choice autotuning made, or read from `cacheDir`, for `key` in this process; nullopt before.
+/// The choice autotuning made for `key` in this process, or read from a kernel cache's directory;
+/// nullopt before either.
 std::optional<AttentionTileConfig> autotunedConfig(const std::string &key);
 
 /// out = attention(q, k, v) with q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D], out like q; bf16 or f16,

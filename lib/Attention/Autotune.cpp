@@ -24,27 +24,32 @@
 
 namespace flare {
 
+namespace {
+/// The fields of a configuration's text, in order.
+constexpr std::pair<const char *, int AttentionTileConfig::*> kConfigFields[] = {
+    {"bm", &AttentionTileConfig::blockM},         {"bn", &AttentionTileConfig::blockN},
+    {"warps", &AttentionTileConfig::numWarps},    {"overlap", &AttentionTileConfig::overlap},
+    {"pingpong", &AttentionTileConfig::pingPong}, {"producer", &AttentionTileConfig::producer},
+    {"persistent", &AttentionTileConfig::persistent}};
+} // namespace
+
 std::string AttentionTileConfig::text() const {
-  return "bm=" + std::to_string(blockM) + " bn=" + std::to_string(blockN) + " warps=" + std::to_string(numWarps) +
-         " overlap=" + std::to_string(overlap) + " pingpong=" + std::to_string(pingPong) +
-         " producer=" + std::to_string(producer) + " persistent=" + std::to_string(persistent);
+  std::string out;
+  for (auto [name, field] : kConfigFields)
+    out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(this->*field);
+  return out;
 }
 
 std::optional<AttentionTileConfig> AttentionTileConfig::parse(const std::string &text) {
   AttentionTileConfig c;
-  std::pair<const char *, int *> fields[] = {{"bm", &c.blockM},         {"bn", &c.blockN},
-                                             {"warps", &c.numWarps},    {"overlap", &c.overlap},
-                                             {"pingpong", &c.pingPong}, {"producer", &c.producer},
-                                             {"persistent", &c.persistent}};
   std::istringstream in(text);
-  for (auto [name, value] : fields) {
+  for (auto [name, field] : kConfigFields) {
     std::string word;
-    if (!(in >> word) || word.rfind(std::string(name) + "=", 0) != 0)
+    const std::string prefix = std::string(name) + "=";
+    if (!(in >> word) || word.rfind(prefix, 0) != 0)
       return std::nullopt;
-    int v = 0;
-    if (!llvm::to_integer(llvm::StringRef(word).drop_front(std::string(name).size() + 1), v, 10))
+    if (!llvm::to_integer(llvm::StringRef(word).drop_front(prefix.size()), c.*field, 10))
       return std::nullopt;
-    *value = v;
   }
   std::string rest;
   if (in >> rest)
