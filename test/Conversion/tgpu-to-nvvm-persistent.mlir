@@ -154,21 +154,56 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 
 // -----
 
-// Without a producer warpgroup: every instance's copies are the consumers' (the operand's barrier
-// initialised per instance, waited for with parity 0), the ring set up per instance; the output's
-// staging reuses the ring's stages, so its copy is waited for at once, and every instance ends with a
-// CTA barrier. Only the MMA turn is carried.
+// Without a producer warpgroup the consumers copy A (a top-level TMA operand) themselves, one
+// instance ahead: thread 0 initialises its `full` and `empty` barriers and copies the first
+// instance's block before the tile loop; at each instance's start it keeps the next instance's
+// coordinates in shared memory; every warp releases the block after its last product reading it, and
+// after that loop thread 0 waits until all have and copies the next instance's block. The instance
+// waits for A with the turn's parity. The ring is set up per instance; the output's staging reuses
+// the ring's stages, so its copy is waited for at once, and every instance ends with a CTA barrier.
+// Only the MMA turn is carried.
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: tgpu.persistent
 // CHECK-NOT: nvvm.setmaxregister
-// CHECK: scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32  : i32 {
-// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c1_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
+// CHECK-NEXT: nvvm.mbarrier.init %[[FULL0]], %c1_i32
+// CHECK-NEXT: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
+// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY0]], %c8_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL0]], %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL0]], box[%c0_i32, %{{[0-9]+}}]
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
+// CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
+// CHECK: %[[EMPTY:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
+// CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %[[TURN]], %c1_i32 : i32
+// CHECK-NEXT: %[[HASNEXT:[0-9]+]] = arith.cmpi slt, %[[NEXT]], %[[TRIPS]] : i32
+// CHECK-NEXT: %[[T0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
+// CHECK-NEXT: %[[KEEP:[0-9]+]] = arith.andi %[[T0]], %[[HASNEXT]] : i1
+// CHECK-NEXT: scf.if %[[KEEP]] {
+// CHECK: arith.remui
+// CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} : i32, !llvm.ptr<3>
+// CHECK: llvm.store %c0_i32, %{{[0-9]+}} : i32, !llvm.ptr<3>
+// CHECK-NEXT: }
 // CHECK: gpu.barrier
 // CHECK: nvvm.mbarrier.init
-// CHECK: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %c0_i32, %c10000000_i32
+// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
+// CHECK: scf.yield
+// CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
+// CHECK: scf.if
+// CHECK-NEXT: %[[PARITY2:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[PARITY2]], %c10000000_i32
+// CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16400]
+// CHECK-NEXT: %[[ROW:[0-9]+]] = llvm.load
+// CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16404]
+// CHECK-NEXT: %[[COL:[0-9]+]] = llvm.load
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c16384_i32
+// CHECK-NEXT: llvm.addrspacecast
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL]], box[%[[COL]], %[[ROW]]]
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}

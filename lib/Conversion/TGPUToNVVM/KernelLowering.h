@@ -635,6 +635,11 @@ private:
   bool persistent = false;
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
   std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
+  struct {
+    Value ctas, cta, shift; // i32, before the tile loop: grid size, this CTA, log2 of the chunk size
+  } tileSchedule;
+  /// The program ids of the instance this CTA runs at `turn` of its tile loop.
+  std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
@@ -657,6 +662,10 @@ private:
   /// constants (threadCoord) derived anew per instance (kept out of LLVM's reach), and back.
   void rebindThreadValues();
   void restoreThreadValues();
+  /// Emits `body` with the kernel-level thread values (for code placed before the tile loop), then
+  /// goes back to the instance's.
+  void withKernelThreadValues(const std::function<void()> &body);
+  DenseMap<Attribute, SmallVector<Value>> savedThreadCoords; // the kernel level's, while in the body
   struct {
     Value threadId, laneId, warpId, smemBase;
     Operation *prologueAnchor = nullptr;
@@ -728,6 +737,10 @@ private:
     /// this one's after its last loop, while they finish the instance.
     bool produced = false;
     Value empty; // !llvm.ptr<3>: a produced operand's `empty` barrier
+    /// Without a producer warpgroup the consumers copy the next instance's block themselves
+    /// (consumerIssued[issue]; -1: the producer does): thread 0, after the block's last reader, once
+    /// every warp has released it.
+    int issue = -1;
   };
   DenseMap<Value, TmaOperand> tmaOperands;
   /// What the producer warpgroup needs to copy a produced TmaOperand.
@@ -738,8 +751,25 @@ private:
     int64_t bytes = 0;
     TensorMapPlan plan;
     bool afterLoops = false; // a B operand of a top-level dot after the loops: copied after them
+    int64_t coordsAt = 0;    // consumer-issued: byte offset of the next copy's coordinates (i32s)
   };
-  SmallVector<ProducedOperand> producedOperands;
+  SmallVector<ProducedOperand, 2> producedOperands;
+  /// Produced operands of a persistent kernel without a producer warpgroup: the consumers copy them.
+  SmallVector<ProducedOperand, 2> consumerIssued;
+  /// Sets up a consumer-issued operand: before the tile loop its barriers, the first instance's copy
+  /// and a CTA barrier; at the instance's start (the builder's insertion point) thread 0 keeps the
+  /// next instance's coordinates in shared memory, computed while registers are free.
+  void beginConsumerIssued(const ProducedOperand &o);
+  /// The TMA coordinates of `o`'s block (row, column, the map's outer dimensions) in the instance the
+  /// tile loop runs at `turn`: its scalars lowered anew for that instance's program ids.
+  SmallVector<Value> coordsForTurn(const ProducedOperand &o, Value turn);
+  /// The copy of `o`'s block at `coords` into its panels, completing `full` (one thread issues it).
+  void copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coords, Value full);
+  /// Thread 0's slot of the next instance's coordinates: the address of coordinate `i`.
+  Value coordSlot(const ProducedOperand &o, int64_t i);
+  /// After the last reader of the consumer-issued operand `v`: thread 0 waits until every warp has
+  /// released this instance's block and copies the next instance's.
+  void issueNextInstance(Value v);
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
   BarrierRing operandRing(int64_t barrierAt) {
     return {arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierAt)), 1};

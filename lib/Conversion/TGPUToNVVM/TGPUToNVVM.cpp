@@ -184,17 +184,22 @@ scf::ForOp KernelLowering::beginTileLoop() {
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
+  tileSchedule = {ctas, cta, shift};
   enterLoopBody(loop);
-  Value turn = loop.getInductionVar();
+  virtualPids = instancePids(loop.getInductionVar());
+  return loop;
+}
+
+std::array<Value, 3> KernelLowering::instancePids(Value turn) {
+  auto [ctas, cta, shift] = tileSchedule;
   Value chunk = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
   Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
                                          arith::AndIOp::create(b, loc, turn, shift));
   Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
-  virtualPids = {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
-                 arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
-                 arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
-  return loop;
+  return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
+          arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
+          arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
 }
 
 void KernelLowering::rebindThreadValues() {
@@ -225,6 +230,22 @@ void KernelLowering::restoreThreadValues() {
   prologueAnchor = kernelThread.prologueAnchor;
   threadCoords.clear();
   kernelThread = {};
+}
+
+void KernelLowering::withKernelThreadValues(const std::function<void()> &body) {
+  auto swapAll = [&](auto &saved) {
+    std::swap(threadId, saved.threadId);
+    std::swap(laneId, saved.laneId);
+    std::swap(warpId, saved.warpId);
+    std::swap(smemBase, saved.smemBase);
+    std::swap(prologueAnchor, saved.prologueAnchor);
+  };
+  auto saved = kernelThread;
+  swapAll(saved);
+  std::swap(threadCoords, savedThreadCoords);
+  body();
+  std::swap(threadCoords, savedThreadCoords);
+  swapAll(saved);
 }
 
 void KernelLowering::endTileLoop() {
@@ -298,6 +319,9 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
         }
       arriveFromLane0(tmaOperands[v].empty, unreleased);
     }
+    for (Value v : it->second)
+      if (tmaOperands[v].issue >= 0)
+        issueNextInstance(v);
   }
   return success();
 }

@@ -299,11 +299,21 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // producer copies the block (the consumers only copy it themselves when the maps did not encode),
   // Q before the instance's loops, the last V block after them, and the consumers release it after
   // the last top-level op that reads it.
-  operand.produced = persistent && producerMode && producerCanCompute(op.getView()) &&
+  // Without a producer warpgroup the consumers do the same: the last warp to release an instance's
+  // block copies the next instance's (releaseOperand), so that Q travels while they finish this one.
+  operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
-    operandBarrierBytes += kBarrierBytes; // `empty` after `full`
-    producedOperands.push_back({op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB});
+    operandBarrierBytes += kBarrierBytes; // `empty` (or the release counter) after `full`
+    ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
+    if (producerMode) {
+      producedOperands.push_back(produced);
+    } else {
+      produced.coordsAt = operandBarrierBytes;
+      operandBarrierBytes += alignUp(4 * static_cast<int64_t>(2 + plan->outerValues.size()), kBarrierBytes);
+      operand.issue = static_cast<int>(consumerIssued.size());
+      consumerIssued.push_back(produced);
+    }
     Operation *lastReader = op;
     for (OpOperand &use : op->getUses()) {
       SmallVector<Operation *> readers; // the dots, directly or through a conversion
@@ -338,7 +348,10 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       }
     }
     operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
-    waitForProducerInit();
+    if (producerMode)
+      waitForProducerInit();
+    else
+      beginConsumerIssued(consumerIssued.back());
     ifThen(notI1(operand.useTma), [&] {
       copyTileRolled(op, offsets, base);
       fenceAsyncProxy();
@@ -365,6 +378,94 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       });
   tmaOperands[op.getResult()] = operand;
   return true;
+}
+
+void KernelLowering::beginConsumerIssued(const ProducedOperand &o) {
+  {
+    // Before the tile loop, with the kernel's own thread values.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(tileLoop);
+    withKernelThreadValues([&] {
+      BarrierRing ring = operandRing(o.barrierAt);
+      Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+      ifThen(isThread0, [&] {
+        // The barriers also without maps: the warps' releases arrive on `empty` either way.
+        initRingBarriers(ring, i32(1), numWarps, /*fence=*/true);
+        Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileLoop.getUpperBound(), i32(0));
+        ifThen(arith::AndIOp::create(b, loc, runs, tensorMapsUsable()),
+               [&] { copyOperandAt(o, coordsForTurn(o, i32(0)), ringBarrier(ring, i32(0), /*empty=*/false)); });
+      });
+      barrier();
+    });
+  }
+  Value next = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
+  Value keep = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
+  ifThen(keep, [&] {
+    SmallVector<Value> coords = coordsForTurn(o, next);
+    for (auto [i, c] : llvm::enumerate(coords))
+      LLVM::StoreOp::create(b, loc, c, coordSlot(o, static_cast<int64_t>(i)));
+  });
+}
+
+Value KernelLowering::coordSlot(const ProducedOperand &o, int64_t i) {
+  return LLVM::GEPOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
+      ValueRange{arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(o.coordsAt + 4 * i))});
+}
+
+SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value turn) {
+  // The instance's own scalars and views, lowered anew from the kernel's arguments and its program ids.
+  IRMapping instanceScalars;
+  for (BlockArgument arg : func.getArguments())
+    instanceScalars.map(arg, scalars.lookup(arg));
+  DenseMap<Value, ViewInfo> instanceViews;
+  std::swap(scalars, instanceScalars);
+  std::swap(views, instanceViews);
+  std::array<Value, 3> savedPids = virtualPids;
+  virtualPids = instancePids(turn);
+  Location savedLoc = loc;
+  tile::LoadOp load = o.load;
+  produceValue(load.getView());
+  for (Value v : load.getOffsets())
+    produceValue(v);
+  for (Value v : o.plan.outerValues)
+    produceValue(v);
+  loc = savedLoc;
+  SmallVector<Value> coords{scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
+  llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
+  virtualPids = savedPids;
+  std::swap(scalars, instanceScalars);
+  std::swap(views, instanceViews);
+  return coords;
+}
+
+void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coords, Value full) {
+  TensorMapRead read = tensorMapFor(o.plan);
+  read.outerCoords.assign(coords.begin() + 2, coords.end());
+  expectTx(full, i32(o.bytes));
+  copyTileTma(read, coords[0], coords[1], arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)),
+              full);
+}
+
+void KernelLowering::issueNextInstance(Value v) {
+  const TmaOperand &operand = tmaOperands[v];
+  const ProducedOperand &o = consumerIssued[operand.issue];
+  Value turn = tileLoop.getInductionVar();
+  Value next = arith::AddIOp::create(b, loc, turn, i32(1));
+  Value issue = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+                            operand.useTma),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
+  ifThen(issue, [&] {
+    waitForUse(operandRing(o.barrierAt), operand.empty, turn);
+    SmallVector<Value> coords;
+    for (int64_t i = 0; i < static_cast<int64_t>(2 + o.plan.outerValues.size()); ++i)
+      coords.push_back(LLVM::LoadOp::create(b, loc, b.getI32Type(), coordSlot(o, i)));
+    copyOperandAt(o, coords, operand.barrier);
+  });
 }
 
 void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
