@@ -770,7 +770,6 @@ private:
   /// After the last reader of the consumer-issued operand `v`: thread 0 waits until every warp has
   /// released this instance's block and copies the next instance's.
   void issueNextInstance(Value v);
-  SmallVector<Value> issueAtInstanceEnd; // consumer-issued operands copied after the instance's last barrier
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
   BarrierRing operandRing(int64_t barrierAt) {
     return {arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierAt)), 1};

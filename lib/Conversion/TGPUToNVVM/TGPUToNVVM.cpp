@@ -259,8 +259,6 @@ void KernelLowering::endTileLoop() {
     ifThen(notI1(tensorMapsUsable()), [&] { barrier(); });
   else
     barrier();
-  for (Value v : issueAtInstanceEnd)
-    issueNextInstance(v);
   scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
   b.setInsertionPointAfter(tileLoop);
   restoreThreadValues();
@@ -297,13 +295,9 @@ void KernelLowering::endTileLoop() {
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {
-  DenseMap<Operation *, SmallVector<Value>> issueAfter; // consumer-issued copies put off to a later op
   for (Operation &op : block) {
     if (failed(lowerOp(&op)))
       return failure();
-    if (auto later = issueAfter.find(&op); later != issueAfter.end())
-      for (Value v : later->second)
-        issueNextInstance(v);
     // Produced operands whose last reader this was: each consumer warp releases them (its dots that
     // read them are done) for the producer's next copy.
     auto it = releaseAfter.find(&op);
@@ -325,24 +319,9 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
         }
       arriveFromLane0(tmaOperands[v].empty, unreleased);
     }
-    // The consumers' own copies of the next instance's blocks, where thread 0's wait for the other
-    // warps' releases holds nobody up: Q's (released by the loops) after a top-level dot that
-    // follows (the last P V), which runs meanwhile; a block a top-level dot read last (the last V),
-    // needed only at the next instance's end, after the instance's last barrier.
-    Operation *laterDot = nullptr;
-    for (Operation *next = op.getNextNode(); next && !laterDot; next = next->getNextNode())
-      if (isa<tile::DotOp>(next))
-        laterDot = next;
-    for (Value v : it->second) {
-      if (tmaOperands[v].issue < 0)
-        continue;
-      if (isa<tile::DotOp>(op) && persistent && b.getInsertionBlock() == tileLoop.getBody())
-        issueAtInstanceEnd.push_back(v);
-      else if (laterDot && !isa<tile::DotOp>(op))
-        issueAfter[laterDot].push_back(v);
-      else
+    for (Value v : it->second)
+      if (tmaOperands[v].issue >= 0)
         issueNextInstance(v);
-    }
   }
   return success();
 }
