@@ -120,4 +120,38 @@ TEST_F(TileKernels, LaunchWithWrongArgumentsIsAClearError) {
   }
 }
 
+TEST_F(TileKernels, PersistentLaunchBeyondInt32InstancesIsAClearError) {
+  // The grid of a persistent kernel reaches it as three i32 hidden parameters and its CTAs number
+  // instances in i32: more than 2^31 - 1 of them is refused before anything is launched.
+  std::string text = readExample("tile/vector_add.mlir");
+  const std::string marker = "attributes {tile.kernel,";
+  const size_t at = text.find(marker);
+  ASSERT_NE(at, std::string::npos) << "vector_add.mlir has no kernel attributes to extend";
+  text.insert(at + marker.size(), " tile.persistent = true,");
+  flare::CompileOptions options;
+  options.arch = ctx->arch();
+  flare::rt::Kernel k = cache->getOrCompile(text, options, "vector_add.mlir (persistent)")->kernel("vector_add");
+  ASSERT_TRUE(k.info().persistent);
+  const int n = 1000;
+  auto x = randomFloats(n, rng, -1.f, 1.f);
+  auto dx = flare::rt::DeviceBuffer::fromHost(*ctx, x);
+  auto dout = poisoned(n * sizeof(float));
+  flare::rt::KernelArgs args;
+  args.addPointer(dx).addPointer(dx).addPointer(dout).addI32(n);
+  try {
+    k.launch({65536, 32768, 1}, args); // 2^31 instances
+    FAIL() << "expected flare::Error";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("at most 2^31 - 1 program instances"), std::string::npos) << e.what();
+  }
+  // Nothing ran: the output is still poisoned; and the kernel still launches with a valid grid.
+  auto out = dout.toHost<float>(n);
+  EXPECT_TRUE(isPoison(out[0]) && isPoison(out[n - 1]));
+  k.launch({(n + 1023) / 1024}, args);
+  ctx->synchronize();
+  out = dout.toHost<float>(n);
+  for (int i = 0; i < n; ++i)
+    ASSERT_NEAR(out[i], 2.0 * x[i], 1e-6) << "out[" << i << "]";
+}
+
 } // namespace
