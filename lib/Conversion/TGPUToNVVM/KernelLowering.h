@@ -708,6 +708,24 @@ private:
   LogicalResult emitProducer();
   /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
   void produceValue(Value v);
+  /// Lowered scalars and views of their own, for code that lowers the kernel's top-level scalars anew
+  /// (the producer's branch, another program instance's coordinates): swapScalarScope exchanges them
+  /// with the current ones, and exchanging again restores those.
+  struct ScalarScope {
+    IRMapping scalars;
+    DenseMap<Value, ViewInfo> views;
+  };
+  /// A scope that knows only the kernel's arguments.
+  ScalarScope freshScalarScope() {
+    ScalarScope scope;
+    for (BlockArgument arg : func.getArguments())
+      scope.scalars.map(arg, scalars.lookup(arg));
+    return scope;
+  }
+  void swapScalarScope(ScalarScope &scope) {
+    std::swap(scalars, scope.scalars);
+    std::swap(views, scope.views);
+  }
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
@@ -754,6 +772,8 @@ private:
     int64_t coordsAt = 0;    // consumer-issued: byte offset of the next copy's coordinates (i32s)
   };
   SmallVector<ProducedOperand, 2> producedOperands;
+  /// Lowers what a copy of `o` needs (its view, offsets and the map's outer values) with produceValue.
+  void produceOperandScalars(const ProducedOperand &o);
   /// Produced operands of a persistent kernel without a producer warpgroup: the consumers copy them.
   SmallVector<ProducedOperand, 2> consumerIssued;
   /// Sets up a consumer-issued operand: before the tile loop its barriers, the first instance's copy

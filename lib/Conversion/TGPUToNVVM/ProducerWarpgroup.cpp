@@ -99,11 +99,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
     if (o.afterLoops != afterLoops)
       continue;
     loc = o.load.getLoc();
-    produceValue(o.load.getView());
-    for (Value v : o.load.getOffsets())
-      produceValue(v);
-    for (Value v : o.plan.outerValues)
-      produceValue(v);
+    produceOperandScalars(o);
     TensorMapRead read = tensorMapFor(o.plan);
     BarrierRing ring = operandRing(o.barrierAt);
     Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
@@ -114,6 +110,15 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
       copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
     });
   }
+}
+
+void KernelLowering::produceOperandScalars(const ProducedOperand &o) {
+  tile::LoadOp load = o.load;
+  produceValue(load.getView());
+  for (Value v : load.getOffsets())
+    produceValue(v);
+  for (Value v : o.plan.outerValues)
+    produceValue(v);
 }
 
 void KernelLowering::produceValue(Value v) {
@@ -141,12 +146,8 @@ LogicalResult KernelLowering::emitProducer() {
   loc = func.getLoc();
   // The producer's own scalars and views (its branch does not see the consumers'), its own thread
   // numbering (issueStage's thread 0 and the element-wise copies' 128 threads).
-  IRMapping producerScalars;
-  for (BlockArgument arg : func.getArguments())
-    producerScalars.map(arg, scalars.lookup(arg));
-  DenseMap<Value, ViewInfo> producerViews;
-  std::swap(scalars, producerScalars);
-  std::swap(views, producerViews);
+  ScalarScope producerScope = freshScalarScope();
+  swapScalarScope(producerScope);
   Value savedThreadId = threadId;
   const int savedWarps = numWarps;
   threadId = arith::SubIOp::create(b, loc, threadId, i32(numWarps * kWarpSize));
@@ -237,8 +238,7 @@ LogicalResult KernelLowering::emitProducer() {
 
   threadId = savedThreadId;
   numWarps = savedWarps;
-  std::swap(scalars, producerScalars);
-  std::swap(views, producerViews);
+  swapScalarScope(producerScope);
   return success();
 }
 

@@ -417,27 +417,18 @@ Value KernelLowering::coordSlot(const ProducedOperand &o, int64_t i) {
 
 SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value turn) {
   // The instance's own scalars and views, lowered anew from the kernel's arguments and its program ids.
-  IRMapping instanceScalars;
-  for (BlockArgument arg : func.getArguments())
-    instanceScalars.map(arg, scalars.lookup(arg));
-  DenseMap<Value, ViewInfo> instanceViews;
-  std::swap(scalars, instanceScalars);
-  std::swap(views, instanceViews);
+  ScalarScope instanceScope = freshScalarScope();
+  swapScalarScope(instanceScope);
   std::array<Value, 3> savedPids = virtualPids;
   virtualPids = instancePids(turn);
   Location savedLoc = loc;
-  tile::LoadOp load = o.load;
-  produceValue(load.getView());
-  for (Value v : load.getOffsets())
-    produceValue(v);
-  for (Value v : o.plan.outerValues)
-    produceValue(v);
+  produceOperandScalars(o);
   loc = savedLoc;
+  tile::LoadOp load = o.load;
   SmallVector<Value> coords{scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
   llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
   virtualPids = savedPids;
-  std::swap(scalars, instanceScalars);
-  std::swap(views, instanceViews);
+  swapScalarScope(instanceScope);
   return coords;
 }
 
