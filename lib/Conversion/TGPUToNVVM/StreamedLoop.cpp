@@ -315,7 +315,15 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto waitEmptyOf = [&](Value stage, Value use) {
     return [this, &ring, stage, use] { waitReleased(ring.barriers, stage, use); };
   };
-
+  // A refill of a carried ring filled by the consumers may land where the previous instance staged
+  // its output: thread 0, which issued that store, first waits until the store has read it.
+  auto refillWaitOf = [&](Value stage, Value use) -> std::function<void()> {
+    return [this, &ring, stage, use] {
+      waitReleased(ring.barriers, stage, use);
+      if (ring.carried && !ring.produced)
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+    };
+  };
   bool continued = false, firstRing = false;
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
     continued = true;
@@ -337,7 +345,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
           arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
       ifThen(due, [&] {
         Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-        issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
+        issueStage(ring, copies, lb, stage, refillWaitOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
       });
     }
   } else {
@@ -421,10 +429,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
       issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
     });
-    // The refills may land where the previous instance staged its output: thread 0, which issued
-    // that store, waits until the store has read it, after this instance's first copy is on its way.
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
   } else if (!continued) {
     consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
@@ -505,16 +509,16 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
             for (auto [x, y] : llvm::zip(mine, theirs))
               offsets.push_back(arith::SelectOp::create(b, loc, hasNext, x, y));
             return offsets;
-          }, waitEmptyOf(nextStage, previousUse));
+          }, refillWaitOf(nextStage, previousUse));
         });
       } else {
         std::function<void()> issueSuccessor;
         if (successor)
           issueSuccessor = [&] {
             ifThen(successorDue,
-                   [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
+                   [&] { issueStage(ring, *successor, lb2, nextStage, refillWaitOf(nextStage, previousUse)); });
           };
-        ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
+        ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, refillWaitOf(nextStage, previousUse)); },
                issueSuccessor);
       }
     }
