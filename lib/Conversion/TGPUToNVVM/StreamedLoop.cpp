@@ -315,15 +315,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto waitEmptyOf = [&](Value stage, Value use) {
     return [this, &ring, stage, use] { waitReleased(ring.barriers, stage, use); };
   };
-  // A refill of a carried ring filled by the consumers may land where the previous instance staged
-  // its output: thread 0, which issued that store, first waits until the store has read it.
-  auto refillWaitOf = [&](Value stage, Value use) -> std::function<void()> {
-    return [this, &ring, stage, use] {
-      waitReleased(ring.barriers, stage, use);
-      if (ring.carried && !ring.produced)
-        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
-    };
-  };
   bool continued = false, firstRing = false;
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
     continued = true;
@@ -345,7 +336,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
           arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
       ifThen(due, [&] {
         Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-        issueStage(ring, copies, lb, stage, refillWaitOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
+        issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
       });
     }
   } else {
@@ -401,34 +392,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
-  } else if (!continued && !ring.produced && persistent && tileLoop && firstRing &&
-             op->getBlock() == &func.getBody().front()) {
-    // A persistent kernel's first ring, filled by the consumers: set up once before the tile loop and
-    // its index carried across instances, as the producer's is; each instance's first copy waits for
-    // its stage's previous readers. The output's staging may then take the stage of the instance's
-    // last iteration (storeThroughTma), which the next instance's first copy never touches.
-    ring.carried = true;
-    first = tileLoop.getRegionIterArgs()[0];
-    carriedStageBytes = ring.stageBytes;
-    carriedStages = stages;
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(tileLoop);
-      withKernelThreadValues([&] {
-        BarrierRing barriers{arith::AddIOp::create(b, loc, ringBase->getResult(0), i32(ring.barriersAt)), stages};
-        Value fullCount = i32(numWarps * kWarpSize);
-        if (ring.useTma)
-          fullCount = arith::SelectOp::create(b, loc, tensorMapsUsable(), i32(1), fullCount);
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-               [&] { initRingBarriers(barriers, fullCount, numWarps, /*fence=*/static_cast<bool>(ring.useTma)); });
-        barrier();
-      });
-    }
-    (void)planStageCopies(copies, ring.useTma);
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
-      Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-      issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
-    });
   } else if (!continued) {
     consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
@@ -509,16 +472,16 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
             for (auto [x, y] : llvm::zip(mine, theirs))
               offsets.push_back(arith::SelectOp::create(b, loc, hasNext, x, y));
             return offsets;
-          }, refillWaitOf(nextStage, previousUse));
+          }, waitEmptyOf(nextStage, previousUse));
         });
       } else {
         std::function<void()> issueSuccessor;
         if (successor)
           issueSuccessor = [&] {
             ifThen(successorDue,
-                   [&] { issueStage(ring, *successor, lb2, nextStage, refillWaitOf(nextStage, previousUse)); });
+                   [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
           };
-        ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, refillWaitOf(nextStage, previousUse)); },
+        ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
                issueSuccessor);
       }
     }
