@@ -159,11 +159,9 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // instance's block before the tile loop; at each instance's start it keeps the next instance's
 // coordinates in shared memory; every warp releases the block after its last product reading it, and
 // after that loop thread 0 waits until all have and copies the next instance's block. The instance
-// waits for A with the turn's parity. The ring is set up once before the tile loop too, its index
-// carried across instances (the tile loop's iteration argument), and thread 0 waits for the previous
-// instance's output store to read its staging before a refill. The output (16 KiB) does not fit one
-// stage (8 KiB): it is staged at the ring's start and its copy waited for at once; every instance
-// ends with a CTA barrier. Only the MMA turn is carried besides.
+// waits for A with the turn's parity. The ring is set up per instance; the output's staging reuses
+// the ring's stages, so its copy is waited for at once, and every instance ends with a CTA barrier.
+// Only the MMA turn is carried.
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -176,11 +174,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL0]], %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL0]], box[%c0_i32, %{{[0-9]+}}]
 // CHECK: gpu.barrier
-// CHECK: %[[FULLCOUNT:[0-9]+]] = arith.select %{{[0-9]+}}, %c1_i32, %c256_i32 : i32
-// CHECK-COUNT-3: nvvm.mbarrier.init %{{[0-9]+}}, %[[FULLCOUNT]]
-// CHECK: gpu.barrier
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
 // CHECK: %[[EMPTY:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
 // CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %[[TURN]], %c1_i32 : i32
@@ -192,12 +186,11 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} : i32, !llvm.ptr<3>
 // CHECK: llvm.store %c0_i32, %{{[0-9]+}} : i32, !llvm.ptr<3>
 // CHECK-NEXT: }
-// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.init
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
 // CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
 // CHECK: scf.yield
 // CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
@@ -215,7 +208,6 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: gpu.barrier
-// CHECK-NEXT: scf.yield %{{[0-9]+}} : i32
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRSTWG]] {
@@ -239,64 +231,6 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
     %row = arith.muli %i, %c64 : i32
     %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
     %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
-    scf.yield %s : tensor<128x64xf32>
-  }
-  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
-  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
-  return
-}
-
-// -----
-
-// The same with an output that fits one ring stage (128 x 64 bf16, stages of 16 KiB, three of them):
-// it is staged in the stage of the instance's last iteration, (ring index after the loop + 2) mod 3,
-// which the next instance's first copy does not touch, and its copy's read is waited for only by
-// the next store (before the staging is written again), by a refill (above) and after the tile loop.
-// CHECK-LABEL: gpu.func @alone_staged(
-// CHECK: scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%{{[0-9]+}}, %{{[0-9]+}}]
-// CHECK: %[[SHIFTED:[0-9]+]] = arith.addi %{{[0-9]+}}, %c2_i32 : i32
-// CHECK-NEXT: %[[LAST:[0-9]+]] = arith.remui %[[SHIFTED]], %c3_i32 : i32
-// CHECK-NEXT: %[[STAGE:[0-9]+]] = arith.muli %[[LAST]], %c16384_i32 : i32
-// CHECK-NEXT: %[[STAGING:[0-9]+]] = arith.addi %[[STAGE]], %c{{[0-9]+}}_i32 : i32
-// CHECK-NEXT: scf.if
-// CHECK-NEXT: scf.if
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.fence.proxy
-// CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: scf.if
-// CHECK-NEXT: %[[SRC:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[STAGING]]]
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11, %[[SRC]]
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// CHECK-NEXT: }
-// CHECK: gpu.barrier
-// CHECK-NEXT: scf.yield %{{[0-9]+}} : i32
-// CHECK-NEXT: }
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.return
-func.func @alone_staged(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %c64 = arith.constant 64 : i32
-  %c128 = arith.constant 128 : i32
-  %pid = tile.program_id x
-  %row0 = arith.muli %pid, %c128 : i32
-  %va = tile.make_view %a, [%m, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
-  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
-  %nb = arith.divui %n, %c128 : i32
-  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
-    %row = arith.muli %i, %c128 : i32
-    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
-    %s = tile.dot %at, %bt, %acc0 : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
     scf.yield %s : tensor<128x64xf32>
   }
   %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>

@@ -642,9 +642,6 @@ private:
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
-  /// A carried ring the consumers fill (no producer warpgroup): its stage size and stage count.
-  int64_t carriedStageBytes = 0;
-  int carriedStages = 0;
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.

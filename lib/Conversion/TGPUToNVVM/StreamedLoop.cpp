@@ -315,7 +315,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto waitEmptyOf = [&](Value stage, Value use) {
     return [this, &ring, stage, use] { waitReleased(ring.barriers, stage, use); };
   };
-
   bool continued = false, firstRing = false;
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
     continued = true;
@@ -393,44 +392,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
-  } else if (!continued && !ring.produced && persistent && tileLoop && firstRing &&
-             op->getBlock() == &func.getBody().front()) {
-    // A persistent kernel's first ring, filled by the consumers: set up once before the tile loop and
-    // its index carried across instances, as the producer's is; each instance's first copy waits for
-    // its stage's previous readers. The output's staging may then take the stage of the instance's
-    // last iteration (storeThroughTma), which the next instance's first copy never touches.
-    ring.carried = true;
-    // The carried index, broadcast from lane 0: ptxas then knows it (and the stages and wgmma
-    // descriptors computed from it) to be warp-uniform and keeps them in uniform registers.
-    first = LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{tileLoop.getRegionIterArgs()[0]},
-                                      "shfl.sync.idx.b32 $0, $1, 0, 0x1f, 0xffffffff;", "=r,r",
-                                      /*has_side_effects=*/false, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-                                      LLVM::AsmDialectAttr(), ArrayAttr())
-                .getResult(0);
-    carriedStageBytes = ring.stageBytes;
-    carriedStages = stages;
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(tileLoop);
-      withKernelThreadValues([&] {
-        BarrierRing barriers{arith::AddIOp::create(b, loc, ringBase->getResult(0), i32(ring.barriersAt)), stages};
-        Value fullCount = i32(numWarps * kWarpSize);
-        if (ring.useTma)
-          fullCount = arith::SelectOp::create(b, loc, tensorMapsUsable(), i32(1), fullCount);
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-               [&] { initRingBarriers(barriers, fullCount, numWarps, /*fence=*/static_cast<bool>(ring.useTma)); });
-        barrier();
-      });
-    }
-    (void)planStageCopies(copies, ring.useTma);
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
-      Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-      issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
-    });
-    // The refills may land where the previous instance staged its output: thread 0, which issued
-    // that store, waits until the store has read it, after this instance's first copy is on its way.
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
   } else if (!continued) {
     consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the

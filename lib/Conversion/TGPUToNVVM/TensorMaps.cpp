@@ -505,19 +505,9 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = type.getNumElements() * 2;
   Value base;
-  bool ownArea = false, inCarriedStage = false;
+  bool ownArea = false;
   if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
     base = ringBase->getResult(0);
-    // A carried ring the consumers fill: the stage of the instance's last iteration, which the next
-    // instance's first copy does not touch (it takes the next stage); the copy's read is waited for
-    // before a refill lands there (StreamedLoop.cpp) or the next store.
-    if (carriedStageBytes && bytes <= carriedStageBytes && tileRingNext &&
-        b.getInsertionBlock() == tileLoop.getBody()) {
-      Value last = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, tileRingNext, i32(carriedStages - 1)),
-                                          i32(carriedStages));
-      base = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, last, i32(carriedStageBytes)));
-      inCarriedStage = true;
-    }
   } else {
     ownArea = true;
     const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
@@ -532,7 +522,7 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   // A persistent kernel's instance leaves the copy of its own staging area in flight. With a
   // producer warpgroup and an output whose rows split between the two consumer warpgroups (rows
   // 0-63 and 64-127), each warpgroup stores its own half: 64-row boxes, its own named barrier.
-  const bool deferWait = persistent && (ownArea || inCarriedStage);
+  const bool deferWait = persistent && ownArea;
   auto rowsSplit = [&] {
     LinearLayout layout = layoutOf(value);
     auto clearOf64 = [](const LinearLayout::Coord &c) { return (c[0] & 64) == 0; };
