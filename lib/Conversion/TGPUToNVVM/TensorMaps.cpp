@@ -299,12 +299,13 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // producer copies the block (the consumers only copy it themselves when the maps did not encode),
   // Q before the instance's loops, the last V block after them, and the consumers release it after
   // the last top-level op that reads it.
-  // Without a producer warpgroup the consumers do the same: the last warp to release an instance's
-  // block copies the next instance's (releaseOperand), so that Q travels while they finish this one.
+  // Without a producer warpgroup the consumers do the same: after the block's last reader, thread 0
+  // waits until every warp has released it and copies the next instance's (issueNextInstance), so
+  // that Q travels while they finish this one.
   operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
-    operandBarrierBytes += kBarrierBytes; // `empty` (or the release counter) after `full`
+    operandBarrierBytes += kBarrierBytes; // `empty` after `full`
     ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
     if (producerMode) {
       producedOperands.push_back(produced);
