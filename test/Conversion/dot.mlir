@@ -176,13 +176,15 @@ func.func @transposed_b(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %s: !tile.ptr<
 
 // 8 warps, [128, 32] x [32, 128] (the matmul example's block): two warpgroups, each computing 64 rows
 // with m64n128k16; warpgroup g = warp >> 2 starts 8 * g core-matrix rows (8 * 512 = 4096 bytes) into A.
+// g is lane 0's copy (warp-uniform to ptxas, which then builds the descriptors in uniform registers).
 // The accumulator is 128 x 128 / 256 threads = 64 registers per thread.
 // WGMMA-LABEL: gpu.func @two_warpgroups
 // WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
 // WGMMA: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32 : i32
+// WGMMA: %[[GROUP0:.*]] = arith.shrui %[[WARP]], %c2_i32{{[_0-9]*}} : i32
+// WGMMA: %[[GROUP:.*]] = nvvm.shfl.sync idx %c-1_i32, %[[GROUP0]], %c0_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}} : i32 -> i32
 // WGMMA: nvvm.fence.proxy
 // WGMMA: llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
-// WGMMA: %[[GROUP:.*]] = arith.shrui %[[WARP]], %c2_i32{{[_0-9]*}} : i32
 // WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
 // WGMMA: nvvm.wgmma.fence.aligned
 // WGMMA-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}>

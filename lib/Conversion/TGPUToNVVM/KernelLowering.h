@@ -129,6 +129,7 @@ private:
   Location loc = UnknownLoc::get(b.getContext());
 
   Value threadId, laneId, warpId;                         // i32
+  Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;
@@ -357,6 +358,16 @@ private:
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);
+  /// `v` (the same in every lane of a converged warp) as lane 0's copy: ptxas then knows it is
+  /// warp-uniform and keeps what derives from it (wgmma descriptors, per-warpgroup shared
+  /// addresses) in uniform registers instead of moving it there before every use.
+  Value warpUniform(Value v);
+  /// The thread's warpgroup (warpId / 4) as a warp-uniform value, made once per set of thread
+  /// values, right after warpId.
+  Value warpgroupId();
+  /// A copy of the i32 or i64 `v` that LLVM cannot see through nor move: it stays where it is made,
+  /// and so does what is computed from it.
+  Value opaque(Value v);
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
@@ -667,7 +678,7 @@ private:
   void withKernelThreadValues(const std::function<void()> &body);
   DenseMap<Attribute, SmallVector<Value>> savedThreadCoords; // the kernel level's, while in the body
   struct {
-    Value threadId, laneId, warpId, smemBase;
+    Value threadId, laneId, warpId, warpgroup, smemBase;
     Operation *prologueAnchor = nullptr;
   } kernelThread; // the kernel-level values while the tile loop's are bound
 

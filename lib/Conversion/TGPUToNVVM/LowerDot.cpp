@@ -136,7 +136,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   Value aGroup;
   if (aRegs.empty()) {
     // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
-    Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    Value group = warpgroupId();
     aGroup = arith::AddIOp::create(b, loc, a.base,
                                    arith::MulIOp::create(b, loc, group, i32(aSwizzled ? 64 * kSwizzleRow : 8 * sbo)));
   }
@@ -172,6 +172,14 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
+  // A shared A that stays put across a loop (attention's Q) has loop-invariant descriptors, which
+  // LLVM hoists, one per K step. Up to kHoistedKSteps of them sit in uniform registers (two each);
+  // more (head dim 256: 16) crowd the streamed operand's out of the 63 a warp has, and ptxas keeps
+  // them in ordinary registers (26 at head dim 256) with two R2UR before every MMA. An opaque copy of
+  // the first descriptor per dot keeps the others computed where used, one uniform add each.
+  constexpr int64_t kHoistedKSteps = 8;
+  if (firstA && k / 16 > kHoistedKSteps)
+    firstA = opaque(firstA);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
     Value descB = stepDescriptor(firstB, bStepOffset(kk));

@@ -511,7 +511,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         lastDot = dot;
       }
     const bool pingPong = pingPongEnabled && numWarps == 8 && firstDot;
-    Value group = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    Value group = warpgroupId();
     const int barriersBefore = barriersEmitted;
     inStreamedLoop = true;
     // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned

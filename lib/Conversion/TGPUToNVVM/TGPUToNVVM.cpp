@@ -76,6 +76,7 @@ LogicalResult KernelLowering::run() {
   threadId = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
   warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
+  warpgroup = {};
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
   lazyBase = i32(0).getDefiningOp();
@@ -202,8 +203,30 @@ std::array<Value, 3> KernelLowering::instancePids(Value turn) {
           arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
 }
 
+Value KernelLowering::warpUniform(Value v) {
+  return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32(-1), v, i32(0), i32(kWarpSize - 1), NVVM::ShflKind::idx,
+                              UnitAttr());
+}
+
+Value KernelLowering::warpgroupId() {
+  if (!warpgroup) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(warpId);
+    warpgroup = warpUniform(arith::ShRUIOp::create(b, loc, warpId, i32(2)));
+  }
+  return warpgroup;
+}
+
+Value KernelLowering::opaque(Value v) {
+  const bool wide = v.getType().isInteger(64);
+  return LLVM::InlineAsmOp::create(b, loc, v.getType(), ValueRange{v}, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
+                                   wide ? "=l,l" : "=r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                   LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
 void KernelLowering::rebindThreadValues() {
-  kernelThread = {threadId, laneId, warpId, smemBase, prologueAnchor};
+  kernelThread = {threadId, laneId, warpId, warpgroup, smemBase, prologueAnchor};
   // LLVM would hoist everything the body derives from the thread id and the shared buffer's address
   // out of the tile loop (wgmma descriptors, shared addresses: dozens of registers), and keep it live
   // through every instance's epilogue. A zero it cannot see through, made once per instance, keeps
@@ -215,6 +238,7 @@ void KernelLowering::rebindThreadValues() {
   threadId = arith::AddIOp::create(b, loc, kernelThread.threadId, zero);
   laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
   warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
+  warpgroup = {};
   smemBase = LLVM::GEPOp::create(b, loc, smemBase.getType(), b.getI8Type(), kernelThread.smemBase, ValueRange{zero});
   prologueAnchor = i32(0).getDefiningOp();
   threadCoords.clear();
@@ -226,6 +250,7 @@ void KernelLowering::restoreThreadValues() {
   threadId = kernelThread.threadId;
   laneId = kernelThread.laneId;
   warpId = kernelThread.warpId;
+  warpgroup = kernelThread.warpgroup;
   smemBase = kernelThread.smemBase;
   prologueAnchor = kernelThread.prologueAnchor;
   threadCoords.clear();
@@ -237,6 +262,7 @@ void KernelLowering::withKernelThreadValues(const std::function<void()> &body) {
     std::swap(threadId, saved.threadId);
     std::swap(laneId, saved.laneId);
     std::swap(warpId, saved.warpId);
+    std::swap(warpgroup, saved.warpgroup);
     std::swap(smemBase, saved.smemBase);
     std::swap(prologueAnchor, saved.prologueAnchor);
   };
@@ -246,6 +272,7 @@ void KernelLowering::withKernelThreadValues(const std::function<void()> &body) {
   body();
   std::swap(threadCoords, savedThreadCoords);
   swapAll(saved);
+  kernelThread.warpgroup = saved.warpgroup; // made by `body`, for the next visit
 }
 
 void KernelLowering::endTileLoop() {

@@ -549,7 +549,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
   // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
   // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
   constexpr int64_t kRowBytes = 128;
-  Value group = perWarpgroup ? arith::ShRUIOp::create(b, loc, warpId, i32(2)).getResult() : Value();
+  Value group = perWarpgroup ? warpgroupId() : Value();
   Value leader = perWarpgroup ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                                       arith::AndIOp::create(b, loc, threadId, i32(127)), i32(0))
                               : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
