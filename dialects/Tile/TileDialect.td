@@ -43,6 +43,11 @@ def Tile_Dialect : Dialect {
     /// CTAs as fit on the device at once and each walks program instances in turn, so that one
     /// instance's epilogue overlaps the next one's first copies (the producer warpgroup runs ahead).
     static constexpr ::llvm::StringLiteral kPersistentAttrName = "tile.persistent";
+    /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
+    /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
+    /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in
+    /// uniform registers instead of being moved there before every MMA.
+    static constexpr ::llvm::StringLiteral kUniformWarpgroupAttrName = "tile.uniform_warpgroup";
     /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).

@@ -129,12 +129,13 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // -----
 
 // Head dim 256 (configured): 64 keys per step, overlap on, and no warpgroup ping-pong (recorded on the
-// kernel for the lowering); ping-pong=1 forces it back on (no attribute). The online softmax is lazy
-// (its max moves only by more than 8, so alpha is exactly 1 on most steps) and the rescale of the
-// 128 x 256 accumulator by alpha is marked for the lowering to skip thread by thread; head dims 64 and
-// 128 keep the plain form (@causal above, @d64 below).
+// kernel for the lowering), nor a warp-uniform warpgroup index (tile.uniform_warpgroup = false: Q's 16
+// descriptors per S product would crowd the uniform registers); ping-pong=1 forces the turns back on
+// (no attribute). The online softmax is lazy (its max moves only by more than 8, so alpha is exactly
+// 1 on most steps) and the rescale of the 128 x 256 accumulator by alpha is marked for the lowering
+// to skip thread by thread; head dims 64 and 128 keep the plain form (@causal above, @d64 below).
 // CHECK-LABEL: func.func @d256(
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false}
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
 // CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
 // CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>

@@ -210,6 +210,31 @@ func.func @two_warpgroups(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 
 // -----
 
+// The same dot with `tile.uniform_warpgroup = false`: the warpgroup index stays the thread's own
+// warp >> 2 (no lane-0 copy), and A's warpgroup offset is computed from it.
+// WGMMA-LABEL: gpu.func @two_warpgroups_per_thread_group
+// WGMMA: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32 : i32
+// WGMMA: %[[GROUP:.*]] = arith.shrui %[[WARP]], %c2_i32{{[_0-9]*}} : i32
+// WGMMA-NOT: nvvm.shfl.sync
+// WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
+// WGMMA-COUNT-2: nvvm.wgmma.mma_async
+// WGMMA: gpu.return
+func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.uniform_warpgroup = false} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %av[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x32xbf16>
+  %bt = tile.load %bv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<32x128xbf16>
+  %z = arith.constant dense<0.0> : tensor<128x128xf32>
+  %d = tile.dot %at, %bt, %z : tensor<128x32xbf16>, tensor<32x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+  tile.store %d, %cv[%c0, %c0] : tensor<128x128xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
 // Dots that do not fit wgmma stay mma.sync even with wgmma=true.
 // 4 warps with M = 128: each warp has 32 rows (2 blocks along M), not 16. Per warp: 2 x 8 (N = 64) x 2
 // (K = 32) = 32 mma.sync.

@@ -84,6 +84,10 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // programs already even out the last wave.
   config.rowsGrow = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
   config.reverseRows = config.minBlocksPerSM < 2 && config.rowsGrow;
+  // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
+  // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
+  // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
+  config.uniformWarpgroup = headDim <= 128;
   return config;
 }
 } // namespace flare::attn
@@ -648,6 +652,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
   if (config.persistent)
     kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
+  if (!config.uniformWarpgroup)
+    kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 

@@ -130,6 +130,7 @@ private:
 
   Value threadId, laneId, warpId;                         // i32
   Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
+  bool uniformWarpgroup = true; // tile.uniform_warpgroup
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;
@@ -362,12 +363,9 @@ private:
   /// warp-uniform and keeps what derives from it (wgmma descriptors, per-warpgroup shared
   /// addresses) in uniform registers instead of moving it there before every use.
   Value warpUniform(Value v);
-  /// The thread's warpgroup (warpId / 4) as a warp-uniform value, made once per set of thread
-  /// values, right after warpId.
+  /// The thread's warpgroup (warpId / 4), made once per set of thread values, right after warpId:
+  /// warp-uniform to ptxas unless the kernel says `tile.uniform_warpgroup = false`.
   Value warpgroupId();
-  /// A copy of the i32 or i64 `v` that LLVM cannot see through nor move: it stays where it is made,
-  /// and so does what is computed from it.
-  Value opaque(Value v);
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.

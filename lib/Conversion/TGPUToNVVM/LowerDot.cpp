@@ -172,14 +172,6 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
-  // A shared A that stays put across a loop (attention's Q) has loop-invariant descriptors, which
-  // LLVM hoists, one per K step. Up to kHoistedKSteps of them sit in uniform registers (two each);
-  // more (head dim 256: 16) crowd the streamed operand's out of the 63 a warp has, and ptxas keeps
-  // them in ordinary registers (26 at head dim 256) with two R2UR before every MMA. An opaque copy of
-  // the first descriptor per dot keeps the others computed where used, one uniform add each.
-  constexpr int64_t kHoistedKSteps = 8;
-  if (firstA && k / 16 > kHoistedKSteps)
-    firstA = opaque(firstA);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
     Value descB = stepDescriptor(firstB, bStepOffset(kk));

@@ -94,6 +94,8 @@ LogicalResult KernelLowering::run() {
     gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
     beginProducer();
   }
+  auto uniformAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kUniformWarpgroupAttrName);
+  uniformWarpgroup = !uniformAttr || uniformAttr.getValue();
   auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
   persistent = persistentAttr && persistentAttr.getValue();
   if (persistent) {
@@ -212,17 +214,11 @@ Value KernelLowering::warpgroupId() {
   if (!warpgroup) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfterValue(warpId);
-    warpgroup = warpUniform(arith::ShRUIOp::create(b, loc, warpId, i32(2)));
+    warpgroup = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    if (uniformWarpgroup)
+      warpgroup = warpUniform(warpgroup);
   }
   return warpgroup;
-}
-
-Value KernelLowering::opaque(Value v) {
-  const bool wide = v.getType().isInteger(64);
-  return LLVM::InlineAsmOp::create(b, loc, v.getType(), ValueRange{v}, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
-                                   wide ? "=l,l" : "=r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                   LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
-      .getResult(0);
 }
 
 void KernelLowering::rebindThreadValues() {

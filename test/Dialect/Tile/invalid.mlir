@@ -540,3 +540,10 @@ func.func @producer_unit() attributes {tile.kernel, tile.producer_warpgroup} {
 func.func @persistent_int() attributes {tile.kernel, tile.persistent = 1 : i32} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
+func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
+  return
+}

@@ -55,6 +55,9 @@ struct AttentionConfig {
   /// (causal), the longest programs start first and the shortest end the last wave. A persistent
   /// kernel pairs a heavy with a light query block instead (whenever rowsGrow).
   bool reverseRows = false;
+  /// The warpgroup index as a warp-uniform value (`tile.uniform_warpgroup`): Q's wgmma descriptors
+  /// in uniform registers. Off records `tile.uniform_warpgroup = false` on the kernel.
+  bool uniformWarpgroup = true;
   /// A producer warpgroup issues the K/V copies (TMA) while the two warpgroups of the tile compute,
   /// with setmaxnreg moving its registers to them (`tile.producer_warpgroup`); one CTA per SM.
   bool producer = false;
