@@ -48,8 +48,19 @@ enum class CausalAlignment {
 
 /// One tile configuration of the generated kernel: the tile overrides of AttentionOptions (0 keeps
 /// the configured choice).
+/// A tile configuration of the attention kernel; every field 0 means the configured choice
+/// (flare::attn::chooseAttentionConfig). For tuning: not every combination compiles.
 struct AttentionTileConfig {
-  int blockM = 0, blockN = 0, numWarps = 0, overlap = 0, pingPong = 0, producer = 0, persistent = 0;
+  /// Query rows per program, keys per step, warps.
+  int blockM = 0, blockN = 0, numWarps = 0;
+  /// Overlap of the softmax with the previous block's P V product: 1 on, -1 off, 0 configured.
+  int overlap = 0;
+  /// The two warpgroups issue their MMAs in turn: 1 on, -1 off, 0 configured.
+  int pingPong = 0;
+  /// A producer warpgroup issues the K/V copies: 1 on, -1 off, 0 configured.
+  int producer = 0;
+  /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured.
+  int persistent = 0;
   bool operator==(const AttentionTileConfig &o) const {
     return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
            pingPong == o.pingPong && producer == o.producer && persistent == o.persistent;
@@ -81,38 +92,15 @@ struct AttentionOptions {
   std::vector<TensorView> aux;
   /// Target architecture; empty means the device's.
   std::string arch;
-  /// Tile configuration override (query rows per program, keys per step, warps; 0: the configured
-  /// choice). For tuning: not every combination compiles.
-  int blockM = 0, blockN = 0, numWarps = 0;
-  /// Overlap of the softmax with the previous block's P V product: 1 on, -1 off, 0 configured.
-  int overlap = 0;
-  /// The two warpgroups issue their MMAs in turn: 1 on, -1 off, 0 configured.
-  int pingPong = 0;
-  /// A producer warpgroup issues the K/V copies: 1 on, -1 off, 0 configured.
-  int producer = 0;
-  /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured.
-  int persistent = 0;
-  /// Autotuning (when none of the tile overrides above is set): the first call of a shape class
+  /// Tile configuration override (all zero: the configured choice).
+  AttentionTileConfig tile;
+  /// Autotuning (when `tile` overrides nothing): the first call of a shape class
   /// (see autotuneKey) times the configured tile configuration and the alternatives of
   /// autotuneCandidates on this call's own tensors, launches the fastest and remembers it, in this
   /// process and in the kernel cache's directory (autotune-v1.tsv), for every later call of the
   /// class. That first call synchronises the context and writes `out` (and `lse`) once per timed
   /// launch: `out` must not overlap q, k or v.
   bool autotune = false;
-
-  /// The tile overrides above as one configuration, and back.
-  AttentionTileConfig tileConfig() const {
-    return {blockM, blockN, numWarps, overlap, pingPong, producer, persistent};
-  }
-  void setTileConfig(const AttentionTileConfig &c) {
-    blockM = c.blockM;
-    blockN = c.blockN;
-    numWarps = c.numWarps;
-    overlap = c.overlap;
-    pingPong = c.pingPong;
-    producer = c.producer;
-    persistent = c.persistent;
-  }
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.

@@ -395,7 +395,7 @@ void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options, void *stream) {
   AttentionPlan plan = planAttention(q, k, v, out, options);
-  AttentionTileConfig config = options.tileConfig();
+  AttentionTileConfig config = options.tile;
   if (options.autotune && config == AttentionTileConfig{})
     config = detail::autotunedChoice(cache, plan, options, stream);
   detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);

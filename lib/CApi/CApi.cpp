@@ -91,13 +91,8 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
         opt.module = options->module;
       for (int32_t i = 0; i < options->num_aux; ++i)
         opt.aux.push_back(toView(options->aux[i], "aux"));
-      opt.blockM = options->block_m;
-      opt.blockN = options->block_n;
-      opt.numWarps = options->num_warps;
-      opt.overlap = options->overlap;
-      opt.pingPong = options->ping_pong;
-      opt.producer = options->producer;
-      opt.persistent = options->persistent;
+      opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
+                  options->ping_pong, options->producer, options->persistent};
       opt.autotune = options->autotune != 0;
     }
     flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,

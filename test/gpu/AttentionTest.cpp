@@ -432,7 +432,7 @@ TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
       SCOPED_TRACE("candidate " + c.text() + ", D = " + std::to_string(d));
       std::printf("[ autotune  ] D = %d, candidate %s\n", d, c.text().c_str());
       AttentionOptions o = causal;
-      o.setTileConfig(c);
+      o.tile = c;
       run(tuned, d, o, true, /*layout=*/0);
       if (HasFatalFailure())
         return;
@@ -530,8 +530,8 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   struct Variant {
     int d;
     Mask mask;
-    int producer;   // AttentionOptions::producer
-    int persistent; // AttentionOptions::persistent
+    int producer;   // AttentionTileConfig::producer
+    int persistent; // AttentionTileConfig::persistent
   };
   std::vector<Variant> variants;
   for (int d : {64, 128, 256})
@@ -561,8 +561,8 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
         opt.windowLeft = 200;
         opt.windowRight = 100;
       }
-      opt.producer = variant.producer;
-      opt.persistent = variant.persistent;
+      opt.tile.producer = variant.producer;
+      opt.tile.persistent = variant.persistent;
       std::vector<uint16_t> first;
       for (int launch = 0; launch < kLaunches; ++launch) {
         auto dout = poisoned(in.q.size() * 2);

@@ -213,11 +213,7 @@ TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
   std::optional<flare::AttentionTileConfig> back = flare::AttentionTileConfig::parse(c.text());
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(*back, c);
-  AttentionOptions options;
-  options.setTileConfig(c);
-  EXPECT_EQ(options.tileConfig(), c);
-  EXPECT_EQ(options.numWarps, 4);
-  EXPECT_EQ(options.persistent, -1);
+  EXPECT_EQ(AttentionOptions{}.tile, flare::AttentionTileConfig{}) << "options default to the configured choice";
   for (const char *bad : {"", "bm=64", "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=x",
                           "bn=32 bm=64 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0",
                           "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0 extra"})
