@@ -334,6 +334,14 @@ private:
   /// aligned panels they would cost an alignment gap each).
   Operation *operandBarrierBase = nullptr; // arith.constant i32, patched at the end
   int64_t operandBarrierBytes = 0;
+  /// The offset `bytes` into that area (i32), and the shared pointer to it.
+  Value operandAreaOffset(int64_t bytes) {
+    return arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(bytes));
+  }
+  Value operandAreaPtr(int64_t bytes) {
+    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
+                               ValueRange{operandAreaOffset(bytes)});
+  }
   void lowerLazyConvert(ConvertLayoutOp conv);
   /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
   /// source registers straight into its shared-memory layout (no register shuffle at all).
@@ -801,7 +809,7 @@ private:
   void issueNextInstance(Value v);
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
   BarrierRing operandRing(int64_t barrierAt) {
-    return {arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierAt)), 1};
+    return {operandAreaOffset(barrierAt), 1};
   }
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;

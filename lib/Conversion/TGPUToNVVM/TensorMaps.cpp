@@ -286,9 +286,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   TmaOperand operand;
   operand.nMajor = asB;
   operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
-  operand.barrier = LLVM::GEPOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-      ValueRange{arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(barrierOffset))});
+  operand.barrier = operandAreaPtr(barrierOffset);
   Value base = operand.base, barrierPtr = operand.barrier;
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
@@ -411,9 +409,7 @@ void KernelLowering::beginConsumerIssued(const ProducedOperand &o) {
 }
 
 Value KernelLowering::coordSlot(const ProducedOperand &o, int64_t i) {
-  return LLVM::GEPOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-      ValueRange{arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(o.coordsAt + 4 * i))});
+  return operandAreaPtr(o.coordsAt + 4 * i);
 }
 
 SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value turn) {
