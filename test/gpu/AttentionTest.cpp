@@ -410,6 +410,16 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
     o.scale = 0.3f;
     variants.push_back({"causal window 100, softcap 50, scale 0.3", o, true});
   }
+  {
+    // One bound only: every key from 100 before the diagonal on (the blocks before the band are
+    // skipped, the rest run unmasked), and every key up to 30 after it.
+    AttentionOptions o;
+    o.windowLeft = 100;
+    variants.push_back({"window (100, unbounded)", o, true});
+    o.windowLeft = -1;
+    o.windowRight = 30;
+    variants.push_back({"window (unbounded, 30)", o, false});
+  }
   for (const Variant &var : variants)
     for (int d : {64, 128, 256})
       for (Shape s : {Shape{2, 4, 2, 17, 1000}, Shape{1, 4, 1, 1000, 17}, Shape{1, 2, 2, 1, 1}}) {

@@ -175,6 +175,25 @@ func.func @linear_slope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v
 
 // -----
 
+// A sliding window with its left bound only, kv >= qi - 100 (every key right of it kept): a linear
+// lower bound without an upper one. The generator skips the blocks left of the band.
+// CHECK-LABEL: func.func @window_left_only
+// CHECK: attn.attention {{.*}} attributes {mask_class = "linear"} mask_mod {
+func.func @window_left_only(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %left = arith.constant 100 : index
+      %lo = arith.subi %qi, %left : index
+      %keep = arith.cmpi sge, %kv, %lo : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
 // A head-dependent causal offset, kv <= qi + 64 * h: the head index is a leaf of the constraint (one
 // value per program instance), which is linear but neither causal form.
 // CHECK-LABEL: func.func @linear_head_offset
