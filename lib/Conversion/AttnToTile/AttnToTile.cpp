@@ -48,7 +48,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills. The lazy
   // rescale (NOTES a14) pays at head dim 256, whose 128 accumulator registers a thread outnumber its
   // 32 scores four to one; at 128 (64 and 64) the branch around the multiplies cost 8-14% when
-  // measured first (a14), and gains a little at long sequences since the producer warpgroup (a34).
+  // measured first (a14), gained a little at long sequences after the producer warpgroup (a34), and
+  // costs 0.3-1.8% again since Q's descriptors are warp-uniform (a43).
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
@@ -57,9 +58,7 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.blockN = 128;
   if (headDim > 128)
     config.pingPong = false;
-  // And at head dim 128 without a mask (2026-11-30, NOTES a34): +1-3% from 4k keys on, -2% at 512-1k;
-  // with a mask it bought nothing measurable.
-  if (wgmma && (headDim > 128 || (headDim > 64 && maskClass == "none")))
+  if (wgmma && headDim > 128)
     config.lazyRescale = true;
   // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
   // mode, which the driver's JIT uses, would take 139 and leave one.
