@@ -59,7 +59,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "instead of one more step (1: on, 0: off, -1: configured: with the producer warpgroup)">,
     Option<"persistent", "persistent", "int", /*default=*/"-1",
            "a persistent kernel whose CTAs run query blocks in turn, recorded on the kernel as "
-           "tile.persistent (1: on, 0: off, -1: configured)">
+           "tile.persistent (1: on, 0: off, -1: configured)">,
+    Option<"partialRowSums", "partial-row-sums", "int", /*default=*/"-1",
+           "keep the softmax normalizer as this many partial sums per row (a power of two from 2; "
+           "0: one sum per row, completed across lanes every step; -1: configured: 4)">
   ];
 }
 

@@ -125,7 +125,8 @@ def Tile_DotOp : Tile_Op<"dot", [Pure]> {
 }
 
 def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure, AllTypesMatch<["scores", "p"]>,
-                                                     AllTypesMatch<["max", "sum", "new_max", "new_sum", "alpha"]>]> {
+                                                     AllTypesMatch<["max", "new_max", "alpha"]>,
+                                                     AllTypesMatch<["sum", "new_sum"]>]> {
   let summary = "one step of the online softmax over a block of scores";
   let description = [{
     ```mlir
@@ -149,11 +150,20 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure, AllTypesMatch<["scor
     (l and O are sums relative to m' either way, and the log-sum-exp is m' + log2(l)); a row's
     reference only moves when its max grows by more than 8, which after the first blocks is rare, so
     the caller's rescale multiplies by 1 almost always (and can be skipped, `tile.skip_unit_factor`).
+
+    The normalizer may also be kept as G partial sums per row, `l` of type [M, G] (G a power of two,
+    N a multiple of 2 G; its type follows the max's after the colon):
+
+        l'[:, g] = alpha * l[:, g] + sum of p[:, j] over the columns j with (j / 2) mod G = g
+
+    The row's normalizer is then the sum of its G partials, taken once after the last block. With
+    G = 4 every partial sum stays within one thread of an MMA accumulator layout (a quad's lanes
+    hold column pairs in turn), so a step adds without cross-lane shuffles.
   }];
   let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum, UnitAttr:$lazy);
   let results = (outs Tile_Tile:$p, Tile_Tile:$new_max, Tile_Tile:$new_sum, Tile_Tile:$alpha);
   let assemblyFormat = [{
-    $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max)
+    $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max) `` custom<PartialSums>(type($sum), ref(type($max)))
   }];
   let hasVerifier = 1;
 }

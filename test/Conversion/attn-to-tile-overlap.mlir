@@ -16,6 +16,7 @@
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile | FileCheck %s --check-prefix=CFG
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=1" | FileCheck %s --check-prefix=LAZY
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="lazy-rescale=0" | FileCheck %s --check-prefix=EAGER
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-n=64 last-pv-after-loops=0 partial-row-sums=4" --canonicalize --cse | FileCheck %s --check-prefix=PS
 // defer-rescale=1: step j applies the previous step's alpha between S_j and P_{j-1} V_{j-1} (alpha is
 // carried, 1 before the first step) and yields its own. (ptxas serializes that loop's wgmma: off by
 // default, see test/Pipeline/wgmma-not-serialized.test.)
@@ -68,6 +69,19 @@
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[M0]] : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[L0]] : tensor<128xi1>, tensor<128xf32>
 
+// With the normalizer as 4 partial sums per row (partial-row-sums=4; configured at head dims 64 and
+// 256, and at 128 without a mask): the loops carry [128, 4], the extra step keeps it under a splat of
+// its own shape, and the epilogue sums the partials once.
+// PS-LABEL: func.func @causal(
+// PS: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x128xf32>, tensor<128x64xbf16>)
+// PS: tile.online_softmax {{.*}} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
+// PS: %[[VALIDPS:.*]] = arith.cmpi slt
+// PS: tile.online_softmax {{.*}} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
+// PS: %[[KEEPPS:.*]] = tile.splat %[[VALIDPS]] : i1 -> tensor<128x4xi1>
+// PS-NEXT: arith.select %[[KEEPPS]], %{{.*}}, %{{.*}} : tensor<128x4xi1>, tensor<128x4xf32>
+// PS: tile.reduce sum %{{.*}} {axis = 1 : i32} : tensor<128x4xf32> -> tensor<128xf32>
+// PS: return
+
 // TAIL-LABEL: func.func @causal(
 // TAIL-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
 // The last block: the partial loop's last (n > 0), else the full loop's pending one; its V is loaded
@@ -109,10 +123,12 @@
 // OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
 // OFF-NOT: tensor<128x64xbf16>)
 // OFF: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>) : i32 {
-// Configured, a causal mask at head dim 128 keeps the eager softmax (no lazy max, no skippable rescale).
+// Configured, a causal mask at head dim 128 keeps the eager softmax (no lazy max, no skippable rescale)
+// and one normalizer per row.
 // CFG-LABEL: func.func @causal(
 // CFG-NOT: {lazy}
 // CFG-NOT: tile.skip_unit_factor
+// CFG-NOT: tensor<128x4xf32>
 // CFG: return
 func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
@@ -134,10 +150,11 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // (no attribute). The online softmax is lazy (its max moves only by more than 8, so alpha is exactly
 // 1 on most steps) and the rescale of the 128 x 256 accumulator by alpha is marked for the lowering
 // to skip thread by thread; head dims 64 and 128 keep the plain form (@causal above, @d64 below).
+// The normalizer is kept as 4 partial sums per row.
 // CHECK-LABEL: func.func @d256(
 // CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
-// CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
-// CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>
+// CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
+// CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
 // PP-LABEL: func.func @d256(
 // PP-NOT: tile.ping_pong
@@ -178,11 +195,13 @@ func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<
 
 // -----
 
-// Head dim 128 without a mask (configured): the eager softmax, as with a mask; the lazy one was
-// configured here from a34 until Q's descriptors became warp-uniform (bench/NOTES.md a43).
+// Head dim 128 without a mask (configured): the eager softmax, as with a mask (the lazy one was
+// configured here from a34 until Q's descriptors became warp-uniform, bench/NOTES.md a43), and the
+// normalizer as 4 partial sums per row (a44).
 // CFG-LABEL: func.func @plain128(
 // CFG-NOT: {lazy}
 // CFG-NOT: tile.skip_unit_factor
+// CFG: tile.online_softmax %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<128x128xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CFG: return
 func.func @plain128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {

@@ -87,6 +87,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
   // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
   config.uniformWarpgroup = headDim <= 128;
+  // The normalizer as 4 partial sums per row (bench/NOTES.md a44): 8 fewer instructions per step, no
+  // cross-lane adds; +3-10% at head dim 256, +0-2% at 64 and at 128 without a mask. Not at 128 with a
+  // mask (-1-1.5% causal) nor at 256 with a mask evaluated per element (4 bytes of spills).
+  const bool masked = maskClass != "none";
+  config.partialRowSums = (headDim > 64 && headDim <= 128 && masked) || (headDim > 128 && maskClass == "generic") ? 0 : 4;
   return config;
 }
 } // namespace flare::attn
@@ -578,7 +583,8 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       Value keep = splat(valid, {bm});
       alpha = arith::SelectOp::create(b, loc, keep, alpha, splatF32(1.0, {bm}));
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
-      newSum = arith::SelectOp::create(b, loc, keep, newSum, state[1]);
+      newSum = arith::SelectOp::create(
+          b, loc, splat(valid, cast<RankedTensorType>(newSum.getType()).getShape()), newSum, state[1]);
     }
     if (config.deferRescale) { // applied by the next step (the extra last step carries 1)
       Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
@@ -755,7 +761,11 @@ LogicalResult Generator::buildKernel() {
       keptBound = arith::MinSIOp::create(b, loc, bound, splat(sub(seqKV, c32(1)), {bm}));
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
-  SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDim})};
+  // The normalizer as config.partialRowSums partial sums per row (one per lane of a quad of the MMA
+  // layouts: no cross-lane adds in the loop), summed after it.
+  const int64_t sumGroups = config.partialRowSums;
+  Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
+  SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDim})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
   Value pendingKv0 = c32(kFarAway);
   if (config.overlap)
@@ -827,6 +837,8 @@ LogicalResult Generator::buildKernel() {
   }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
+  if (sumGroups)
+    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
   Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, state[1], zero);
   Value lSafe = arith::SelectOp::create(b, loc, noKey, one, state[1]);
@@ -885,6 +897,15 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.producer, producer);
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
+      if (partialRowSums >= 0)
+        config.partialRowSums = partialRowSums;
+      if (const int g = config.partialRowSums;
+          g != 0 && (g < 2 || !llvm::isPowerOf2_32(static_cast<uint32_t>(g)) || config.blockN % (2 * g) != 0)) {
+        op.emitOpError() << "convert-attn-to-tile: partial-row-sums=" << g
+                         << " must be 0 or a power of two from 2 whose double divides the " << config.blockN
+                         << " keys per step";
+        return signalPassFailure();
+      }
       config.deferRescale &= config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

@@ -114,10 +114,37 @@ func.func @online_softmax_rows(%s: tensor<64x64xf32>, %m: tensor<32xf32>, %l: te
 
 // -----
 
-// The running max and sum (and the max, sum and alpha results) share one type.
-func.func @online_softmax_sum(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64x1xf32>) {
-  // expected-error @+1 {{'tile.online_softmax' op failed to verify that all of {max, sum, new_max, new_sum, alpha} have same type}}
-  %p, %m2, %l2, %a = "tile.online_softmax"(%s, %m, %l) : (tensor<64x64xf32>, tensor<64xf32>, tensor<64x1xf32>) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+// The running sum and the new sum share one type.
+func.func @online_softmax_sum(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64x4xf32>) {
+  // expected-error @+1 {{'tile.online_softmax' op failed to verify that all of {sum, new_sum} have same type}}
+  %p, %m2, %l2, %a = "tile.online_softmax"(%s, %m, %l) : (tensor<64x64xf32>, tensor<64xf32>, tensor<64x4xf32>) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return
+}
+
+// -----
+
+// Partial sums: G a power of two from 2 (1 partial is the plain [M] form).
+func.func @online_softmax_one_partial(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64x1xf32>) {
+  // expected-error @+1 {{'tile.online_softmax' op running sum must be 'tensor<64xf32>', or 64 x G partial sums (G a power of two from 2, the 64 columns a multiple of 2 G), got 'tensor<64x1xf32>'}}
+  %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l : tensor<64x64xf32>, tensor<64xf32>, tensor<64x1xf32>
+  return
+}
+
+// -----
+
+// Partial sums: the columns split into pairs, G partials taking them in turn (2 G must divide them).
+func.func @online_softmax_partials_columns(%s: tensor<64x8xf32>, %m: tensor<64xf32>, %l: tensor<64x8xf32>) {
+  // expected-error @+1 {{'tile.online_softmax' op running sum must be 'tensor<64xf32>', or 64 x G partial sums (G a power of two from 2, the 8 columns a multiple of 2 G), got 'tensor<64x8xf32>'}}
+  %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l : tensor<64x8xf32>, tensor<64xf32>, tensor<64x8xf32>
+  return
+}
+
+// -----
+
+// The max, new max and alpha share one type.
+func.func @online_softmax_alpha(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.online_softmax' op failed to verify that all of {max, new_max, alpha} have same type}}
+  %p, %m2, %l2, %a = "tile.online_softmax"(%s, %m, %l) : (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<32xf32>)
   return
 }
 

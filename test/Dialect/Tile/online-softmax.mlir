@@ -99,6 +99,28 @@ func.func @in_loop(%sp: !tile.ptr<f32>, %op: !tile.ptr<f32>, %n: i32) attributes
 
 // -----
 
+// Four partial sums per row, l [64, 4]: column j adds into partial (j / 2) mod 4, i.e. p as
+// [64, 4, 4, 2] (pair, partial, element of the pair) summed over the pairs' elements and then over
+// the pairs; alpha scales every partial of its row.
+// CHECK-LABEL: func.func @partial_sums(
+// CHECK-SAME: %[[S:[^:]*]]: tensor<64x32xf32>, %[[M:[^:]*]]: tensor<64xf32>, %[[L:[^:]*]]: tensor<64x4xf32>)
+// CHECK: %[[P:.*]] = math.exp2 %{{.*}} : tensor<64x32xf32>
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : tensor<64xf32>
+// CHECK-NEXT: %[[GROUPED:.*]] = tile.reshape %[[P]] : tensor<64x32xf32> -> tensor<64x4x4x2xf32>
+// CHECK-NEXT: %[[PAIRS:.*]] = tile.reduce sum %[[GROUPED]] {axis = 3 : i32} : tensor<64x4x4x2xf32> -> tensor<64x4x4xf32>
+// CHECK-NEXT: %[[PARTIAL:.*]] = tile.reduce sum %[[PAIRS]] {axis = 1 : i32} : tensor<64x4x4xf32> -> tensor<64x4xf32>
+// CHECK-NEXT: %[[ACOL:.*]] = tile.expand_dims %[[ALPHA]] {axis = 1 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+// CHECK-NEXT: %[[A4:.*]] = tile.broadcast %[[ACOL]] : tensor<64x1xf32> -> tensor<64x4xf32>
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[A4]], %[[L]] : tensor<64x4xf32>
+// CHECK-NEXT: %[[NEWSUM:.*]] = arith.addf %[[SCALED]], %[[PARTIAL]] : tensor<64x4xf32>
+// CHECK-NEXT: return %[[NEWSUM]] : tensor<64x4xf32>
+func.func @partial_sums(%s: tensor<64x32xf32>, %m: tensor<64xf32>, %l: tensor<64x4xf32>) -> tensor<64x4xf32> {
+  %p, %m2, %l2, %a = tile.online_softmax %s, %m, %l : tensor<64x32xf32>, tensor<64xf32>, tensor<64x4xf32>
+  return %l2 : tensor<64x4xf32>
+}
+
+// -----
+
 // lazy: the reference max moves only when the block raises it by more than 8 (log2 units), so alpha
 // is exactly exp2(0) = 1 on the steps that keep it. A row's first visible key always moves it:
 // x - (-inf) = +inf > 8, and (-inf) - (-inf) = NaN fails the ordered comparison.

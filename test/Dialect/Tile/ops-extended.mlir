@@ -54,6 +54,17 @@ func.func @online_softmax(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<
 
 // -----
 
+// The normalizer as 4 partial sums per row: its type follows the max's (new sum of the same type).
+// CHECK-LABEL: func.func @online_softmax_partial_sums
+// CHECK: %{{.*}}, %{{.*}}, %[[L2:.*]], %{{.*}} = tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} {lazy} : tensor<64x64xf32>, tensor<64xf32>, tensor<64x4xf32>{{$}}
+// CHECK: return %[[L2]] : tensor<64x4xf32>
+func.func @online_softmax_partial_sums(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64x4xf32>) -> tensor<64x4xf32> {
+  %p, %m2, %l2, %alpha = tile.online_softmax %s, %m, %l {lazy} : tensor<64x64xf32>, tensor<64xf32>, tensor<64x4xf32>
+  return %l2 : tensor<64x4xf32>
+}
+
+// -----
+
 // atomic_add into a view, f32 and i32.
 // CHECK-LABEL: func.func @atomic_add
 // CHECK: tile.atomic_add %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : tensor<64x128xf32>, !tile.view<f32, 2>

@@ -58,6 +58,9 @@ struct AttentionConfig {
   /// The warpgroup index as a warp-uniform value (`tile.uniform_warpgroup`): Q's wgmma descriptors
   /// in uniform registers. Off records `tile.uniform_warpgroup = false` on the kernel.
   bool uniformWarpgroup = true;
+  /// The softmax normalizer kept as this many partial sums per row (tile.online_softmax's [M, G]
+  /// form), summed once after the loops; 0 keeps one sum per row, completed across lanes every step.
+  int partialRowSums = 4;
   /// A producer warpgroup issues the K/V copies (TMA) while the two warpgroups of the tile compute,
   /// with setmaxnreg moving its registers to them (`tile.producer_warpgroup`); one CTA per SM.
   bool producer = false;

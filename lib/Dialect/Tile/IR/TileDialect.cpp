@@ -5,6 +5,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace flare::tile;
@@ -14,6 +15,19 @@ using namespace flare::tile;
 
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.cpp.inc"
+
+/// `, type` after the running max's type when the running sum is kept as partial sums (another type).
+static ParseResult parsePartialSums(OpAsmParser &parser, Type &sum, Type max) {
+  sum = max;
+  if (succeeded(parser.parseOptionalComma()))
+    return parser.parseType(sum);
+  return success();
+}
+
+static void printPartialSums(OpAsmPrinter &printer, Operation *, Type sum, Type max) {
+  if (sum != max)
+    printer << ", " << sum;
+}
 
 #define GET_OP_CLASSES
 #include "Tile/TileOps.cpp.inc"
@@ -267,8 +281,15 @@ LogicalResult OnlineSoftmaxOp::verify() {
   if (s.getRank() != 2 || !s.getElementType().isF32())
     return emitOpError("scores must be a 2-D f32 tile");
   auto rowType = RankedTensorType::get({s.getDimSize(0)}, s.getElementType());
-  for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"running max", m}, {"running sum", l}})
-    if (t.getShape() != rowType.getShape() || t.getElementType() != rowType.getElementType())
-      return emitOpError() << name << " must be " << rowType << ", one value per score row";
+  if (m != rowType)
+    return emitOpError() << "running max must be " << rowType << ", one value per score row";
+  if (l == rowType)
+    return success();
+  const int64_t groups = l.getRank() == 2 ? l.getDimSize(1) : 0;
+  if (l.getRank() != 2 || l.getDimSize(0) != s.getDimSize(0) || !l.getElementType().isF32() || groups < 2 ||
+      !llvm::isPowerOf2_64(groups) || s.getDimSize(1) % (2 * groups) != 0)
+    return emitOpError() << "running sum must be " << rowType << ", or " << s.getDimSize(0)
+                         << " x G partial sums (G a power of two from 2, the " << s.getDimSize(1)
+                         << " columns a multiple of 2 G), got " << l;
   return success();
 }

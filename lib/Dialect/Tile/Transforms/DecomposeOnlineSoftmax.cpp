@@ -5,6 +5,8 @@
 //   2. m_0 = select(m' == -inf, 0, m')         (rows that saw no key keep exp2 finite)
 //   3. p = exp2(s - broadcast(m_0));          alpha = exp2(m - m_0)
 //   4. l' = alpha * l + reduce sum p (axis 1)
+//      or, with G partial sums l [M, G]: p as [M, N / 2G, G, 2] summed over axes 3 and 1, alpha
+//      broadcast to [M, G]
 // and the op's results (p, m', l', alpha) are replaced by these values. A `lazy` op keeps m' = m while
 // m' - m <= 8 (alpha then is exp2(0) = 1 exactly).
 // Scores of the form s = y * c with a positive splat constant c (the softmax scale folded with
@@ -86,8 +88,20 @@ void decompose(OnlineSoftmaxOp op) {
   Value scores = y ? arith::MulFOp::create(b, loc, y, scale).getResult() : op.getScores();
   Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, scores, broadcastRows(safeMax)));
   Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, op.getMax(), safeMax));
-  Value rowSum = ReduceOp::create(b, loc, rowType, ReduceKind::sum, p, 1);
-  Value newSum = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, alpha, op.getSum()), rowSum);
+  auto sumType = op.getSum().getType();
+  Value rowSum, sumAlpha = alpha;
+  if (sumType == rowType) {
+    rowSum = ReduceOp::create(b, loc, rowType, ReduceKind::sum, p, 1);
+  } else {
+    const int64_t m = scoresType.getDimSize(0), n = scoresType.getDimSize(1), g = sumType.getDimSize(1);
+    Type f32 = scoresType.getElementType();
+    Value grouped = ReshapeOp::create(b, loc, RankedTensorType::get({m, n / (2 * g), g, 2}, f32), p);
+    Value pairs = ReduceOp::create(b, loc, RankedTensorType::get({m, n / (2 * g), g}, f32), ReduceKind::sum, grouped, 3);
+    rowSum = ReduceOp::create(b, loc, sumType, ReduceKind::sum, pairs, 1);
+    Value expanded = ExpandDimsOp::create(b, loc, RankedTensorType::get({m, 1}, f32), alpha, 1);
+    sumAlpha = BroadcastOp::create(b, loc, sumType, expanded);
+  }
+  Value newSum = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, sumAlpha, op.getSum()), rowSum);
   op.replaceAllUsesWith(ValueRange{p, newMax, newSum, alpha});
   op.erase();
 }
