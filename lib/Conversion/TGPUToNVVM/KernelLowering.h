@@ -227,6 +227,8 @@ private:
         return true;
     return false;
   }
+  /// threadId == 0 (i1): the thread that issues a CTA's (or the producer's) one-thread work.
+  Value isThreadZero() { return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)); }
   /// `if (cond) { body } [else { elseBody }]` with no results; returns the scf.if.
   scf::IfOp ifThen(Value cond, const std::function<void()> &body, const std::function<void()> &elseBody = {}) {
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/static_cast<bool>(elseBody));

@@ -549,7 +549,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
     Value inRing = arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
     return arith::AddIOp::create(b, loc, lazyBase->getResult(0), inRing).getResult();
   };
-  Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+  Value isThread0 = isThreadZero();
   // `full` completes with thread 0's expect-tx and the stage's bytes; `empty` once every warp is
   // done reading the stage.
   barrier(); // earlier users of this shared memory are done

@@ -160,7 +160,7 @@ LogicalResult KernelLowering::emitProducer() {
     ring.useTma = tensorMapsUsable();
     return ring;
   };
-  Value isFirstThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+  Value isFirstThread = isThreadZero();
   // The kernel's first ring: its barriers, initialised here (`full`: one expect-tx, or the 128
   // element-wise copiers; `empty`: every consumer warp), announced to the consumers without waiting
   // for them (with the produced operands' barriers in a persistent kernel).

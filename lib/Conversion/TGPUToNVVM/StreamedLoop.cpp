@@ -277,7 +277,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
   ifThen(
       ring.useTma,
       [&] {
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+        ifThen(isThreadZero(), [&] {
           if (waitEmpty)
             waitEmpty();
           expectTx(full, i32(ring.tmaBytes));
@@ -401,7 +401,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     if (ring.useTma)
       fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);
     barrier(); // an earlier loop is done with the ring
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
+    ifThen(isThreadZero(),
            [&] { initRingBarriers(ring.barriers, fullCount, numWarps, /*fence=*/static_cast<bool>(ring.useTma)); });
     if (ring.produced) {
       gpu::BarrierOp::create(b, loc); // the whole CTA: the producer waits here for the barriers

@@ -362,7 +362,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   ifThen(
       operand.useTma,
       [&] {
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)), [&] {
+        ifThen(isThreadZero(), [&] {
           NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
           expectTx(barrierPtr, i32(bytes));
@@ -386,7 +386,7 @@ void KernelLowering::beginConsumerIssued(const ProducedOperand &o) {
     b.setInsertionPoint(tileLoop);
     withKernelThreadValues([&] {
       BarrierRing ring = operandRing(o.barrierAt);
-      Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+      Value isThread0 = isThreadZero();
       ifThen(isThread0, [&] {
         // The barriers also without maps: the warps' releases arrive on `empty` either way.
         initRingBarriers(ring, i32(1), numWarps, /*fence=*/true);
@@ -399,8 +399,7 @@ void KernelLowering::beginConsumerIssued(const ProducedOperand &o) {
   }
   Value next = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
   Value keep = arith::AndIOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
+      b, loc, isThreadZero(), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
   ifThen(keep, [&] {
     SmallVector<Value> coords = coordsForTurn(o, next);
     for (auto [i, c] : llvm::enumerate(coords))
@@ -443,9 +442,7 @@ void KernelLowering::issueNextInstance(Value v) {
   Value turn = tileLoop.getInductionVar();
   Value next = arith::AddIOp::create(b, loc, turn, i32(1));
   Value issue = arith::AndIOp::create(
-      b, loc,
-      arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)),
-                            operand.useTma),
+      b, loc, arith::AndIOp::create(b, loc, isThreadZero(), operand.useTma),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
   ifThen(issue, [&] {
     waitForUse(operandRing(o.barrierAt), operand.empty, turn);
@@ -548,7 +545,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
   Value group = perWarpgroup ? warpgroupId() : Value();
   Value leader = perWarpgroup ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                                       arith::AndIOp::create(b, loc, threadId, i32(127)), i32(0))
-                              : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0));
+                              : isThreadZero();
   auto sync = [&] {
     if (!perWarpgroup)
       return (void)barrier();
