@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Opcode census of the loops of a cubin: which instructions a kernel's loop bodies spend per step.
 
-Usage: sass-census.py [--nvdisasm PATH] [--min N] [--range LO:HI] KERNEL.cubin [OPCODE ...]
+Usage: sass-census.py [--nvdisasm PATH] [--old-abi] [--min N] [--range LO:HI] KERNEL.cubin [OPCODE ...]
 
 Disassembles the cubin (ptxas -arch=sm_90a [-c] -o KERNEL.cubin KERNEL.ptx, as scripts/ptxas-jit.sh
 runs it) with nvdisasm, finds the loops (backward branches) and prints, per loop of at least N

@@ -46,10 +46,9 @@ enum class CausalAlignment {
   BottomRight ///< query i sees keys j <= i + Skv - Sq (FlashAttention's convention for Sq != Skv)
 };
 
-/// One tile configuration of the generated kernel: the tile overrides of AttentionOptions (0 keeps
-/// the configured choice).
-/// A tile configuration of the attention kernel; every field 0 means the configured choice
-/// (flare::attn::chooseAttentionConfig). For tuning: not every combination compiles.
+/// One tile configuration of the generated kernel (AttentionOptions::tile, the autotuner's
+/// candidates); every field 0 means the configured choice (flare::attn::chooseAttentionConfig). For
+/// tuning: not every combination compiles.
 struct AttentionTileConfig {
   /// Query rows per program, keys per step, warps.
   int blockM = 0, blockN = 0, numWarps = 0;

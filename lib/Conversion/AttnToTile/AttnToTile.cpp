@@ -90,8 +90,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The normalizer as 4 partial sums per row (bench/NOTES.md a44): 8 fewer instructions per step, no
   // cross-lane adds; +3-10% at head dim 256, +0-2% at 64 and at 128 without a mask. Not at 128 with a
   // mask (-1-1.5% causal) nor at 256 with a mask evaluated per element (4 bytes of spills).
-  const bool masked = maskClass != "none";
-  config.partialRowSums = (headDim > 64 && headDim <= 128 && masked) || (headDim > 128 && maskClass == "generic") ? 0 : 4;
+  const bool maskedAt128 = headDim > 64 && headDim <= 128 && maskClass != "none";
+  const bool perElementAt256 = headDim > 128 && maskClass == "generic";
+  config.partialRowSums = maskedAt128 || perElementAt256 ? 0 : 4;
   return config;
 }
 } // namespace flare::attn

@@ -95,9 +95,10 @@ void decompose(OnlineSoftmaxOp op) {
   } else {
     const int64_t m = scoresType.getDimSize(0), n = scoresType.getDimSize(1), g = sumType.getDimSize(1);
     Type f32 = scoresType.getElementType();
-    Value grouped = ReshapeOp::create(b, loc, RankedTensorType::get({m, n / (2 * g), g, 2}, f32), p);
-    Value pairs = ReduceOp::create(b, loc, RankedTensorType::get({m, n / (2 * g), g}, f32), ReduceKind::sum, grouped, 3);
-    rowSum = ReduceOp::create(b, loc, sumType, ReduceKind::sum, pairs, 1);
+    const int64_t pairs = n / (2 * g); // column j is element j % 2 of pair j / 2, which goes to (j / 2) % g
+    Value grouped = ReshapeOp::create(b, loc, RankedTensorType::get({m, pairs, g, 2}, f32), p);
+    Value pairSums = ReduceOp::create(b, loc, RankedTensorType::get({m, pairs, g}, f32), ReduceKind::sum, grouped, 3);
+    rowSum = ReduceOp::create(b, loc, sumType, ReduceKind::sum, pairSums, 1);
     Value expanded = ExpandDimsOp::create(b, loc, RankedTensorType::get({m, 1}, f32), alpha, 1);
     sumAlpha = BroadcastOp::create(b, loc, sumType, expanded);
   }
