@@ -522,30 +522,6 @@ static Value combine(OpBuilder &b, Location loc, tile::ReduceKind kind, Value x,
   llvm_unreachable("unknown reduction");
 }
 
-/// Combines `values` through `chains` independent accumulators (value i into accumulator i mod chains),
-/// then the accumulators pairwise. One chain in register order makes every combine wait for the one
-/// before it: a row max over 32 scores was 32 dependent FMNMX, about 15% of an attention step's stall
-/// samples (bench/NOTES.md a45).
-static Value combineInChains(OpBuilder &b, Location loc, tile::ReduceKind kind, ArrayRef<Value> values,
-                             int chains) {
-  SmallVector<Value> acc;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (acc.size() < static_cast<size_t>(chains))
-      acc.push_back(values[i]);
-    else
-      acc[i % chains] = combine(b, loc, kind, acc[i % chains], values[i]);
-  }
-  while (acc.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i + 1 < acc.size(); i += 2)
-      next.push_back(combine(b, loc, kind, acc[i], acc[i + 1]));
-    if (acc.size() % 2)
-      next.push_back(acc.back());
-    acc = std::move(next);
-  }
-  return acc.empty() ? Value() : acc.front();
-}
-
 LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
   auto srcType = op.getSrc().getType();
   Type elem = srcType.getElementType();
@@ -562,19 +538,14 @@ LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
   };
   ArrayRef<Value> in = regs[op.getSrc()];
 
-  // (a) Inside the thread: registers with the same projected coordinate combine, in independent chains.
-  static const int chains = [] {
-    const char *env = std::getenv("FLARE_REDUCE_CHAINS");
-    return env ? std::max(1, std::atoi(env)) : 1;
-  }();
+  // (a) Inside the thread: registers with the same projected coordinate combine, in register order.
   SmallVector<Value> partial;
   for (int j = 0; j < sliced->numRegs(); ++j) {
     LinearLayout::Coord want = sliced->applyInput(LayoutInput::Reg, j);
-    SmallVector<Value> values;
+    Value acc;
     for (int r = 0; r < src.numRegs(); ++r)
       if (project(src.applyInput(LayoutInput::Reg, r)) == want)
-        values.push_back(in[r]);
-    Value acc = combineInChains(b, loc, op.getKind(), values, chains);
+        acc = acc ? combine(b, loc, op.getKind(), acc, in[r]) : in[r];
     if (!acc)
       return op.emitOpError("internal error: reduced register without a source");
     partial.push_back(acc);
