@@ -508,17 +508,10 @@ private:
   struct BarrierRing {
     Value at; // i32
     int stages;
-    /// A second `full` barrier per stage after the `empty` ones: the stage's late streams (operands of
-    /// a later dot of the iteration) land on it, so the earlier dot need not wait for them.
-    bool lateFull = false;
   };
-  enum class RingBarrierKind { Full, Empty, LateFull };
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
-    return ringBarrier(ring, stage, empty ? RingBarrierKind::Empty : RingBarrierKind::Full);
-  }
-  Value ringBarrier(const BarrierRing &ring, Value stage, RingBarrierKind kind) {
     constexpr int64_t kBarrierBytes = 8;
-    Value off = arith::AddIOp::create(b, loc, ring.at, i32(static_cast<int64_t>(kind) * ring.stages * kBarrierBytes));
+    Value off = arith::AddIOp::create(b, loc, ring.at, i32(empty ? ring.stages * kBarrierBytes : 0));
     off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
     return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
                                ValueRange{off});
@@ -540,8 +533,6 @@ private:
     for (int s = 0; s < ring.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), false), fullCount, Value());
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), true), i32(emptyCount), Value());
-      if (ring.lateFull)
-        NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), RingBarrierKind::LateFull), fullCount, Value());
     }
     if (fence)
       fenceAsyncProxy();
@@ -568,14 +559,8 @@ private:
     int64_t bytes;       // one stage of this operand
     int64_t offset = 0;  // its byte offset inside a stage
     bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
-    bool late = false;   // read by a later dot than the iteration's first: lands on the late `full`
   };
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
-  /// The dot that reads a stream.
-  static Operation *dotOf(const Stream &s) { return *s.operand.getUsers().begin(); }
-  /// Marks the streams that only later dots of `op`'s body read (V beside K in an attention loop):
-  /// they land on the stage's late `full` barrier (tile.split_stage_barriers).
-  void markLateStreams(scf::ForOp op, MutableArrayRef<Stream> streams);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
   /// How blocks of type `block` (2-D, 16-bit elements, rows of a multiple of 64, in 128-byte swizzled
@@ -618,8 +603,7 @@ private:
     int64_t barriersAt = 0; // byte offset of the barriers from `base`
     BarrierRing barriers;  // `full` and `empty` per stage
     Value useTma;          // i1: thread 0 fills stages by TMA (null: every thread copies by cp.async)
-    int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver (to `full`: the early streams')
-    int64_t tmaLateBytes = 0; // bytes of the late streams' TMA copies (to the late `full`)
+    int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver
     bool produced = false; // the producer warpgroup fills the stages (ProducerWarpgroup.cpp)
     bool carried = false;  // a persistent kernel's first ring: its index runs on across instances
   };

@@ -228,7 +228,6 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
         mine.k != theirs.k)
       return std::nullopt;
     theirs.offset = mine.offset;
-    theirs.late = mine.late;
   }
   // Its bounds and the offsets of its first copies are computed inside `op`'s last iteration.
   SmallVector<Value> leaves = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
@@ -245,21 +244,6 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
   if (!planStageCopies(copies, ring.useTma))
     return std::nullopt;
   return copies;
-}
-
-void KernelLowering::markLateStreams(scf::ForOp op, MutableArrayRef<Stream> streams) {
-  static const bool split = std::getenv("FLARE_SPLIT_FULL") != nullptr;
-  if (!split)
-    return;
-  Operation *firstDot = nullptr;
-  for (Operation &inner : op.getBody()->without_terminator())
-    if (auto dot = dyn_cast<tile::DotOp>(inner); dot && canUseWgmma(dot)) {
-      firstDot = dot;
-      break;
-    }
-  const bool anyEarly = llvm::any_of(streams, [&](const Stream &s) { return dotOf(s) == firstDot; });
-  for (Stream &s : streams)
-    s.late = anyEarly && dotOf(s) != firstDot;
 }
 
 void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
@@ -280,7 +264,6 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
                                 const std::function<void()> &waitEmpty) {
   Value base = arith::AddIOp::create(b, loc, ring.base, arith::MulIOp::create(b, loc, stage, i32(ring.stageBytes)));
   Value full = ringBarrier(ring.barriers, stage, false);
-  Value lateFull = ring.barriers.lateFull ? ringBarrier(ring.barriers, stage, RingBarrierKind::LateFull) : Value();
   if (!ring.useTma) { // cp.async: each thread's arrival on `full` follows its copies
     if (waitEmpty)
       waitEmpty();
@@ -297,19 +280,11 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         ifThen(isThreadZero(), [&] {
           if (waitEmpty)
             waitEmpty();
-          // The early streams first, on `full`; then the late ones on their own barrier.
-          for (const bool late : {false, true}) {
-            if (late && !ring.barriers.lateFull)
-              break;
-            Value barrier = late ? lateFull : full;
-            expectTx(barrier, i32(late ? ring.tmaLateBytes : ring.tmaBytes));
-            for (auto [idx, s] : llvm::enumerate(copies.streams)) {
-              if (s.late != late)
-                continue;
-              SmallVector<Value> offsets = offsetsOf(idx);
-              copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1],
-                          arith::AddIOp::create(b, loc, base, i32(s.offset)), barrier);
-            }
+          expectTx(full, i32(ring.tmaBytes));
+          for (auto [idx, s] : llvm::enumerate(copies.streams)) {
+            SmallVector<Value> offsets = offsetsOf(idx);
+            copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),
+                        full);
           }
         });
       },
@@ -323,8 +298,6 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
           copyTileRolled(s.load, offsetsOf(idx), arith::AddIOp::create(b, loc, base, i32(s.offset)));
         fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
         NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
-        if (lateFull)
-          NVVM::MBarrierArriveOp::create(b, loc, Type(), lateFull, Value());
       });
 }
 
@@ -353,10 +326,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value prevEmpty = it->second.prevEmpty;
     previousHandback = it->second.handback;
     ringContinuations.erase(it);
-    for (auto [s, planned] : llvm::zip(streams, copies.streams)) {
+    for (auto [s, planned] : llvm::zip(streams, copies.streams))
       s.offset = planned.offset;
-      s.late = planned.late;
-    }
     stages = ring.barriers.stages;
     if (ring.produced) {
       producerLoops.push_back({op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/false});
@@ -381,7 +352,14 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // a whole iteration apart), else two.
     const int64_t used = sharedBytes + lazyBytes + persistentBytes + operandBarrierBytes + kReservedSharedBytes;
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
-    const int64_t barriersAt = stages * ring.stageBytes;
+    // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
+    const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
+    firstRing = ringBytes == 0; // no loop before this one used the ring area
+    if (bytes > ringBytes) {
+      ringBytes = bytes;
+      ringUser = op.getLoc();
+    }
+    ringStagesBytes = std::max(ringStagesBytes, barriersAt);
     ring.base = ringBase->getResult(0);
     ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};
@@ -394,20 +372,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     bool allMapped = llvm::all_of(streams, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); });
     if (allMapped) {
       ring.useTma = tensorMapsUsable();
-      markLateStreams(op, streams);
       for (Stream &s : streams)
-        (s.late ? ring.tmaLateBytes : ring.tmaBytes) += s.bytes;
-      ring.barriers.lateFull = ring.tmaLateBytes > 0;
-      copies.streams.assign(streams.begin(), streams.end());
+        ring.tmaBytes += s.bytes;
     }
-    // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage (and the late `full`).
-    const int64_t bytes = barriersAt + (ring.barriers.lateFull ? 3 : 2) * stages * kBarrierBytes;
-    firstRing = ringBytes == 0; // no loop before this one used the ring area
-    if (bytes > ringBytes) {
-      ringBytes = bytes;
-      ringUser = op.getLoc();
-    }
-    ringStagesBytes = std::max(ringStagesBytes, barriersAt);
     // The producer warpgroup fills the stages when it can compute every copy (ProducerWarpgroup.cpp).
     ring.produced = ring.useTma && producerCanIssue(op, streams);
     first = i32(0);
@@ -551,19 +518,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
     pinLastDotWait = !pingPong;
     prepareEarlyReleases(op, iv);
-    // The late streams' dot waits for their own barrier: the first dot's MMAs run while they land.
-    Operation *firstLateDot = nullptr;
-    if (ring.barriers.lateFull)
-      for (Operation &inner : op.getBody()->without_terminator())
-        if (llvm::any_of(streams, [&](const Stream &s) { return s.late && dotOf(s) == &inner; })) {
-          firstLateDot = &inner;
-          break;
-        }
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
         continue;
-      if (&inner == firstLateDot)
-        waitForUse(ring.barriers, ringBarrier(ring.barriers, stage, RingBarrierKind::LateFull), i);
       if (pingPong && &inner == firstDot) // my turn: named barrier 1 + g
         pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(1)),
                                                       i32(2 * 128), {}, Value()));
