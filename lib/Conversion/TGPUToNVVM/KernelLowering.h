@@ -248,30 +248,15 @@ private:
     ifThen(cond ? arith::AndIOp::create(b, loc, cond, lane0).getResult() : lane0,
            [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value()); });
   }
-  /// The MMA turn of two warpgroups (ping-pong): warpgroup 2p + q waits on named barrier
-  /// turnBarrier() + q for its turn and gives it to 2p + 1 - q. Pair 0 takes barriers 1 and 2; the
-  /// second pair of a 16-warp kernel barriers kSecondPairTurn and kSecondPairTurn + 1.
-  static constexpr int kSecondPairTurn = 7;
-  Value turnBarrier() {
-    if (numWarps != 16)
-      return i32(1);
-    Value secondPair = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(8));
-    return arith::SelectOp::create(b, loc, secondPair, i32(kSecondPairTurn), i32(1));
-  }
-  /// The second warpgroup of each pair gives the first the first turn, and the first takes back the
-  /// last one the second left open.
+  /// The MMA turn of two warpgroups (ping-pong, named barrier 1): warpgroup 1 gives warpgroup 0 the
+  /// first turn, and warpgroup 0 takes back the last one warpgroup 1 left open.
   scf::IfOp giveFirstTurn() {
-    Value isSecond = numWarps == 16 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                                            arith::AndIOp::create(b, loc, warpId, i32(4)), i32(0))
-                                    : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-    return ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, turnBarrier(), i32(2 * 128)); });
+    Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
+    return ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
   }
   scf::IfOp takeTurnBack() {
-    Value isFirst = numWarps == 16 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                                           arith::AndIOp::create(b, loc, warpId, i32(4)), i32(0))
-                                   : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    return ifThen(isFirst,
-                  [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, turnBarrier(), i32(2 * 128), {}, Value()); });
+    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
+    return ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
   }
 
   /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier

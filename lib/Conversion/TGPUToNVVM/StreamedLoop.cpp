@@ -425,7 +425,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   pingPongOps.clear();
   const int warpgroups = numWarps / 4;
   Operation *firstTurn = nullptr;
-  if (pingPongEnabled && (warpgroups == 2 || warpgroups == 4))
+  if (pingPongEnabled && warpgroups == 2)
     firstTurn = giveFirstTurn();
   SmallVector<Value> inits = flatten(op.getInitArgs());
   auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
@@ -502,26 +502,16 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
            user = *user->getUsers().begin())
         streamedOps.insert(user);
     }
-    // Ping-pong: two warpgroups (each pair of four) issue their MMAs of the iteration in turn (named
-    // barriers, see turnBarrier), so that one's softmax runs while the other's MMAs use the tensor cores.
+    // Ping-pong: with two warpgroups, each issues its MMAs of the iteration in turn (named barriers
+    // 1 and 2), so that one warpgroup's softmax runs while the other's MMAs occupy the tensor cores.
     Operation *firstDot = nullptr, *lastDot = nullptr;
     for (Operation &inner : op.getBody()->without_terminator())
       if (auto dot = dyn_cast<tile::DotOp>(inner); dot && canUseWgmma(dot)) {
         firstDot = firstDot ? firstDot : dot.getOperation();
         lastDot = dot;
       }
-    const bool pingPong = pingPongEnabled && (numWarps == 8 || numWarps == 16) && firstDot;
+    const bool pingPong = pingPongEnabled && numWarps == 8 && firstDot;
     Value group = warpgroupId();
-    // My turn's barrier (turnBarrier() + q for warpgroup 2p + q) and the other warpgroup's of my pair.
-    auto turnOf = [&](bool mine) -> Value {
-      if (numWarps == 8)
-        return mine ? arith::AddIOp::create(b, loc, group, i32(1)).getResult()
-                    : arith::SubIOp::create(b, loc, i32(2), group).getResult();
-      Value q = arith::AndIOp::create(b, loc, group, i32(1));
-      Value base = turnBarrier();
-      return mine ? arith::AddIOp::create(b, loc, base, q).getResult()
-                  : arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, base, i32(1)), q).getResult();
-    };
     const int barriersBefore = barriersEmitted;
     inStreamedLoop = true;
     // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned
@@ -531,12 +521,14 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
         continue;
-      if (pingPong && &inner == firstDot) // my turn
-        pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, turnOf(true), i32(2 * 128), {}, Value()));
+      if (pingPong && &inner == firstDot) // my turn: named barrier 1 + g
+        pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(1)),
+                                                      i32(2 * 128), {}, Value()));
       if (failed(lowerOp(&inner)))
         return failure();
-      if (pingPong && &inner == lastDot) // the other warpgroup's turn
-        pingPongOps.push_back(NVVM::BarrierArriveOp::create(b, loc, turnOf(false), i32(2 * 128)));
+      if (pingPong && &inner == lastDot) // the other warpgroup's turn: named barrier 2 - g
+        pingPongOps.push_back(NVVM::BarrierArriveOp::create(b, loc, arith::SubIOp::create(b, loc, i32(2), group),
+                                                            i32(2 * 128)));
     }
     inStreamedLoop = false;
     pinLastDotWait = false;
