@@ -61,8 +61,7 @@ std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int
   // The configured choice first. On Hopper: at head dim 64 the producer warpgroup with 128 x 128
   // tiles and one persistent CTA per SM (level at 16k, 2026-11-30); at 128 the same kernel
   // launched per query block, and one warpgroup of 64 x 64 tiles with two CTAs per SM (+5% at 512
-  // tokens, 2026-11-29); at 256 launched per query block (+2-9% at 1k-2k before a28), and with the
-  // producer warpgroup (+3% at 16k, far slower below 4k; bench/NOTES.md, 2026-11-30).
+  // tokens, 2026-11-29); at 256 launched per query block (+2-9% at 1k-2k before a28).
   const AttentionTileConfig configured;
   AttentionTileConfig launched;
   launched.persistent = -1;
@@ -77,9 +76,7 @@ std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int
   }
   if (headDim <= 128)
     return {configured, launched, oneWarpgroup};
-  AttentionTileConfig producer;
-  producer.producer = 1;
-  return {configured, launched, producer};
+  return {configured, launched};
 }
 
 std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, const std::string &deviceName) {
