@@ -748,11 +748,6 @@ private:
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
-  /// Thread 0 of the producer asks L2 for the blocks of the first `iterations` iterations of `p`'s
-  /// loop in the instance after `turn` (TMA prefetches; everything they depend on is lowered again
-  /// for that instance's program ids), so that the copies issued when their stages free up find them
-  /// in L2 (a persistent kernel's instance boundary).
-  void prefetchNextInstanceBlocks(const ProducerLoop &p, Value turn, Value trips, Value isFirstThread, int iterations);
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);

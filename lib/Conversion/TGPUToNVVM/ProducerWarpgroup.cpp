@@ -112,64 +112,6 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
   }
 }
 
-void KernelLowering::prefetchNextInstanceBlocks(const ProducerLoop &p, Value turn, Value trips, Value isFirstThread,
-                                                int iterations) {
-  Value next = arith::AddIOp::create(b, loc, turn, i32(1));
-  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, trips);
-  ifThen(arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), any), [&] {
-    SmallVector<TensorMapPlan> plans;
-    for (const Stream &s : p.streams)
-      if (std::optional<TensorMapPlan> plan = planTensorMap(s.load))
-        plans.push_back(std::move(*plan));
-    if (plans.size() != p.streams.size())
-      return;
-    IRMapping saved = scalars;
-    DenseMap<Value, ViewInfo> savedViews = views;
-    std::array<Value, 3> savedPids = virtualPids;
-    virtualPids = instancePids(next);
-    // Forget every scalar the loop's bounds, offsets and maps derive from; lower them again.
-    SmallVector<Value> roots = producerInputs(p.loop, p.streams);
-    for (const TensorMapPlan &plan : plans)
-      llvm::append_range(roots, plan.outerValues);
-    SmallVector<Value> work(roots);
-    DenseSet<Value> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!seen.insert(v).second || !def || views.count(v) || isa<ShapedType>(v.getType()))
-        continue;
-      scalars.erase(v);
-      llvm::append_range(work, def->getOperands());
-    }
-    for (Value v : roots)
-      produceValue(v);
-    scf::ForOp loop = p.loop;
-    Value lb = scalars.lookup(loop.getLowerBound()), ub = scalars.lookup(loop.getUpperBound()),
-          step = scalars.lookup(loop.getStep());
-    for (int t = 0; t < iterations; ++t) {
-      Value iv = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(t)));
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, ub), [&] {
-        for (auto [s, plan] : llvm::zip(p.streams, plans)) {
-          DenseMap<Value, Value> memo;
-          SmallVector<Value> offsets = loadOffsetsAt(s.load, loop, iv, memo);
-          TensorMapRead read = tensorMapFor(plan);
-          for (int64_t panel = 0; panel < read.panels; ++panel) {
-            SmallVector<Value> coords{
-                panel ? arith::AddIOp::create(b, loc, offsets[1], i32(panel * read.boxCols)).getResult() : offsets[1],
-                offsets[0]};
-            llvm::append_range(coords, read.outerCoords);
-            NVVM::CpAsyncBulkTensorPrefetchOp::create(b, loc, read.map, coords, ValueRange{}, NVVM::TMALoadMode::TILE,
-                                                      Value());
-          }
-        }
-      });
-    }
-    scalars = saved;
-    views = std::move(savedViews);
-    virtualPids = savedPids;
-  });
-}
-
 void KernelLowering::produceOperandScalars(const ProducedOperand &o) {
   tile::LoadOp load = o.load;
   produceValue(load.getView());
@@ -246,13 +188,6 @@ LogicalResult KernelLowering::emitProducer() {
       announce();
     tiles = beginTileLoop();
     issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
-    static const int prefetch = [] {
-      const char *env = std::getenv("FLARE_PREFETCH_NEXT");
-      return env ? std::atoi(env) : 0;
-    }();
-    if (prefetch > 0 && !producerLoops.empty())
-      prefetchNextInstanceBlocks(producerLoops.front(), tiles.getInductionVar(), tiles.getUpperBound(), isFirstThread,
-                                 prefetch);
   }
 
   Value next; // ring index of the next copy
