@@ -149,7 +149,7 @@ def main(path, prefix):
                     if int(r["seqlen"]) == s:
                         cell[r["method"]] = r["peak_extra_mib"] if num(r["peak_extra_mib"]) else r["note"]
                 f.write(f"| {s} | {cell.get('naive', '-')} | {cell.get('flare', '-')} |\n")
-    print(f"wrote {prefix}-speed.svg, {prefix}-memory.svg, {prefix}-table.md")
+    print(f"wrote {prefix}-speed.svg" + (f", {prefix}-memory.svg" if memory else "") + f", {prefix}-table.md")
 
 
 if __name__ == "__main__":
