@@ -900,8 +900,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.persistent, persistent);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
-      if (const int g = config.partialRowSums;
-          g != 0 && (g < 2 || !llvm::isPowerOf2_32(static_cast<uint32_t>(g)) || config.blockN % (2 * g) != 0)) {
+      if (const int g = config.partialRowSums; g != 0 && !tile::isPartialSumGrouping(g, config.blockN)) {
         op.emitOpError() << "convert-attn-to-tile: partial-row-sums=" << g
                          << " must be 0 or a power of two from 2 whose double divides the " << config.blockN
                          << " keys per step";

@@ -27,6 +27,9 @@ namespace flare::tile {
 bool isKernel(mlir::func::FuncOp func);
 /// The kernel's warps per CTA (`tile.num_warps`, default 4).
 int getNumWarps(mlir::func::FuncOp func);
+/// True when tile.online_softmax may keep its normalizer as `groups` partial sums per row over
+/// `columns` scores: a power of two from 2 whose double divides the columns.
+bool isPartialSumGrouping(int64_t groups, int64_t columns);
 } // namespace flare::tile
 
 #endif // FLARE_DIALECT_TILE_TILEDIALECT_H

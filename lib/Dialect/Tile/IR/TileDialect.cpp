@@ -53,6 +53,10 @@ int flare::tile::getNumWarps(func::FuncOp func) {
   return TileDialect::kDefaultNumWarps;
 }
 
+bool flare::tile::isPartialSumGrouping(int64_t groups, int64_t columns) {
+  return groups >= 2 && llvm::isPowerOf2_64(groups) && columns % (2 * groups) == 0;
+}
+
 static bool isKernelArgType(Type t) {
   return isa<PtrType>(t) || t.isInteger(32) || t.isInteger(64) || t.isF32();
 }
@@ -285,9 +289,8 @@ LogicalResult OnlineSoftmaxOp::verify() {
     return emitOpError() << "running max must be " << rowType << ", one value per score row";
   if (l == rowType)
     return success();
-  const int64_t groups = l.getRank() == 2 ? l.getDimSize(1) : 0;
-  if (l.getRank() != 2 || l.getDimSize(0) != s.getDimSize(0) || !l.getElementType().isF32() || groups < 2 ||
-      !llvm::isPowerOf2_64(groups) || s.getDimSize(1) % (2 * groups) != 0)
+  if (l.getRank() != 2 || l.getDimSize(0) != s.getDimSize(0) || !l.getElementType().isF32() ||
+      !isPartialSumGrouping(l.getDimSize(1), s.getDimSize(1)))
     return emitOpError() << "running sum must be " << rowType << ", or " << s.getDimSize(0)
                          << " x G partial sums (G a power of two from 2, the " << s.getDimSize(1)
                          << " columns a multiple of 2 G), got " << l;
