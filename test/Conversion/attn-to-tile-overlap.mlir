@@ -168,10 +168,10 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 
 // -----
 
-// Head dim 64 (configured): two CTAs per SM must fit (tile.min_blocks_per_sm = 2), each with a
-// producer warp; a hand-given tile configuration (block-n=64 above) leaves the registers to ptxas.
+// Head dim 64 (configured): two CTAs per SM must fit (tile.min_blocks_per_sm = 2: 128 registers a
+// thread); a hand-given tile configuration (block-n=64 above) leaves the registers to ptxas.
 // CFG-LABEL: func.func @d64(
-// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.producer_warpgroup = true}
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32}
 // CHECK-LABEL: func.func @d64(
 // CHECK-NOT: tile.min_blocks_per_sm
 // CHECK-NOT: {lazy}

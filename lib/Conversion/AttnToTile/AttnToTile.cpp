@@ -66,19 +66,18 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.minBlocksPerSM = 2;
   if (maskClass == "generic")
     config.blockN = 32;
-  // A producer issues the K/V copies at head dims 64 and 128 (bench/NOTES.md a23, a49): a warpgroup
-  // at 128, one warp beside each of the two CTAs per SM at 64. At 256 the consumers' 232 registers
-  // spill, and with a mask evaluated per element the producer's own 40 registers spill (it computes
-  // the document-mask loops' offsets).
-  config.producer = wgmma && headDim <= 128 && maskClass != "generic";
+  // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
+  // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
+  // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
+  config.producer = wgmma && headDim > 64 && headDim <= 128 && maskClass != "generic";
   // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
-  config.lastPvAfterLoops = config.overlap && ((config.producer && headDim > 64) || !readsAux);
+  config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
   // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
   // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
   // overlap one's epilogue with the other's work (3-4% slower persistent).
-  config.persistent = (config.producer && headDim > 64) || (wgmma && headDim > 128);
+  config.persistent = config.producer || (wgmma && headDim > 128);
   // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
   // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
   // programs already even out the last wave.
