@@ -8,9 +8,8 @@
 // barriers become named barrier 3 over their 256 threads (the producer never reaches them). The input is the ring
 // continuation's kernel (tgpu-to-nvvm-ring-continuation.mlir): two streamed loops sharing one ring, so
 // that the producer numbers the second loop's ring index on from the first loop's count.
-// With two CTAs per SM (setmaxnreg needs one) the producer is one warp and the kernel caps its
-// registers itself. Without the attribute, with more CTAs per SM, without TMA, or when no streamed
-// loop is one the producer can issue, the kernel keeps its 256 threads.
+// Without the attribute, with two CTAs per SM (setmaxnreg needs one), without TMA, or when no
+// streamed loop is one the producer can issue, the kernel keeps its 256 threads.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
 
@@ -212,81 +211,21 @@ func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 
 // -----
 
-// Two CTAs per SM: setmaxnreg would not be honoured, so the producer is a single warp (288
-// threads) and nobody moves registers. Instead of `.minnctapersm 2`, which ptxas reads as a cap of
-// 96 registers for 288 threads, the kernel carries the cap two such CTAs fit in: 65536 / 576,
-// rounded down to 8. The producer's thread 0 initialises the ring (`full`: one expect-tx or its 32
-// element-wise copiers) and announces it to all 288 threads; the consumers keep no copies in their
-// loops and their CTA barriers become named barrier 3 over their 256 threads.
+// Requested, but two CTAs per SM: setmaxnreg would not be honoured, so there is no producer (256
+// threads, the kernel's own minimum of CTAs kept).
 // CHECK-LABEL: gpu.func @two_ctas(
-// CHECK-SAME: known_block_size = array<i32: 288, 1, 1>
-// CHECK-SAME: nvvm.maxnreg = 112 : i32
-// CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: tgpu.register_budgets
-// CHECK: %[[ISPRODUCER:[a-z0-9_]+]] = arith.cmpi uge, %{{.*}}, %c8_i32 : i32
-// CHECK-NEXT: scf.if %[[ISPRODUCER]] {
-// CHECK-NOT: nvvm.setmaxregister
-// CHECK: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %{{.*}}, %c1_i32, %c32_i32 : i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %[[FULLCOUNT]]
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c288_i32
-// CHECK: scf.for
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.exit
-// CHECK-NOT: nvvm.setmaxregister
-// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c288_i32
-// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
-// CHECK: scf.for {{.*}} iter_args(
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: scf.yield
-func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %c64 = arith.constant 64 : i32
-  %c128 = arith.constant 128 : i32
-  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
-  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
-  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
-  %nb = arith.divui %n, %c64 : i32
-  %mb = arith.divui %m, %c64 : i32
-  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
-    %row = arith.muli %i, %c64 : i32
-    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
-    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
-    scf.yield %s : tensor<128x64xf32>
-  }
-  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
-    %j = arith.addi %i, %nb : i32
-    %row = arith.muli %j, %c64 : i32
-    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
-    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
-    scf.yield %s : tensor<128x64xf32>
-  }
-  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
-  return
-}
-
-// -----
-
-// Requested, but three CTAs per SM: the producer is made for one or two, so there is none here
-// (256 threads, the kernel's own minimum of CTAs kept).
-// CHECK-LABEL: gpu.func @three_ctas(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK-SAME: nvvm.minctasm = 3 : i32
-// CHECK-NOT: nvvm.maxnreg
+// CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK-NOT: nvvm.setmaxregister
 // CHECK-NOT: nvvm.barrier id = %c3_i32
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: nvvm.barrier id = %c3_i32
-func.func @three_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 3 : i32} {
+func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

@@ -695,7 +695,6 @@ private:
   /// kernel and issue the copies of the streamed loops recorded in producerLoops (emitProducer, at
   /// the end of the walk); the kernel's own warps only wait for and release the stages.
   bool producerMode = false;
-  int producerWarps = 4; // a warpgroup (one CTA per SM) or one warp (two CTAs per SM)
   static constexpr int kConsumerBarrier = 3; // named barrier of the consumers (1 and 2: ping-pong)
   static constexpr int kProducerRegisters = 40; // 24 spills its element-wise fallback
   Operation *producerExit = nullptr; // the producer's nvvm.exit: its copies are emitted before it

@@ -79,23 +79,19 @@ bool KernelLowering::producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams)
 }
 
 void KernelLowering::beginProducer() {
-  const int consumerThreads = numWarps * kWarpSize, producerThreads = producerWarps * kWarpSize;
+  const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;
   // The register file (64K) less what the allocator keeps back (1K), shared out in multiples of 8.
   constexpr int64_t kRegisterFile = 64512;
   const int consumerRegisters =
       std::min<int64_t>(256, (kRegisterFile - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
-  // setmaxnreg takes whole warpgroups: a single producer warp keeps the kernel's register count.
-  const bool budgets = producerWarps == 4;
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(numWarps));
   scf::IfOp branch = ifThen(isProducer, [&] {
-    if (budgets)
-      NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
     producerExit = NVVM::Exit::create(b, loc).getOperation();
   });
   producerOnlyOps.push_back(branch);
-  if (budgets)
-    producerOnlyOps.push_back(
-        NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters, NVVM::SetMaxRegisterAction::increase).getOperation());
+  producerOnlyOps.push_back(
+      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters, NVVM::SetMaxRegisterAction::increase).getOperation());
 }
 
 void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {
@@ -155,7 +151,7 @@ LogicalResult KernelLowering::emitProducer() {
   Value savedThreadId = threadId;
   const int savedWarps = numWarps;
   threadId = arith::SubIOp::create(b, loc, threadId, i32(numWarps * kWarpSize));
-  numWarps = producerWarps;
+  numWarps = 4;
 
   auto ringOf = [&](const ProducerLoop &p) {
     StreamRing ring = p.ring;
@@ -173,9 +169,7 @@ LogicalResult KernelLowering::emitProducer() {
     Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
     ifThen(isFirstThread, [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
   };
-  auto announce = [&] {
-    NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + producerWarps) * kWarpSize));
-  };
+  auto announce = [&] { NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize)); };
   // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
   // over program instances as the consumers', the first ring's index carried from one instance to the
   // next. Each instance starts with its produced operands (Q), copied as soon as the consumers have

@@ -396,7 +396,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
     // bytes of its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
-    const int64_t numThreads = static_cast<int64_t>(ring.produced ? producerWarps : numWarps) * kWarpSize;
+    const int64_t numThreads = static_cast<int64_t>(ring.produced ? 4 : numWarps) * kWarpSize;
     Value fullCount = i32(numThreads);
     if (ring.useTma)
       fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), fullCount);

@@ -85,16 +85,13 @@ LogicalResult KernelLowering::run() {
   ringBase = i32(0).getDefiningOp();
   stagingBase = i32(0).getDefiningOp();
   // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
-  // two consumer warpgroups: with one CTA per SM a warpgroup whose registers setmaxnreg shares out;
-  // with two CTAs per SM a single producer warp, and no register moves.
+  // two consumer warpgroups and one CTA per SM (setmaxnreg shares out one SM's registers).
   auto producerAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
   auto minBlocksAttr = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName);
-  const int64_t minBlocks = minBlocksAttr ? minBlocksAttr.getInt() : 1;
   producerMode = producerAttr && producerAttr.getValue() && wgmma && tmaEnabled && (numWarps == 4 || numWarps == 8) &&
-                 minBlocks <= 2;
-  producerWarps = minBlocks == 2 ? 1 : 4;
+                 (!minBlocksAttr || minBlocksAttr.getInt() == 1);
   if (producerMode) {
-    gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + producerWarps * kWarpSize, 1, 1}));
+    gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
     beginProducer();
   }
   auto uniformAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kUniformWarpgroupAttrName);
@@ -121,18 +118,9 @@ LogicalResult KernelLowering::run() {
   if (producerMode) {
     if (failed(emitProducer()))
       return failure();
-    if (producerMode && producerWarps == 4) { // setmaxnreg is honoured for kernels of one CTA per SM, compiled whole
+    if (producerMode) { // setmaxnreg is honoured for kernels of one CTA per SM, compiled whole
       gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
       gfunc->setAttr(kRegisterBudgetsAttrName, b.getUnitAttr());
-    } else if (producerMode) {
-      // Two CTAs of nine warps: ptxas reads `.minnctapersm 2` with 288 threads as a cap of 96
-      // registers (it spills), while the SM allocates registers per warp and holds two such CTAs at
-      // 112. The cap itself, then.
-      constexpr int64_t kRegisterFile = 65536;
-      const int64_t threads = (numWarps + producerWarps) * kWarpSize;
-      gfunc->removeAttr(NVVM::NVVMDialect::getMinctasmAttrName());
-      gfunc->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                     b.getI32IntegerAttr(static_cast<int32_t>(kRegisterFile / (2 * threads) / 8 * 8)));
     }
   }
   if (hiddenParamFailed)
@@ -368,7 +356,7 @@ void KernelLowering::waitForProducerInit() {
   OpBuilder::InsertionGuard guard(b);
   if (persistent)
     b.setInsertionPoint(tileLoop);
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + producerWarps) * kWarpSize), {}, Value());
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
 }
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {
