@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Device time and launch configuration of the kernels behind each attention method.
+
+For each shape of the benchmark's setup (16k tokens, hidden 2048, bf16) it runs Flare and PyTorch's
+SDPA backends under torch.profiler (CUPTI) and prints, per method: the wall time of one call timed by
+CUDA events over back-to-back calls, the device time of the kernels one call launches, and each kernel's
+name, grid, block, registers per thread, shared memory and the profiler's occupancy estimate. The wall
+time minus the device time is what a call loses between kernels (launch gaps, host work that the GPU
+waits for): the benchmark's TFLOP/s count it, the kernels' own speed does not.
+
+    python3 bench/kernel_times.py --lib build/lib/libflare.so --examples examples \\
+        [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv]
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+
+import torch
+from torch.nn.attention import SDPBackend
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention_bench import Flare, median, sdpa, time_calls  # noqa: E402
+
+
+def kernel_events(fn, calls):
+    """The CUDA kernel events of `calls` calls of fn, from a Chrome trace of torch.profiler."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    finally:
+        os.unlink(path)
+    return [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
+
+
+def summarize(events, calls):
+    """Per kernel name: launches per call, mean device time (us) and its launch configuration."""
+    kernels = {}
+    for e in events:
+        k = kernels.setdefault(e["name"], {"count": 0, "us": 0.0, "args": e.get("args", {})})
+        k["count"] += 1
+        k["us"] += float(e.get("dur", 0.0))
+    rows = []
+    for name, k in kernels.items():
+        a = k["args"]
+        rows.append(dict(kernel=name, per_call=k["count"] / calls, us=k["us"] / k["count"],
+                         grid="x".join(str(g) for g in a.get("grid", [])),
+                         block="x".join(str(b) for b in a.get("block", [])),
+                         registers=a.get("registers per thread", ""), shared=a.get("shared memory", ""),
+                         occupancy=a.get("est. achieved occupancy %", "")))
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--lib", required=True, help="libflare.so")
+    p.add_argument("--examples", required=True, help="the examples directory (unused; the bench's layout)")
+    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
+    p.add_argument("--causal", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--seqlens", type=int, nargs="+", default=[512, 4096])
+    p.add_argument("--tokens", type=int, default=16384)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--calls", type=int, default=20, help="calls per method, timed and profiled")
+    p.add_argument("--out", help="CSV of every kernel row")
+    args = p.parse_args()
+
+    flare = Flare(args.lib)
+    methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION)}
+    out_rows = []
+    for d in args.hdims:
+        for causal in map(bool, args.causal):
+            for s in args.seqlens:
+                b, h = args.tokens // s, args.hidden // d
+                if b < 1:
+                    continue
+                torch.manual_seed(s + d)
+                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+                out = torch.empty_like(q)
+                for name, fn in methods.items():
+                    if name == "flare":
+                        call = lambda: flare.attention(q, k, v, out, causal)
+                    else:
+                        call = lambda fn=fn: fn(q, k, v, causal)
+                    try:
+                        for _ in range(3):
+                            call()
+                        wall = median(time_calls(call, args.calls))
+                        rows = summarize(kernel_events(call, args.calls), args.calls)
+                    except Exception as e:  # a method this machine lacks must not stop the others
+                        print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
+                        continue
+                    device_us = sum(r["us"] * r["per_call"] for r in rows)
+                    print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
+                          f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
+                    for r in rows:
+                        print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
+                              f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
+                              f"{r['kernel'][:110]}", flush=True)
+                        out_rows.append(dict(method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                             wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
+                del q, k, v, out
+                torch.cuda.empty_cache()
+    if args.out and out_rows:
+        with open(args.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(out_rows[0]))
+            w.writeheader()
+            w.writerows(out_rows)
+
+
+if __name__ == "__main__":
+    main()
