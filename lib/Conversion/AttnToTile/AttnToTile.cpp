@@ -30,7 +30,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -94,13 +93,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   const bool maskedAt128 = headDim > 64 && headDim <= 128 && maskClass != "none";
   const bool perElementAt256 = headDim > 128 && maskClass == "generic";
   config.partialRowSums = maskedAt128 || perElementAt256 ? 0 : 4;
-  if (const char *e = std::getenv("FLARE_EXP_D64"); e && wgmma && headDim <= 64 && maskClass != "generic") {
-    config.blockN = 128;
-    config.overlap = false;
-    config.lastPvAfterLoops = false;
-    config.partialRowSums = 2;
-    config.pingPong = std::string(e) == "1";
-  }
   return config;
 }
 } // namespace flare::attn
