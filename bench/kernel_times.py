@@ -9,7 +9,7 @@ time minus the device time is what a call loses between kernels (launch gaps, ho
 waits for): the benchmark's TFLOP/s count it, the kernels' own speed does not.
 
     python3 bench/kernel_times.py --lib build/lib/libflare.so --examples examples \\
-        [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv]
+        [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv --commit $(git rev-parse --short HEAD)]
 """
 import argparse
 import csv
@@ -22,7 +22,7 @@ import torch
 from torch.nn.attention import SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_bench import Flare, median, sdpa, time_calls  # noqa: E402
+from attention_bench import Flare, median, sdpa, time_calls, versions  # noqa: E402
 
 
 def kernel_events(fn, calls):
@@ -71,12 +71,16 @@ def main():
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--calls", type=int, default=20, help="calls per method, timed and profiled")
     p.add_argument("--out", help="CSV of every kernel row")
+    p.add_argument("--commit", default="unknown", help="the Flare commit measured (recorded in the CSV)")
     args = p.parse_args()
 
     flare = Flare(args.lib)
     methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
                "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION)}
     out_rows = []
+    info = versions()
+    meta = dict(date=info["date"], commit=args.commit, gpu=info.get("gpu", ""),
+                driver=info.get("driver", ""), torch=info.get("torch", ""), cudnn=info.get("cudnn", ""))
     for d in args.hdims:
         for causal in map(bool, args.causal):
             for s in args.seqlens:
@@ -106,7 +110,7 @@ def main():
                         print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
                               f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
                               f"{r['kernel'][:110]}", flush=True)
-                        out_rows.append(dict(method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                        out_rows.append(dict(**meta, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
                                              wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
                 del q, k, v, out
                 torch.cuda.empty_cache()
