@@ -561,6 +561,9 @@ private:
     bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
   };
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
+  /// Dots of `op`'s body whose A operand is carried and enters the loop as zeros (nothing to
+  /// multiply in the first iteration) and whose accumulator is carried too.
+  llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
   /// How blocks of type `block` (2-D, 16-bit elements, rows of a multiple of 64, in 128-byte swizzled

@@ -38,6 +38,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
+#include <cstdlib>
+
 namespace flare::tgpu::lowering {
 
 bool KernelLowering::isRecomputable(Value v, scf::ForOp op) {
@@ -301,6 +303,34 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
       });
 }
 
+llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp op) {
+  llvm::SmallPtrSet<Operation *, 2> dots;
+  if (const char *e = std::getenv("FLARE_EXP_NO_PEEL"); e && *e == '1')
+    return dots;
+  auto carriedArg = [&](Value v) -> BlockArgument {
+    if (auto conv = v.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == op.getBody())
+      v = conv.getSrc();
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == op.getBody() && arg.getArgNumber() > 0 ? arg : BlockArgument();
+  };
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    auto dot = dyn_cast<tile::DotOp>(inner);
+    if (!dot || !canUseWgmma(dot) || !carriedArg(dot.getC()))
+      continue;
+    BlockArgument a = carriedArg(dot.getA());
+    if (!a)
+      continue;
+    Value init = op.getInitArgs()[a.getArgNumber() - 1];
+    while (auto conv = init.getDefiningOp<ConvertLayoutOp>())
+      init = conv.getSrc();
+    DenseElementsAttr zeros;
+    if (matchPattern(init, m_Constant(&zeros)) && zeros.isSplat())
+      if (auto f = dyn_cast<FloatAttr>(zeros.getSplatValue<Attribute>()); f && f.getValue().isZero())
+        dots.insert(dot);
+  }
+  return dots;
+}
+
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams,
                                                 Operation *prologueAt) {
   OpBuilder::InsertPoint loopAt = b.saveInsertionPoint();
@@ -427,14 +457,17 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   Operation *firstTurn = nullptr;
   if (pingPongEnabled && warpgroups == 2)
     firstTurn = giveFirstTurn();
-  SmallVector<Value> inits = flatten(op.getInitArgs());
-  auto newFor = scf::ForOp::create(b, loc, lb, ub, step, inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    enterLoopBody(newFor);
-    Value iv = newFor.getInductionVar();
+  // Dots whose A operand enters the loop as zeros (an overlapped attention loop's P V: P of the
+  // block before the first) multiply nothing in the first iteration: that iteration is peeled off
+  // without them, so that the loop's own body keeps no guard (bench/NOTES.md a30, a51).
+  llvm::SmallPtrSet<Operation *, 2> zeroFirst = dotsWithZeroFirstA(op);
+  const int barriersBefore = barriersEmitted;
+  // One iteration of the body at `iv`, the carried values bound to `carried` (lowered, flattened),
+  // the dots of `skipped` left out (each result is its accumulator); the lowered yield.
+  auto emitIteration = [&](Value iv, ValueRange carried,
+                           const llvm::SmallPtrSetImpl<Operation *> &skipped) -> FailureOr<SmallVector<Value>> {
     scalars.map(op.getInductionVar(), iv);
-    unflatten(op.getRegionIterArgs(), newFor.getRegionIterArgs());
+    unflatten(op.getRegionIterArgs(), carried);
     // i: this iteration's index in the ring's sequence (continued from an earlier loop's).
     Value i = arith::AddIOp::create(b, loc, first,
                                     arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step));
@@ -512,7 +545,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       }
     const bool pingPong = pingPongEnabled && numWarps == 8 && firstDot;
     Value group = warpgroupId();
-    const int barriersBefore = barriersEmitted;
     inStreamedLoop = true;
     // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned
     // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
@@ -524,7 +556,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       if (pingPong && &inner == firstDot) // my turn: named barrier 1 + g
         pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(1)),
                                                       i32(2 * 128), {}, Value()));
-      if (failed(lowerOp(&inner)))
+      if (skipped.contains(&inner))
+        regs[inner.getResult(0)] = SmallVector<Value>(regs.lookup(cast<tile::DotOp>(inner).getC()));
+      else if (failed(lowerOp(&inner)))
         return failure();
       if (pingPong && &inner == lastDot) // the other warpgroup's turn: named barrier 2 - g
         pingPongOps.push_back(NVVM::BarrierArriveOp::create(b, loc, arith::SubIOp::create(b, loc, i32(2), group),
@@ -532,12 +566,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     }
     inStreamedLoop = false;
     pinLastDotWait = false;
-    // Another CTA-wide barrier inside the turn would deadlock: no ping-pong then.
-    if (barriersEmitted != barriersBefore) {
-      for (Operation *pp : pingPongOps)
-        pp->erase();
-      pingPongOps.clear();
-    }
     auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
     // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
     waitForDots();
@@ -545,7 +573,44 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
       NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
     });
-    scf::YieldOp::create(b, yield.getLoc(), flatten(yield.getOperands()));
+    return flatten(yield.getOperands());
+  };
+  SmallVector<Value> inits = flatten(op.getInitArgs());
+  Value loopLb = lb;
+  if (!zeroFirst.empty()) {
+    SmallVector<Type> types;
+    for (Value v : inits)
+      types.push_back(v.getType());
+    auto peeled = scf::IfOp::create(b, loc, types, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&peeled.getThenRegion().front());
+      FailureOr<SmallVector<Value>> out = emitIteration(lb, inits, zeroFirst);
+      if (failed(out))
+        return failure();
+      scf::YieldOp::create(b, loc, *out);
+      b.setInsertionPointToStart(&peeled.getElseRegion().front());
+      scf::YieldOp::create(b, loc, inits);
+    }
+    inits.assign(peeled.getResults().begin(), peeled.getResults().end());
+    loopLb = arith::AddIOp::create(b, loc, lb, step);
+  }
+  auto newFor = scf::ForOp::create(b, loc, loopLb, ub, step, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    enterLoopBody(newFor);
+    FailureOr<SmallVector<Value>> out =
+        emitIteration(newFor.getInductionVar(), newFor.getRegionIterArgs(), llvm::SmallPtrSet<Operation *, 1>());
+    if (failed(out))
+      return failure();
+    scf::YieldOp::create(b, loc, *out);
+  }
+  // Another CTA-wide barrier inside the turn would deadlock: no ping-pong then.
+  if (barriersEmitted != barriersBefore) {
+    for (Operation *pp : pingPongOps)
+      pp->erase();
+    pingPongOps.clear();
   }
   Operation *handback = nullptr;
   if (pingPongOps.empty()) {
