@@ -48,6 +48,10 @@ def Tile_Dialect : Dialect {
     /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in
     /// uniform registers instead of being moved there before every MMA.
     static constexpr ::llvm::StringLiteral kUniformWarpgroupAttrName = "tile.uniform_warpgroup";
+    /// Bool attribute on a tile kernel: true lets a streamed wgmma loop whose dot multiplies an A
+    /// operand that enters the loop as zeros (an overlapped attention loop's first P V) run its first
+    /// iteration without that dot, peeled off before the loop; the loop's body is unchanged.
+    static constexpr ::llvm::StringLiteral kPeelZeroFirstAttrName = "tile.peel_zero_first";
     /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).

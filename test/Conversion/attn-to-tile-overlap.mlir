@@ -169,9 +169,10 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // -----
 
 // Head dim 64 (configured): two CTAs per SM must fit (tile.min_blocks_per_sm = 2: 128 registers a
-// thread); a hand-given tile configuration (block-n=64 above) leaves the registers to ptxas.
+// thread), and the first step runs without its P V of zeros (tile.peel_zero_first); a hand-given
+// tile configuration (block-n=64 above) leaves the registers to ptxas.
 // CFG-LABEL: func.func @d64(
-// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32}
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true}
 // CHECK-LABEL: func.func @d64(
 // CHECK-NOT: tile.min_blocks_per_sm
 // CHECK-NOT: {lazy}

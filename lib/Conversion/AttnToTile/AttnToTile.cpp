@@ -93,6 +93,9 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   const bool maskedAt128 = headDim > 64 && headDim <= 128 && maskClass != "none";
   const bool perElementAt256 = headDim > 128 && maskClass == "generic";
   config.partialRowSums = maskedAt128 || perElementAt256 ? 0 : 4;
+  // The first step without its P V of zeros (bench/NOTES.md a51): +0-2% at head dim 64; at 128 and
+  // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
+  config.peelFirstStep = config.overlap && headDim <= 64;
   return config;
 }
 } // namespace flare::attn
@@ -660,6 +663,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
   if (!config.uniformWarpgroup)
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
+  if (config.peelFirstStep && config.overlap)
+    kernel->setAttr(tile::TileDialect::kPeelZeroFirstAttrName, b.getBoolAttr(true));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -898,6 +903,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.producer, producer);
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
+      override(config.peelFirstStep, peelFirstStep);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
       if (const int g = config.partialRowSums; g != 0 && !tile::isPartialSumGrouping(g, config.blockN)) {

@@ -38,8 +38,6 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
-#include <cstdlib>
-
 namespace flare::tgpu::lowering {
 
 bool KernelLowering::isRecomputable(Value v, scf::ForOp op) {
@@ -305,7 +303,8 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
 
 llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp op) {
   llvm::SmallPtrSet<Operation *, 2> dots;
-  if (const char *e = std::getenv("FLARE_EXP_NO_PEEL"); e && *e == '1')
+  auto peel = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPeelZeroFirstAttrName);
+  if (!peel || !peel.getValue())
     return dots;
   auto carriedArg = [&](Value v) -> BlockArgument {
     if (auto conv = v.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == op.getBody())
@@ -457,9 +456,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   Operation *firstTurn = nullptr;
   if (pingPongEnabled && warpgroups == 2)
     firstTurn = giveFirstTurn();
-  // Dots whose A operand enters the loop as zeros (an overlapped attention loop's P V: P of the
-  // block before the first) multiply nothing in the first iteration: that iteration is peeled off
-  // without them, so that the loop's own body keeps no guard (bench/NOTES.md a30, a51).
+  // With tile.peel_zero_first: dots whose A operand enters the loop as zeros (an overlapped
+  // attention loop's P V: P of the block before the first) multiply nothing in the first iteration,
+  // which is peeled off without them, so that the loop's own body keeps no guard (NOTES a30, a51).
   llvm::SmallPtrSet<Operation *, 2> zeroFirst = dotsWithZeroFirstA(op);
   const int barriersBefore = barriersEmitted;
   // One iteration of the body at `iv`, the carried values bound to `carried` (lowered, flattened),

@@ -70,6 +70,9 @@ struct AttentionConfig {
   /// A persistent kernel (`tile.persistent`): one CTA per SM runs query blocks in turn, so that the
   /// producer warpgroup copies the next block's first K/V blocks during this one's epilogue.
   bool persistent = false;
+  /// With overlap: the first step's P V (zero P) is left out by peeling the first loop's first
+  /// iteration (`tile.peel_zero_first`) instead of multiplying zeros.
+  bool peelFirstStep = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

@@ -91,7 +91,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kMinBlocksPerSMAttrName << "' must be an integer from 1 to 8";
     return success();
   }
-  for (StringRef name : {kProducerWarpgroupAttrName, kPersistentAttrName, kUniformWarpgroupAttrName})
+  for (StringRef name :
+       {kProducerWarpgroupAttrName, kPersistentAttrName, kUniformWarpgroupAttrName, kPeelZeroFirstAttrName})
     if (attr.getName() == name) {
       if (!isa<BoolAttr>(attr.getValue()))
         return op->emitError() << "'" << name << "' must be a bool";
