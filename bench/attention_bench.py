@@ -183,6 +183,21 @@ def versions():
     return info
 
 
+def shapes(args, d):
+    """The setup's shapes at head dim d, each on fresh random inputs: (causal, seqlen, batch, heads,
+    q, k, v, out) with batch = tokens / seqlen and heads = hidden / d (bf16, [B, H, S, D])."""
+    for causal in map(bool, args.causal):
+        for s in args.seqlens:
+            b, h = args.tokens // s, args.hidden // d
+            if b < 1:
+                continue
+            torch.manual_seed(s + d)
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            yield causal, s, b, h, q, k, v, torch.empty_like(q)
+            del q, k, v
+            torch.cuda.empty_cache()
+
+
 def speed_sweep(flare, args, rows):
     methods = {"flare": None}
     # Tuning: each tile configuration (BLOCK_M x BLOCK_N x warps) as a method of its own.
@@ -202,57 +217,49 @@ def speed_sweep(flare, args, rows):
             methods["flex"] = flex
         else:
             methods.pop("flex", None)
-        for causal in map(bool, args.causal):
-            for s in args.seqlens:
-                b, h = args.tokens // s, args.hidden // d
-                if b < 1:
-                    continue
-                torch.manual_seed(s + d)
-                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-                out = torch.empty_like(q)
-                flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        for causal, s, b, h, q, k, v, out in shapes(args, d):
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            try:
+                ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
+            except Exception:  # no cuDNN: check against the math backend
+                ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
+            # Warm-up (and, for Flare, a check against the reference) of every method, then
+            # --rounds rounds in which each method runs --iters calls in turn: the methods share
+            # the GPU's clock and thermal state instead of one of them meeting a hotter GPU.
+            calls, notes, times = {}, {}, {}
+            for name, fn in methods.items():
                 try:
-                    ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
-                except Exception:  # no cuDNN: check against the math backend
-                    ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
-                # Warm-up (and, for Flare, a check against the reference) of every method, then
-                # --rounds rounds in which each method runs --iters calls in turn: the methods share
-                # the GPU's clock and thermal state instead of one of them meeting a hotter GPU.
-                calls, notes, times = {}, {}, {}
-                for name, fn in methods.items():
+                    if name.startswith("flare"):
+                        # Each Flare variant is checked against the reference before it is timed.
+                        out.fill_(float("nan"))
+                        flare.attention(q, k, v, out, causal, fn)
+                        torch.cuda.synchronize()
+                        notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
+                        call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
+                    else:
+                        notes[name] = ""
+                        call = lambda fn=fn: fn(q, k, v, causal)
+                    for _ in range(3):
+                        call()
+                    calls[name], times[name] = call, []
+                except Exception as e:  # a failing method must not stop the sweep
+                    notes[name] = unavailable(e)
+            for _ in range(args.rounds):
+                for name in list(calls):
                     try:
-                        if name.startswith("flare"):
-                            # Each Flare variant is checked against the reference before it is timed.
-                            out.fill_(float("nan"))
-                            flare.attention(q, k, v, out, causal, fn)
-                            torch.cuda.synchronize()
-                            notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
-                            call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
-                        else:
-                            notes[name] = ""
-                            call = lambda fn=fn: fn(q, k, v, causal)
-                        for _ in range(3):
-                            call()
-                        calls[name], times[name] = call, []
-                    except Exception as e:  # a failing method must not stop the sweep
+                        times[name] += time_calls(calls[name], args.iters)
+                    except Exception as e:
                         notes[name] = unavailable(e)
-                for _ in range(args.rounds):
-                    for name in list(calls):
-                        try:
-                            times[name] += time_calls(calls[name], args.iters)
-                        except Exception as e:
-                            notes[name] = unavailable(e)
-                            del calls[name]
-                for name in methods:
-                    ms = median(times[name]) if name in calls else float("nan")
-                    tflops = flops / (ms * 1e-3) / 1e12
-                    note = notes[name]
-                    rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
-                                     ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
-                    print(f"{name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
-                          f"{tflops:7.1f} TFLOP/s {note}", flush=True)
-                del q, k, v, out
-                torch.cuda.empty_cache()
+                        del calls[name]
+            for name in methods:
+                ms = median(times[name]) if name in calls else float("nan")
+                tflops = flops / (ms * 1e-3) / 1e12
+                note = notes[name]
+                rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                 ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
+                print(f"{name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
+                      f"{tflops:7.1f} TFLOP/s {note}", flush=True)
+            del q, k, v, out, ref
 
 
 def run_naive(flare, kernels, q, k, v, out):

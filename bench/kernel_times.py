@@ -22,7 +22,7 @@ import torch
 from torch.nn.attention import SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_bench import Flare, median, sdpa, time_calls, versions  # noqa: E402
+from attention_bench import Flare, median, sdpa, shapes, time_calls, versions  # noqa: E402
 
 
 def kernel_events(fn, calls):
@@ -82,38 +82,30 @@ def main():
     meta = dict(date=info["date"], commit=args.commit, gpu=info.get("gpu", ""),
                 driver=info.get("driver", ""), torch=info.get("torch", ""), cudnn=info.get("cudnn", ""))
     for d in args.hdims:
-        for causal in map(bool, args.causal):
-            for s in args.seqlens:
-                b, h = args.tokens // s, args.hidden // d
-                if b < 1:
+        for causal, s, b, h, q, k, v, out in shapes(args, d):
+            for name, fn in methods.items():
+                if name == "flare":
+                    call = lambda: flare.attention(q, k, v, out, causal)
+                else:
+                    call = lambda fn=fn: fn(q, k, v, causal)
+                try:
+                    for _ in range(3):
+                        call()
+                    wall = median(time_calls(call, args.calls))
+                    rows = summarize(kernel_events(call, args.calls), args.calls)
+                except Exception as e:  # a method this machine lacks must not stop the others
+                    print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
                     continue
-                torch.manual_seed(s + d)
-                q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-                out = torch.empty_like(q)
-                for name, fn in methods.items():
-                    if name == "flare":
-                        call = lambda: flare.attention(q, k, v, out, causal)
-                    else:
-                        call = lambda fn=fn: fn(q, k, v, causal)
-                    try:
-                        for _ in range(3):
-                            call()
-                        wall = median(time_calls(call, args.calls))
-                        rows = summarize(kernel_events(call, args.calls), args.calls)
-                    except Exception as e:  # a method this machine lacks must not stop the others
-                        print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
-                        continue
-                    device_us = sum(r["us"] * r["per_call"] for r in rows)
-                    print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
-                          f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
-                    for r in rows:
-                        print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
-                              f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
-                              f"{r['kernel'][:110]}", flush=True)
-                        out_rows.append(dict(**meta, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
-                                             wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
-                del q, k, v, out
-                torch.cuda.empty_cache()
+                device_us = sum(r["us"] * r["per_call"] for r in rows)
+                print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
+                      f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
+                for r in rows:
+                    print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
+                          f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
+                          f"{r['kernel'][:110]}", flush=True)
+                    out_rows.append(dict(**meta, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                         wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
+            del q, k, v, out
     if args.out and out_rows:
         with open(args.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(out_rows[0]))
