@@ -108,7 +108,7 @@ def main():
             del q, k, v, out
     if args.out and out_rows:
         with open(args.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(out_rows[0]))
+            w = csv.DictWriter(f, fieldnames=list(out_rows[0]), lineterminator="\n")
             w.writeheader()
             w.writerows(out_rows)
 
