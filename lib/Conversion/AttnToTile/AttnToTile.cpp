@@ -30,7 +30,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -97,8 +96,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The first step without its P V of zeros (bench/NOTES.md a51): +0-2% at head dim 64; at 128 and
   // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
   config.peelFirstStep = config.overlap && headDim <= 64;
-  if (const char *e = std::getenv("FLARE_EXP_PEEL"))
-    config.peelFirstStep = config.overlap && *e == '1';
   return config;
 }
 } // namespace flare::attn
