@@ -577,10 +577,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   SmallVector<Value> inits = flatten(op.getInitArgs());
   Value loopLb = lb;
   if (!zeroFirst.empty()) {
-    SmallVector<Type> types;
-    for (Value v : inits)
-      types.push_back(v.getType());
-    auto peeled = scf::IfOp::create(b, loc, types, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+    auto peeled = scf::IfOp::create(b, loc, ValueRange(inits).getTypes(),
+                                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
                                     /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
