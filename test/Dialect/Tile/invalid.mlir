@@ -547,3 +547,10 @@ func.func @persistent_int() attributes {tile.kernel, tile.persistent = 1 : i32} 
 func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.peel_zero_first' must be a bool}}
+func.func @peel_zero_first_int() attributes {tile.kernel, tile.peel_zero_first = 1 : i32} {
+  return
+}
