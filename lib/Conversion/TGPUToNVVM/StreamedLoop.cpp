@@ -548,8 +548,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // Without the turn, only the warpgroup's own P V product hides its softmax: its wait is pinned
     // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
     pinLastDotWait = !pingPong;
-    if (const char *e = std::getenv("FLARE_EXP_PIN"); e && e[0] == '1')
-      pinLastDotWait = true;
     prepareEarlyReleases(op, iv);
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
