@@ -425,11 +425,6 @@ private:
   /// must be a constant number of 16-byte chunks, as columns are clipped by the chunk); launches
   /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
   bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
-  /// The output staged in its instance's own stage of a double-buffered produced operand (Q): the
-  /// top-level store storeThroughTma stages there (each warpgroup's rows of O where its rows of Q
-  /// were), and that stage's panels for this instance (i32 shared byte offset).
-  Operation *outputInOperandStore = nullptr;
-  Value outputInOperandBase;
   int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)
   int64_t stagingBytes = 0;              // TMA stores' own area, when no ring is large enough
   Operation *stagingBase = nullptr;      // arith.constant i32, patched to the area's offset at the end
@@ -581,10 +576,6 @@ private:
   std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load) {
     return planTensorMap(load.getView(), load.getResult().getType());
   }
-  /// storeThroughTma's conditions on the store `op` of `value` to `viewValue`, its plan when they
-  /// hold; `perWarpgroup`: a persistent kernel with a producer warpgroup whose two consumer
-  /// warpgroups hold rows 0-63 and 64-127 of a 128-row block, each storing its own rows.
-  std::optional<TensorMapPlan> tmaStorePlan(Operation *op, Value value, Value viewValue, bool &perWarpgroup);
   /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)
   /// and the coordinates of this program instance's view in it.
   TensorMapRead tensorMapFor(const TensorMapPlan &plan);
@@ -598,9 +589,8 @@ private:
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
   /// With `perWarpgroup` (rows 0-63 held by warpgroup 0, 64-127 by warpgroup 1; `map` of 64-row
   /// boxes) each warpgroup's first thread stores that warpgroup's rows, behind its own named barrier.
-  /// With `leaveInFlight` the copy's read is waited for elsewhere (loadOperandByTma, endTileLoop).
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait, bool perWarpgroup = false, bool leaveInFlight = false);
+                        bool deferWait, bool perWarpgroup = false);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
@@ -787,10 +777,6 @@ private:
     /// this one's after its last loop, while they finish the instance.
     bool produced = false;
     Value empty; // !llvm.ptr<3>: a produced operand's `empty` barrier
-    /// Stages of a produced operand's ring: 2 when the instance's output is staged in its block
-    /// (outputInOperandStore; the stage is released once the output's store has read it, at the
-    /// next instance's start, so a second stage carries the next instance's block meanwhile).
-    int stages = 1;
     /// Without a producer warpgroup the consumers copy the next instance's block themselves
     /// (consumerIssued[issue]; -1: the producer does): thread 0, after the block's last reader, once
     /// every warp has released it.
@@ -806,8 +792,6 @@ private:
     TensorMapPlan plan;
     bool afterLoops = false; // a B operand of a top-level dot after the loops: copied after them
     int64_t coordsAt = 0;    // consumer-issued: byte offset of the next copy's coordinates (i32s)
-    int stages = 1;          // stages of bytes each from panelsAt (TmaOperand::stages)
-    int emptyArrivals = 0;   // arrivals that release a stage (0: every consumer warp)
   };
   SmallVector<ProducedOperand, 2> producedOperands;
   /// Lowers what a copy of `o` needs (its view, offsets and the map's outer values) with produceValue.
@@ -829,8 +813,8 @@ private:
   /// released this instance's block and copies the next instance's.
   void issueNextInstance(Value v);
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
-  BarrierRing operandRing(int64_t barrierAt, int stages = 1) {
-    return {operandAreaOffset(barrierAt), stages};
+  BarrierRing operandRing(int64_t barrierAt) {
+    return {operandAreaOffset(barrierAt), 1};
   }
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;

@@ -101,16 +101,11 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
     loc = o.load.getLoc();
     produceOperandScalars(o);
     TensorMapRead read = tensorMapFor(o.plan);
-    BarrierRing ring = operandRing(o.barrierAt, o.stages);
+    BarrierRing ring = operandRing(o.barrierAt);
     Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
-    Value stage = i32(0);
-    if (o.stages > 1) {
-      stage = arith::RemUIOp::create(b, loc, turn, i32(o.stages));
-      base = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, stage, i32(o.bytes)));
-    }
     ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
-      waitReleased(ring, stage, arith::SubIOp::create(b, loc, turn, i32(o.stages)));
-      Value full = ringBarrier(ring, stage, /*empty=*/false);
+      waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
+      Value full = ringBarrier(ring, i32(0), /*empty=*/false);
       expectTx(full, i32(o.bytes));
       copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
     });
@@ -187,8 +182,7 @@ LogicalResult KernelLowering::emitProducer() {
       initFirstRing(producerLoops.front());
     ifThen(isFirstThread, [&] {
       for (const ProducedOperand &o : producedOperands)
-        initRingBarriers(operandRing(o.barrierAt, o.stages), i32(1), o.emptyArrivals ? o.emptyArrivals : savedWarps,
-                         /*fence=*/true);
+        initRingBarriers(operandRing(o.barrierAt), i32(1), savedWarps, /*fence=*/true);
     });
     if (firstRingHere || !producedOperands.empty())
       announce();

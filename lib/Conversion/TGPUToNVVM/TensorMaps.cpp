@@ -278,7 +278,21 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // barriers' area.
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
+  const int64_t offset = alignUp(persistentBytes, kSwizzleAlign);
+  persistentBytes = offset + bytes;
+  const int64_t barrierOffset = operandBarrierBytes;
+  operandBarrierBytes += kBarrierBytes;
+  persistentSwizzled = true;
   TmaOperand operand;
+  operand.nMajor = asB;
+  operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+  operand.barrier = operandAreaPtr(barrierOffset);
+  Value base = operand.base, barrierPtr = operand.barrier;
+  SmallVector<Value> offsets;
+  for (Value o : op.getOffsets())
+    offsets.push_back(scalars.lookup(o));
+  TensorMapRead read = tensorMapFor(*plan);
+  operand.useTma = tensorMapsUsable();
   // In a persistent kernel, when the producer warpgroup can compute the view and offsets: the
   // producer copies the block (the consumers only copy it themselves when the maps did not encode),
   // Q before the instance's loops, the last V block after them, and the consumers release it after
@@ -288,66 +302,9 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // that Q travels while they finish this one.
   operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
-  // With the producer warpgroup, Q gets two stages when the instance's output (a block of Q's shape,
-  // each consumer warpgroup storing its own 64 rows) can be staged in Q's stage once the loops are
-  // done with it: each warpgroup's rows of O where its rows of Q were. The stage is released after
-  // the output's store has read it, at the next instance's start, and meanwhile the other stage
-  // receives the next instance's Q: it is not waited for at an instance's start, and the output
-  // needs no staging area of its own.
-  tile::StoreOp stagedStore;
-  if (operand.produced && producerMode && asA && !outputInOperandStore)
-    for (Operation &later : llvm::make_range(std::next(op->getIterator()), op->getBlock()->end()))
-      if (auto store = dyn_cast<tile::StoreOp>(&later);
-          store && store.getValue().getType().getShape() == blockType.getShape() &&
-          store.getValue().getType().getElementType() == blockType.getElementType()) {
-        bool perWarpgroup = false;
-        if (tmaStorePlan(store, store.getValue(), store.getView(), perWarpgroup) && perWarpgroup)
-          stagedStore = store;
-        break;
-      }
-  if (const char *e = std::getenv("FLARE_EXP_Q2"); e && e[0] == '0')
-    stagedStore = {};
-  operand.stages = stagedStore ? 2 : 1;
-  const int64_t offset = alignUp(persistentBytes, kSwizzleAlign);
-  persistentBytes = offset + operand.stages * bytes;
-  const int64_t barrierOffset = operandBarrierBytes;
-  operandBarrierBytes += operand.stages * kBarrierBytes;
-  persistentSwizzled = true;
-  operand.nMajor = asB;
-  operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
-  operand.barrier = operandAreaPtr(barrierOffset);
-  if (stagedStore) { // this instance's stage: its turn's parity
-    Value stage = arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
-    operand.base = arith::AddIOp::create(b, loc, operand.base, arith::MulIOp::create(b, loc, stage, i32(bytes)));
-    operand.barrier = ringBarrier(operandRing(barrierOffset, 2), stage, /*empty=*/false);
-    outputInOperandStore = stagedStore;
-    outputInOperandBase = operand.base;
-  }
-  Value base = operand.base, barrierPtr = operand.barrier;
-  SmallVector<Value> offsets;
-  for (Value o : op.getOffsets())
-    offsets.push_back(scalars.lookup(o));
-  TensorMapRead read = tensorMapFor(*plan);
-  operand.useTma = tensorMapsUsable();
   if (operand.produced) {
-    operandBarrierBytes += operand.stages * kBarrierBytes; // `empty` after `full`
+    operandBarrierBytes += kBarrierBytes; // `empty` after `full`
     ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
-    produced.stages = operand.stages;
-    if (stagedStore) {
-      produced.emptyArrivals = 2; // each warpgroup's first thread, after its store's read
-      // The previous instance's stage: each warpgroup's first thread waits until its store has
-      // read its rows, and releases the stage for the producer's next copy.
-      Value turn = tileLoop.getInductionVar();
-      Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           arith::AndIOp::create(b, loc, threadId, i32(127)), i32(0));
-      Value afterFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, turn, i32(0));
-      ifThen(arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, operand.useTma, leader), afterFirst), [&] {
-        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
-        Value previous = arith::AndIOp::create(b, loc, arith::SubIOp::create(b, loc, turn, i32(1)), i32(1));
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(operandRing(barrierOffset, 2), previous, true),
-                                       Value());
-      });
-    }
     if (producerMode) {
       producedOperands.push_back(produced);
     } else {
@@ -356,44 +313,40 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       operand.issue = static_cast<int>(consumerIssued.size());
       consumerIssued.push_back(produced);
     }
-    // Released by the consumer warps after its last reader (or an early release), unless the output
-    // is staged in it (released after the output's store, above).
-    if (!stagedStore) {
-      Operation *lastReader = op;
-      for (OpOperand &use : op->getUses()) {
-        SmallVector<Operation *> readers; // the dots, directly or through a conversion
-        if (isa<ConvertLayoutOp>(use.getOwner()))
-          llvm::append_range(readers, use.getOwner()->getUsers());
-        else
-          readers.push_back(use.getOwner());
-        for (Operation *reader : readers)
-          if (Operation *at = op->getBlock()->findAncestorOpInBlock(*reader); at && lastReader->isBeforeInBlock(at))
-            lastReader = at;
-      }
-      releaseAfter[lastReader].push_back(op.getResult());
-      // Read by dots inside top-level loops whose bounds all exist before the first of them (so each
-      // can tell whether a later one runs): released after the instance's last such product.
-      if (isa<scf::ForOp>(lastReader)) {
-        EarlyRelease early;
-        for (Operation &top : *op->getBlock())
-          if (auto loop = dyn_cast<scf::ForOp>(&top);
-              loop && op->isBeforeInBlock(loop) && !dotsReading(loop, op.getResult()).empty())
-            early.loops.push_back(loop);
-        auto definedBefore = [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return !def || (def->getBlock() == op->getBlock() && def->isBeforeInBlock(early.loops.front()));
-        };
-        bool boundsKnown = !early.loops.empty() && early.loops.back() == lastReader;
-        for (scf::ForOp loop : early.loops)
-          boundsKnown = boundsKnown && definedBefore(loop.getLowerBound()) && definedBefore(loop.getUpperBound()) &&
-                        definedBefore(loop.getStep());
-        if (boundsKnown) {
-          early.inLoop.assign(early.loops.size(), false);
-          earlyReleases[op.getResult()] = std::move(early);
-        }
+    Operation *lastReader = op;
+    for (OpOperand &use : op->getUses()) {
+      SmallVector<Operation *> readers; // the dots, directly or through a conversion
+      if (isa<ConvertLayoutOp>(use.getOwner()))
+        llvm::append_range(readers, use.getOwner()->getUsers());
+      else
+        readers.push_back(use.getOwner());
+      for (Operation *reader : readers)
+        if (Operation *at = op->getBlock()->findAncestorOpInBlock(*reader); at && lastReader->isBeforeInBlock(at))
+          lastReader = at;
+    }
+    releaseAfter[lastReader].push_back(op.getResult());
+    // Read by dots inside top-level loops whose bounds all exist before the first of them (so each
+    // can tell whether a later one runs): released after the instance's last such product.
+    if (isa<scf::ForOp>(lastReader)) {
+      EarlyRelease early;
+      for (Operation &top : *op->getBlock())
+        if (auto loop = dyn_cast<scf::ForOp>(&top);
+            loop && op->isBeforeInBlock(loop) && !dotsReading(loop, op.getResult()).empty())
+          early.loops.push_back(loop);
+      auto definedBefore = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || (def->getBlock() == op->getBlock() && def->isBeforeInBlock(early.loops.front()));
+      };
+      bool boundsKnown = !early.loops.empty() && early.loops.back() == lastReader;
+      for (scf::ForOp loop : early.loops)
+        boundsKnown = boundsKnown && definedBefore(loop.getLowerBound()) && definedBefore(loop.getUpperBound()) &&
+                      definedBefore(loop.getStep());
+      if (boundsKnown) {
+        early.inLoop.assign(early.loops.size(), false);
+        earlyReleases[op.getResult()] = std::move(early);
       }
     }
-    operand.empty = ringBarrier(operandRing(barrierOffset, operand.stages), i32(0), /*empty=*/true);
+    operand.empty = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/true);
     if (producerMode)
       waitForProducerInit();
     else
@@ -504,16 +457,14 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   if (operand.waited && insertingWithin(operand.waited))
     return;
   if (operand.produced) {
-    // This instance's copy (the tile loop's turn k completes its stage's `full` for the (k / stages)-th
-    // time), or, without maps, every consumer's own copies published by a barrier.
+    // This instance's copy (the tile loop's turn k completes `full` for the k-th time), or, without
+    // maps, every consumer's own copies published by a barrier.
     ifThen(
         operand.useTma,
         [&] {
-          Value use = tileLoop.getInductionVar();
-          if (operand.stages > 1)
-            use = arith::DivUIOp::create(b, loc, use, i32(operand.stages));
-          NVVM::MBarrierTryWaitParityOp::create(b, loc, operand.barrier, arith::AndIOp::create(b, loc, use, i32(1)),
-                                                i32(0x989680));
+          NVVM::MBarrierTryWaitParityOp::create(
+              b, loc, operand.barrier, arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1)),
+              i32(0x989680));
         },
         [&] { barrier(); });
     operand.waited = b.getInsertionBlock();
@@ -527,13 +478,11 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   operand.waited = b.getInsertionBlock();
 }
 
-std::optional<KernelLowering::TensorMapPlan> KernelLowering::tmaStorePlan(Operation *op, Value value, Value viewValue,
-                                                                        bool &perWarpgroup) {
-  perWarpgroup = false;
+bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
   auto type = cast<RankedTensorType>(value.getType());
   // At the top level every thread reaches the store: the CTA barriers around the staging are safe.
   if (op->getBlock() != &func.getBody().front())
-    return std::nullopt;
+    return false;
   std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type);
   // The hardware leaves out whole 16-byte chunks past the last column, not single elements: rows of
   // a whole number of chunks, known here, and a column offset on a chunk, or no TMA store (measured
@@ -542,41 +491,16 @@ std::optional<KernelLowering::TensorMapPlan> KernelLowering::tmaStorePlan(Operat
   auto store = dyn_cast<tile::StoreOp>(op);
   if (!store || !plan || plan->sizes[0][0] != 0 || plan->sizes[0][1] % kChunkElems != 0 ||
       !knownMultipleOf(store.getOffsets().back(), kChunkElems))
-    return std::nullopt;
-  // With a producer warpgroup and an output whose rows split between the two consumer warpgroups
-  // (rows 0-63 and 64-127), each warpgroup stores its own half.
-  auto rowsSplit = [&] {
-    LinearLayout layout = layoutOf(value);
-    auto clearOf64 = [](const LinearLayout::Coord &c) { return (c[0] & 64) == 0; };
-    const auto &warps = layout.bases(LayoutInput::Warp);
-    return warps.size() == 3 && warps[2] == LinearLayout::Coord{64, 0} && clearOf64(warps[0]) &&
-           clearOf64(warps[1]) && llvm::all_of(layout.bases(LayoutInput::Lane), clearOf64) &&
-           llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
-  };
-  perWarpgroup = persistent && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
-  return plan;
-}
-
-bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
-  auto type = cast<RankedTensorType>(value.getType());
-  bool perWarpgroup = false;
-  std::optional<TensorMapPlan> plan = tmaStorePlan(op, value, viewValue, perWarpgroup);
-  if (!plan)
     return false;
-  // The staging area: the instance's own stage of a double-buffered operand (loadOperandByTma chose
-  // this store for it); else the stages of a streamed loop's ring when one is large enough (every
-  // loop of this block is done: its copies have landed and the barrier below waits for its last
-  // readers), else an area of its own when that fits beside the rest. In a persistent kernel the
-  // producer warpgroup may already be filling the ring for the next program instance: an area of its
-  // own.
+  // The staging area: the stages of a streamed loop's ring when one is large enough (every loop of
+  // this block is done: its copies have landed and the barrier below waits for its last readers),
+  // else an area of its own when that fits beside the rest. In a persistent kernel the producer
+  // warpgroup may already be filling the ring for the next program instance: an area of its own.
   constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = type.getNumElements() * 2;
   Value base;
   bool ownArea = false;
-  const bool inOperand = op == outputInOperandStore;
-  if (inOperand) {
-    base = outputInOperandBase;
-  } else if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
+  if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
     base = ringBase->getResult(0);
   } else {
     ownArea = true;
@@ -589,23 +513,31 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     stagingBytes = std::max(stagingBytes, bytes);
     base = stagingBase->getResult(0);
   }
-  // A persistent kernel's instance leaves the copy of its own staging area in flight: its issuer
-  // waits for the read before the next store into the area, or, staged in the operand's stage, at
-  // the next instance's start, before it releases the stage (loadOperandByTma).
+  // A persistent kernel's instance leaves the copy of its own staging area in flight. With a
+  // producer warpgroup and an output whose rows split between the two consumer warpgroups (rows
+  // 0-63 and 64-127), each warpgroup stores its own half: 64-row boxes, its own named barrier.
   const bool deferWait = persistent && ownArea;
+  auto rowsSplit = [&] {
+    LinearLayout layout = layoutOf(value);
+    auto clearOf64 = [](const LinearLayout::Coord &c) { return (c[0] & 64) == 0; };
+    const auto &warps = layout.bases(LayoutInput::Warp);
+    return warps.size() == 3 && warps[2] == LinearLayout::Coord{64, 0} && clearOf64(warps[0]) &&
+           clearOf64(warps[1]) && llvm::all_of(layout.bases(LayoutInput::Lane), clearOf64) &&
+           llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
+  };
+  const bool perWarpgroup = deferWait && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
   TensorMapPlan boxPlan = *plan;
   if (perWarpgroup)
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
   TensorMapRead map = tensorMapFor(boxPlan);
   perWarpgroupStores |= perWarpgroup;
-  ifThen(tensorMapsUsable(),
-         [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup, /*leaveInFlight=*/inOperand); },
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
 
 void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                                      bool deferWait, bool perWarpgroup, bool leaveInFlight) {
+                                      bool deferWait, bool perWarpgroup) {
   auto type = cast<RankedTensorType>(value.getType());
   // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
   // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
@@ -655,10 +587,10 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     // The panels must stay until the copies have read them: before the CTA exits or a later loop or
     // store (each starting with a CTA barrier) reuses the area. With `deferWait` it waits only then
     // (the next instance's store into the same area, the end of the tile loop).
-    if (!deferWait && !leaveInFlight)
+    if (!deferWait)
       NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
   });
-  tmaStoresInFlight |= deferWait || leaveInFlight;
+  tmaStoresInFlight |= deferWait;
 }
 
 Value KernelLowering::loopRuns(scf::ForOp loop) {
