@@ -187,21 +187,7 @@ LogicalResult KernelLowering::emitProducer() {
     if (firstRingHere || !producedOperands.empty())
       announce();
     tiles = beginTileLoop();
-  }
-  // The instance's operands read before its loops (Q): copied after the first K/V stage of the
-  // instance's first loop when a persistent kernel's producer issues that loop, else first. Q's
-  // stage frees only after the previous instance's last S product, the first K/V stage one step
-  // earlier: issued first, Q's wait would hold that copy back.
-  const char *qLate = std::getenv("FLARE_EXP_QLATE");
-  const bool operandsAfterFirstStage = persistent && !producerLoops.empty() && producerLoops.front().producerInit &&
-                                       qLate && qLate[0] == '1';
-  if (persistent) {
-    // Their scalars here, at the instance's top level, wherever their copies go.
-    for (ProducedOperand &o : producedOperands)
-      if (!o.afterLoops)
-        produceOperandScalars(o);
-    if (!operandsAfterFirstStage)
-      issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
+    issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
   }
 
   Value next; // ring index of the next copy
@@ -238,14 +224,8 @@ LogicalResult KernelLowering::emitProducer() {
       Value stage = arith::RemUIOp::create(b, loc, t, i32(ring.barriers.stages));
       Value previousUse = arith::SubIOp::create(b, loc, t, i32(ring.barriers.stages));
       issueStage(ring, copies, iv, stage, [&] { waitReleased(ring.barriers, stage, previousUse); });
-      if (operandsAfterFirstStage && &p == &producerLoops.front())
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, iv, lb),
-               [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); });
       scf::YieldOp::create(b, loc);
     }
-    if (operandsAfterFirstStage && &p == &producerLoops.front()) // the loop ran no iteration
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lb, ub),
-             [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); });
     next = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
     if (ring.carried)
       carriedNext = next;
