@@ -889,11 +889,6 @@ private:
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;
-  // Experiment (FLARE_EXP_MIDWAIT): the previous P V's wait pinned to an exponential mid-softmax.
-  int midWaitPercent = 0;
-  Value forcedPinAnchor;
-  Value currentStageEmpty;
-  bool stageReleasedEarly = false;
   /// The last wait of a streamed loop's body without ping-pong stays after the softmax (waitForDots).
   bool pinLastDotWait = false;
   DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced

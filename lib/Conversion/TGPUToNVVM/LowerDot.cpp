@@ -264,7 +264,7 @@ void KernelLowering::waitForDots(Value v) {
   }
   // Groups retire in commit order: leaving the younger ones pending completes this one.
   const int64_t younger = static_cast<int64_t>(pendingDots.size() - 1 - upTo);
-  Value anchor = forcedPinAnchor && younger == 0 ? forcedPinAnchor : pinLastDotWait && younger == 0 ? pinAnchor() : Value();
+  Value anchor = pinLastDotWait && younger == 0 ? pinAnchor() : Value();
   if (anchor) {
     // ptxas schedules wgmma.wait_group as early as its register dependences allow: the wait for the
     // previous block's P V rose to the first row max and the softmax never overlapped that product

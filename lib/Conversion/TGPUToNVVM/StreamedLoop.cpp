@@ -549,10 +549,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // after the softmax (+1-5% at head dim 256; with ping-pong level at 128, -6% at 64: NOTES a35).
     pinLastDotWait = !pingPong;
     prepareEarlyReleases(op, iv);
-    if (const char *e = std::getenv("FLARE_EXP_MIDWAIT"))
-      midWaitPercent = std::atoi(e);
-    currentStageEmpty = ringBarrier(ring.barriers, stage, true);
-    stageReleasedEarly = false;
     for (Operation &inner : op.getBody()->without_terminator()) {
       if (streamedOps.contains(&inner))
         continue;
@@ -573,12 +569,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // The dots reading the stage are done in this warp (wgmma waits are warpgroup-wide): release it.
     waitForDots();
     releaseAfterDot.clear(); // releases not emitted stay after the loops (EarlyRelease::inLoop)
-    if (!stageReleasedEarly)
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
-      });
-    currentStageEmpty = {};
-    stageReleasedEarly = false;
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
+    });
     return flatten(yield.getOperands());
   };
   SmallVector<Value> inits = flatten(op.getInitArgs());

@@ -777,16 +777,6 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
     if (failed(r))
       return failure();
     results[0].push_back(*r);
-    if (midWaitPercent > 0 && isa<math::Exp2Op>(op) && inStreamedLoop && numRegs >= 32 && !pendingDots.empty() &&
-        currentStageEmpty && !stageReleasedEarly && i + 1 == std::max(1, numRegs * midWaitPercent / 100)) {
-      forcedPinAnchor = *r;
-      waitForDots();
-      forcedPinAnchor = {};
-      releaseAfterDot.clear();
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)),
-             [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), currentStageEmpty, Value()); });
-      stageReleasedEarly = true;
-    }
   }
   Value res = op->getResult(0);
   if (isa<RankedTensorType>(res.getType()))
