@@ -821,7 +821,9 @@ private:
   /// A produced operand read by dots inside top-level loops (Q): released right after the last of
   /// those products completes, in the last iteration of the last loop that runs, instead of after
   /// the loops (the producer copies the next instance's block sooner). `loops` in block order;
-  /// `inLoop[j]` records that loop j's lowering emitted its release (streamed loops only).
+  /// `inLoop[j]` records that loop j's lowering emitted its release (streamed loops only). The
+  /// release's branch in the loop body also shapes ptxas's schedule: without it the previous P V's
+  /// wait rises to the first row max and the head-dim-128 kernel is 1-3% slower (bench/NOTES.md a52).
   struct EarlyRelease {
     SmallVector<scf::ForOp> loops;
     SmallVector<bool> inLoop;
