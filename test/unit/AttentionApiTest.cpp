@@ -207,6 +207,18 @@ TEST(AttentionAutotune, CandidatesStartWithTheConfiguredChoice) {
     }
 }
 
+TEST(AttentionAutotune, HeadDim64OnHopperAlsoTimesOneWarpgroup) {
+  // One warpgroup of 64 x 64 tiles: faster causal at 512 tokens than the configured kernel
+  // (bench/NOTES.md, "One warpgroup of 64 x 64 tiles as an autotuning candidate").
+  flare::AttentionTileConfig oneWarpgroup;
+  oneWarpgroup.blockM = oneWarpgroup.blockN = 64;
+  oneWarpgroup.numWarps = 4;
+  for (int64_t d : {64, 128}) {
+    std::vector<flare::AttentionTileConfig> candidates = flare::autotuneCandidates("sm_90a", d);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), oneWarpgroup), candidates.end()) << "D = " << d;
+  }
+}
+
 TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
   flare::AttentionTileConfig c{64, 32, 4, -1, 1, 0, -1};
   EXPECT_EQ(c.text(), "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=-1");
