@@ -60,6 +60,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"persistent", "persistent", "int", /*default=*/"-1",
            "a persistent kernel whose CTAs run query blocks in turn, recorded on the kernel as "
            "tile.persistent (1: on, 0: off, -1: configured)">,
+    Option<"splitTail", "split-tail", "int", /*default=*/"-1",
+           "in a persistent kernel without a mask: let the schedule split the last program "
+           "instances' KV steps between CTAs (tile.split_range; 1: on, 0: off, -1: configured)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,

@@ -32,6 +32,51 @@ def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
   let assemblyFormat = "$axis attr-dict";
 }
 
+def Tile_SplitRangeOp : Tile_Op<"split_range", [Pure]> {
+  let summary = "the reduction steps [lo, hi) of [0, steps) this program instance runs";
+  let description = [{
+    `%lo, %hi = tile.split_range %steps : i32` in a persistent kernel (`tile.persistent = true`) lets
+    the lowering split the last program instances' reductions between CTAs (stream-K), so that the
+    grid ends evenly: an instance runs [lo, hi) of its `steps` steps, [0, steps) unless it was
+    split. A split instance has one piece that starts at step 0 (its owner: `lo == 0`,
+    `hi < steps`) and one that ends at `steps` (`lo > 0`); the latter hands its partial state to
+    the owner with `tile.split_store`, the owner takes it with `tile.split_load`. `steps` must be
+    the same for every instance: computed from the kernel's arguments alone. At most one per kernel,
+    at the top level of its body.
+  }];
+  let arguments = (ins I32:$steps);
+  let results = (outs I32:$lo, I32:$hi);
+  let assemblyFormat = "$steps attr-dict `:` type($steps)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplitStoreOp : Tile_Op<"split_store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "hand a split instance's partial state to the piece that owns the instance";
+  let description = [{
+    `tile.split_store %m, %l, %acc : tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>` in the
+    piece of a split instance that ends at its last step (`lo > 0` from `tile.split_range`) stores
+    the tiles to a workspace of the launch and signals the instance's owner, whose
+    `tile.split_load` of the same types returns them. In every other program instance it must not
+    run (the kernel guards it).
+  }];
+  let arguments = (ins Variadic<Tile_Tile>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplitLoadOp : Tile_Op<"split_load", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for and take the partial state of the other piece of this split instance";
+  let description = [{
+    `%m, %l, %acc = tile.split_load : tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>` in the
+    owner of a split instance (`lo == 0`, `hi < steps`) waits until the instance's other piece has
+    run its `tile.split_store` of the same types and returns those tiles. In every other program
+    instance it must not run (the kernel guards it).
+  }];
+  let results = (outs Variadic<Tile_Tile>:$values);
+  let assemblyFormat = "attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Making tiles.
 //===----------------------------------------------------------------------===//

@@ -71,7 +71,8 @@ struct MarkTensorMapParams : PassWrapper<MarkTensorMapParams, OperationPass<gpu:
         return;
       MLIRContext *ctx = func.getContext();
       auto byval = TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128));
-      const unsigned gridParams = func->hasAttr(tgpu::kPersistentAttrName) ? tgpu::kPersistentGridParams : 0;
+      const unsigned gridParams = (func->hasAttr(tgpu::kPersistentAttrName) ? tgpu::kPersistentGridParams : 0) +
+                                  (func->hasAttr(tgpu::kSplitSlotBytesAttrName) ? 1 : 0);
       for (unsigned i = userArgs.getInt() + gridParams + 1; i < func.getNumArguments(); ++i) {
         func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(), byval);
         func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), UnitAttr::get(ctx));
@@ -179,9 +180,12 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     ArrayRef<Type> argTypes = func.getArgumentTypes();
     info.persistent = func->hasAttr(tgpu::kPersistentAttrName);
     info.registerBudgets = func->hasAttr(tgpu::kRegisterBudgetsAttrName);
+    if (auto slot = func->getAttrOfType<IntegerAttr>(tgpu::kSplitSlotBytesAttrName))
+      info.splitSlotBytes = slot.getInt();
     if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {
       auto maps = func->getAttrOfType<ArrayAttr>(tgpu::kTensorMapsAttrName);
-      const size_t hidden = (info.persistent ? tgpu::kPersistentGridParams : 0) + (maps ? 1 + maps.size() : 0);
+      const size_t hidden = (info.persistent ? tgpu::kPersistentGridParams : 0) + (info.splitSlotBytes >= 0 ? 1 : 0) +
+                            (maps ? 1 + maps.size() : 0);
       if (argTypes.size() != userArgs.getInt() + hidden) {
         func.emitOpError() << "hidden parameters do not match " << tgpu::kTensorMapsAttrName << " and "
                            << tgpu::kPersistentAttrName;

@@ -16,7 +16,8 @@
 //   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
 //    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
 // a persistent kernel "persistent": true (KernelInfo::persistent), and one that moves register
-// budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets).
+// budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets), and one
+// that splits program instances between CTAs "splitSlotBytes": 65536 (KernelInfo::splitSlotBytes).
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
@@ -189,7 +190,8 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
   rejectUnknownKeys(*obj,
-                    {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets"},
+                    {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets",
+                     "splitSlotBytes"},
                     where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
@@ -219,6 +221,11 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
         fail(where + "." + key + " must be a boolean, not " + typeName(*value));
       *field = *flag;
     }
+  if (obj->get("splitSlotBytes")) {
+    k.splitSlotBytes = requireInt(*obj, "splitSlotBytes", where, 0, int64_t(1) << 30);
+    if (!k.persistent)
+      fail(where + ".splitSlotBytes is only valid for a persistent kernel");
+  }
   if (obj->get("tensorMaps")) {
     const llvm::json::Array &maps = requireArray(*obj, "tensorMaps", where);
     for (size_t i = 0; i < maps.size(); ++i)
@@ -286,6 +293,8 @@ std::string CompiledModule::metadataJson() const {
             j.attribute("persistent", true);
           if (k.registerBudgets)
             j.attribute("registerBudgets", true);
+          if (k.splitSlotBytes >= 0)
+            j.attribute("splitSlotBytes", k.splitSlotBytes);
           if (!k.hints.empty())
             j.attributeObject("hints", [&] {
               for (const auto &[name, value] : k.hints)

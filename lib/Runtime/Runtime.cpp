@@ -327,10 +327,35 @@ Module::~Module() {
     return;
   try {
     ScopedContext scope(asContext(ctx_));
+    for (const auto &[key, ptr] : workspaces_)
+      (void)driver().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
     (void)driver().cuModuleUnload(static_cast<CUmodule>(module_));
   } catch (...) {
     // See the file comment.
   }
+}
+
+std::uint64_t Module::splitWorkspace(size_t kernel, void *stream, int ctas) const {
+  std::lock_guard<std::mutex> lock(workspaceMutex_);
+  auto key = std::make_pair(kernel, stream);
+  if (auto it = workspaces_.find(key); it != workspaces_.end())
+    return it->second;
+  const KernelInfo &k = compiled_.kernels[kernel];
+  const size_t bytes = static_cast<size_t>(ctas) * (static_cast<size_t>(k.splitSlotBytes) + sizeof(int32_t));
+  const CudaDriver &d = driver();
+  CUdeviceptr ptr = 0;
+  check(d.cuMemAlloc_v2(&ptr, bytes), "cuMemAlloc(" + std::to_string(bytes) + " B) for the split workspace of kernel '" +
+                                          k.name + "'");
+  // The flags start at zero; the first launch may run on any stream, so the clearing is waited for.
+  CUresult r = d.cuMemsetD8_v2(ptr, 0, bytes);
+  if (r == CUDA_SUCCESS)
+    r = d.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) {
+    (void)d.cuMemFree_v2(ptr);
+    check(r, "clearing the split workspace of kernel '" + k.name + "'");
+  }
+  workspaces_[key] = static_cast<std::uint64_t>(ptr);
+  return static_cast<std::uint64_t>(ptr);
 }
 
 Kernel Module::kernel(const std::string &name) const {
@@ -518,6 +543,14 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
     }
     ctas[0] = static_cast<unsigned>(std::min<uint64_t>(instances, static_cast<uint64_t>(fit)));
     ctas[1] = ctas[2] = 1;
+  }
+  // A kernel that splits program instances: its workspace (sized for every CTA that fits).
+  std::uint64_t workspace = 0;
+  if (k.splitSlotBytes >= 0) {
+    if (!k.persistent)
+      throw Error(where() + ": the metadata gives a split workspace to a kernel that is not persistent");
+    workspace = module_->splitWorkspace(index_, stream, module_->residentCtas_[index_].load(std::memory_order_acquire));
+    params.push_back(&workspace);
   }
   // Hidden TMA parameters: 1 when every map encoded for these arguments (else the kernel copies
   // without TMA and the maps' bytes are never read), then the maps.

@@ -12,7 +12,7 @@
 // of the kernel and folds the generator's `1 * x + 0` forms.
 // The key block is fixed at 64 (block-n=64) so that the checks read as 64-key steps; the configured
 // choice per head dim is tested in test/Tools/flarec-emit-attn.test.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64 split-tail=0" --canonicalize --cse | FileCheck %s
 // The document and head-dim-64 kernels are checked with the configured key block (prefix DEFAULT).
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 // Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).

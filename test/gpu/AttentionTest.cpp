@@ -431,6 +431,22 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
       }
 }
 
+TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
+  // Head dim 128 without a mask: the persistent kernel splits the KV steps of the last program
+  // instances between CTAs (tile.split_range) once there are more instances than CTAs, not a
+  // multiple of them, and at least 8 steps each. On the H200's 132 SMs: 17 heads of 8 row blocks
+  // (136 instances: every CTA's range holds pieces), 9 steps with a partial last block; GQA with 144
+  // instances of 11 steps in the other memory layout. (ManyProgramsGiveTheSameBitsEveryLaunch
+  // launches a split kernel 25 times: each launch leaves the workspace's flags as the next needs.)
+  for (auto [s, layout] : {std::pair{Shape{1, 17, 17, 1000, 1100}, 0}, std::pair{Shape{2, 8, 2, 1100, 1300}, 1}}) {
+    SCOPED_TRACE(describe(s));
+    std::printf("[ attention ] split instances, %s\n", describe(s).c_str());
+    run(s, 128, AttentionOptions{}, /*withLse=*/true, layout);
+    if (HasFatalFailure())
+      return;
+  }
+}
+
 TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
   AttentionOptions causal;
   causal.causal = true;

@@ -82,6 +82,11 @@ struct KernelInfo {
   /// Its warpgroups move register budgets (setmaxnreg): the runtime has the driver compile the
   /// module's PTX as a whole program, where ptxas honours them (not through its linker).
   bool registerBudgets = false;
+  /// A persistent kernel that splits program instances between CTAs (tile.split_range): the bytes of
+  /// one CTA's slot of its workspace; -1 when it has none. The workspace's pointer is a hidden
+  /// parameter right after the grid's: G slots, then G i32 flags that are zero before the first
+  /// launch and after every one (G: the CTAs launched). The runtime keeps one per stream.
+  int64_t splitSlotBytes = -1;
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
   std::map<std::string, int64_t> hints;

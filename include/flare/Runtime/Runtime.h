@@ -17,6 +17,7 @@
 #include "flare/Error.h"
 
 #include <atomic>
+#include <map>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -208,6 +209,11 @@ private:
   mutable std::mutex sharedLimitMutex_;
   // A persistent kernel's CTAs that fit on the device at once (0: not asked yet), per kernel.
   std::unique_ptr<std::atomic<int>[]> residentCtas_;
+  // The workspace of a kernel that splits program instances (KernelInfo::splitSlotBytes), per kernel
+  // and stream (launches on one stream run one after the other, each leaving its flags zero).
+  std::uint64_t splitWorkspace(size_t kernel, void *stream, int ctas) const;
+  mutable std::mutex workspaceMutex_;
+  mutable std::map<std::pair<size_t, void *>, std::uint64_t> workspaces_; // CUdeviceptr
 };
 
 /// A CUDA event for timing work on a stream.

@@ -30,6 +30,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -96,6 +97,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The first step without its P V of zeros (bench/NOTES.md a51): +0-2% at head dim 64; at 128 and
   // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
   config.peelFirstStep = config.overlap && headDim <= 64;
+  // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
+  // Not at head dim 256: merging the other piece's 128 accumulator registers spills there.
+  config.splitTail = config.persistent && config.producer && maskClass == "none";
+  if (const char *e = std::getenv("FLARE_EXPERIMENT_SPLIT")) // temporary: A/B
+    config.splitTail = config.splitTail && e[0] == '1';
   return config;
 }
 } // namespace flare::attn
@@ -751,6 +757,16 @@ LogicalResult Generator::buildKernel() {
   auto [nonEmpty, full] = blocksOf(mask.root);
   Value lo = smax(nonEmpty.lo, c0);
   Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  // Stream-K (config.splitTail, no mask: every instance visits blocks [0, numBlocks)): this
+  // instance may run only blocks [lo + splitLo, lo + splitHi) of them.
+  Value splitLo, splitHi;
+  if (config.splitTail) {
+    auto range = tile::SplitRangeOp::create(b, loc, numBlocks);
+    splitLo = range.getLo();
+    splitHi = range.getHi();
+    hi = smin(add(lo, splitHi), hi);
+    lo = smin(add(lo, splitLo), hi);
+  }
   Value flo = hi, fhi = hi;
   bool fullLoop = mask.root.mayHaveFullBlocks();
   if (fullLoop) {
@@ -845,18 +861,58 @@ LogicalResult Generator::buildKernel() {
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
   if (sumGroups)
     state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
+  Value qStore = q0;
+  if (config.splitTail) {
+    // A split instance: the piece that ends it (lo > 0) hands its state over and stores nothing (its
+    // rows start past the view's); the piece that began it (lo == 0, hi < steps) merges that in.
+    Value writer = cmp(arith::CmpIPredicate::ne, splitLo, c0);
+    Value notOwner = arith::OrIOp::create(b, loc, writer, cmp(arith::CmpIPredicate::eq, splitHi, numBlocks));
+    SmallVector<Value> mine = {state[0], state[1], state[2]};
+    SmallVector<Type> types = llvm::to_vector(ValueRange(mine).getTypes());
+    // The unsplit path first: scf.if results take the then-branch's layouts.
+    auto merge = scf::IfOp::create(b, loc, types, notOwner,
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(merge.thenBlock());
+      scf::YieldOp::create(b, loc, mine);
+      b.setInsertionPointToStart(merge.elseBlock());
+      auto theirs = tile::SplitLoadOp::create(b, loc, types);
+      Value m1 = mine[0], m2 = theirs.getResult(0);
+      Value m = arith::MaximumFOp::create(b, loc, m1, m2);
+      // Rows that kept no key in either piece: both maxima -inf, both factors 0.
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+      Value ref = arith::SelectOp::create(b, loc, none, splatF32(0.0, {bm}), m);
+      Value a1 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m1, ref));
+      Value a2 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m2, ref));
+      Value l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, mine[1], a1),
+                                      arith::MulFOp::create(b, loc, theirs.getResult(1), a2));
+      Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, mine[2], broadcastRows(a1, headDim)),
+                                        arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDim)));
+      scf::YieldOp::create(b, loc, ValueRange{m, l, acc});
+    }
+    auto hand = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(hand.thenBlock());
+      tile::SplitStoreOp::create(b, loc, mine);
+    }
+    for (int i = 0; i < 3; ++i)
+      state[i] = merge.getResult(i);
+    qStore = select(writer, seqQ, q0);
+  }
   Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, state[1], zero);
   Value lSafe = arith::SelectOp::create(b, loc, noKey, one, state[1]);
   Value invL = arith::DivFOp::create(b, loc, one, lSafe);
   Value out = arith::MulFOp::create(b, loc, state[2], broadcastRows(invL, headDim));
   Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
-  tile::StoreOp::create(b, loc, out16, oView, ValueRange{q0, c0});
+  tile::StoreOp::create(b, loc, out16, oView, ValueRange{qStore, c0});
   if (withLse) {
     Value log2l = math::Log2Op::create(b, loc, lSafe);
     Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, state[0], log2l), splatF32(kLn2, {bm}));
     lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
-    tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
+    tile::StoreOp::create(b, loc, lse, lseView, ValueRange{qStore});
   }
   func::ReturnOp::create(b, loc);
   return success();
@@ -904,6 +960,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
       override(config.peelFirstStep, peelFirstStep);
+      override(config.splitTail, splitTail);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
       if (const int g = config.partialRowSums; g != 0 && !tile::isPartialSumGrouping(g, config.blockN)) {
@@ -913,6 +970,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         return signalPassFailure();
       }
       config.deferRescale &= config.overlap;
+      config.splitTail &= config.persistent && mask.maskClass == "none";
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

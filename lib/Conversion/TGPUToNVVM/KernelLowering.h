@@ -660,7 +660,8 @@ private:
   struct {
     Value ctas, cta, shift; // i32, before the tile loop: grid size, this CTA, log2 of the chunk size
   } tileSchedule;
-  /// The program ids of the instance this CTA runs at `turn` of its tile loop.
+  /// The program ids of the instance this CTA runs at `turn` of its tile loop (with a split range,
+  /// splitItem becomes that turn's piece).
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
@@ -678,6 +679,29 @@ private:
   /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
   /// virtualPids and leaves the builder in its body.
   scf::ForOp beginTileLoop();
+
+  // --- Split instances (tile.split_range: stream-K; TGPUToNVVM.cpp) ------------------------------
+  /// With a tile.split_range the tile loop runs single instances: D rounds of whole ones (instance
+  /// turn * G + c), then the remaining T = N - D G instances' T * S steps cut into G equal ranges,
+  /// range c being CTA c's (D = N / G - 1 when N > G is no multiple of G and S >= kMinSplitSteps;
+  /// else D = N / G and the last N - D G instances run whole). A range's first and last instances
+  /// may be pieces: a piece that ends an instance (lo > 0) hands its state to CTA c - 1, whose range
+  /// began it, through slot c of the workspace (a hidden parameter: G slots, then G i32 flags).
+  tile::SplitRangeOp splitRange;
+  Value splitWorkspace;        // !llvm.ptr<1>
+  int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
+  static constexpr int64_t kMinSplitSteps = 8;
+  struct {
+    Value rounds, first, s0, s1, steps; // i32 per CTA, before the tile loop (first: s0 / steps)
+  } splitSchedule;
+  struct {
+    Value lo, hi, slot; // i32, the tile loop's current item
+  } splitItem;
+  /// Sets splitItem for `turn` of the tile loop and returns the instance it belongs to.
+  Value splitInstance(Value turn);
+  /// tile.split_store / tile.split_load: each consumer thread's registers of `tiles` to or from the
+  /// slot (coalesced: register r of every thread, then r + 1), behind or after the slot's flag.
+  LogicalResult lowerSplitState(Operation *op, ValueRange tiles, bool store);
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
   /// Inside the consumers' tile loop: the thread ids, the shared buffer's address and the per-thread

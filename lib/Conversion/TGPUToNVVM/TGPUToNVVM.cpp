@@ -108,6 +108,27 @@ LogicalResult KernelLowering::run() {
       virtualGrid[d] = gfunc.getArgument(idx);
     }
     gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
+    func.walk([&](tile::SplitRangeOp op) { splitRange = op; });
+    if (splitRange) {
+      // The workspace of split instances: a hidden parameter after the grid.
+      unsigned idx = gfunc.getNumArguments();
+      if (failed(gfunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx, 1), DictionaryAttr::get(ctx), gfunc.getLoc())))
+        return emitError(func.getLoc()) << "internal error: could not add the split workspace to kernel '"
+                                        << func.getName() << "'";
+      splitWorkspace = gfunc.getArgument(idx);
+      Operation *state = nullptr;
+      func.walk([&](Operation *op) {
+        if (!state && isa<tile::SplitStoreOp, tile::SplitLoadOp>(op))
+          state = op;
+      });
+      if (state) {
+        ValueRange tiles = isa<tile::SplitStoreOp>(state) ? ValueRange(state->getOperands()) : state->getResults();
+        for (Value t : tiles)
+          splitSlotRegs += layoutOf(t).numRegs();
+      }
+      gfunc->setAttr(kSplitSlotBytesAttrName,
+                     b.getI32IntegerAttr(static_cast<int32_t>(splitSlotRegs * numWarps * kWarpSize * 4)));
+    }
     tileLoop = beginTileLoop();
     rebindThreadValues();
   }
@@ -186,6 +207,45 @@ scf::ForOp KernelLowering::beginTileLoop() {
       cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+  if (splitRange) {
+    // Stream-K (see splitRange): instances in x-fastest order, single ones.
+    auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+    auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
+    auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+    auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+    auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
+    auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
+    produceValue(splitRange.getSteps());
+    Value steps = scalars.lookup(splitRange.getSteps());
+    Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
+    Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
+    Value on = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
+                              cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
+        cmp(arith::CmpIPredicate::uge, steps, i32(kMinSplitSteps)));
+    Value whole = sel(on, sub(rounds, i32(1)), rounds);
+    Value tailSteps = i64(mul(sub(total, mul(whole, ctas)), safeSteps));
+    auto cut = [&](Value c) { // c * T * S / G, in 64 bits
+      return arith::TruncIOp::create(b, loc, b.getI32Type(),
+                                     arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, i64(c), tailSteps),
+                                                            i64(ctas)))
+          .getResult();
+    };
+    Value next = add(cta, i32(1));
+    Value hasTail = cmp(arith::CmpIPredicate::ult, cta, rest);
+    Value s0 = sel(on, cut(cta), mul(cta, steps));
+    Value s1 = sel(on, cut(next), mul(next, steps));
+    Value first = sel(on, div(s0, safeSteps), cta);
+    Value last = div(sub(s1, i32(1)), safeSteps);
+    Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
+    splitSchedule = {whole, first, s0, s1, steps};
+    tileSchedule = {ctas, cta, i32(0)};
+    auto loop = scf::ForOp::create(b, loc, i32(0), add(whole, count), i32(1), ValueRange{i32(0)});
+    enterLoopBody(loop);
+    virtualPids = instancePids(loop.getInductionVar());
+    return loop;
+  }
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
   tileSchedule = {ctas, cta, shift};
   enterLoopBody(loop);
@@ -193,12 +253,96 @@ scf::ForOp KernelLowering::beginTileLoop() {
   return loop;
 }
 
+Value KernelLowering::splitInstance(Value turn) {
+  auto [rounds, first, s0, s1, steps] = splitSchedule;
+  auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+  auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+  auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+  auto [ctas, cta, shift] = tileSchedule;
+  (void)shift;
+  Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds);
+  Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
+  Value instance = sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
+                       arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex));
+  Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
+  Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
+  Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
+  // A piece that ends an instance uses this CTA's slot; one that begins it, the next CTA's.
+  Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lo, i32(0));
+  splitItem = {lo, hi, sel(ends, cta, arith::AddIOp::create(b, loc, cta, i32(1)))};
+  return instance;
+}
+
+LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, bool store) {
+  if (!splitWorkspace || !tileLoop)
+    return op->emitOpError("needs the tile loop of a persistent kernel with a tile.split_range");
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int64_t threads = numWarps * kWarpSize;
+  Type f32 = b.getF32Type(), i32Type = b.getI32Type();
+  // Slots of splitSlotRegs * threads floats, then one i32 flag per CTA.
+  Value slotFloats = i32(splitSlotRegs * threads);
+  Value flagPtr = LLVM::GEPOp::create(
+      b, loc, globalPtr, i32Type, splitWorkspace,
+      ValueRange{arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tileSchedule.ctas, slotFloats),
+                                       splitItem.slot)});
+  Value flag = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), flagPtr);
+  Value slot = arith::MulIOp::create(b, loc, splitItem.slot, slotFloats);
+  auto address = [&](int64_t reg) {
+    Value index = arith::AddIOp::create(b, loc, slot, arith::AddIOp::create(b, loc, i32(reg * threads), threadId));
+    return LLVM::GEPOp::create(b, loc, globalPtr, f32, splitWorkspace,
+                               ValueRange{arith::ExtUIOp::create(b, loc, b.getI64Type(), index)})
+        .getResult();
+  };
+  auto asmOp = [&](StringRef text) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{flag}, text, "l,~{memory}", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  };
+  if (!store) {
+    // Thread 0 waits for the other piece's flag (and clears it for the next launch); a lost signal
+    // traps after about 2^30 polls instead of hanging.
+    ifThen(isThreadZero(), [&] {
+      asmOp("{\n.reg .pred p;\n.reg .b32 v, n;\nmov.u32 n, 0;\nWAIT:\nld.acquire.gpu.global.b32 v, [$0];\n"
+            "setp.ne.b32 p, v, 0;\n@p bra DONE;\nadd.u32 n, n, 1;\nsetp.lt.u32 p, n, 1073741824;\n@p bra WAIT;\n"
+            "trap;\nDONE:\nst.relaxed.gpu.global.b32 [$0], 0;\n}");
+    });
+    barrier();
+  }
+  int64_t reg = 0;
+  for (Value t : tiles) {
+    const int64_t n = layoutOf(t).numRegs();
+    SmallVector<Value> values;
+    for (int64_t r = 0; r < n; ++r) {
+      Value at = address(reg + r);
+      if (store)
+        LLVM::StoreOp::create(b, loc, regs[t][r], at);
+      else
+        values.push_back(LLVM::LoadOp::create(b, loc, f32, at));
+    }
+    if (!store)
+      regs[t] = values;
+    reg += n;
+  }
+  if (reg != splitSlotRegs)
+    return op->emitOpError() << "carries " << reg << " registers a thread, the kernel's slots " << splitSlotRegs;
+  if (store) {
+    // Every thread's stores, then one release of them.
+    barrier();
+    ifThen(isThreadZero(), [&] { asmOp("{\nfence.acq_rel.gpu;\nst.relaxed.gpu.global.b32 [$0], 1;\n}"); });
+  }
+  return success();
+}
+
 std::array<Value, 3> KernelLowering::instancePids(Value turn) {
   auto [ctas, cta, shift] = tileSchedule;
-  Value chunk = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
-  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
-                                         arith::AndIOp::create(b, loc, turn, shift));
+  Value instance;
+  if (splitRange) {
+    instance = splitInstance(turn);
+  } else {
+    Value chunk = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
+    instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
+                                     arith::AndIOp::create(b, loc, turn, shift));
+  }
   Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
   return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
           arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
@@ -383,6 +527,17 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     scalars.map(pid.getResult(), arith::IndexCastUIOp::create(b, loc, b.getI32Type(), id));
     return success();
   }
+  if (auto range = dyn_cast<tile::SplitRangeOp>(op)) {
+    if (!splitRange || !splitItem.lo)
+      return op->emitOpError("needs the tile loop of a persistent kernel");
+    scalars.map(range.getLo(), splitItem.lo);
+    scalars.map(range.getHi(), splitItem.hi);
+    return success();
+  }
+  if (auto store = dyn_cast<tile::SplitStoreOp>(op))
+    return lowerSplitState(op, store.getValues(), /*store=*/true);
+  if (auto load = dyn_cast<tile::SplitLoadOp>(op))
+    return lowerSplitState(op, load.getResults(), /*store=*/false);
   if (auto np = dyn_cast<tile::NumProgramsOp>(op)) {
     if (persistent) {
       scalars.map(np.getResult(), virtualGrid[static_cast<int>(np.getAxis())]);

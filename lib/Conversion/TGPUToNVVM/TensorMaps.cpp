@@ -416,6 +416,7 @@ SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value
   ScalarScope instanceScope = freshScalarScope();
   swapScalarScope(instanceScope);
   std::array<Value, 3> savedPids = virtualPids;
+  auto savedItem = splitItem;
   virtualPids = instancePids(turn);
   Location savedLoc = loc;
   produceOperandScalars(o);
@@ -424,6 +425,7 @@ SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value
   SmallVector<Value> coords{scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
   llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
   virtualPids = savedPids;
+  splitItem = savedItem;
   swapScalarScope(instanceScope);
   return coords;
 }

@@ -73,6 +73,11 @@ struct AttentionConfig {
   /// With overlap: the first step's P V (zero P) is left out by peeling the first loop's first
   /// iteration (`tile.peel_zero_first`) instead of multiplying zeros.
   bool peelFirstStep = false;
+  /// In a persistent kernel whose program instances all take the same number of steps (no mask):
+  /// the schedule may split the last instances' KV steps between CTAs (stream-K, tile.split_range),
+  /// the piece that ends an instance handing its partial softmax state to the one that began it,
+  /// so that the grid ends evenly instead of in a part-filled last wave.
+  bool splitTail = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

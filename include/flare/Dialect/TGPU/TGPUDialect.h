@@ -34,6 +34,11 @@ inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";
 /// warpgroup): ptxas honours them only when it compiles the PTX as a whole program, not as the
 /// relocatable code the driver's linker takes (C7504).
 inline constexpr llvm::StringLiteral kRegisterBudgetsAttrName = "tgpu.register_budgets";
+/// I32 attribute on a lowered persistent kernel that splits program instances (tile.split_range):
+/// the bytes of one CTA's slot in its workspace, a hidden pointer parameter right after the grid.
+/// The launcher passes G slots and then G i32 flags, zero before the first launch (G: the CTAs
+/// launched); every launch leaves the flags zero again.
+inline constexpr llvm::StringLiteral kSplitSlotBytesAttrName = "tgpu.split_slot_bytes";
 /// Hidden i32 parameters of a persistent kernel: the grid's x, y and z.
 inline constexpr unsigned kPersistentGridParams = 3;
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.

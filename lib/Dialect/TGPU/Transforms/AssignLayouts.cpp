@@ -313,7 +313,21 @@ private:
       }
       return op->emitOpError("unexpected parent in a tile kernel");
     }
-    if (isa<tile::StoreOp, tile::AtomicAddOp, tile::AddPtrOp, tile::MakeViewOp, tile::ProgramIdOp, tile::NumProgramsOp, scf::IfOp, func::ReturnOp,
+    if (auto load = dyn_cast<tile::SplitLoadOp>(op)) {
+      // The tiles in the layouts the other piece's tile.split_store hands them over in (each
+      // thread takes back the registers it stored).
+      tile::SplitStoreOp store;
+      func.walk([&](tile::SplitStoreOp s) { store = s; });
+      for (auto [i, r] : llvm::enumerate(load.getResults())) {
+        Attribute layout = store ? getLayoutAttr(store.getValues()[i].getType()) : Attribute();
+        if (!layout)
+          return op->emitOpError("needs a tile.split_store whose tiles are laid out before it");
+        auto t = cast<RankedTensorType>(r.getType());
+        r.setType(RankedTensorType::get(t.getShape(), t.getElementType(), layout));
+      }
+      return success();
+    }
+    if (isa<tile::StoreOp, tile::AtomicAddOp, tile::AddPtrOp, tile::MakeViewOp, tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::SplitStoreOp, scf::IfOp, func::ReturnOp,
             func::FuncOp, ConvertLayoutOp>(op))
       return success();
     if (!llvm::any_of(op->getResultTypes(), isTile))

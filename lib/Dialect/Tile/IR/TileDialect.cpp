@@ -241,6 +241,79 @@ LogicalResult AtomicAddOp::verify() {
   return success();
 }
 
+/// `v` is a kernel argument or pure scalar arithmetic on them, computed in `entry`.
+static bool computedFromArguments(Value v, Block *entry) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == entry;
+  Operation *def = v.getDefiningOp();
+  return def->getBlock() == entry && isa<arith::ArithDialect>(def->getDialect()) && def->getNumRegions() == 0 &&
+         isMemoryEffectFree(def) && llvm::all_of(def->getOperands(), [&](Value operand) {
+           return operand.getType().isIntOrIndexOrFloat() && computedFromArguments(operand, entry);
+         });
+}
+
+/// The persistent kernel around a split op, or null after reporting why not.
+static func::FuncOp splitKernel(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto persistent = func ? func->getAttrOfType<BoolAttr>(TileDialect::kPersistentAttrName) : BoolAttr();
+  if (!func || !isKernel(func) || !persistent || !persistent.getValue()) {
+    op->emitOpError() << "is only valid in a persistent tile kernel ('" << TileDialect::kPersistentAttrName
+                      << "' = true): only its schedule splits program instances";
+    return {};
+  }
+  return func;
+}
+
+LogicalResult SplitRangeOp::verify() {
+  func::FuncOp func = splitKernel(*this);
+  if (!func)
+    return failure();
+  Block *entry = &func.getBody().front();
+  if ((*this)->getBlock() != entry)
+    return emitOpError() << "must sit at the top level of the kernel's body";
+  if (!computedFromArguments(getSteps(), entry))
+    return emitOpError() << "steps must be computed from the kernel's arguments alone (the same for every "
+                            "program instance): arith ops on them, no program ids or loads";
+  int count = 0;
+  func.walk([&](SplitRangeOp) { ++count; });
+  if (count > 1)
+    return emitOpError() << "appears " << count << " times in kernel '" << func.getName() << "'; at most once";
+  return success();
+}
+
+/// Split stores and loads carry f32 tiles, the same types in every one of the kernel.
+static LogicalResult verifySplitState(Operation *op, TypeRange types) {
+  func::FuncOp func = splitKernel(op);
+  if (!func)
+    return failure();
+  if (types.empty())
+    return op->emitOpError() << "needs at least one tile";
+  for (Type t : types)
+    if (!cast<RankedTensorType>(t).getElementType().isF32())
+      return op->emitOpError() << "carries f32 tiles only, not " << t;
+  bool hasRange = false;
+  func.walk([&](SplitRangeOp) { hasRange = true; });
+  if (!hasRange)
+    return op->emitOpError() << "needs the kernel's tile.split_range (which instances are split)";
+  Operation *other = nullptr;
+  func.walk([&](Operation *o) {
+    if (o == op || other)
+      return;
+    if (auto store = dyn_cast<SplitStoreOp>(o); store && TypeRange(store.getValues()) != types)
+      other = o;
+    if (auto load = dyn_cast<SplitLoadOp>(o); load && load.getResultTypes() != types)
+      other = o;
+  });
+  if (other)
+    return op->emitOpError() << "carries other tiles than the " << other->getName() << " at " << other->getLoc()
+                             << ": the pieces of an instance must hand over the same state";
+  return success();
+}
+
+LogicalResult SplitStoreOp::verify() { return verifySplitState(*this, getValues().getTypes()); }
+
+LogicalResult SplitLoadOp::verify() { return verifySplitState(*this, getResultTypes()); }
+
 LogicalResult TransOp::verify() {
   auto src = getSrc().getType(), res = getResult().getType();
   if (src.getRank() != 2 || res.getRank() != 2)
