@@ -692,13 +692,15 @@ private:
   int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
   static constexpr int64_t kMinSplitSteps = 8;
   struct {
+    Value on;                           // i1: this launch splits
     Value rounds, first, s0, s1, steps; // i32 per CTA, before the tile loop (first: s0 / steps)
   } splitSchedule;
   struct {
     Value lo, hi, slot; // i32, the tile loop's current item
   } splitItem;
-  /// Sets splitItem for `turn` of the tile loop and returns the instance it belongs to.
-  Value splitInstance(Value turn);
+  /// Sets splitItem for `turn` of the tile loop and returns the instance it belongs to (`chunked`, the
+  /// instance of the chunks of two, when the launch does not split).
+  Value splitInstance(Value turn, Value chunked);
   /// tile.split_store / tile.split_load: each consumer thread's registers of `tiles` to or from the
   /// slot (coalesced: register r of every thread, then r + 1), behind or after the slot's flag.
   LogicalResult lowerSplitState(Operation *op, ValueRange tiles, bool store);

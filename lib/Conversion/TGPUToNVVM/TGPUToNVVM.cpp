@@ -27,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
+#include <cstdlib>
+
 #include "flare/Dialect/TGPU/Passes.h"
 
 namespace flare::tgpu {
@@ -223,7 +225,8 @@ scf::ForOp KernelLowering::beginTileLoop() {
         b, loc,
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
                               cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
-        cmp(arith::CmpIPredicate::uge, steps, i32(kMinSplitSteps)));
+        cmp(arith::CmpIPredicate::uge, steps,
+            i32(std::getenv("FLARE_EXPERIMENT_SPLIT_MIN") ? std::atoi(std::getenv("FLARE_EXPERIMENT_SPLIT_MIN")) : kMinSplitSteps)));
     Value whole = sel(on, sub(rounds, i32(1)), rounds);
     Value tailSteps = i64(mul(sub(total, mul(whole, ctas)), safeSteps));
     auto cut = [&](Value c) { // c * T * S / G, in 64 bits
@@ -239,9 +242,10 @@ scf::ForOp KernelLowering::beginTileLoop() {
     Value first = sel(on, div(s0, safeSteps), cta);
     Value last = div(sub(s1, i32(1)), safeSteps);
     Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
-    splitSchedule = {whole, first, s0, s1, steps};
-    tileSchedule = {ctas, cta, i32(0)};
-    auto loop = scf::ForOp::create(b, loc, i32(0), add(whole, count), i32(1), ValueRange{i32(0)});
+    splitSchedule = {on, whole, first, s0, s1, steps};
+    tileSchedule = {ctas, cta, shift};
+    // Without splits the usual chunks of two.
+    auto loop = scf::ForOp::create(b, loc, i32(0), sel(on, add(whole, count), trips), i32(1), ValueRange{i32(0)});
     enterLoopBody(loop);
     virtualPids = instancePids(loop.getInductionVar());
     return loop;
@@ -253,17 +257,19 @@ scf::ForOp KernelLowering::beginTileLoop() {
   return loop;
 }
 
-Value KernelLowering::splitInstance(Value turn) {
-  auto [rounds, first, s0, s1, steps] = splitSchedule;
+Value KernelLowering::splitInstance(Value turn, Value chunked) {
+  auto [on, rounds, first, s0, s1, steps] = splitSchedule;
   auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
   auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
   auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
   auto [ctas, cta, shift] = tileSchedule;
   (void)shift;
-  Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds);
+  Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
+                                     arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
   Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
-  Value instance = sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
-                       arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex));
+  Value instance = sel(on, sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
+                                arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex)),
+                       chunked);
   Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
   Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
   Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
@@ -334,15 +340,12 @@ LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, b
 
 std::array<Value, 3> KernelLowering::instancePids(Value turn) {
   auto [ctas, cta, shift] = tileSchedule;
-  Value instance;
-  if (splitRange) {
-    instance = splitInstance(turn);
-  } else {
-    Value chunk = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
-    instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
-                                     arith::AndIOp::create(b, loc, turn, shift));
-  }
+  Value chunk = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
+  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
+                                         arith::AndIOp::create(b, loc, turn, shift));
+  if (splitRange)
+    instance = splitInstance(turn, instance);
   Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
   return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
           arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
