@@ -861,58 +861,55 @@ LogicalResult Generator::buildKernel() {
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
   if (sumGroups)
     state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
-  Value qStore = q0;
-  if (config.splitTail) {
-    // A split instance: the piece that ends it (lo > 0) hands its state over and stores nothing (its
-    // rows start past the view's); the piece that began it (lo == 0, hi < steps) merges that in.
-    Value writer = cmp(arith::CmpIPredicate::ne, splitLo, c0);
-    Value notOwner = arith::OrIOp::create(b, loc, writer, cmp(arith::CmpIPredicate::eq, splitHi, numBlocks));
-    SmallVector<Value> mine = {state[0], state[1], state[2]};
-    SmallVector<Type> types = llvm::to_vector(ValueRange(mine).getTypes());
-    // The unsplit path first: scf.if results take the then-branch's layouts.
-    auto merge = scf::IfOp::create(b, loc, types, notOwner,
-                                   /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(merge.thenBlock());
-      scf::YieldOp::create(b, loc, mine);
-      b.setInsertionPointToStart(merge.elseBlock());
-      auto theirs = tile::SplitLoadOp::create(b, loc, types);
-      Value m1 = mine[0], m2 = theirs.getResult(0);
-      Value m = arith::MaximumFOp::create(b, loc, m1, m2);
-      // Rows that kept no key in either piece: both maxima -inf, both factors 0.
-      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
-      Value ref = arith::SelectOp::create(b, loc, none, splatF32(0.0, {bm}), m);
-      Value a1 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m1, ref));
-      Value a2 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m2, ref));
-      Value l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, mine[1], a1),
-                                      arith::MulFOp::create(b, loc, theirs.getResult(1), a2));
-      Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, mine[2], broadcastRows(a1, headDim)),
-                                        arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDim)));
-      scf::YieldOp::create(b, loc, ValueRange{m, l, acc});
+  auto epilogue = [&](Value m, Value l, Value acc) {
+    Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
+    Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value lSafe = arith::SelectOp::create(b, loc, noKey, one, l);
+    Value invL = arith::DivFOp::create(b, loc, one, lSafe);
+    Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
+    Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
+    tile::StoreOp::create(b, loc, out16, oView, ValueRange{q0, c0});
+    if (withLse) {
+      Value log2l = math::Log2Op::create(b, loc, lSafe);
+      Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), splatF32(kLn2, {bm}));
+      lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
+      tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
     }
-    auto hand = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(hand.thenBlock());
-      tile::SplitStoreOp::create(b, loc, mine);
-    }
-    for (int i = 0; i < 3; ++i)
-      state[i] = merge.getResult(i);
-    qStore = select(writer, seqQ, q0);
+  };
+  if (!config.splitTail) {
+    epilogue(state[0], state[1], state[2]);
+    func::ReturnOp::create(b, loc);
+    return success();
   }
-  Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
-  Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, state[1], zero);
-  Value lSafe = arith::SelectOp::create(b, loc, noKey, one, state[1]);
-  Value invL = arith::DivFOp::create(b, loc, one, lSafe);
-  Value out = arith::MulFOp::create(b, loc, state[2], broadcastRows(invL, headDim));
-  Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
-  tile::StoreOp::create(b, loc, out16, oView, ValueRange{qStore, c0});
-  if (withLse) {
-    Value log2l = math::Log2Op::create(b, loc, lSafe);
-    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, state[0], log2l), splatF32(kLn2, {bm}));
-    lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
-    tile::StoreOp::create(b, loc, lse, lseView, ValueRange{qStore});
+  // A split instance: the piece that ends it (lo > 0) hands its state over and stores nothing; the
+  // piece that began it (lo == 0, hi < steps) merges that in first. Each path has its own epilogue
+  // (the branches are the same for the whole CTA): the unsplit one carries no merged values.
+  Value writer = cmp(arith::CmpIPredicate::ne, splitLo, c0);
+  Value owner = cmp(arith::CmpIPredicate::ne, splitHi, numBlocks);
+  auto hand = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(hand.thenBlock());
+    tile::SplitStoreOp::create(b, loc, ValueRange{state[0], state[1], state[2]});
+    b.setInsertionPointToStart(hand.elseBlock());
+    auto merge = scf::IfOp::create(b, loc, TypeRange{}, owner, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(merge.thenBlock());
+    SmallVector<Type> types = {state[0].getType(), state[1].getType(), state[2].getType()};
+    auto theirs = tile::SplitLoadOp::create(b, loc, types);
+    Value m1 = state[0], m2 = theirs.getResult(0);
+    Value m = arith::MaximumFOp::create(b, loc, m1, m2);
+    // Rows that kept no key in either piece: both maxima -inf, both factors 0.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+    Value ref = arith::SelectOp::create(b, loc, none, splatF32(0.0, {bm}), m);
+    Value a1 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m1, ref));
+    Value a2 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m2, ref));
+    Value l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[1], a1),
+                                    arith::MulFOp::create(b, loc, theirs.getResult(1), a2));
+    Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[2], broadcastRows(a1, headDim)),
+                                      arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDim)));
+    epilogue(m, l, acc);
+    b.setInsertionPointToStart(merge.elseBlock());
+    epilogue(state[0], state[1], state[2]);
   }
   func::ReturnOp::create(b, loc);
   return success();
