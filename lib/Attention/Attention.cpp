@@ -378,7 +378,20 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   compile.producer = config.producer;
   compile.persistent = config.persistent;
   std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
-  return module->kernel(plan.kernelName);
+  rt::Kernel kernel = module->kernel(plan.kernelName);
+  // A kernel that may split the last instances between CTAs carries the hand-over's code in every
+  // instance (1-2% at 512 tokens); launches it would not split get the kernel without it.
+  if (kernel.info().splitSlotBytes >= 0) {
+    const int64_t blockM = kernel.info().hint("attention.block_m"), blockN = kernel.info().hint("attention.block_n");
+    const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
+    const int64_t steps = (plan.seqKV + blockN - 1) / blockN, ctas = kernel.residentCtas();
+    if (blockM <= 0 || blockN <= 0 || instances <= ctas || instances % ctas == 0 || steps < kSplitMinSteps) {
+      compile.splitTail = -1;
+      module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
+      kernel = module->kernel(plan.kernelName);
+    }
+  }
+  return kernel;
 }
 
 void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream) {

@@ -249,6 +249,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";producer=" + std::to_string(producer);
   if (persistent)
     text += ";persistent=" + std::to_string(persistent);
+  if (splitTail)
+    text += ";split=" + std::to_string(splitTail);
   return text;
 }
 

@@ -464,6 +464,30 @@ bool Kernel::usesTensorMaps(const KernelArgs &args, std::string *reason) const {
 
 void *Kernel::handle() const { return module_->functions_[index_]; }
 
+int Kernel::residentCtas() const {
+  const KernelInfo &k = info();
+  std::atomic<int> &resident = module_->residentCtas_[index_];
+  int fit = resident.load(std::memory_order_acquire);
+  if (fit != 0)
+    return fit;
+  const CudaDriver &d = driver();
+  ScopedContext scope(asContext(module_->ctx_));
+  CUfunction fn = static_cast<CUfunction>(handle());
+  int perSM = 0, sms = 0;
+  CUdevice dev = 0;
+  check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, fn, k.numThreads, static_cast<size_t>(k.sharedBytes)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor('" + k.name + "')");
+  check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+  check(d.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  if (perSM < 1 || sms < 1)
+    throw Error("kernel '" + k.name + "': no CTA of it fits on an SM (" + std::to_string(k.numThreads) +
+                " threads, " + std::to_string(k.sharedBytes) + " B of shared memory)");
+  fit = perSM * sms;
+  resident.store(fit, std::memory_order_release);
+  return fit;
+}
+
 void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   const KernelInfo &k = info();
   // Built only on failure: launch sits on benchmark hot paths.
@@ -521,22 +545,7 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
     if (instances > uint64_t(INT32_MAX))
       throw Error(where() + ": a persistent kernel runs at most 2^31 - 1 program instances, the grid " +
                   gridText() + " has " + std::to_string(instances));
-    std::atomic<int> &resident = module_->residentCtas_[index_];
-    int fit = resident.load(std::memory_order_acquire);
-    if (fit == 0) {
-      int perSM = 0, sms = 0;
-      CUdevice dev = 0;
-      check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, fn, k.numThreads, static_cast<size_t>(k.sharedBytes)),
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor('" + k.name + "')");
-      check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice");
-      check(d.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-      if (perSM < 1 || sms < 1)
-        throw Error(where() + ": no CTA of it fits on an SM (" + std::to_string(k.numThreads) + " threads, " +
-                    std::to_string(k.sharedBytes) + " B of shared memory)");
-      fit = perSM * sms;
-      resident.store(fit, std::memory_order_release);
-    }
+    const int fit = residentCtas();
     for (int i = 0; i < 3; ++i) {
       requested[i] = static_cast<int32_t>(ctas[i]);
       params.push_back(&requested[i]);
@@ -549,7 +558,7 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   if (k.splitSlotBytes >= 0) {
     if (!k.persistent)
       throw Error(where() + ": the metadata gives a split workspace to a kernel that is not persistent");
-    workspace = module_->splitWorkspace(index_, stream, module_->residentCtas_[index_].load(std::memory_order_acquire));
+    workspace = module_->splitWorkspace(index_, stream, residentCtas());
     params.push_back(&workspace);
   }
   // Hidden TMA parameters: 1 when every map encoded for these arguments (else the kernel copies

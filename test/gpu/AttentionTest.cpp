@@ -433,18 +433,29 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
 
 TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
   // Head dim 128 without a mask: the persistent kernel splits the KV steps of the last program
-  // instances between CTAs (tile.split_range) once there are more instances than CTAs, not a
-  // multiple of them, and at least 8 steps each. On the H200's 132 SMs: 17 heads of 8 row blocks
-  // (136 instances: every CTA's range holds pieces), 9 steps with a partial last block; GQA with 144
-  // instances of 11 steps in the other memory layout. (ManyProgramsGiveTheSameBitsEveryLaunch
-  // launches a split kernel 25 times: each launch leaves the workspace's flags as the next needs.)
-  for (auto [s, layout] : {std::pair{Shape{1, 17, 17, 1000, 1100}, 0}, std::pair{Shape{2, 8, 2, 1100, 1300}, 1}}) {
+  // instances between CTAs (tile.split_range) when there are more instances than CTAs, not a
+  // multiple of them, and at least kSplitMinSteps (16) steps each. On the H200's 132 SMs: 17 heads
+  // of 8 row blocks (136 instances: every CTA's range holds pieces) of 16 steps, the last one
+  // partial; GQA with 144 instances of 17 steps, in the other memory layout. Each twice: a launch
+  // leaves the workspace's flags as the next one needs them.
+  const Shape split1{1, 17, 17, 1000, 2000}, split2{2, 8, 2, 1100, 2100};
+  for (auto [s, layout] : {std::pair{split1, 0}, std::pair{split2, 1}, std::pair{split1, 1}, std::pair{split2, 0}}) {
     SCOPED_TRACE(describe(s));
     std::printf("[ attention ] split instances, %s\n", describe(s).c_str());
     run(s, 128, AttentionOptions{}, /*withLse=*/true, layout);
     if (HasFatalFailure())
       return;
   }
+  // One kernel for all of them; a launch that would not split (8 steps) gets the kernel without the
+  // hand-over's code, compiled once more; the split one is still there for the next long launch.
+  EXPECT_EQ(cache->misses(), 1u);
+  for (Shape s : {Shape{1, 17, 17, 1000, 1000}, split1}) {
+    SCOPED_TRACE(describe(s));
+    run(s, 128, AttentionOptions{}, /*withLse=*/true, /*layout=*/0);
+    if (HasFatalFailure())
+      return;
+  }
+  EXPECT_EQ(cache->misses(), 2u);
 }
 
 TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {

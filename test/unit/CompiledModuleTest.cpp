@@ -64,6 +64,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
     EXPECT_EQ(a.kernels[i].persistent, b.kernels[i].persistent);
     EXPECT_EQ(a.kernels[i].registerBudgets, b.kernels[i].registerBudgets);
+    EXPECT_EQ(a.kernels[i].splitSlotBytes, b.kernels[i].splitSlotBytes);
     ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
     for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
       const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
@@ -123,6 +124,22 @@ TEST(CompiledModuleTest, JsonRoundTripOfKernelFlags) {
     EXPECT_TRUE(back.kernels.back().*field);
     EXPECT_FALSE(back.kernels.front().*field);
   }
+}
+
+// A persistent kernel's split workspace slot ("splitSlotBytes", -1 and absent when it splits no
+// program instances) comes back on the kernel that had it.
+TEST(CompiledModuleTest, JsonRoundTripOfSplitSlotBytes) {
+  CompiledModule m = sampleModule();
+  m.kernels.push_back(tmaKernel());
+  m.kernels.back().persistent = true;
+  m.kernels.back().splitSlotBytes = 69632;
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  EXPECT_NE(json.find(R"("splitSlotBytes": 69632)"), std::string::npos);
+  EXPECT_EQ(json.find("splitSlotBytes"), json.rfind("splitSlotBytes")); // only the kernel that has one
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  EXPECT_EQ(back.kernels.front().splitSlotBytes, -1);
 }
 
 TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
@@ -217,6 +234,10 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "persistent": 1})")},
       {"registerBudgets as string",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "registerBudgets": "yes"})")},
+      {"splitSlotBytes negative", kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [],
+                                                  "persistent": true, "splitSlotBytes": -4})")},
+      {"splitSlotBytes without persistent",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "splitSlotBytes": 64})")},
       {"unknown kernel field",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "regs": 3})")},
       {"duplicate kernel names", kernelJson(std::string(kGoodKernel) + ", " + kGoodKernel)},

@@ -37,6 +37,9 @@ struct CompileOptions {
   /// Generated attention kernels: a persistent kernel whose CTAs run query blocks in turn (1 on, -1
   /// off, 0 the configured choice).
   int persistent = 0;
+  /// Generated attention kernels: a persistent kernel without a mask may split the last program
+  /// instances' KV steps between CTAs (1 on, -1 off, 0 the configured choice; see kSplitMinSteps).
+  int splitTail = 0;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
@@ -64,6 +67,11 @@ struct TensorMapInfo {
   std::vector<int> box;  ///< elements per dimension of one copy
   int swizzleBytes = 0;  ///< 0 (none), 32, 64 or 128
 };
+
+/// A kernel that splits program instances (KernelInfo::splitSlotBytes) splits a launch when it has
+/// more program instances than CTAs, not a multiple of them, and at least this many steps each
+/// (shorter instances gain less from an even end than the split's hand-over costs).
+inline constexpr int kSplitMinSteps = 16;
 
 /// What a launcher needs to know about one kernel of a compiled module.
 struct KernelInfo {

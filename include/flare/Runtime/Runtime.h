@@ -161,6 +161,9 @@ public:
   /// kernel (info().persistent) runs the program instances of `grid` on as many CTAs as fit on the
   /// device at once. Asynchronous: errors during execution surface at the next synchronisation.
   void launch(Grid grid, const KernelArgs &args, void *stream = nullptr) const;
+  /// A persistent kernel's CTAs that fit on the device at once (what launch() starts at most; the
+  /// driver's occupancy, asked once per kernel).
+  int residentCtas() const;
   /// The CUfunction.
   void *handle() const;
   /// Whether a launch with `args` copies through TMA: true when every tensor map of info() encodes for

@@ -30,7 +30,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace flare::attn {
@@ -100,8 +99,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
   // Not at head dim 256: merging the other piece's 128 accumulator registers spills there.
   config.splitTail = config.persistent && config.producer && maskClass == "none";
-  if (const char *e = std::getenv("FLARE_EXPERIMENT_SPLIT")) // temporary: A/B
-    config.splitTail = config.splitTail && e[0] == '1';
   return config;
 }
 } // namespace flare::attn

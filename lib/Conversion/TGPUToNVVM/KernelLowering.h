@@ -7,6 +7,7 @@
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 
+#include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -683,14 +684,13 @@ private:
   // --- Split instances (tile.split_range: stream-K; TGPUToNVVM.cpp) ------------------------------
   /// With a tile.split_range the tile loop runs single instances: D rounds of whole ones (instance
   /// turn * G + c), then the remaining T = N - D G instances' T * S steps cut into G equal ranges,
-  /// range c being CTA c's (D = N / G - 1 when N > G is no multiple of G and S >= kMinSplitSteps;
+  /// range c being CTA c's (D = N / G - 1 when N > G is no multiple of G and S >= kSplitMinSteps;
   /// else D = N / G and the last N - D G instances run whole). A range's first and last instances
   /// may be pieces: a piece that ends an instance (lo > 0) hands its state to CTA c - 1, whose range
   /// began it, through slot c of the workspace (a hidden parameter: G slots, then G i32 flags).
   tile::SplitRangeOp splitRange;
   Value splitWorkspace;        // !llvm.ptr<1>
   int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
-  static constexpr int64_t kMinSplitSteps = 8;
   struct {
     Value on;                           // i1: this launch splits
     Value rounds, first, s0, s1, steps; // i32 per CTA, before the tile loop (first: s0 / steps)

@@ -27,8 +27,6 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
-#include <cstdlib>
-
 #include "flare/Dialect/TGPU/Passes.h"
 
 namespace flare::tgpu {
@@ -225,8 +223,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
         b, loc,
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
                               cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
-        cmp(arith::CmpIPredicate::uge, steps,
-            i32(std::getenv("FLARE_EXPERIMENT_SPLIT_MIN") ? std::atoi(std::getenv("FLARE_EXPERIMENT_SPLIT_MIN")) : kMinSplitSteps)));
+        cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)));
     Value whole = sel(on, sub(rounds, i32(1)), rounds);
     Value tailSteps = i64(mul(sub(total, mul(whole, ctas)), safeSteps));
     auto cut = [&](Value c) { // c * T * S / G, in 64 bits
