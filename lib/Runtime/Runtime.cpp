@@ -464,6 +464,24 @@ bool Kernel::usesTensorMaps(const KernelArgs &args, std::string *reason) const {
 
 void *Kernel::handle() const { return module_->functions_[index_]; }
 
+void Kernel::raiseSharedLimit() const {
+  const KernelInfo &k = info();
+  const CudaDriver &d = driver();
+  CUfunction fn = static_cast<CUfunction>(handle());
+  std::atomic<bool> &limitSet = module_->sharedLimitSet_[index_];
+  if (k.sharedBytes > kDefaultSharedLimit && !limitSet.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(module_->sharedLimitMutex_);
+    if (!limitSet.load(std::memory_order_relaxed)) {
+      // On failure the flag stays unset, so the next launch retries and reports the error again.
+      check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k.sharedBytes),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(k.sharedBytes) +
+                ") for kernel '" + k.name + "'",
+            "the kernel needs more dynamic shared memory than this device allows per block");
+      limitSet.store(true, std::memory_order_release);
+    }
+  }
+}
+
 int Kernel::residentCtas() const {
   const KernelInfo &k = info();
   std::atomic<int> &resident = module_->residentCtas_[index_];
@@ -472,6 +490,7 @@ int Kernel::residentCtas() const {
     return fit;
   const CudaDriver &d = driver();
   ScopedContext scope(asContext(module_->ctx_));
+  raiseSharedLimit(); // the occupancy of a kernel above 48 KiB counts with the raised limit
   CUfunction fn = static_cast<CUfunction>(handle());
   int perSM = 0, sms = 0;
   CUdevice dev = 0;
@@ -516,18 +535,7 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   ScopedContext scope(asContext(module_->ctx_));
   CUfunction fn = static_cast<CUfunction>(handle());
 
-  std::atomic<bool> &limitSet = module_->sharedLimitSet_[index_];
-  if (k.sharedBytes > kDefaultSharedLimit && !limitSet.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(module_->sharedLimitMutex_);
-    if (!limitSet.load(std::memory_order_relaxed)) {
-      // On failure the flag stays unset, so the next launch retries and reports the error again.
-      check(d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k.sharedBytes),
-            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(k.sharedBytes) +
-                ") for kernel '" + k.name + "'",
-            "the kernel needs more dynamic shared memory than this device allows per block");
-      limitSet.store(true, std::memory_order_release);
-    }
-  }
+  raiseSharedLimit();
 
   // cuLaunchKernel copies the parameter values during the call, so pointers into a local copy do.
   std::vector<uint64_t> slots(args.size());

@@ -164,6 +164,13 @@ public:
   /// A persistent kernel's CTAs that fit on the device at once (what launch() starts at most; the
   /// driver's occupancy, asked once per kernel).
   int residentCtas() const;
+
+private:
+  /// Raises the kernel's dynamic shared memory limit to info().sharedBytes (once; needed above 48
+  /// KiB before a launch or an occupancy query).
+  void raiseSharedLimit() const;
+
+public:
   /// The CUfunction.
   void *handle() const;
   /// Whether a launch with `args` copies through TMA: true when every tensor map of info() encodes for
