@@ -548,12 +548,13 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   // fit on the device at once are launched (each runs program instances of the grid in turn).
   unsigned ctas[3] = {grid.x, grid.y, grid.z};
   int32_t requested[3] = {};
+  int fit = 0; // CTAs that fit at once (persistent kernels)
   if (k.persistent) {
     const uint64_t instances = uint64_t(grid.x) * grid.y * grid.z;
     if (instances > uint64_t(INT32_MAX))
       throw Error(where() + ": a persistent kernel runs at most 2^31 - 1 program instances, the grid " +
                   gridText() + " has " + std::to_string(instances));
-    const int fit = residentCtas();
+    fit = residentCtas();
     for (int i = 0; i < 3; ++i) {
       requested[i] = static_cast<int32_t>(ctas[i]);
       params.push_back(&requested[i]);
@@ -566,7 +567,7 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   if (k.splitSlotBytes >= 0) {
     if (!k.persistent)
       throw Error(where() + ": the metadata gives a split workspace to a kernel that is not persistent");
-    workspace = module_->splitWorkspace(index_, stream, residentCtas());
+    workspace = module_->splitWorkspace(index_, stream, fit);
     params.push_back(&workspace);
   }
   // Hidden TMA parameters: 1 when every map encoded for these arguments (else the kernel copies

@@ -17,9 +17,9 @@
 #include "flare/Error.h"
 
 #include <atomic>
-#include <map>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -164,13 +164,6 @@ public:
   /// A persistent kernel's CTAs that fit on the device at once (what launch() starts at most; the
   /// driver's occupancy, asked once per kernel).
   int residentCtas() const;
-
-private:
-  /// Raises the kernel's dynamic shared memory limit to info().sharedBytes (once; needed above 48
-  /// KiB before a launch or an occupancy query).
-  void raiseSharedLimit() const;
-
-public:
   /// The CUfunction.
   void *handle() const;
   /// Whether a launch with `args` copies through TMA: true when every tensor map of info() encodes for
@@ -182,6 +175,9 @@ private:
   friend class Module;
   Kernel(std::shared_ptr<const Module> module, size_t index)
       : module_(std::move(module)), index_(index) {}
+  /// Raises the kernel's dynamic shared memory limit to info().sharedBytes (once; needed above 48
+  /// KiB before a launch or an occupancy query).
+  void raiseSharedLimit() const;
 
   std::shared_ptr<const Module> module_;
   size_t index_ = 0;

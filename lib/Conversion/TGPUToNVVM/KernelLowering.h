@@ -742,7 +742,7 @@ private:
   static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
   SmallVector<ProducerLoop> producerLoops;
   /// The producer can compute `v` (a scalar or view of the kernel's top level) from the kernel's
-  /// arguments and program ids alone.
+  /// arguments and program ids alone (so `v` is also the same for every thread of the CTA).
   bool producerCanCompute(Value v);
   DenseMap<Value, bool> producerComputable;
   /// The producer can issue every copy of `loop` (a top-level loop whose bounds and load offsets it

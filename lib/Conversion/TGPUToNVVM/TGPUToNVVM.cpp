@@ -208,7 +208,8 @@ scf::ForOp KernelLowering::beginTileLoop() {
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   if (splitRange) {
-    // Stream-K (see splitRange): instances in x-fastest order, single ones.
+    // Stream-K (see splitRange): instances in x-fastest order, single ones; without splits the
+    // chunks above.
     auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
     auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
     auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
@@ -240,12 +241,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
     Value last = div(sub(s1, i32(1)), safeSteps);
     Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
     splitSchedule = {on, whole, first, s0, s1, steps};
-    tileSchedule = {ctas, cta, shift};
-    // Without splits the usual chunks of two.
-    auto loop = scf::ForOp::create(b, loc, i32(0), sel(on, add(whole, count), trips), i32(1), ValueRange{i32(0)});
-    enterLoopBody(loop);
-    virtualPids = instancePids(loop.getInductionVar());
-    return loop;
+    trips = sel(on, add(whole, count), trips);
   }
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
   tileSchedule = {ctas, cta, shift};
@@ -259,8 +255,7 @@ Value KernelLowering::splitInstance(Value turn, Value chunked) {
   auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
   auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
   auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
-  auto [ctas, cta, shift] = tileSchedule;
-  (void)shift;
+  Value ctas = tileSchedule.ctas, cta = tileSchedule.cta;
   Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
                                      arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
   Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances

@@ -480,28 +480,15 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   operand.waited = b.getInsertionBlock();
 }
 
-/// `v` has one value across the CTA: computed from the kernel's arguments, program ids and split range.
-static bool ctaUniform(Value v, Block *entry) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return arg.getOwner() == entry;
-  Operation *def = v.getDefiningOp();
-  if (def->getBlock() != entry)
-    return false;
-  if (isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp>(def))
-    return true;
-  return isa<arith::ArithDialect>(def->getDialect()) && def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
-         llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
-         llvm::all_of(def->getOperands(), [&](Value o) { return ctaUniform(o, entry); });
-}
-
 bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
   auto type = cast<RankedTensorType>(value.getType());
-  // Every thread reaches the store (at the top level, or in branches the whole CTA takes alike):
-  // the CTA barriers around the staging are safe.
+  // Every thread reaches the store (at the top level, or in branches the whole CTA takes alike:
+  // their conditions computed from the arguments and program ids, as the producer could): the CTA
+  // barriers around the staging are safe.
   Block *entry = &func.getBody().front();
   for (Operation *at = op; at->getBlock() != entry;) {
     auto branch = dyn_cast<scf::IfOp>(at->getParentOp());
-    if (!branch || !ctaUniform(branch.getCondition(), entry))
+    if (!branch || !producerCanCompute(branch.getCondition()))
       return false;
     at = branch;
   }
