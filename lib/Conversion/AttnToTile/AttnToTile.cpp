@@ -29,6 +29,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -99,6 +100,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
   // Not at head dim 256: merging the other piece's 128 accumulator registers spills there.
   config.splitTail = config.persistent && config.producer && maskClass == "none";
+  if (const char *e = std::getenv("FLARE_AB_EXP2"))
+    config.emulatedExp2 = std::atoi(e);
   return config;
 }
 } // namespace flare::attn
