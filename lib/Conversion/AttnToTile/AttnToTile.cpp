@@ -103,7 +103,7 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   if (const char *e = std::getenv("FLARE_AB_EXP2"))
     config.emulatedExp2 = std::atoi(e);
   if (const char *e = std::getenv("FLARE_AB_SUMMMA"))
-    config.sumByMma = std::atoi(e) != 0;
+    config.sumByMma = std::atoi(e) != 0 && headDim <= 128;
   return config;
 }
 } // namespace flare::attn

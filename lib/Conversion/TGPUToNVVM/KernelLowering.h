@@ -358,8 +358,6 @@ private:
     Value base;
     bool nMajor = false;
     bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
-    /// A splat constant B: every 16-deep K step reads the same core matrices (one descriptor).
-    bool sameEveryKStep = false;
   };
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
                  SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
@@ -675,10 +673,6 @@ private:
   /// The consumers set up shared state of their own per instance (a ring they initialise, operands
   /// they store or copy, lazy dot operands): the instance's last barrier must stay.
   bool consumersSetUpState = false;
-  /// Splat constant wgmma B operands (value bits, N) -> their block at persistentBase +
-  /// offset, filled at the kernel's start (splatOperandOffset).
-  std::map<std::pair<uint32_t, int64_t>, int64_t> splatOperands;
-  int64_t splatOperandOffset(DenseElementsAttr splat, int64_t n, int64_t k);
   static constexpr int kWarpgroupBarrier = 5; // named barriers 5 and 6: one consumer warpgroup each
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).

@@ -174,7 +174,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
-    Value descB = bOp.sameEveryKStep ? firstB : stepDescriptor(firstB, bStepOffset(kk));
+    Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
       SmallVector<Value> operands;
       for (int64_t i = 0; i < accRegs; ++i)
@@ -331,14 +331,6 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (auto tma = tmaOperands.find(bTile); !bSmem.base && tma != tmaOperands.end() && tma->second.nMajor) {
     waitForTmaOperand(tma->second);
     bSmem = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
-  }
-  // A splat constant B: one K step's block, filled at the kernel's start.
-  DenseElementsAttr splat;
-  if (!bSmem.base && matchPattern(bTile, m_Constant(&splat)) && splat.isSplat() &&
-      splat.getElementType().getIntOrFloatBitWidth() == 16) {
-    bSmem = {arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(splatOperandOffset(splat, n, k))),
-             /*nMajor=*/false};
-    bSmem.sameEveryKStep = true;
   }
   SmallVector<Value> aRegs;
   if (!aSmem.base && isRegisterA(aTile, m, k, n))

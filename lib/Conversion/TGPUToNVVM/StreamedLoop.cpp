@@ -122,39 +122,6 @@ SmallVector<KernelLowering::Stream> KernelLowering::matchStreamedLoop(scf::ForOp
   return streams;
 }
 
-int64_t KernelLowering::splatOperandOffset(DenseElementsAttr splat, int64_t n, int64_t k) {
-  const uint32_t half = static_cast<uint32_t>(splat.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue());
-  auto key = std::make_pair(half, n);
-  if (auto it = splatOperands.find(key); it != splatOperands.end())
-    return it->second;
-  // K-major core matrices of one K step: the two along K (LBO apart), N / 8 groups SBO apart.
-  const int64_t bytes = (n / 8 - 1) * k * kCoreRowBytes + 2 * kCoreBytes;
-  constexpr int64_t kAlign = 128;
-  const int64_t offset = alignUp(persistentBytes, kAlign);
-  persistentBytes = offset + bytes;
-  splatOperands[key] = offset;
-  // Every thread of the CTA is here (before the producer's and the consumers' branches); the
-  // barrier makes the generic-proxy stores visible to the wgmma that read them.
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfter(persistentBase);
-  Value tid = kernelThread.threadId ? kernelThread.threadId : threadId;
-  Value word = i32(static_cast<int32_t>(half | (half << 16)));
-  const int64_t words = bytes / 4;
-  for (int64_t first = 0; first < words; first += 32 * numWarps) {
-    Value w = arith::AddIOp::create(b, loc, tid, i32(first));
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w, i32(words)), [&] {
-      Value byte = arith::AddIOp::create(b, loc, persistentBase->getResult(0),
-                                         arith::AddIOp::create(b, loc, i32(offset), arith::MulIOp::create(b, loc, w, i32(4))));
-      Value base = kernelThread.smemBase ? kernelThread.smemBase : smemBase;
-      LLVM::StoreOp::create(b, loc, word,
-                            LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{byte}));
-    });
-  }
-  fenceAsyncProxy();
-  NVVM::Barrier0Op::create(b, loc);
-  return offset;
-}
-
 SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   SmallVector<Value> registered;
   if (!wgmma)
@@ -183,19 +150,6 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       }
       if (!op.isDefinedOutsideOfLoop(source) || !regs.count(source) || smemOperands.count(operand))
         continue;
-      // A splat constant B (the ones that sum P beside P V): one 16-deep K step of it, which every
-      // step reads, filled once at the kernel's start.
-      DenseElementsAttr splat;
-      if (isB && matchPattern(source, m_Constant(&splat)) && splat.isSplat() &&
-          splat.getElementType().getIntOrFloatBitWidth() == 16) {
-        SmemOperand s{arith::AddIOp::create(b, loc, persistentBase->getResult(0),
-                                            i32(splatOperandOffset(splat, dot.getB().getType().getDimSize(1), k))),
-                      /*nMajor=*/false};
-        s.sameEveryKStep = true;
-        smemOperands[operand] = s;
-        registered.push_back(operand);
-        continue;
-      }
       // Stored before an enclosing point of this one (an earlier loop of the same block): reuse it.
       auto it = storedOperands.find(source);
       if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
