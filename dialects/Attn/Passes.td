@@ -72,10 +72,7 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"emulatedExp2", "emulated-exp2", "int", /*default=*/"-1",
            "compute this many of every 16 exponentials of the softmax's probabilities on the FMA "
            "units instead of the special-function unit (tile.online_softmax's emulated_exp2, 0 to "
-           "16; -1: configured)">,
-    Option<"sumByMma", "sum-by-mma", "int", /*default=*/"-1",
-           "sum the softmax normalizer on the tensor cores, P times a block of ones beside each P V "
-           "product (1: on, 0: off, -1: configured)">
+           "16; -1: configured)">
   ];
 }
 

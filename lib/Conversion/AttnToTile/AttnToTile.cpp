@@ -102,8 +102,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   config.splitTail = config.persistent && config.producer && maskClass == "none";
   if (const char *e = std::getenv("FLARE_AB_EXP2"))
     config.emulatedExp2 = std::atoi(e);
-  if (const char *e = std::getenv("FLARE_AB_SUMMMA"))
-    config.sumByMma = std::atoi(e) != 0 && headDim <= 128;
   return config;
 }
 } // namespace flare::attn
@@ -131,9 +129,6 @@ Shape join(Shape a, Shape b) {
 struct Interval {
   Value lo, hi;
 };
-
-/// Columns of the running sums when the MMAs sum P (config.sumByMma): wgmma's narrowest N.
-constexpr int64_t kMmaSumColumns = 8;
 
 class Generator {
 public:
@@ -189,13 +184,6 @@ private:
   }
   Value splatF32(double v, ArrayRef<int64_t> shape) {
     return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType(shape, f32), b.getF32FloatAttr(v)));
-  }
-  /// l + P 1 on the tensor cores (config.sumByMma): P [M, N] times N x kMmaSumColumns ones, every
-  /// column of the result the row's sum.
-  Value sumDot(Value p, Value l) {
-    auto ones = tileType({config.blockN, kMmaSumColumns}, elemType);
-    Value one = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(ones, b.getFloatAttr(elemType, 1.0)));
-    return tile::DotOp::create(b, loc, l.getType(), p, one, l);
   }
   Value broadcastRows(Value row, int64_t cols) { // [M] -> [M, cols]
     auto t = cast<RankedTensorType>(row.getType());
@@ -536,7 +524,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
-  Value acc = state[2], sum = state[1];
+  Value acc = state[2];
   // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
   // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
   // thread.
@@ -554,8 +542,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     if (config.deferRescale)
       acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
-    if (config.sumByMma)
-      sum = sumDot(state[3], sum);
   }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
   Value kvCols = indexRange(kv0, bn);
@@ -602,26 +588,15 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
   auto softmax =
       tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale, config.emulatedExp2);
-  // Summed by the MMAs (config.sumByMma): the op's own sum is left unused (and erased), the running
-  // sums [bm, 8] are rescaled as the accumulator is and take P 1 where it takes P V.
-  auto rescaleSum = [&](Value l, Value alpha) -> Value {
-    auto mul = arith::MulFOp::create(b, loc, l, broadcastRows(alpha, kMmaSumColumns));
-    if (config.lazyRescale)
-      mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
-    return mul;
-  };
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
       Value keep = splat(valid, {bm});
       alpha = arith::SelectOp::create(b, loc, keep, alpha, splatF32(1.0, {bm}));
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
-      if (!config.sumByMma)
-        newSum = arith::SelectOp::create(
-            b, loc, splat(valid, cast<RankedTensorType>(newSum.getType()).getShape()), newSum, state[1]);
+      newSum = arith::SelectOp::create(
+          b, loc, splat(valid, cast<RankedTensorType>(newSum.getType()).getShape()), newSum, state[1]);
     }
-    if (config.sumByMma)
-      newSum = rescaleSum(sum, alpha);
     if (config.deferRescale) { // applied by the next step (the extra last step carries 1)
       Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
       return SmallVector<Value>{newMax, newSum, acc, p, alpha};
@@ -635,8 +610,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
   acc = tile::DotOp::create(b, loc, acc.getType(), p, vt, acc);
-  if (config.sumByMma)
-    return SmallVector<Value>{softmax.getNewMax(), sumDot(p, rescaleSum(sum, softmax.getAlpha())), acc};
   return SmallVector<Value>{softmax.getNewMax(), softmax.getNewSum(), acc};
 }
 
@@ -813,7 +786,7 @@ LogicalResult Generator::buildKernel() {
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
   // The normalizer as config.partialRowSums partial sums per row (one per lane of a quad of the MMA
   // layouts: no cross-lane adds in the loop), summed after it.
-  const int64_t sumGroups = config.sumByMma ? kMmaSumColumns : config.partialRowSums;
+  const int64_t sumGroups = config.partialRowSums;
   Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
   SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDim})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
@@ -884,15 +857,11 @@ LogicalResult Generator::buildKernel() {
         acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     }
     state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
-    if (config.sumByMma)
-      state[1] = sumDot(state[3], state[1]);
   }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
-  // Summed by the MMAs, every column holds the row's sum.
   if (sumGroups)
-    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32),
-                                      config.sumByMma ? tile::ReduceKind::max : tile::ReduceKind::sum, state[1], 1);
+    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
   auto epilogue = [&](Value m, Value l, Value acc) {
     Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
     Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
@@ -1006,9 +975,6 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         return signalPassFailure();
       }
       config.deferRescale &= config.overlap;
-      if (sumByMma >= 0)
-        config.sumByMma = sumByMma != 0;
-      config.sumByMma &= !config.deferRescale;
       config.splitTail &= config.persistent && mask.maskClass == "none";
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))

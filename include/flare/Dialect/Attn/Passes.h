@@ -82,10 +82,6 @@ struct AttentionConfig {
   /// FMA units as a polynomial instead of on the special-function unit (tile.online_softmax's
   /// `emulated_exp2`).
   int emulatedExp2 = 0;
-  /// The softmax normalizer summed by the tensor cores: P times a block of ones beside each P V
-  /// product (wgmma N = 8), the running sums rescaled with the accumulator, instead of one add per
-  /// probability. Not with deferRescale.
-  bool sumByMma = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,
