@@ -29,7 +29,6 @@
 
 #include "llvm/Support/MathExtras.h"
 
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -100,8 +99,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
   // Not at head dim 256: merging the other piece's 128 accumulator registers spills there.
   config.splitTail = config.persistent && config.producer && maskClass == "none";
-  if (const char *e = std::getenv("FLARE_AB_EXP2"))
-    config.emulatedExp2 = std::atoi(e);
   return config;
 }
 } // namespace flare::attn
