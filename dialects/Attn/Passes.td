@@ -68,11 +68,7 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,
     Option<"partialRowSums", "partial-row-sums", "int", /*default=*/"-1",
            "keep the softmax normalizer as this many partial sums per row (a power of two from 2; "
-           "0: one sum per row, completed across lanes every step; -1: configured: 4)">,
-    Option<"emulatedExp2", "emulated-exp2", "int", /*default=*/"-1",
-           "compute this many of every 16 exponentials of the softmax's probabilities on the FMA "
-           "units instead of the special-function unit (tile.online_softmax's emulated_exp2, 0 to "
-           "16; -1: configured)">
+           "0: one sum per row, completed across lanes every step; -1: configured: 4)">
   ];
 }
 

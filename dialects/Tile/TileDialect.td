@@ -56,12 +56,6 @@ def Tile_Dialect : Dialect {
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).
     static constexpr ::llvm::StringLiteral kSkipUnitFactorAttrName = "tile.skip_unit_factor";
-    /// Integer attribute K (0 to 16) on a math.exp2 of f32 tiles: of every 16 registers a thread
-    /// holds, K are computed on the FMA units (2^round(x) times a cubic in the rest, x clamped to
-    /// -127, relative error 1e-4) and the others by the special-function unit, so that both share
-    /// the work where exponentials are as many as the MMAs can hide (tile.online_softmax's
-    /// `emulated_exp2`).
-    static constexpr ::llvm::StringLiteral kEmulatedExp2AttrName = "tile.emulated_exp2";
   }];
 }
 

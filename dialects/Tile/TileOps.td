@@ -204,16 +204,8 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure, AllTypesMatch<["scor
     The row's normalizer is then the sum of its G partials, taken once after the last block. With
     G = 4 every partial sum stays within one thread of an MMA accumulator layout (a quad's lanes
     hold column pairs in turn), so a step adds without cross-lane shuffles.
-
-    With `emulated_exp2 = K` (0 to 16), K of every 16 registers of `p` a thread holds are computed
-    without the special-function unit: 2^x = 2^j * 2^f with j = round(x) and a cubic in f on the FMA
-    units (relative error 1e-4, below bf16's rounding of P; x is clamped to -127 first, so that a
-    masked score still gives exactly 0). Where one exponential per score costs as much as the score's
-    MMAs (head dim 64: 4 D flops per exponential, and the SM's 16 exponentials per cycle against its
-    tensor cores' 4096 flops), the two units share the softmax's exponentials.
   }];
-  let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum, UnitAttr:$lazy,
-                       DefaultValuedAttr<I32Attr, "0">:$emulated_exp2);
+  let arguments = (ins Tile_Tile:$scores, Tile_Tile:$max, Tile_Tile:$sum, UnitAttr:$lazy);
   let results = (outs Tile_Tile:$p, Tile_Tile:$new_max, Tile_Tile:$new_sum, Tile_Tile:$alpha);
   let assemblyFormat = [{
     $scores `,` $max `,` $sum attr-dict `:` type($scores) `,` type($max) `` custom<PartialSums>(type($sum), ref(type($max)))

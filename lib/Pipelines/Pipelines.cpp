@@ -98,7 +98,6 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.producer = options.producer == 0 ? -1 : options.producer > 0 ? 1 : 0;
     generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
     generator.splitTail = options.splitTail == 0 ? -1 : options.splitTail > 0 ? 1 : 0;
-    generator.emulatedExp2 = options.emulatedExp2;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -251,8 +251,6 @@ std::string CompileOptions::fingerprint() const {
     text += ";persistent=" + std::to_string(persistent);
   if (splitTail)
     text += ";split=" + std::to_string(splitTail);
-  if (emulatedExp2 >= 0)
-    text += ";exp2=" + std::to_string(emulatedExp2);
   return text;
 }
 

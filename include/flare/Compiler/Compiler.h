@@ -40,10 +40,6 @@ struct CompileOptions {
   /// Generated attention kernels: a persistent kernel without a mask may split the last program
   /// instances' KV steps between CTAs (1 on, -1 off, 0 the configured choice; see kSplitMinSteps).
   int splitTail = 0;
-  /// Generated attention kernels: of every 16 exponentials of the softmax's probabilities, this many
-  /// are computed on the FMA units instead of the special-function unit (tile.emulated_exp2; 0-16),
-  /// -1 the configured choice.
-  int emulatedExp2 = -1;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;

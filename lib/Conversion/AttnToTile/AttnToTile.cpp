@@ -583,8 +583,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  auto softmax =
-      tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale, config.emulatedExp2);
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale);
   if (config.overlap) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
@@ -958,13 +957,6 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.splitTail, splitTail);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
-      if (emulatedExp2 < -1 || emulatedExp2 > 16) {
-        op.emitOpError() << "convert-attn-to-tile: emulated-exp2=" << emulatedExp2
-                         << " must be from 0 to 16 (exponentials of every 16), or -1 for the configured choice";
-        return signalPassFailure();
-      }
-      if (emulatedExp2 >= 0)
-        config.emulatedExp2 = emulatedExp2;
       if (const int g = config.partialRowSums; g != 0 && !tile::isPartialSumGrouping(g, config.blockN)) {
         op.emitOpError() << "convert-attn-to-tile: partial-row-sums=" << g
                          << " must be 0 or a power of two from 2 whose double divides the " << config.blockN

@@ -845,31 +845,6 @@ LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
   return success();
 }
 
-/// 2^x for an f32 x without the special-function unit (tile.emulated_exp2): with j = round(x) and
-/// f = x - j in [-1/2, 1/2], 2^x = 2^j * p(f), p a cubic with p(0) = 1 fitted for relative error
-/// (1.0e-4 on the interval), and 2^j enters by adding j to p's exponent field. Rounding adds and
-/// subtracts 1.5 * 2^23, which leaves j in the sum's low mantissa bits, so that (sum << 23) is j's
-/// exponent increment. x is clamped to -127 first: there j = -127, f = 0 and p = 1 exactly, whose
-/// exponent field becomes 0, so that 2^-inf (a masked score) is 0 as with ex2.approx.ftz; for x in
-/// (-127, -126.5] the result is a denormal, flushed as the special-function unit's would be.
-static Value emitEmulatedExp2(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  auto constant = [&](float v) { return LLVM::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v)).getResult(); };
-  // Plain adds (no fast-math flags): the backend must not fold (x + C) - C.
-  Value clamped = LLVM::MaxNumOp::create(b, loc, x, constant(-127.0f));
-  Value shifter = constant(12582912.0f); // 1.5 * 2^23
-  Value sum = LLVM::FAddOp::create(b, loc, clamped, shifter);
-  Value j = LLVM::FSubOp::create(b, loc, sum, shifter);
-  Value f = LLVM::FSubOp::create(b, loc, clamped, j);
-  Value p = LLVM::FMAOp::create(b, loc, constant(0x1.c2a1fcp-5f), f, constant(0x1.f00c6ap-3f));
-  p = LLVM::FMAOp::create(b, loc, p, f, constant(0x1.62f5fcp-1f));
-  p = LLVM::FMAOp::create(b, loc, p, f, constant(1.0f));
-  Value shifted = LLVM::ShlOp::create(b, loc, LLVM::BitcastOp::create(b, loc, i32, sum),
-                                      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(23)));
-  Value bits = LLVM::AddOp::create(b, loc, LLVM::BitcastOp::create(b, loc, i32, p), shifted);
-  return LLVM::BitcastOp::create(b, loc, f32, bits);
-}
-
 bool KernelLowering::lowerSkippableMul(arith::MulFOp op) {
   if (!op->hasAttr(tile::TileDialect::kSkipUnitFactorAttrName) || !isa<RankedTensorType>(op.getType()))
     return false;
@@ -934,11 +909,6 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
     regs[trunc.getResult()] = out;
     return success();
   }
-  // tile.emulated_exp2 = K: K of every 16 registers on the FMA units, spread evenly (register i when
-  // i K mod 16 < K), so that the special-function unit's queue and the FMA chains interleave.
-  int emulated = 0;
-  if (auto k = op->getAttrOfType<IntegerAttr>(tile::TileDialect::kEmulatedExp2AttrName); k && isa<math::Exp2Op>(op))
-    emulated = static_cast<int>(k.getInt());
   SmallVector<SmallVector<Value>> results(op->getNumResults());
   for (int i = 0; i < numRegs; ++i) {
     SmallVector<Value> operands;
@@ -953,10 +923,6 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
     if (op->getNumResults() != 1)
       return op->emitOpError("expected one result");
     Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
-    if (emulated > 0 && (i * emulated) % 16 < emulated) {
-      results[0].push_back(emitEmulatedExp2(b, loc, operands[0]));
-      continue;
-    }
     FailureOr<Value> r = emitScalar(op, operands, resultType);
     if (failed(r))
       return failure();

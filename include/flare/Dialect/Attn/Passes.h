@@ -78,10 +78,6 @@ struct AttentionConfig {
   /// the piece that ends an instance handing its partial softmax state to the one that began it,
   /// so that the grid ends evenly instead of in a part-filled last wave.
   bool splitTail = false;
-  /// Of every 16 exponentials of the softmax's probabilities a thread computes, this many run on the
-  /// FMA units as a polynomial instead of on the special-function unit (tile.online_softmax's
-  /// `emulated_exp2`).
-  int emulatedExp2 = 0;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

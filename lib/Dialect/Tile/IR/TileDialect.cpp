@@ -104,15 +104,6 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kSkipUnitFactorAttrName << "' is a unit attribute of an arith.mulf on tiles";
     return success();
   }
-  if (attr.getName() == kEmulatedExp2AttrName) {
-    auto exp2 = dyn_cast<math::Exp2Op>(op);
-    auto n = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!exp2 || !isa<RankedTensorType>(exp2.getType()) || !getElementTypeOrSelf(exp2.getType()).isF32() || !n ||
-        n.getInt() < 0 || n.getInt() > 16)
-      return op->emitError() << "'" << kEmulatedExp2AttrName
-                             << "' is an integer from 0 to 16 on a math.exp2 of f32 tiles";
-    return success();
-  }
   return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 
@@ -365,9 +356,6 @@ LogicalResult ReshapeOp::verify() {
 
 LogicalResult OnlineSoftmaxOp::verify() {
   auto s = getScores().getType(), m = getMax().getType(), l = getSum().getType();
-  if (getEmulatedExp2() < 0 || getEmulatedExp2() > 16)
-    return emitOpError() << "emulated_exp2 counts registers of every 16 and must be in [0, 16], got "
-                         << getEmulatedExp2();
   if (s.getRank() != 2 || !s.getElementType().isF32())
     return emitOpError("scores must be a 2-D f32 tile");
   auto rowType = RankedTensorType::get({s.getDimSize(0)}, s.getElementType());

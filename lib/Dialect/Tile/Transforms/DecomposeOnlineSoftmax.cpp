@@ -8,8 +8,7 @@
 //      or, with G partial sums l [M, G]: p as [M, N / 2G, G, 2] summed over axes 3 and 1, alpha
 //      broadcast to [M, G]
 // and the op's results (p, m', l', alpha) are replaced by these values. A `lazy` op keeps m' = m while
-// m' - m <= 8 (alpha then is exp2(0) = 1 exactly). The op's `emulated_exp2` goes to p's exp2
-// (tile.emulated_exp2).
+// m' - m <= 8 (alpha then is exp2(0) = 1 exactly).
 // Scores of the form s = y * c with a positive splat constant c (the softmax scale folded with
 // log2(e)) use y directly: rowmax s = c * rowmax y (exact: rounding is monotone) and
 // p = exp2(y * c - m_0), a multiply with one use that the backend fuses with the subtraction into
@@ -87,10 +86,7 @@ void decompose(OnlineSoftmaxOp op) {
                                       splat(rowType, -std::numeric_limits<double>::infinity()));
   Value safeMax = arith::SelectOp::create(b, loc, noKey, splat(rowType, 0.0), newMax);
   Value scores = y ? arith::MulFOp::create(b, loc, y, scale).getResult() : op.getScores();
-  auto pExp = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, scores, broadcastRows(safeMax)));
-  if (op.getEmulatedExp2() > 0)
-    pExp->setAttr(TileDialect::kEmulatedExp2AttrName, b.getI32IntegerAttr(op.getEmulatedExp2()));
-  Value p = pExp;
+  Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, scores, broadcastRows(safeMax)));
   Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, op.getMax(), safeMax));
   auto sumType = op.getSum().getType();
   Value rowSum, sumAlpha = alpha;
