@@ -224,7 +224,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
         b, loc,
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
                               cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
-        cmp(arith::CmpIPredicate::uge, steps, i32(std::getenv("FLARE_AB_SPLITMIN") ? std::atoi(std::getenv("FLARE_AB_SPLITMIN")) : kSplitMinSteps)));
+        cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)));
     Value whole = sel(on, sub(rounds, i32(1)), rounds);
     Value tailSteps = i64(mul(sub(total, mul(whole, ctas)), safeSteps));
     auto cut = [&](Value c) { // c * T * S / G, in 64 bits
