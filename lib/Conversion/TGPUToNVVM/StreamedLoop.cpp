@@ -280,12 +280,6 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         ifThen(isThreadZero(), [&] {
           if (waitEmpty)
             waitEmpty();
-          // A persistent kernel's consumers stage an instance's output in the ring's last stage and
-          // leave its TMA store in flight (storeThroughTma): the copy that refills a stage waits
-          // until the store has read its panels (at once when none is pending). An instance's first
-          // copy, into stage 0, never waits for it.
-          if (waitEmpty && persistent && !producerMode && std::getenv("FLARE_AB_RINGSTORE"))
-            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
           expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);
@@ -395,12 +389,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       ringUser = op.getLoc();
     }
     ringStagesBytes = std::max(ringStagesBytes, barriersAt);
-    if (ringStageBytes == 0) {
-      ringStageBytes = ring.stageBytes;
-      ringStages = stages;
-    } else if (ringStageBytes != ring.stageBytes || ringStages != stages) {
-      ringStageBytes = ringStages = -1;
-    }
     ring.base = ringBase->getResult(0);
     ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};

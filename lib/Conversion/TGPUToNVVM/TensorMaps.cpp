@@ -508,11 +508,8 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = type.getNumElements() * 2;
   Value base;
-  bool ownArea = false, inLastStage = false;
-  if (persistent && !producerMode && ringStages >= 2 && bytes <= ringStageBytes && std::getenv("FLARE_AB_RINGSTORE")) {
-    inLastStage = true;
-    base = arith::AddIOp::create(b, loc, ringBase->getResult(0), i32((ringStages - 1) * ringStageBytes));
-  } else if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
+  bool ownArea = false;
+  if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
     base = ringBase->getResult(0);
   } else {
     ownArea = true;
@@ -528,7 +525,7 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   // A persistent kernel's instance leaves the copy of its own staging area in flight. With a
   // producer warpgroup and an output whose rows split between the two consumer warpgroups (rows
   // 0-63 and 64-127), each warpgroup stores its own half: 64-row boxes, its own named barrier.
-  const bool deferWait = persistent && (ownArea || inLastStage);
+  const bool deferWait = persistent && ownArea;
   auto rowsSplit = [&] {
     LinearLayout layout = layoutOf(value);
     auto clearOf64 = [](const LinearLayout::Coord &c) { return (c[0] & 64) == 0; };
