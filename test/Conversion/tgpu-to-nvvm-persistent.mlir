@@ -159,8 +159,9 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // instance's block before the tile loop; at each instance's start it keeps the next instance's
 // coordinates in shared memory; every warp releases the block after its last product reading it, and
 // after that loop thread 0 waits until all have and copies the next instance's block. The instance
-// waits for A with the turn's parity. The ring is set up per instance; the output's staging reuses
-// the ring's stages, so its copy is waited for at once, and every instance ends with a CTA barrier.
+// waits for A with the turn's parity. The ring is set up per instance; the output (16 KiB, more than
+// one 8 KiB stage) is staged in the ring's stages, so its copy is waited for at once, and every
+// instance ends with a CTA barrier.
 // Only the MMA turn is carried.
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
@@ -231,6 +232,58 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
     %row = arith.muli %i, %c64 : i32
     %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
     %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
+
+// -----
+
+// Without a producer warpgroup, an output that fits one stage of the ring (16 KiB, three stages of
+// 16 KiB from byte 33792) is staged in the last stage (66560) and its copy left in flight: the
+// instance's first copy (stage 0) goes ahead of it, each refill waits for the store's read after the
+// stage's `empty`, thread 0 waits for it before the next instance writes the staging, and once
+// after the tile loop.
+// CHECK-LABEL: gpu.func @last_stage(
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK-NEXT: %[[S0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[33792]
+// CHECK-NEXT: llvm.addrspacecast %[[S0]]
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: arith.divui %{{[0-9]+}}, %c3_i32 : i32
+// CHECK-NEXT: arith.andi
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11, %[[STAGING]]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @last_stage(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c128], [%c128, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c128 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c128 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
     scf.yield %s : tensor<128x64xf32>
   }
   %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>

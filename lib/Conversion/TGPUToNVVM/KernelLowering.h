@@ -427,6 +427,9 @@ private:
   /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
   bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
   int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)
+  /// The stage size and count every ring of the kernel shares (0: no ring yet; -1: rings differ),
+  /// for an output staged in the last stage (storeThroughTma).
+  int64_t ringStageBytes = 0, ringStages = 0;
   int64_t stagingBytes = 0;              // TMA stores' own area, when no ring is large enough
   Operation *stagingBase = nullptr;      // arith.constant i32, patched to the area's offset at the end
   LogicalResult lowerDot(tile::DotOp op);

@@ -280,6 +280,12 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         ifThen(isThreadZero(), [&] {
           if (waitEmpty)
             waitEmpty();
+          // A persistent kernel whose consumers fill the ring stages an instance's output in its
+          // last stage and leaves the TMA store in flight (storeThroughTma): a copy into a used
+          // stage waits until the store has read its panels (at once when none is pending). An
+          // instance's first copy (stage 0, no `empty` wait) goes ahead of it.
+          if (waitEmpty && persistent && !producerMode)
+            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
           expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);
@@ -389,6 +395,12 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       ringUser = op.getLoc();
     }
     ringStagesBytes = std::max(ringStagesBytes, barriersAt);
+    if (ringStageBytes == 0) {
+      ringStageBytes = ring.stageBytes;
+      ringStages = stages;
+    } else if (ringStageBytes != ring.stageBytes || ringStages != stages) {
+      ringStageBytes = ringStages = -1;
+    }
     ring.base = ringBase->getResult(0);
     ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};
