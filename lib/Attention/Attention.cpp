@@ -385,7 +385,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     const int64_t blockM = kernel.info().hint("attention.block_m"), blockN = kernel.info().hint("attention.block_n");
     const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
     const int64_t steps = (plan.seqKV + blockN - 1) / blockN, ctas = kernel.residentCtas();
-    if (blockM <= 0 || blockN <= 0 || instances <= ctas || instances % ctas == 0 || steps < kSplitMinSteps) {
+    if (blockM <= 0 || blockN <= 0 || !splitsLaunch(instances, ctas, steps)) {
       compile.splitTail = -1;
       module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
       kernel = module->kernel(plan.kernelName);

@@ -53,6 +53,19 @@ TEST(Compiler, MetadataMarksKernelsThatMoveRegisterBudgets) {
   }
 }
 
+TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {
+  // 136 instances of 16 steps on 132 CTAs: one whole round, then the rest split.
+  EXPECT_TRUE(flare::splitsLaunch(136, 132, 16));
+  EXPECT_TRUE(flare::splitsLaunch(2112, 132 - 1, 64));
+  // No part-filled last round: as many instances as CTAs or fewer, or a multiple of them.
+  EXPECT_FALSE(flare::splitsLaunch(132, 132, 64));
+  EXPECT_FALSE(flare::splitsLaunch(100, 132, 64));
+  EXPECT_FALSE(flare::splitsLaunch(2112, 132, 64));
+  // Instances shorter than kSplitMinSteps are not worth the hand-over.
+  EXPECT_FALSE(flare::splitsLaunch(136, 132, flare::kSplitMinSteps - 1));
+  EXPECT_FALSE(flare::splitsLaunch(136, 0, 16));
+}
+
 TEST(Compiler, ParseErrorsCarryTheirLocation) {
   try {
     flare::compileToPTX("func.func @k() {\n  %x = arith.constant : i32\n}\n", {}, "bad.mlir");

@@ -73,6 +73,12 @@ struct TensorMapInfo {
 /// (shorter instances gain less from an even end than the split's hand-over costs).
 inline constexpr int kSplitMinSteps = 16;
 
+/// Whether such a kernel splits a launch of `instances` program instances of `steps` steps each on
+/// `ctas` CTAs (the rule its schedule applies on the device, for launchers that choose a kernel).
+constexpr bool splitsLaunch(int64_t instances, int64_t ctas, int64_t steps) {
+  return ctas > 0 && instances > ctas && instances % ctas != 0 && steps >= kSplitMinSteps;
+}
+
 /// What a launcher needs to know about one kernel of a compiled module.
 struct KernelInfo {
   std::string name;

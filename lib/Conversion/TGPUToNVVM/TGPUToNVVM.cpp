@@ -220,6 +220,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
     Value steps = scalars.lookup(splitRange.getSteps());
     Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
     Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
+    // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps.
     Value on = arith::AndIOp::create(
         b, loc,
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
