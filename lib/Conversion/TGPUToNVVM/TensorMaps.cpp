@@ -512,7 +512,9 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   const int64_t bytes = type.getNumElements() * 2;
   Value base;
   bool ownArea = false, lastStage = false;
-  if (persistent && !producerMode && ringStages >= 2 && bytes <= ringStageBytes) {
+  // (Swizzled panels need a 1024-byte aligned stage: stages of unswizzled streams may not be.)
+  if (persistent && !producerMode && ringStages >= 2 && bytes <= ringStageBytes &&
+      ringStageBytes % kSwizzleAlign == 0) {
     lastStage = true;
     base = arith::AddIOp::create(b, loc, ringBase->getResult(0), i32((ringStages - 1) * ringStageBytes));
   } else if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
