@@ -52,7 +52,9 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        value x stride) are copied by TMA instead: the kernel gets hidden parameters (a flag and one
        tensor map per view, described in `tgpu.tensor_maps` for the runtime), thread 0 issues one
        cp.async.bulk.tensor per 64-column panel and the stage's `full` mbarrier counts the bytes;
-       launches whose maps do not encode copy element by element. See TensorMaps.cpp.
+       launches whose maps do not encode copy element by element, unless `tma-fallback=0` leaves
+       those copies out (the kernel is then marked `tgpu.tma_required`; a smaller kernel for
+       launchers that check their views first). See TensorMaps.cpp.
     9. a kernel marked `tile.producer_warpgroup = true` (4 or 8 warps, one CTA per SM) gets one
        more warpgroup that issues the TMA copies of its top-level streamed loops and exits; the
        kernel's own warps only wait for and release the stages, their CTA barriers become named
@@ -77,6 +79,10 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     Option<"tma", "tma", "bool", /*default=*/"true",
            "with wgmma, copy streamed and pipelined dot operands by TMA where the host can describe "
            "their views (tensor maps encoded by the runtime at launch)">,
+    Option<"tmaFallback", "tma-fallback", "bool", /*default=*/"true",
+           "with tma, also emit the element-wise copies that launches whose tensor maps do not encode "
+           "take; without them the kernel is smaller and compiles faster, is marked "
+           "`tgpu.tma_required`, and the runtime refuses such launches">,
     Option<"pingPong", "ping-pong", "bool", /*default=*/"true",
            "in loops whose dot operands stream through shared memory, let two warpgroups issue their "
            "MMAs in turn (named barriers), so that one's softmax overlaps the other's MMAs">

@@ -377,8 +377,18 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   compile.pingPong = config.pingPong;
   compile.producer = config.producer;
   compile.persistent = config.persistent;
-  std::shared_ptr<rt::Module> module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
-  rt::Kernel kernel = module->kernel(plan.kernelName);
+  // planAttention admits 16-byte aligned views only, whose tensor maps encode: the kernel without the
+  // element-wise copies for maps that do not (a fifth less code and compile time). A driver that
+  // cannot encode them gets the kernel with those copies.
+  compile.tmaFallback = false;
+  auto compileKernel = [&] {
+    return cache.getOrCompile(plan.module, compile, "<flare::attention>")->kernel(plan.kernelName);
+  };
+  rt::Kernel kernel = compileKernel();
+  if (kernel.info().tmaRequired && !kernel.usesTensorMaps(plan.args)) {
+    compile.tmaFallback = true;
+    kernel = compileKernel();
+  }
   // A kernel that may split the last instances between CTAs carries the hand-over's code in every
   // instance (1-2% at 512 tokens); launches it would not split get the kernel without it.
   if (kernel.info().splitSlotBytes >= 0) {
@@ -387,8 +397,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     const int64_t steps = (plan.seqKV + blockN - 1) / blockN, ctas = kernel.residentCtas();
     if (blockM <= 0 || blockN <= 0 || !splitsLaunch(instances, ctas, steps)) {
       compile.splitTail = -1;
-      module = cache.getOrCompile(plan.module, compile, "<flare::attention>");
-      kernel = module->kernel(plan.kernelName);
+      kernel = compileKernel();
     }
   }
   return kernel;

@@ -112,6 +112,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
     lowering.wgmma = options.arch == "sm_90a";
     lowering.pingPong = options.pingPong >= 0;
+    lowering.tmaFallback = options.tmaFallback;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     // CSE first: the per-register code repeats address and index arithmetic many times, and the
     // canonicalizer then folds one copy instead of each (0.23 s -> 0.14 s on an attention kernel).
@@ -181,6 +182,7 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     ArrayRef<Type> argTypes = func.getArgumentTypes();
     info.persistent = func->hasAttr(tgpu::kPersistentAttrName);
     info.registerBudgets = func->hasAttr(tgpu::kRegisterBudgetsAttrName);
+    info.tmaRequired = func->hasAttr(tgpu::kTmaRequiredAttrName);
     if (auto slot = func->getAttrOfType<IntegerAttr>(tgpu::kSplitSlotBytesAttrName))
       info.splitSlotBytes = slot.getInt();
     if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {
@@ -287,6 +289,9 @@ struct TileToPTXOptions : public PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> arch{*this, "arch", llvm::cl::desc("target architecture (sm_80, sm_90a, ...)"),
                            llvm::cl::init("sm_90a")};
   Option<int> optLevel{*this, "opt-level", llvm::cl::desc("NVPTX optimisation level"), llvm::cl::init(3)};
+  Option<bool> tmaFallback{*this, "tma-fallback",
+                           llvm::cl::desc("copies for launches whose tensor maps do not encode (CompileOptions)"),
+                           llvm::cl::init(true)};
 };
 } // namespace
 
@@ -316,6 +321,7 @@ void registerAllPasses() {
           CompileOptions options;
           options.arch = opts.arch;
           options.optLevel = opts.optLevel;
+          options.tmaFallback = opts.tmaFallback;
           for (Stage s : {Stage::Tile, Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
             addStagePasses(pm, options, s);
           return success();

@@ -15,6 +15,7 @@
 // A kernel that reads through TMA also has "tensorMaps" (flare::TensorMapInfo), each like
 //   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
 //    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
+// and "tmaRequired": true when it has no copies for maps that do not encode (KernelInfo::tmaRequired),
 // a persistent kernel "persistent": true (KernelInfo::persistent), and one that moves register
 // budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets), and one
 // that splits program instances between CTAs "splitSlotBytes": 65536 (KernelInfo::splitSlotBytes).
@@ -191,7 +192,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     fail(where + " must be an object, not " + typeName(v));
   rejectUnknownKeys(*obj,
                     {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets",
-                     "splitSlotBytes"},
+                     "tmaRequired", "splitSlotBytes"},
                     where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
@@ -214,7 +215,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     }
   }
   for (auto [key, field] : {std::pair<const char *, bool *>{"persistent", &k.persistent},
-                             {"registerBudgets", &k.registerBudgets}})
+                             {"registerBudgets", &k.registerBudgets}, {"tmaRequired", &k.tmaRequired}})
     if (const llvm::json::Value *value = obj->get(key)) {
       std::optional<bool> flag = value->getAsBoolean();
       if (!flag)
@@ -231,6 +232,8 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     for (size_t i = 0; i < maps.size(); ++i)
       k.tensorMaps.push_back(parseTensorMap(maps[i], where + ".tensorMaps[" + std::to_string(i) + "]", k.args));
   }
+  if (k.tmaRequired && k.tensorMaps.empty())
+    fail(where + ".tmaRequired is only valid for a kernel with tensorMaps");
   return k;
 }
 
@@ -251,6 +254,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";persistent=" + std::to_string(persistent);
   if (splitTail)
     text += ";split=" + std::to_string(splitTail);
+  if (!tmaFallback)
+    text += ";tma-fallback=0";
   return text;
 }
 
@@ -295,6 +300,8 @@ std::string CompiledModule::metadataJson() const {
             j.attribute("persistent", true);
           if (k.registerBudgets)
             j.attribute("registerBudgets", true);
+          if (k.tmaRequired)
+            j.attribute("tmaRequired", true);
           if (k.splitSlotBytes >= 0)
             j.attribute("splitSlotBytes", k.splitSlotBytes);
           if (!k.hints.empty())

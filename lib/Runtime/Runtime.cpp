@@ -577,6 +577,9 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   if (!k.tensorMaps.empty()) {
     std::string why;
     mapsEncoded = encodeTensorMaps(k, args, maps, why) ? 1 : 0;
+    if (!mapsEncoded && k.tmaRequired)
+      throw Error(where() + ": " + why + ", and the kernel was compiled without the copies that replace " +
+                  "its tensor maps (CompileOptions::tmaFallback off); compile it with them for such views");
     params.push_back(&mapsEncoded);
     for (TensorMapBytes &m : maps)
       params.push_back(&m);

@@ -51,6 +51,10 @@ int flare::tools::flarecMain(int argc, char **argv) {
   cl::opt<std::string> arch("arch", cl::desc("target architecture: sm_80, sm_86, sm_89, sm_90, sm_90a"),
                             cl::init("sm_90a"), cl::cat(category));
   cl::opt<int> optLevel("O", cl::desc("NVPTX optimisation level (0-3)"), cl::init(3), cl::Prefix, cl::cat(category));
+  cl::opt<bool> tmaFallback("tma-fallback",
+                            cl::desc("kernels that copy through TMA also carry the copies that launches whose "
+                                     "tensor maps do not encode take (=false: smaller, tgpu.tma_required)"),
+                            cl::init(true), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -88,6 +92,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   flare::CompileOptions options;
   options.arch = arch;
   options.optLevel = optLevel;
+  options.tmaFallback = tmaFallback;
   flare::CompiledModule meta;
   meta.arch = options.arch;
   static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,

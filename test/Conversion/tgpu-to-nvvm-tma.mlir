@@ -5,6 +5,7 @@
 // cp.async.bulk.tensor per 64-column panel. Launches whose maps did not encode take the other path.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1" --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=0" --cse --canonicalize | FileCheck %s --check-prefix=SM80
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=NOFB
 
 // A streamed B whose view starts at a per-program offset (pid * ldb): the map is 3-D, [64 columns,
 // n rows, unbounded] with strides [1, 64, ldb (argument 4)], read at (0, row, pid).
@@ -51,6 +52,25 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async
 
+// With tma-fallback=0 the kernel keeps its hidden parameters but not the other path: it is marked
+// tgpu.tma_required (the runtime refuses launches whose maps do not encode), `full` expects thread 0
+// alone, and no thread copies element by element or fences for it.
+// NOFB-LABEL: gpu.func @stream(
+// NOFB-SAME: %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64}, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
+// NOFB-SAME: tgpu.tma_required
+// NOFB-NOT: arith.select
+// NOFB: nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
+// NOFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
+// NOFB: scf.for
+// NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
+// NOFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
+// NOFB: nvvm.wgmma.mma_async
+// NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
+// NOFB: gpu.return
+
 // Without wgmma nothing streams and no map is made.
 // SM80-LABEL: gpu.func @stream(
 // SM80-NOT: tgpu.tensor_maps
@@ -85,6 +105,9 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 
 // Row strides the kernel computes (n * 2) are not launch arguments: no tensor map, cp.async only.
 // CHECK-LABEL: gpu.func @computed_stride(
+// NOFB-LABEL: gpu.func @computed_stride(
+// NOFB-NOT: tgpu.tma_required
+// NOFB: nvvm.cp.async.shared.global
 // CHECK-NOT: tgpu.tensor_maps
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.cp.async.shared.global
@@ -178,6 +201,13 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // which is free once the loop is done. The map of the output (argument 2, box 64 x 128, pid * ldc)
 // follows A's and the streamed B's.
 // CHECK-LABEL: gpu.func @store_out(
+// Without the fallback no thread stores the output directly.
+// NOFB-LABEL: gpu.func @store_out(
+// NOFB-SAME: tgpu.tma_required
+// NOFB-NOT: bf16, !llvm.ptr<1>
+// NOFB: nvvm.cp.async.bulk.tensor.global.shared.cta
+// NOFB-NOT: bf16, !llvm.ptr<1>
+// NOFB: gpu.return
 // CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPC:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tgpu.shared_bytes = 66608 : i32
 // CHECK-SAME: {box = array<i32: 64, 128, 1>, elem_bytes = 2 : i32, pointer = 2 : i32,

@@ -64,6 +64,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].args, b.kernels[i].args);
     EXPECT_EQ(a.kernels[i].persistent, b.kernels[i].persistent);
     EXPECT_EQ(a.kernels[i].registerBudgets, b.kernels[i].registerBudgets);
+    EXPECT_EQ(a.kernels[i].tmaRequired, b.kernels[i].tmaRequired);
     EXPECT_EQ(a.kernels[i].splitSlotBytes, b.kernels[i].splitSlotBytes);
     ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
     for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
@@ -108,11 +109,12 @@ TEST(CompiledModuleTest, JsonRoundTripWithTensorMaps) {
   expectSameModule(m, CompiledModule::fromMetadataJson(json, m.ptx));
 }
 
-// The kernels' boolean flags ("persistent", "registerBudgets") are written only when set and come
-// back on the kernel that had them.
+// The kernels' boolean flags ("persistent", "registerBudgets", "tmaRequired") are written only when
+// set and come back on the kernel that had them.
 TEST(CompiledModuleTest, JsonRoundTripOfKernelFlags) {
   for (auto [key, field] : {std::pair<const char *, bool KernelInfo::*>{"persistent", &KernelInfo::persistent},
-                            {"registerBudgets", &KernelInfo::registerBudgets}}) {
+                            {"registerBudgets", &KernelInfo::registerBudgets},
+                            {"tmaRequired", &KernelInfo::tmaRequired}}) {
     CompiledModule m = sampleModule();
     m.kernels.push_back(tmaKernel());
     m.kernels.back().*field = true;
@@ -234,6 +236,10 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "persistent": 1})")},
       {"registerBudgets as string",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "registerBudgets": "yes"})")},
+      {"tmaRequired as string",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "tmaRequired": "yes"})")},
+      {"tmaRequired without tensor maps",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "tmaRequired": true})")},
       {"splitSlotBytes negative", kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [],
                                                   "persistent": true, "splitSlotBytes": -4})")},
       {"splitSlotBytes without persistent",
@@ -300,6 +306,9 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   CompileOptions tile = base;
   tile.attentionBlockN = 128;
   expectNew(tile, "attentionBlockN");
+  CompileOptions noFallback = base;
+  noFallback.tmaFallback = false;
+  expectNew(noFallback, "tmaFallback");
 }
 
 TEST(CompiledModuleTest, SupportedArchs) {

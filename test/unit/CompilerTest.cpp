@@ -53,6 +53,31 @@ TEST(Compiler, MetadataMarksKernelsThatMoveRegisterBudgets) {
   }
 }
 
+// Without the TMA fallback an attention kernel is marked as needing its maps, ignores the "maps
+// encoded" flag (same parameters) and is smaller: no element-wise copies into the ring.
+TEST(Compiler, KernelsWithoutTheTmaFallbackRequireTheirMaps) {
+  const std::string causal = readExample("attention/causal.mlir");
+  flare::CompileOptions with, without;
+  without.tmaFallback = false;
+  flare::CompiledModule a = flare::compileToPTX(causal, with, "causal.mlir");
+  flare::CompiledModule b = flare::compileToPTX(causal, without, "causal.mlir");
+  ASSERT_EQ(a.kernels.size(), 1u);
+  ASSERT_EQ(b.kernels.size(), 1u);
+  ASSERT_FALSE(a.kernels[0].tensorMaps.empty());
+  EXPECT_FALSE(a.kernels[0].tmaRequired);
+  EXPECT_TRUE(b.kernels[0].tmaRequired);
+  EXPECT_EQ(a.kernels[0].args, b.kernels[0].args);
+  EXPECT_EQ(a.kernels[0].tensorMaps.size(), b.kernels[0].tensorMaps.size());
+  EXPECT_LT(b.ptx.size(), a.ptx.size() * 9 / 10) << "with " << a.ptx.size() << " B, without " << b.ptx.size() << " B";
+  // Kernels without tensor maps (sm_80) are not marked.
+  flare::CompileOptions sm80 = without;
+  sm80.arch = "sm_80";
+  flare::CompiledModule c = flare::compileToPTX(causal, sm80, "causal.mlir");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_TRUE(c.kernels[0].tensorMaps.empty());
+  EXPECT_FALSE(c.kernels[0].tmaRequired);
+}
+
 TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {
   // 136 instances of 16 steps on 132 CTAs: one whole round, then the rest split.
   EXPECT_TRUE(flare::splitsLaunch(136, 132, 16));

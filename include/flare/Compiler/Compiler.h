@@ -40,6 +40,12 @@ struct CompileOptions {
   /// Generated attention kernels: a persistent kernel without a mask may split the last program
   /// instances' KV steps between CTAs (1 on, -1 off, 0 the configured choice; see kSplitMinSteps).
   int splitTail = 0;
+  /// Kernels that copy through TMA also carry the element-wise copies that launches whose tensor maps
+  /// do not encode (views that are not 16-byte aligned) take instead. Off: smaller kernels that
+  /// compile faster (about a fifth less for an attention kernel); launching one with such views
+  /// throws flare::Error (KernelInfo::tmaRequired). flare::attention, which checks its views, turns
+  /// it off.
+  bool tmaFallback = true;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
@@ -86,8 +92,8 @@ struct KernelInfo {
   int sharedBytes = 0;       ///< dynamic shared memory per CTA, in bytes
   std::vector<ArgKind> args; ///< parameters in order
   /// Tensor maps the kernel reads with TMA. When there are any, the kernel has hidden parameters after
-  /// `args`: an i32 that is 1 when every map could be encoded (else the kernel copies without TMA),
-  /// then one 128-byte map per entry.
+  /// `args`: an i32 that is 1 when every map could be encoded (else the kernel copies without TMA,
+  /// unless tmaRequired), then one 128-byte map per entry.
   std::vector<TensorMapInfo> tensorMaps;
   /// A persistent kernel (`tile.persistent`): launched with as many CTAs as fit on the device at once
   /// (at most one per program instance), each running program instances of the requested grid in
@@ -96,6 +102,10 @@ struct KernelInfo {
   /// Its warpgroups move register budgets (setmaxnreg): the runtime has the driver compile the
   /// module's PTX as a whole program, where ptxas honours them (not through its linker).
   bool registerBudgets = false;
+  /// Its tensor maps must encode: compiled without the copies that replace them
+  /// (CompileOptions::tmaFallback off), it ignores the "maps encoded" flag and the runtime refuses
+  /// launches whose maps do not encode (Kernel::usesTensorMaps tells beforehand).
+  bool tmaRequired = false;
   /// A persistent kernel that splits program instances between CTAs (tile.split_range): the bytes of
   /// one CTA's slot of its workspace; -1 when it has none. The workspace's pointer is a hidden
   /// parameter right after the grid's: G slots, then G i32 flags that are zero before the first

@@ -113,9 +113,10 @@ inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
 class KernelLowering {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
-                 bool tma)
+                 bool tma, bool tmaFallback)
       : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
-        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma) {}
+        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
+        tmaFallback(tmaFallback) {}
 
   LogicalResult run();
 private:
@@ -127,6 +128,7 @@ private:
   bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
   bool tmaEnabled;      // with wgmma: dot operands whose views the host can describe are copied by TMA
+  bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
   Location loc = UnknownLoc::get(b.getContext());
 
   Value threadId, laneId, warpId;                         // i32

@@ -1038,7 +1038,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
     for (func::FuncOp func : kernels) {
       auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
       bool turns = pingPong && (!kernelPingPong || kernelPingPong.getValue());
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma, tmaFallback).run()))
         return signalPassFailure();
       func.erase();
     }

@@ -24,6 +24,9 @@
 // each as a 128-byte grid-constant parameter after the kernel's own, preceded by an i32 that is 1
 // when every map could be encoded (16-byte aligned base and strides, a driver with TMA). When it is
 // 0 the kernel takes the cp.async path, chosen at run time like the unaligned-rows fallback.
+// With `tma-fallback=0` that path is left out (about a fifth of an attention kernel's code and
+// compile time): the kernel is marked tgpu.tma_required and the runtime refuses launches whose maps
+// do not encode, which launchers that check their views first (flare::attention) never make.
 //
 // Stores go the other way (storeThroughTma): a block stored at the kernel's top level (the output
 // tile of an attention or matmul kernel) is written by all threads into swizzled panels in shared
@@ -152,7 +155,12 @@ Value KernelLowering::tensorMapsUsable() {
       return arith::ConstantIntOp::create(b, loc, 0, 1);
     }
     tensorMapFlag = kernelFunc.getArgument(idx);
+    if (!tmaFallback)
+      kernelFunc->setAttr(tgpu::kTmaRequiredAttrName, b.getUnitAttr());
   }
+  // Without the fallback the flag is taken as set: the canonicalizer removes the other paths.
+  if (!tmaFallback)
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
 }
 

@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tgpu.shared_bytes";
 /// (the maps' descriptions in kTensorMapsAttrName).
 inline constexpr llvm::StringLiteral kUserArgsAttrName = "tgpu.user_args";
 inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
+/// Unit attribute on a lowered kernel with tensor maps compiled without the element-wise copies that
+/// replace them (convert-tgpu-to-nvvm's `tma-fallback=0`): it ignores its "maps encoded" flag, and a
+/// launcher must not launch it when a map does not encode.
+inline constexpr llvm::StringLiteral kTmaRequiredAttrName = "tgpu.tma_required";
 /// Unit attribute on a lowered persistent kernel (tile.persistent): launched with as many CTAs as fit
 /// on the device at once, each running program instances of the grid in its hidden parameters.
 inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";
