@@ -380,7 +380,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   // planAttention admits 16-byte aligned views only, whose tensor maps encode: the kernel without the
   // element-wise copies for maps that do not (a fifth less code and compile time). A driver that
   // cannot encode them gets the kernel with those copies.
-  compile.tmaFallback = getenv("FLARE_AB_FALLBACK") != nullptr;
+  compile.tmaFallback = false;
   auto compileKernel = [&] {
     return cache.getOrCompile(plan.module, compile, "<flare::attention>")->kernel(plan.kernelName);
   };

@@ -80,7 +80,6 @@ bool KernelLowering::producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams)
 
 void KernelLowering::beginProducer() {
   const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;
-  const int kProducerRegisters = getenv("FLARE_AB_PR") ? atoi(getenv("FLARE_AB_PR")) : KernelLowering::kProducerRegisters;
   // The register file (64K) less what the allocator keeps back (1K), shared out in multiples of 8.
   constexpr int64_t kRegisterFile = 64512;
   const int consumerRegisters =
