@@ -552,9 +552,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     crossInstanceFirst = arith::AndIOp::create(
         b, loc, ring.useTma,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tileLoop.getInductionVar(), i32(0)));
-    // Lane 0's copy: ptxas then keeps the stage addresses and wgmma descriptors derived from it in
-    // uniform registers, as with an index that starts at 0.
-    first = getenv("FLARE_AB_XIU") ? warpUniform(tileLoop.getRegionIterArgs()[0]) : tileLoop.getRegionIterArgs()[0];
+    first = tileLoop.getRegionIterArgs()[0];
     (void)planStageCopies(copies, ring.useTma);
     Value own = arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
                                       notI1(crossInstanceFirst));
@@ -657,7 +655,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
             ifThen(successorDue,
                    [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
           };
-
+        else if (crossInstance)
+          issueSuccessor = [&] { issueNextInstanceFirst(ring, arith::AddIOp::create(b, loc, i, i32(1))); };
         ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
                issueSuccessor);
       }
@@ -782,10 +781,10 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   if (ring.carried)
     tileRingNext = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
   if (crossInstance && !successor) {
-    // After the instance's last loop (not in its last iteration: the next instance's scalars would
-    // stay live through the loop), the next instance's first copies, ahead of the last P V and the
-    // epilogue.
-    issueNextInstanceFirst(ring, tileRingNext);
+    // The instance's last loop ran no iteration (so none issued them): the next instance's first
+    // copies go from here.
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lb, ub),
+           [&] { issueNextInstanceFirst(ring, first); });
     crossInstanceRingNext = tileRingNext;
   }
   if (successor) {
