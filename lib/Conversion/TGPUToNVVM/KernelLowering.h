@@ -644,7 +644,6 @@ private:
     Value first;      // i32: ring index of the loop's first iteration
     Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
     Operation *handback = nullptr; // the earlier loop's ping-pong turn hand-back (null: no turns)
-    Value noneBefore; // i1: none of the instance's earlier loops ran an iteration
   };
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
@@ -672,21 +671,6 @@ private:
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
-  /// A persistent kernel's only streamed loop whose consumers fill the ring by TMA: the ring is set
-  /// up once, its index runs on across instances, and the instance's last iteration issues the next
-  /// instance's first copies (StreamedLoop.cpp). Its index after this instance's loop (else null):
-  /// the output is staged in the stage of the loop's last iteration, not where those copies go.
-  Value crossInstanceRingNext;
-  /// i1 in the instance: this instance's first copies were issued by the one before (null: no such ring).
-  Value crossInstanceFirst;
-  /// The instance's loops on that ring, in order, with their streams.
-  SmallVector<std::pair<scf::ForOp, SmallVector<Stream>>> crossInstanceLoops;
-  /// Whether `op`, the instance's first streamed loop, starts such a ring (fills crossInstanceLoops).
-  bool crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, const StreamRing &ring);
-  /// Thread 0 issues the next instance's first copies (those of its first loop that runs) into ring
-  /// index `index`, when there is a next instance; its bounds and blocks lowered anew for its
-  /// program ids.
-  void issueNextInstanceFirst(const StreamRing &ring, Value index);
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.

@@ -524,15 +524,8 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   if (persistent && !producerMode && ringStages >= 2 && bytes <= ringStageBytes &&
       ringStageBytes % kSwizzleAlign == 0) {
     lastStage = true;
-    // A ring whose next instance's first copies are already in flight (crossInstanceRingNext): the
-    // stage of the loop's last iteration, which no copy targets until this store has read it.
-    Value stage = crossInstanceRingNext
-                      ? arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, crossInstanceRingNext, i32(ringStages - 1)),
-                                               i32(ringStages))
-                            .getResult()
-                      : i32(ringStages - 1);
-    base = arith::AddIOp::create(b, loc, ringBase->getResult(0), arith::MulIOp::create(b, loc, stage, i32(ringStageBytes)));
-  } else if (bytes <= ringStagesBytes && !(persistent && producerMode) && !crossInstanceRingNext) {
+    base = arith::AddIOp::create(b, loc, ringBase->getResult(0), i32((ringStages - 1) * ringStageBytes));
+  } else if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
     base = ringBase->getResult(0);
   } else {
     ownArea = true;
