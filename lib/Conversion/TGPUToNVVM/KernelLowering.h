@@ -514,6 +514,10 @@ private:
   struct BarrierRing {
     Value at; // i32
     int stages;
+    /// A ring whose barriers live across program instances while each instance numbers its uses from
+    /// 0 (i32, null otherwise): bit s is the parity of stage s's completed phases before this
+    /// instance, bit 8 + s whether stage s was used before it.
+    Value phaseBits = {};
   };
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
     constexpr int64_t kBarrierBytes = 8;
@@ -522,16 +526,34 @@ private:
     return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
                                ValueRange{off});
   }
-  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
+  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages, after
+  /// the phases of earlier instances with phaseBits).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
-    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
+    Value phase = arith::DivUIOp::create(b, loc, use, i32(ring.stages));
+    if (ring.phaseBits)
+      phase = arith::AddIOp::create(
+          b, loc, phase,
+          arith::ShRUIOp::create(b, loc, ring.phaseBits, arith::RemUIOp::create(b, loc, use, i32(ring.stages))));
+    Value parity = arith::AndIOp::create(b, loc, phase, i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   }
-  /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
-  /// barrier: the stage may be refilled.
+  /// Waits until the readers of ring index `use` released `stage` on its `empty` barrier: the stage
+  /// may be refilled. A negative `use` is an earlier instance's (with phaseBits: its last use of
+  /// `stage`, when there was one; else the stage is fresh).
   void waitReleased(const BarrierRing &ring, Value stage, Value use) {
+    std::function<void()> earlier;
+    if (ring.phaseBits)
+      earlier = [&] {
+        Value used = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, ring.phaseBits, arith::AddIOp::create(b, loc, stage, i32(8))), i32(1));
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, used, i32(0)), [&] {
+          Value parity = arith::XOrIOp::create(
+              b, loc, arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, ring.phaseBits, stage), i32(1)), i32(1));
+          NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(ring, stage, true), parity, i32(0x989680));
+        });
+      };
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
-           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); });
+           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); }, earlier);
   }
   /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
   /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
@@ -644,6 +666,7 @@ private:
     Value first;      // i32: ring index of the loop's first iteration
     Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
     Operation *handback = nullptr; // the earlier loop's ping-pong turn hand-back (null: no turns)
+    Value noneBefore; // i1: none of the instance's earlier loops ran an iteration
   };
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
@@ -671,6 +694,19 @@ private:
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
+  /// A persistent kernel whose consumers fill the ring by TMA: the ring's barriers are set up once
+  /// and live across instances (BarrierRing::phaseBits, carried by the tile loop), and after the
+  /// instance's last loop thread 0 issues the next instance's first copies (StreamedLoop.cpp).
+  /// i1 in the instance: this instance's first copies were issued by the one before (null: no such ring).
+  Value crossInstanceFirst;
+  /// The instance's loops on that ring, in order, with their streams.
+  SmallVector<std::pair<scf::ForOp, SmallVector<Stream>>> crossInstanceLoops;
+  /// Whether `op`, the instance's first streamed loop, starts such a ring (fills crossInstanceLoops).
+  bool crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, const StreamRing &ring);
+  /// Thread 0 issues the next instance's first copies (those of its first loop that runs) into stage
+  /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
+  /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
+  void issueNextInstanceFirst(const StreamRing &ring, Value uses);
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.
