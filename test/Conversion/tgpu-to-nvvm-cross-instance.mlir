@@ -1,54 +1,62 @@
 // convert-tgpu-to-nvvm, persistent kernels whose consumers fill the ring by TMA and leave out the
-// element-wise fallback (tma-fallback=0): the ring runs across program instances. Its barriers are
-// initialised once, before the tile loop, which carries the ring index; an instance issues its own
-// first copy only in the CTA's first turn; the instance's last iteration (or, when its loop runs no
-// iteration, the code after the loop) issues the next instance's first copy, its bounds and blocks
-// lowered anew for that instance's program ids, into the stage after this instance's last; the
-// output is staged in the stage of the last iteration. With the fallback the ring stays per instance.
+// element-wise fallback (tma-fallback=0): the ring's barriers live across program instances. They
+// are initialised once, before the tile loop; each instance numbers its uses of the ring from 0 (so
+// the loop's code is that of a fresh ring) and the tile loop carries the parity of each stage's
+// completed phases, which every wait adds; an instance issues its own first copy only in the CTA's
+// first turn; after the instance's loop thread 0 issues the next instance's first copy into stage
+// 0 (its bounds and blocks lowered anew for that instance's program ids), once this instance's last
+// use of the stage is released; the output is staged in the last stage. With the fallback the ring
+// stays per instance.
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
 
 // CHECK-LABEL: gpu.func @cross_instance(
 // The ring's barriers (three stages of 16 KiB from byte 33792, barriers from 82944), once:
 // CHECK: gpu.barrier
-// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c1_i32
-// CHECK: %[[RING_EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82968]
-// CHECK-NEXT: nvvm.mbarrier.init %[[RING_EMPTY0]], %c8_i32
+// CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
+// CHECK-NEXT: nvvm.mbarrier.init %[[FULL0]], %c1_i32
+// CHECK: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82968]
+// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY0]], %c8_i32
 // CHECK: gpu.barrier
 // CHECK-NOT: nvvm.mbarrier.init
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[INDEX:arg[0-9]+]] = %c0_i32) -> (i32)
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[BITS:arg[0-9]+]] = %c0_i32) -> (i32)
 // CHECK-NOT: nvvm.mbarrier.init
-// The instance's own first copy: only in the first turn (into stage INDEX % 3).
+// The instance's own first copy (stage 0): only in the first turn, no wait.
 // CHECK: %[[FIRST_TURN:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32
 // CHECK: %[[OWN:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[FIRST_TURN]]
 // CHECK-NEXT: scf.if %[[OWN]] {
-// CHECK-NEXT: arith.remui %[[INDEX]], %c3_i32
+// CHECK-NOT: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// The loop: a refill, else (the last iteration) the next instance's first copy, when there is one.
+// The loop: a refill waits for the stage's release with the stage's carried parity added, and so
+// does the wait for the stage's copy.
 // CHECK: scf.for
+// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: } else {
-// CHECK: scf.if
+// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.yield
+// After the loop: the next instance's first copy into stage 0, after this instance's last use of
+// the stage is released and any earlier store has read its panels.
+// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// The index after the loop, carried to the next instance; an instance without iterations issues
-// the next one's first copy after its loop.
-// CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[INDEX]], %{{[0-9]+}} : i32
-// CHECK: scf.if
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// The output staged in the stage of the last iteration, (NEXT + 2) % 3, not a fixed one.
-// CHECK: %[[LAST:[0-9]+]] = arith.addi %[[NEXT]], %c2_i32 : i32
-// CHECK-NEXT: %[[STAGE:[0-9]+]] = arith.remui %[[LAST]], %c3_i32 : i32
-// CHECK-NEXT: %[[OFF:[0-9]+]] = arith.muli %[[STAGE]], %c16384_i32 : i32
-// CHECK-NEXT: %[[BASE:[0-9]+]] = arith.addi %[[OFF]], %c33792_i32 : i32
-// CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[BASE]]]
+// The stages' parities for the next instance.
+// CHECK: %[[B0:[0-9]+]] = arith.xori %[[BITS]], %{{[0-9]+}} : i32
+// CHECK: %[[B1:[0-9]+]] = arith.xori %[[B0]], %{{[0-9]+}} : i32
+// CHECK: %[[NEXT:[0-9]+]] = arith.xori %[[B1]], %{{[0-9]+}} : i32
+// The output staged in the last stage.
+// CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[STAGING]]
 // CHECK: scf.yield %[[NEXT]] : i32
 // CHECK: gpu.return
 
-// With the fallback: fresh barriers per instance, the output in the last stage.
+// With the fallback: fresh barriers per instance.
 // FALLBACK-LABEL: gpu.func @cross_instance(
 // FALLBACK: scf.for %{{arg[0-9]+}} = %c0_i32
 // FALLBACK: nvvm.mbarrier.init

@@ -516,7 +516,7 @@ private:
     int stages;
     /// A ring whose barriers live across program instances while each instance numbers its uses from
     /// 0 (i32, null otherwise): bit s is the parity of stage s's completed phases before this
-    /// instance, bit 8 + s whether stage s was used before it.
+    /// instance.
     Value phaseBits = {};
   };
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
@@ -537,23 +537,12 @@ private:
     Value parity = arith::AndIOp::create(b, loc, phase, i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   }
-  /// Waits until the readers of ring index `use` released `stage` on its `empty` barrier: the stage
-  /// may be refilled. A negative `use` is an earlier instance's (with phaseBits: its last use of
-  /// `stage`, when there was one; else the stage is fresh).
+  /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
+  /// barrier: the stage may be refilled. (A ring with phaseBits: a negative `use` is an earlier
+  /// instance's, released before that instance's closing CTA barrier.)
   void waitReleased(const BarrierRing &ring, Value stage, Value use) {
-    std::function<void()> earlier;
-    if (ring.phaseBits)
-      earlier = [&] {
-        Value used = arith::AndIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, ring.phaseBits, arith::AddIOp::create(b, loc, stage, i32(8))), i32(1));
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, used, i32(0)), [&] {
-          Value parity = arith::XOrIOp::create(
-              b, loc, arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, ring.phaseBits, stage), i32(1)), i32(1));
-          NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(ring, stage, true), parity, i32(0x989680));
-        });
-      };
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
-           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); }, earlier);
+           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); });
   }
   /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
   /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
