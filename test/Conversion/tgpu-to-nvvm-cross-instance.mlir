@@ -1,65 +1,61 @@
 // convert-tgpu-to-nvvm, persistent kernels whose consumers fill the ring by TMA and leave out the
-// element-wise fallback (tma-fallback=0): the ring's barriers live across program instances. They
-// are initialised once, before the tile loop; each instance numbers its uses of the ring from 0 (so
-// the loop's code is that of a fresh ring) and the tile loop carries the parity of each stage's
-// completed phases, which every wait adds; an instance issues its own first copy only in the CTA's
-// first turn; after the instance's loop thread 0 issues the next instance's first copy into stage
-// 0 (its bounds and blocks lowered anew for that instance's program ids), once this instance's last
-// use of the stage is released; the output is staged in the last stage. With the fallback the ring
-// stays per instance.
+// element-wise fallback (tma-fallback=0): after the instance's loop, thread 0 issues the next
+// instance's first copy into stage 0 (its bounds and blocks lowered anew for that instance's
+// program ids) once this instance's last use of the stage is released, on barriers it initialises
+// afresh for it. Every instance numbers the ring from 0 on fresh barriers, as a ring of its own:
+// it initialises stage 0's barriers and issues its own first copy only in the CTA's first turn, the
+// other stages' barriers every turn. The output is staged in the last stage. With the fallback the
+// ring is set up per instance as before.
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
 
+// Three stages of 16 KiB from byte 33792; barriers from 82944 (full) and 82968 (empty).
 // CHECK-LABEL: gpu.func @cross_instance(
-// The ring's barriers (three stages of 16 KiB from byte 33792, barriers from 82944), once:
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32  : i32 {
 // CHECK: gpu.barrier
-// CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
+// CHECK-NEXT: scf.if %{{[0-9]+}} {
+// CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
 // CHECK-NEXT: nvvm.mbarrier.init %[[FULL0]], %c1_i32
-// CHECK: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82968]
-// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY0]], %c8_i32
+// CHECK: }
+// CHECK-NEXT: %[[FULL1:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82952]
+// CHECK-NEXT: nvvm.mbarrier.init %[[FULL1]], %c1_i32
+// CHECK: nvvm.fence.proxy
 // CHECK: gpu.barrier
-// CHECK-NOT: nvvm.mbarrier.init
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[BITS:arg[0-9]+]] = %c0_i32) -> (i32)
-// CHECK-NOT: nvvm.mbarrier.init
-// The instance's own first copy (stage 0): only in the first turn, no wait.
-// CHECK: %[[FIRST_TURN:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32
+// The instance's own first copy, into stage 0, only in the first turn.
+// CHECK: %[[FIRST_TURN:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32
 // CHECK: %[[OWN:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[FIRST_TURN]]
 // CHECK-NEXT: scf.if %[[OWN]] {
 // CHECK-NOT: nvvm.mbarrier.try_wait
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// The loop: a refill waits for the stage's release with the stage's carried parity added, and so
-// does the wait for the stage's copy.
 // CHECK: scf.for
-// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
-// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: scf.yield
-// After the loop: the next instance's first copy into stage 0, after this instance's last use of
-// the stage is released and any earlier store has read its panels.
-// CHECK: arith.shrui %[[BITS]], %{{[0-9]+}} : i32
+// After the loop: when there is a next instance, thread 0 waits for this instance's last use of
+// stage 0 to be released, initialises its barriers afresh and issues the next instance's copy.
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: }
+// CHECK-NEXT: %[[NEXT_FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
+// CHECK-NEXT: nvvm.mbarrier.init %[[NEXT_FULL0]], %c1_i32
+// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c8_i32
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[NEXT_FULL0]], %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// The stages' parities for the next instance.
-// CHECK: %[[B0:[0-9]+]] = arith.xori %[[BITS]], %{{[0-9]+}} : i32
-// CHECK: %[[B1:[0-9]+]] = arith.xori %[[B0]], %{{[0-9]+}} : i32
-// CHECK: %[[NEXT:[0-9]+]] = arith.xori %[[B1]], %{{[0-9]+}} : i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %{{.*}}, %[[NEXT_FULL0]]
 // The output staged in the last stage.
 // CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[STAGING]]
-// CHECK: scf.yield %[[NEXT]] : i32
 // CHECK: gpu.return
 
-// With the fallback: fresh barriers per instance.
+// With the fallback: every barrier initialised in every turn, no copy for the next instance.
 // FALLBACK-LABEL: gpu.func @cross_instance(
 // FALLBACK: scf.for %{{arg[0-9]+}} = %c0_i32
-// FALLBACK: nvvm.mbarrier.init
+// FALLBACK: gpu.barrier
+// FALLBACK-NEXT: scf.if
+// FALLBACK-NEXT: llvm.getelementptr %{{[0-9]+}}[82944]
+// FALLBACK-NEXT: nvvm.mbarrier.init
 // FALLBACK: llvm.getelementptr %{{[0-9]+}}[66560]
 // FALLBACK: gpu.return
 func.func @cross_instance(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {

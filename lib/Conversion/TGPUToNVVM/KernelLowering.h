@@ -514,10 +514,6 @@ private:
   struct BarrierRing {
     Value at; // i32
     int stages;
-    /// A ring whose barriers live across program instances while each instance numbers its uses from
-    /// 0 (i32, null otherwise): bit s is the parity of stage s's completed phases before this
-    /// instance.
-    Value phaseBits = {};
   };
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
     constexpr int64_t kBarrierBytes = 8;
@@ -526,33 +522,29 @@ private:
     return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
                                ValueRange{off});
   }
-  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages, after
-  /// the phases of earlier instances with phaseBits).
+  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
-    Value phase = arith::DivUIOp::create(b, loc, use, i32(ring.stages));
-    if (ring.phaseBits)
-      phase = arith::AddIOp::create(
-          b, loc, phase,
-          arith::ShRUIOp::create(b, loc, ring.phaseBits, arith::RemUIOp::create(b, loc, use, i32(ring.stages))));
-    Value parity = arith::AndIOp::create(b, loc, phase, i32(1));
+    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
   }
   /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
-  /// barrier: the stage may be refilled. (A ring with phaseBits: a negative `use` is an earlier
-  /// instance's, released before that instance's closing CTA barrier.)
+  /// barrier: the stage may be refilled.
   void waitReleased(const BarrierRing &ring, Value stage, Value use) {
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
            [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); });
   }
   /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
   /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
-  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence) {
-    for (int s = 0; s < ring.stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), false), fullCount, Value());
-      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), true), i32(emptyCount), Value());
-    }
+  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence, int fromStage = 0) {
+    for (int s = fromStage; s < ring.stages; ++s)
+      initStageBarriers(ring, i32(s), fullCount, emptyCount);
     if (fence)
       fenceAsyncProxy();
+  }
+  /// The `full` and `empty` barriers of one stage (see initRingBarriers).
+  void initStageBarriers(const BarrierRing &ring, Value stage, Value fullCount, int emptyCount) {
+    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, false), fullCount, Value());
+    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, true), i32(emptyCount), Value());
   }
   /// Iterations of a loop over [lb, ub) by `step` (0 when ub <= lb).
   Value tripCount(Value lb, Value ub, Value step) {
@@ -683,9 +675,9 @@ private:
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
-  /// A persistent kernel whose consumers fill the ring by TMA: the ring's barriers are set up once
-  /// and live across instances (BarrierRing::phaseBits, carried by the tile loop), and after the
-  /// instance's last loop thread 0 issues the next instance's first copies (StreamedLoop.cpp).
+  /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread
+  /// 0 issues the next instance's first copies into stage 0, whose barriers it initialises afresh
+  /// for them; the next instance initialises the other stages' (StreamedLoop.cpp).
   /// i1 in the instance: this instance's first copies were issued by the one before (null: no such ring).
   Value crossInstanceFirst;
   /// The instance's loops on that ring, in order, with their streams.

@@ -421,9 +421,14 @@ void KernelLowering::issueNextInstanceFirst(const StreamRing &ring, Value uses) 
       std::function<void()> otherwise;
       if (j + 1 < crossInstanceLoops.size())
         otherwise = [&, j] { issueFrom(j + 1); };
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
-             [&] { issueStage(ring, copies, lb, stage, [&] { waitReleased(ring.barriers, stage, previousUse); }); },
-             otherwise);
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
+        // Every warp is done with stage 0 (and with its barriers: this instance waits on them no
+        // more): fresh barriers for the next instance's first use, visible to the async proxy.
+        waitReleased(ring.barriers, stage, previousUse);
+        initStageBarriers(ring.barriers, stage, i32(1), numWarps);
+        fenceAsyncProxy();
+        issueStage(ring, copies, lb, stage, {});
+      }, otherwise);
     };
     issueFrom(0);
     virtualPids = savedPids;
@@ -538,38 +543,28 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
   } else if (!continued && firstRing && crossInstanceRing(op, streams, ring)) {
-    // A persistent kernel's loops on one ring filled by the consumers through TMA: its barriers set
-    // up once before the tile loop, and after the instance's last loop thread 0 issues the next
-    // instance's first copies (issueNextInstanceFirst), so that they travel during the last P V and
-    // the epilogue instead of after them. The instance's own first copy goes here only in the
-    // CTA's first turn.
+    // A persistent kernel's loops on one ring filled by the consumers through TMA: after the
+    // instance's last loop thread 0 issues the next instance's first copies into stage 0
+    // (issueNextInstanceFirst), so that they travel during the last P V and the epilogue instead
+    // of after them. Every instance numbers the ring from 0 on fresh barriers, as any fresh ring
+    // (its loop's code unchanged: NOTES a61, a62): its own first copy and stage 0's barriers only in
+    // the CTA's first turn, the other stages' barriers here.
     consumersSetUpState = true;
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(tileLoop);
-      withKernelThreadValues([&] {
-        BarrierRing barriers{arith::AddIOp::create(b, loc, ringBase->getResult(0), i32(ring.barriersAt)), stages};
-        Value fullCount = arith::SelectOp::create(b, loc, tensorMapsUsable(), i32(1), i32(numWarps * kWarpSize));
-        ifThen(isThreadZero(), [&] { initRingBarriers(barriers, fullCount, numWarps, /*fence=*/true); });
-        barrier();
-      });
-    }
-    // Each instance numbers its uses of the ring from 0, so that the loop's code is that of a fresh
-    // ring; the barriers' phases before it come in phaseBits (NOTES a61: a ring index carried from
-    // one instance to the next cost 5-13% in the loop).
-    ring.barriers.phaseBits = tileLoop.getRegionIterArgs()[0];
     crossInstance = true;
     crossInstanceFirst = arith::AndIOp::create(
         b, loc, ring.useTma,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tileLoop.getInductionVar(), i32(0)));
     first = i32(0);
+    barrier(); // the previous instance is done with the ring
+    ifThen(isThreadZero(), [&] {
+      ifThen(notI1(crossInstanceFirst), [&] { initStageBarriers(ring.barriers, i32(0), i32(1), numWarps); });
+      initRingBarriers(ring.barriers, i32(1), numWarps, /*fence=*/true, /*fromStage=*/1);
+    });
+    barrier();
     (void)planStageCopies(copies, ring.useTma);
     Value own = arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
                                       notI1(crossInstanceFirst));
-    ifThen(own, [&] {
-      Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
-      issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
-    });
+    ifThen(own, [&] { issueStage(ring, copies, lb, i32(0), {}); });
   } else if (!continued) {
     if (crossInstanceFirst)
       return op.emitOpError("internal error: a loop after one whose ring runs across program instances does not "
@@ -789,27 +784,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   unflatten(op.getResults(), newFor.getResults());
   if (ring.carried)
     tileRingNext = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
-  if (crossInstance && !successor) {
-    // After the instance's last loop: the next instance's first copies, and the phases of the
-    // barriers for it (stage s completed ceil((uses - s) / stages) more). Refills of the next
-    // instance into stages this one used need no wait of their own (a negative use in
-    // waitReleased): every release came before this instance's closing CTA barrier (endTileLoop).
-    // A wait for them inside the loop body, even one that never runs, cost 10%: ptxas no longer
-    // kept the streamed loops as loops.
-    Value uses = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
-    issueNextInstanceFirst(ring, uses);
-    Value bits = ring.barriers.phaseBits;
-    for (int st = 0; st < stages; ++st) {
-      Value more = arith::DivUIOp::create(
-          b, loc,
-          arith::AddIOp::create(b, loc, arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, uses, i32(st)), i32(0)),
-                                i32(stages - 1)),
-          i32(stages));
-      Value flip = arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, more, i32(1)), i32(st));
-      bits = arith::XOrIOp::create(b, loc, bits, flip);
-    }
-    tileRingNext = bits;
-  }
+  if (crossInstance && !successor)
+    issueNextInstanceFirst(ring, arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step)));
   if (successor) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueAt);
