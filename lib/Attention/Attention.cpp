@@ -384,34 +384,21 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   auto compileKernel = [&] {
     return cache.getOrCompile(plan.module, compile, "<flare::attention>")->kernel(plan.kernelName);
   };
-  // A kernel that may split the last instances between CTAs carries the hand-over's code in every
-  // instance (1-2% at 512 tokens); launches it would not split get the kernel without it. Fewer
-  // keys than kSplitMinSteps steps of the widest step (128 keys) never split with the configured
-  // tiles: such a launch compiles the kernel without the hand-over first, so that its first call
-  // compiles one kernel, not two.
-  auto splits = [&](const rt::Kernel &k) {
-    const int64_t blockM = k.info().hint("attention.block_m"), blockN = k.info().hint("attention.block_n");
-    if (blockM <= 0 || blockN <= 0)
-      return false;
-    const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
-    return splitsLaunch(instances, k.residentCtas(), (plan.seqKV + blockN - 1) / blockN);
-  };
-  constexpr int64_t kWidestStep = 128;
-  const bool guessNoSplit = plan.seqKV <= (kSplitMinSteps - 1) * kWidestStep;
-  if (guessNoSplit)
-    compile.splitTail = -1;
   rt::Kernel kernel = compileKernel();
   if (kernel.info().tmaRequired && !kernel.usesTensorMaps(plan.args)) {
     compile.tmaFallback = true;
     kernel = compileKernel();
   }
-  if (guessNoSplit ? splits(kernel) : kernel.info().splitSlotBytes >= 0 && !splits(kernel)) {
-    // Narrower tiles than guessed (a tile configuration given by hand) may split after all, or
-    // this launch does not split: the other kernel.
-    compile.splitTail = guessNoSplit ? 0 : -1;
-    rt::Kernel other = compileKernel();
-    if (!guessNoSplit || other.info().splitSlotBytes >= 0)
-      kernel = other;
+  // A kernel that may split the last instances between CTAs carries the hand-over's code in every
+  // instance (1-2% at 512 tokens); launches it would not split get the kernel without it.
+  if (kernel.info().splitSlotBytes >= 0) {
+    const int64_t blockM = kernel.info().hint("attention.block_m"), blockN = kernel.info().hint("attention.block_n");
+    const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
+    const int64_t steps = (plan.seqKV + blockN - 1) / blockN, ctas = kernel.residentCtas();
+    if (blockM <= 0 || blockN <= 0 || !splitsLaunch(instances, ctas, steps)) {
+      compile.splitTail = -1;
+      kernel = compileKernel();
+    }
   }
   return kernel;
 }
