@@ -381,24 +381,51 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   // element-wise copies for maps that do not (a fifth less code and compile time). A driver that
   // cannot encode them gets the kernel with those copies.
   compile.tmaFallback = false;
+  // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
+  // in every instance (1-2% at 512 tokens), so launches it would not split get the kernel without
+  // it (splitTail -1). Launches with fewer keys than kSplitMinSteps steps of the widest step never
+  // split; they ask for that kernel first, so that their first call compiles one kernel, not two.
+  constexpr int64_t kWidestStep = 128;
+  const bool shortLaunch = plan.seqKV <= (kSplitMinSteps - 1) * (config.blockN > 0 ? config.blockN : kWidestStep);
+  compile.splitTail = shortLaunch ? -1 : 0;
+  const std::string bufferName = "<flare::attention>";
+  std::shared_ptr<rt::Module> module;
   auto compileKernel = [&] {
-    return cache.getOrCompile(plan.module, compile, "<flare::attention>")->kernel(plan.kernelName);
+    module = cache.getOrCompile(plan.module, compile, bufferName);
+    return module->kernel(plan.kernelName);
   };
   rt::Kernel kernel = compileKernel();
   if (kernel.info().tmaRequired && !kernel.usesTensorMaps(plan.args)) {
     compile.tmaFallback = true;
     kernel = compileKernel();
   }
-  // A kernel that may split the last instances between CTAs carries the hand-over's code in every
-  // instance (1-2% at 512 tokens); launches it would not split get the kernel without it.
-  if (kernel.info().splitSlotBytes >= 0) {
-    const int64_t blockM = kernel.info().hint("attention.block_m"), blockN = kernel.info().hint("attention.block_n");
+  auto splits = [&](const rt::Kernel &k) {
+    const int64_t blockM = k.info().hint("attention.block_m"), blockN = k.info().hint("attention.block_n");
+    if (blockM <= 0 || blockN <= 0)
+      return false;
     const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
-    const int64_t steps = (plan.seqKV + blockN - 1) / blockN, ctas = kernel.residentCtas();
-    if (blockM <= 0 || blockN <= 0 || !splitsLaunch(instances, ctas, steps)) {
-      compile.splitTail = -1;
+    return splitsLaunch(instances, k.residentCtas(), (plan.seqKV + blockN - 1) / blockN);
+  };
+  // Where the configured kernel never splits, both requests compile to the same code: the cache
+  // answers the other one with this module.
+  auto answerTheOtherRequest = [&](int splitTail) {
+    CompileOptions other = compile;
+    other.splitTail = splitTail;
+    cache.alias(plan.module, other, bufferName, module);
+  };
+  if (shortLaunch) {
+    if (kernel.info().hint("attention.split_by_default", -1) == 0) {
+      answerTheOtherRequest(0);
+    } else if (splits(kernel)) {
+      // Narrower steps than guessed (a tile configuration given by hand): this launch splits.
+      compile.splitTail = 0;
       kernel = compileKernel();
     }
+  } else if (kernel.info().splitSlotBytes < 0) {
+    answerTheOtherRequest(-1);
+  } else if (!splits(kernel)) {
+    compile.splitTail = -1;
+    kernel = compileKernel();
   }
   return kernel;
 }

@@ -321,6 +321,33 @@ std::string KernelCache::defaultDir() {
   return std::string(path);
 }
 
+std::string KernelCache::keyOf(const std::string &mlirSource, const CompileOptions &options,
+                               const std::string &bufferName) {
+  std::string sourceKey = options.fingerprint();
+  sourceKey += '\0';
+  sourceKey += bufferName;
+  sourceKey += '\0';
+  sourceKey += mlirSource;
+  if (auto it = sourceKeys_.find(sourceKey); it != sourceKeys_.end())
+    return it->second;
+  std::string key = cacheKey(canonicalizeIR(mlirSource, bufferName), options, options.arch, ctx_.driverVersion());
+  sourceKeys_.emplace(std::move(sourceKey), key);
+  return key;
+}
+
+void KernelCache::alias(const std::string &mlirSource, CompileOptions options, const std::string &bufferName,
+                        std::shared_ptr<Module> module) {
+  if (!module)
+    throw Error("KernelCache::alias: no module");
+  if (options.arch.empty())
+    options.arch = ctx_.arch();
+  if (module->compiled().arch != options.arch)
+    throw Error("KernelCache::alias: a module for " + module->compiled().arch + " cannot answer requests for " +
+                options.arch);
+  std::lock_guard<std::mutex> lock(mutex_);
+  modules_.emplace(keyOf(mlirSource, options, bufferName), std::move(module));
+}
+
 std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource, CompileOptions options,
                                                   const std::string &bufferName) {
   if (options.arch.empty())
@@ -328,19 +355,7 @@ std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource,
   // One lock around the whole lookup: concurrent requests for the same kernel then compile it once.
   // Requests for different kernels also wait, which is acceptable for compile-once-and-reuse use.
   std::lock_guard<std::mutex> lock(mutex_);
-
-  std::string sourceKey = options.fingerprint();
-  sourceKey += '\0';
-  sourceKey += bufferName;
-  sourceKey += '\0';
-  sourceKey += mlirSource;
-  std::string key;
-  if (auto it = sourceKeys_.find(sourceKey); it != sourceKeys_.end()) {
-    key = it->second;
-  } else {
-    key = cacheKey(canonicalizeIR(mlirSource, bufferName), options, options.arch, ctx_.driverVersion());
-    sourceKeys_.emplace(std::move(sourceKey), key);
-  }
+  const std::string key = keyOf(mlirSource, options, bufferName);
 
   if (auto it = modules_.find(key); it != modules_.end()) {
     ++hits_;

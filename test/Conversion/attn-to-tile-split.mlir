@@ -11,12 +11,16 @@
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s
 // Off: split-tail=0, a causal mask (instances differ in work), head dim 64 (no producer warpgroup,
 // not persistent).
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a split-tail=0" --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// The kernel's hint flare.attention.split_by_default says whether it would split without the option
+// (1 for plain.mlir with split-tail=0, 0 for the others): the runtime's kernel cache then knows when
+// both values of the option compile to the same kernel.
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a split-tail=0" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,BYDEFAULT
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
+// CHECK-SAME: flare.attention.split_by_default = 1 : i32
 // CHECK-SAME: tile.persistent = true
 // CHECK: %[[R:.*]] = arith.addi %[[SKV]], %c127_i32 : i32
 // CHECK: %[[STEPS:.*]] = arith.shrsi %[[R]], %c7_i32 : i32
@@ -51,5 +55,7 @@
 // CHECK-NEXT: return
 
 // OFF-LABEL: func.func @
+// BYDEFAULT-SAME: flare.attention.split_by_default = 1 : i32
+// NEVER-SAME: flare.attention.split_by_default = 0 : i32
 // OFF-NOT: tile.split
 // OFF: return

@@ -660,6 +660,43 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
     }
 }
 
+// A launch too short to split compiles one kernel on its first call: the one without the stream-K
+// hand-over, not first the kernel that could split and then that one. Where the configured kernel
+// never splits (head dims 64 and 256, masks), short and long launches share one compiled kernel,
+// whichever comes first; at head dim 128 without a mask a long launch needs the kernel that splits.
+TEST_F(AttentionApi, ShortLaunchesCompileOneKernelAndShareItWhereNothingSplits) {
+  const Shape shortShape{1, 2, 2, 300, 300}, longShape{1, 2, 2, 300, 2100};
+  AttentionOptions causal;
+  causal.causal = true;
+  struct Case {
+    int d;
+    AttentionOptions opt;
+    bool shortFirst;
+    size_t longMisses; // compiles of the long launch
+  };
+  for (const Case &c : {Case{64, {}, false, 1}, Case{256, {}, true, 0}, Case{128, causal, true, 0},
+                        Case{128, {}, true, 1}}) {
+    SCOPED_TRACE("D = " + std::to_string(c.d) + (c.opt.causal ? ", causal" : "") +
+                 (c.shortFirst ? ", short launch first" : ", long launch first"));
+    std::printf("[ attention ] compiles of short and long launches, D = %d%s\n", c.d, c.opt.causal ? ", causal" : "");
+    const size_t before = cache->misses();
+    for (bool isShort : {c.shortFirst, !c.shortFirst}) {
+      const size_t misses = cache->misses();
+      run(isShort ? shortShape : longShape, c.d, c.opt, /*withLse=*/false, /*layout=*/0);
+      if (HasFatalFailure())
+        return;
+      const size_t expected = isShort ? (c.shortFirst ? 1 : 0) : c.shortFirst ? c.longMisses : 1;
+      EXPECT_EQ(cache->misses() - misses, expected) << (isShort ? "short launch" : "long launch");
+    }
+    // Both again: nothing new.
+    const size_t misses = cache->misses();
+    run(shortShape, c.d, c.opt, false, 0);
+    run(longShape, c.d, c.opt, false, 0);
+    EXPECT_EQ(cache->misses(), misses);
+    EXPECT_EQ(misses - before, c.shortFirst ? 1 + c.longMisses : 1);
+  }
+}
+
 TEST_F(AttentionApi, CompileTimeOfOneKernel) {
   // Cold: a fresh cache, so the IR is parsed, generated, compiled to PTX and loaded by the driver. A
   // scale no other test uses keeps the driver's own JIT cache (keyed by the PTX text) cold too.

@@ -78,6 +78,27 @@ TEST(Compiler, KernelsWithoutTheTmaFallbackRequireTheirMaps) {
   EXPECT_FALSE(c.kernels[0].tmaRequired);
 }
 
+TEST(Compiler, AttentionKernelsSayWhetherTheyWouldSplitByDefault) {
+  // Head dim 128 without a mask may split the last wave (a hand-over slot); asked not to, it says
+  // that it would have. Causal kernels never split, so every split option gives them the same code.
+  const std::string plain = readExample("attention/plain.mlir"), causal = readExample("attention/causal.mlir");
+  flare::CompileOptions unsplit;
+  unsplit.splitTail = -1;
+  auto only = [](const flare::CompiledModule &m) {
+    EXPECT_EQ(m.kernels.size(), 1u);
+    return m.kernels.empty() ? flare::KernelInfo{} : m.kernels[0];
+  };
+  flare::KernelInfo byDefault = only(flare::compileToPTX(plain, {}, "plain.mlir"));
+  flare::KernelInfo without = only(flare::compileToPTX(plain, unsplit, "plain.mlir"));
+  flare::KernelInfo never = only(flare::compileToPTX(causal, unsplit, "causal.mlir"));
+  EXPECT_GE(byDefault.splitSlotBytes, 0);
+  EXPECT_EQ(byDefault.hint("attention.split_by_default", -1), 1);
+  EXPECT_LT(without.splitSlotBytes, 0);
+  EXPECT_EQ(without.hint("attention.split_by_default", -1), 1);
+  EXPECT_LT(never.splitSlotBytes, 0);
+  EXPECT_EQ(never.hint("attention.split_by_default", -1), 0);
+}
+
 TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {
   // 136 instances of 16 steps on 132 CTAs: one whole round, then the rest split.
   EXPECT_TRUE(flare::splitsLaunch(136, 132, 16));

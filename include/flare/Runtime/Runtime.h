@@ -282,6 +282,13 @@ public:
   std::shared_ptr<Module> getOrCompile(const std::string &mlirSource, CompileOptions options = {},
                                        const std::string &bufferName = "<input>");
 
+  /// Answers later requests for (`mlirSource`, `options`) with `module` for the life of this cache
+  /// object, in memory only, unless such a request was answered before. For a caller that knows
+  /// that these options compile to the same code as the ones `module` was compiled with (a compile
+  /// option the kernel ignores), so that the second request compiles nothing.
+  void alias(const std::string &mlirSource, CompileOptions options, const std::string &bufferName,
+             std::shared_ptr<Module> module);
+
   /// Lookups answered from memory or disk.
   size_t hits() const;
   /// Lookups that had to compile.
@@ -303,6 +310,9 @@ public:
   const std::string &dir() const { return disk_.dir(); }
 
 private:
+  /// The cache key of a request; mutex_ held.
+  std::string keyOf(const std::string &mlirSource, const CompileOptions &options, const std::string &bufferName);
+
   Context &ctx_;
   mutable std::mutex mutex_;
   DiskCache disk_;

@@ -656,6 +656,7 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.numWarps));
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  kernel->setAttr("flare.attention.split_by_default", b.getI32IntegerAttr(config.splitTailByDefault ? 1 : 0));
   if (!config.pingPong)
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   if (config.minBlocksPerSM > 0)
@@ -954,6 +955,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
       override(config.peelFirstStep, peelFirstStep);
+      config.splitTailByDefault = config.splitTail && config.persistent && mask.maskClass == "none";
       override(config.splitTail, splitTail);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;

@@ -78,6 +78,10 @@ struct AttentionConfig {
   /// the piece that ends an instance handing its partial softmax state to the one that began it,
   /// so that the grid ends evenly instead of in a part-filled last wave.
   bool splitTail = false;
+  /// splitTail as the configuration point chose it, before a `split-tail` pass option overrode it
+  /// (recorded as the kernel hint `attention.split_by_default`): where it is false, every value of
+  /// that option compiles to the same kernel, which lets a kernel cache answer for all of them.
+  bool splitTailByDefault = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,
