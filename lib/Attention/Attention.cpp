@@ -390,6 +390,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   compile.splitTail = shortLaunch ? -1 : 0;
   const std::string bufferName = "<flare::attention>";
   std::shared_ptr<rt::Module> module;
+  const size_t missesBefore = cache.misses();
   auto compileKernel = [&] {
     module = cache.getOrCompile(plan.module, compile, bufferName);
     return module->kernel(plan.kernelName);
@@ -407,8 +408,10 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     return splitsLaunch(instances, k.residentCtas(), (plan.seqKV + blockN - 1) / blockN);
   };
   // Where the configured kernel never splits, both requests compile to the same code: the cache
-  // answers the other one with this module.
+  // answers the other one with this module (once, after the compile; later calls find it).
   auto answerTheOtherRequest = [&](int splitTail) {
+    if (cache.misses() == missesBefore)
+      return;
     CompileOptions other = compile;
     other.splitTail = splitTail;
     cache.alias(plan.module, other, bufferName, module);

@@ -345,7 +345,16 @@ void KernelCache::alias(const std::string &mlirSource, CompileOptions options, c
     throw Error("KernelCache::alias: a module for " + module->compiled().arch + " cannot answer requests for " +
                 options.arch);
   std::lock_guard<std::mutex> lock(mutex_);
-  modules_.emplace(keyOf(mlirSource, options, bufferName), std::move(module));
+  const std::string key = keyOf(mlirSource, options, bufferName);
+  if (modules_.count(key))
+    return;
+  // On disk too, so that another process's request finds it without compiling.
+  try {
+    disk_.store(key, module->compiled());
+  } catch (const Error &) {
+    ++storeFailures_;
+  }
+  modules_.emplace(key, std::move(module));
 }
 
 std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource, CompileOptions options,

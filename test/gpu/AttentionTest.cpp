@@ -695,6 +695,12 @@ TEST_F(AttentionApi, ShortLaunchesCompileOneKernelAndShareItWhereNothingSplits) 
     EXPECT_EQ(cache->misses(), misses);
     EXPECT_EQ(misses - before, c.shortFirst ? 1 + c.longMisses : 1);
   }
+  // Another process (a fresh cache object on the same directory) finds both requests on disk.
+  cache = std::make_unique<flare::rt::KernelCache>(*ctx, cacheDir.string());
+  for (int d : {64, 256})
+    for (const Shape &s : {shortShape, longShape})
+      run(s, d, AttentionOptions{}, false, 0);
+  EXPECT_EQ(cache->misses(), 0u);
 }
 
 TEST_F(AttentionApi, CompileTimeOfOneKernel) {

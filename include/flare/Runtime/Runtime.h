@@ -282,8 +282,8 @@ public:
   std::shared_ptr<Module> getOrCompile(const std::string &mlirSource, CompileOptions options = {},
                                        const std::string &bufferName = "<input>");
 
-  /// Answers later requests for (`mlirSource`, `options`) with `module` for the life of this cache
-  /// object, in memory only, unless such a request was answered before. For a caller that knows
+  /// Answers later requests for (`mlirSource`, `options`) with `module`, in memory and on disk,
+  /// unless such a request was answered before in this cache object. For a caller that knows
   /// that these options compile to the same code as the ones `module` was compiled with (a compile
   /// option the kernel ignores), so that the second request compiles nothing.
   void alias(const std::string &mlirSource, CompileOptions options, const std::string &bufferName,
