@@ -21,7 +21,6 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <cstdlib>
 #include <array>
 #include <functional>
 #include <optional>
@@ -130,7 +129,6 @@ private:
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
   bool tmaEnabled;      // with wgmma: dot operands whose views the host can describe are copied by TMA
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
-  bool stmatrixStores = !std::getenv("FLARE_NO_STMATRIX"); // A/B switch, temporary
   Location loc = UnknownLoc::get(b.getContext());
 
   Value threadId, laneId, warpId;                         // i32
@@ -385,10 +383,6 @@ private:
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
   void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
-  /// storeTile by stmatrix (sm_90): one instruction per four 8 x 8 blocks of 16-bit elements, each
-  /// lane giving the address of one block row, where the tile's registers hold such blocks the way
-  /// the mma and wgmma fragments do. False (nothing emitted) for other layouts.
-  bool storeTileByMatrices(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf);
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 

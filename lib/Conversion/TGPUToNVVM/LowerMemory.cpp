@@ -204,74 +204,8 @@ void KernelLowering::storeDirect(Value value, const ViewInfo &view, ArrayRef<Val
   }
 }
 
-bool KernelLowering::storeTileByMatrices(Value tile, Value byteBase,
-                                         const std::function<Value(ArrayRef<Value>)> &offsetOf) {
-  auto type = cast<RankedTensorType>(tile.getType());
-  LinearLayout layout = layoutOf(tile);
-  if (!wgmma || type.getRank() != 2 || type.getElementType().getIntOrFloatBitWidth() != 16 ||
-      layout.numBits(LayoutInput::Reg) < 2)
-    return false;
-  // One 8 x 8 block: register bit 0 the next column, lane bits 0-1 columns 2 and 4, lane bits 2-4
-  // rows 1, 2 and 4 (lane l holds row l / 4, columns 2 (l % 4) and + 1, as stmatrix reads them).
-  const auto &reg = layout.bases(LayoutInput::Reg), &lane = layout.bases(LayoutInput::Lane),
-             &warp = layout.bases(LayoutInput::Warp);
-  using Coord = LinearLayout::Coord;
-  if (reg[0] != Coord{0, 1} || lane[0] != Coord{0, 2} || lane[1] != Coord{0, 4} || lane[2] != Coord{1, 0} ||
-      lane[3] != Coord{2, 0} || lane[4] != Coord{4, 0})
-    return false;
-  // Every other basis moves by whole blocks (or duplicates across warps); no register duplicates.
-  auto wholeBlocks = [](const Coord &c) { return c[0] % 8 == 0 && c[1] % 8 == 0; };
-  for (size_t bit = 1; bit < reg.size(); ++bit)
-    if (!wholeBlocks(reg[bit]) || (reg[bit][0] == 0 && reg[bit][1] == 0))
-      return false;
-  if (!llvm::all_of(warp, wholeBlocks))
-    return false;
-  // Register bits 1 and 2 pick the blocks of one stmatrix (x4; x2 with one such bit). Lane l gives
-  // the address of row l % 8 of block l / 8: its own warp's and that block's coordinates.
-  const int blockBits = std::min<int>(2, static_cast<int>(reg.size()) - 1), blocks = 1 << blockBits;
-  Value block = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, laneId, i32(3)), i32(blocks - 1));
-  SmallVector<Value> mine = {arith::AndIOp::create(b, loc, laneId, i32(7)), i32(0)};
-  auto xorIn = [&](int d, Value sel, int64_t basis) {
-    if (basis != 0)
-      mine[d] = arith::XOrIOp::create(b, loc, mine[d], arith::MulIOp::create(b, loc, sel, i32(basis)));
-  };
-  for (int bit = 0; bit < blockBits; ++bit) {
-    Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, block, i32(bit)), i32(1));
-    for (int d = 0; d < 2; ++d)
-      xorIn(d, sel, reg[1 + bit][d]);
-  }
-  for (size_t bit = 0; bit < warp.size(); ++bit) {
-    Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, warpId, i32(bit)), i32(1));
-    for (int d = 0; d < 2; ++d)
-      xorIn(d, sel, warp[bit][d]);
-  }
-  ArrayRef<Value> values = regs[tile];
-  Type pair = VectorType::get({2}, type.getElementType());
-  const int perStore = 2 * blocks;
-  for (int first = 0; first < layout.numRegs(); first += perStore) {
-    Coord r = layout.applyInput(LayoutInput::Reg, first);
-    SmallVector<Value> coord;
-    for (int d = 0; d < 2; ++d)
-      coord.push_back(r[d] ? arith::XOrIOp::create(b, loc, mine[d], i32(r[d])).getResult() : mine[d]);
-    Value addr = smemAddress(arith::AddIOp::create(b, loc, byteBase, offsetOf(coord)), b.getI8Type());
-    SmallVector<Value> sources;
-    for (int k = 0; k < blocks; ++k) {
-      Value v = LLVM::UndefOp::create(b, loc, pair);
-      v = LLVM::InsertElementOp::create(b, loc, v, values[first + 2 * k], i32(0));
-      v = LLVM::InsertElementOp::create(b, loc, v, values[first + 2 * k + 1], i32(1));
-      sources.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
-    }
-    NVVM::StMatrixOp::create(b, loc, addr, sources, NVVM::MMALayout::row,
-                             NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8), NVVM::LdStMatrixEltType::B16);
-  }
-  return true;
-}
-
 void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf,
                                int vectorDim) {
-  // Rows of 8 elements along vectorDim are 16 contiguous bytes (a core-matrix row, a swizzle chunk).
-  if (vectorDim == 1 && stmatrixStores && storeTileByMatrices(tile, byteBase, offsetOf))
-    return;
   Attribute attr = getLayoutAttr(tile.getType());
   LinearLayout layout = layoutOf(tile);
   Type elem = cast<RankedTensorType>(tile.getType()).getElementType();
