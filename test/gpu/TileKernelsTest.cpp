@@ -108,6 +108,31 @@ TEST_F(TileKernels, KernelCacheServesTheSecondRequestFromMemoryAndDisk) {
               ms(t1, t2), ms(t3, t4));
 }
 
+// An alias answers another request (here the same kernel asked for with the split-tail option, which
+// a tile kernel ignores) with a module the cache has, in memory and on disk; it refuses no module and
+// a module for another architecture.
+TEST_F(TileKernels, KernelCacheAliasAnswersAnotherRequestWithoutCompiling) {
+  std::string src = readExample("tile/softmax.mlir");
+  flare::CompileOptions other;
+  other.splitTail = -1;
+  std::shared_ptr<flare::rt::Module> module = cache->getOrCompile(src, {}, "softmax.mlir");
+  cache->alias(src, other, "softmax.mlir", module);
+  EXPECT_EQ(cache->getOrCompile(src, other, "softmax.mlir"), module);
+  EXPECT_EQ(cache->misses(), 1u);
+  flare::rt::KernelCache second(*ctx, cacheDir.string());
+  second.getOrCompile(src, other, "softmax.mlir");
+  EXPECT_EQ(second.misses(), 0u);
+  flare::CompileOptions sm80;
+  sm80.arch = "sm_80";
+  try {
+    cache->alias(src, sm80, "softmax.mlir", module);
+    ADD_FAILURE() << "an alias across architectures was accepted";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("cannot answer requests for sm_80"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(cache->alias(src, other, "softmax.mlir", nullptr), flare::Error);
+}
+
 TEST_F(TileKernels, LaunchWithWrongArgumentsIsAClearError) {
   flare::rt::Kernel k = kernel("tile/vector_add.mlir", "vector_add");
   flare::rt::KernelArgs args;
