@@ -346,12 +346,15 @@ void KernelCache::alias(const std::string &mlirSource, CompileOptions options, c
                 options.arch);
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string key = keyOf(mlirSource, options, bufferName);
-  if (modules_.count(key))
-    return;
-  // On disk too, so that another process's request finds it without compiling.
+  if (!modules_.count(key))
+    keep(key, std::move(module)); // on disk too: another process's request finds it
+}
+
+void KernelCache::keep(const std::string &key, std::shared_ptr<Module> module) {
   try {
     disk_.store(key, module->compiled());
   } catch (const Error &) {
+    // A read-only or full disk costs only the reuse across processes; the module is still good.
     ++storeFailures_;
   }
   modules_.emplace(key, std::move(module));
@@ -398,13 +401,7 @@ std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource,
   ++misses_;
   // Load before storing so that PTX the driver rejects never reaches the disk.
   std::shared_ptr<Module> module = Module::load(ctx_, std::move(compiled));
-  try {
-    disk_.store(key, module->compiled());
-  } catch (const Error &) {
-    // A read-only or full disk costs only the reuse across processes; the module is still good.
-    ++storeFailures_;
-  }
-  modules_.emplace(key, module);
+  keep(key, module);
   return module;
 }
 

@@ -312,6 +312,8 @@ public:
 private:
   /// The cache key of a request; mutex_ held.
   std::string keyOf(const std::string &mlirSource, const CompileOptions &options, const std::string &bufferName);
+  /// Stores `module` under `key` on disk (a failure only counted) and in memory; mutex_ held.
+  void keep(const std::string &key, std::shared_ptr<Module> module);
 
   Context &ctx_;
   mutable std::mutex mutex_;

@@ -955,7 +955,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
       override(config.peelFirstStep, peelFirstStep);
-      config.splitTailByDefault = config.splitTail && config.persistent && mask.maskClass == "none";
+      // Only a persistent kernel whose instances all take the same steps (no mask) can split.
+      const bool canSplit = config.persistent && mask.maskClass == "none";
+      config.splitTailByDefault = config.splitTail && canSplit;
       override(config.splitTail, splitTail);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
@@ -966,7 +968,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         return signalPassFailure();
       }
       config.deferRescale &= config.overlap;
-      config.splitTail &= config.persistent && mask.maskClass == "none";
+      config.splitTail &= canSplit;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();
