@@ -553,8 +553,17 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
            llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
   };
   const bool perWarpgroup = deferWait && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
-  if (deferWait && std::getenv("FLARE_X_NOSTORE"))
+  if (deferWait && std::getenv("FLARE_X_NOSTORE")) {
+    SmallVector<Value> keep;
+    std::string constraints;
+    for (Value r : regs[value]) {
+      keep.push_back(arith::BitcastOp::create(b, loc, b.getI16Type(), r));
+      constraints += constraints.empty() ? "h" : ",h";
+    }
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, keep, "", constraints, /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
     return true;
+  }
   TensorMapPlan boxPlan = *plan;
   if (perWarpgroup)
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
