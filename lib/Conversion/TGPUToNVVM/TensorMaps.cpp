@@ -553,6 +553,27 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
            llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
   };
   const bool perWarpgroup = deferWait && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
+  if (deferWait && std::getenv("FLARE_X_DIRECT")) {
+    const ViewInfo &view = views[viewValue];
+    Attribute attr = getLayoutAttr(type);
+    LinearLayout layout = layoutOf(value);
+    Type elem = type.getElementType();
+    const int vec = contiguousRegsAlong(layout, 1, 8);
+    int dupRegs = zeroBasisMask(layout, LayoutInput::Reg);
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    ArrayRef<Value> values = regs[value];
+    for (int first = 0; first < layout.numRegs(); first += vec) {
+      if (first & dupRegs)
+        continue;
+      BlockElement e = blockElement(view, offsets, regCoord(attr, layout, first), Value(), /*checkLast=*/false);
+      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
+      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({vec}, elem));
+      for (int i = 0; i < vec; ++i)
+        v = LLVM::InsertElementOp::create(b, loc, v, values[first + i], i32(i));
+      ifThen(e.inside, [&] { LLVM::StoreOp::create(b, loc, v, addr, /*alignment=*/vec * 2); });
+    }
+    return true;
+  }
   if (deferWait && std::getenv("FLARE_X_NOSTORE")) {
     Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offsets[0], i32(-12288));
     ifThen(never, [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
