@@ -42,6 +42,7 @@
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
+static Value xView;
 namespace {
 
 constexpr int64_t kPanelCols = 64;            // 128 bytes of 16-bit elements: one swizzle span
@@ -584,7 +585,7 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
   TensorMapRead map = tensorMapFor(boxPlan);
   perWarpgroupStores |= perWarpgroup;
-  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
+  ifThen(tensorMapsUsable(), [&] { xView = viewValue; storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
@@ -611,6 +612,10 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     ifThen(leader, [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
   sync(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
+  if (deferWait && std::getenv("FLARE_X_NOSTAGE")) {
+    Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offsets[0], i32(-12288));
+    ifThen(never, [&] { storeDirect(value, views[xView], offsets, /*atomicAdd=*/false); });
+  } else
   storeTile(
       value, base,
       [&](ArrayRef<Value> c) -> Value {
@@ -633,6 +638,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
+      if (!(deferWait && std::getenv("FLARE_X_NOTMA")))
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
                                                          NVVM::TMAStoreMode::TILE, Value());
     }
