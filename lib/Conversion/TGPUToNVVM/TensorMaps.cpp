@@ -626,6 +626,30 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       /*vectorDim=*/1);
   fenceAsyncProxy(); // the panels, visible to the TMA unit (async proxy)
   sync();
+  if (deferWait && std::getenv("FLARE_X_COPYOUT")) {
+    const ViewInfo &view = views[xView];
+    Type elem = type.getElementType();
+    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    const int64_t nThreads = perWarpgroup ? 128 : numWarps * kWarpSize;
+    const int64_t nRows = perWarpgroup ? 64 : rows;
+    const int64_t chunksPerRow = type.getDimSize(1) / 8;
+    Value tid = perWarpgroup ? arith::AndIOp::create(b, loc, threadId, i32(127)).getResult() : threadId;
+    Value firstRow = perWarpgroup ? arith::MulIOp::create(b, loc, group, i32(64)).getResult() : i32(0);
+    for (int64_t i = 0; i < nRows * chunksPerRow / nThreads; ++i) {
+      Value q = arith::AddIOp::create(b, loc, tid, i32(i * nThreads));
+      Value row = arith::AddIOp::create(b, loc, firstRow, arith::DivUIOp::create(b, loc, q, i32(chunksPerRow)));
+      Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
+      Value within = swizzledChunkOffset(row, chunk, rows);
+      Value v = LLVM::LoadOp::create(b, loc, VectorType::get({8}, elem),
+                                     smemAddress(arith::AddIOp::create(b, loc, base, within), b.getI8Type()),
+                                     /*alignment=*/16);
+      BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
+                                    /*checkLast=*/false);
+      Value dst = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
+      ifThen(e.inside, [&] { LLVM::StoreOp::create(b, loc, v, dst, /*alignment=*/16); });
+    }
+    return;
+  }
   ifThen(leader, [&] {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     const int64_t panelBytes = rows * kRowBytes;
