@@ -219,7 +219,25 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &
   return read;
 }
 
-void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
+Value KernelLowering::xPolicy(bool last) {
+  std::string text = last ? "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" : "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;";
+  return LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{}, text, "=l", /*has_side_effects=*/false,
+                                   /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
+static int xHint() {
+  const char *h = std::getenv("FLARE_X_HINT");
+  return h ? std::atoi(h) : 0;
+}
+
+void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier,
+                                 int hintKind) {
+  Value hint;
+  if (hintKind == 2 && (xHint() & 2))
+    hint = xPolicy(true);
+  if (hintKind == 4 && (xHint() & 4))
+    hint = xPolicy(false);
   MLIRContext *ctx = b.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3), clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
   const int64_t panelBytes = read.boxRows * read.boxCols * 2;
@@ -231,7 +249,7 @@ void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col
     SmallVector<Value> coords{p ? arith::AddIOp::create(b, loc, col, i32(p * read.boxCols)).getResult() : col, row};
     llvm::append_range(coords, read.outerCoords);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), hint, NVVM::TMALoadMode::TILE,
         /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
   }
 }
@@ -376,7 +394,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
           NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
           expectTx(barrierPtr, i32(bytes));
-          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
+          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr, 4);
         });
       },
       [&] {
@@ -445,7 +463,7 @@ void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coo
   read.outerCoords.assign(coords.begin() + 2, coords.end());
   expectTx(full, i32(o.bytes));
   copyTileTma(read, coords[0], coords[1], arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)),
-              full);
+              full, 4);
 }
 
 void KernelLowering::issueNextInstance(Value v) {
@@ -663,7 +681,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
       if (!(deferWait && std::getenv("FLARE_X_NOTMA")))
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, (xHint() & 1) ? xPolicy(false) : Value(),
                                                          NVVM::TMAStoreMode::TILE, Value());
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
