@@ -589,8 +589,7 @@ private:
   Value tensorMapsUsable();
   /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
   /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
-  void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier, int hintKind = 0);
-  Value xPolicy(bool last);
+  void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
   /// storeThroughTma's TMA path: `value` into swizzled panels at byte offset `base`, then thread 0's
   /// bulk tensor stores at `offsets` through `map`. With `deferWait` (a persistent kernel's own
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.

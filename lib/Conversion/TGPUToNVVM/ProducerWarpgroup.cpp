@@ -107,7 +107,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
       waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
       Value full = ringBarrier(ring, i32(0), /*empty=*/false);
       expectTx(full, i32(o.bytes));
-      copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full, 4);
+      copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
     });
   }
 }

@@ -290,7 +290,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);
             copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),
-                        full, 2);
+                        full);
           }
         });
       },

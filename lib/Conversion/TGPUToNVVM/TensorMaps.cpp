@@ -38,11 +38,9 @@
 // register; the TMA copy moves whole lines and lets every other thread finish at once.
 //
 //===----------------------------------------------------------------------===//
-#include <cstdlib>
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
-static Value xView;
 namespace {
 
 constexpr int64_t kPanelCols = 64;            // 128 bytes of 16-bit elements: one swizzle span
@@ -219,25 +217,7 @@ KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &
   return read;
 }
 
-Value KernelLowering::xPolicy(bool last) {
-  std::string text = last ? "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;" : "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;";
-  return LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{}, text, "=l", /*has_side_effects=*/false,
-                                   /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
-      .getResult(0);
-}
-
-static int xHint() {
-  const char *h = std::getenv("FLARE_X_HINT");
-  return h ? std::atoi(h) : 0;
-}
-
-void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier,
-                                 int hintKind) {
-  Value hint;
-  if (hintKind == 2 && (xHint() & 2))
-    hint = xPolicy(true);
-  if (hintKind == 4 && (xHint() & 4))
-    hint = xPolicy(false);
+void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
   MLIRContext *ctx = b.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3), clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
   const int64_t panelBytes = read.boxRows * read.boxCols * 2;
@@ -249,7 +229,7 @@ void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col
     SmallVector<Value> coords{p ? arith::AddIOp::create(b, loc, col, i32(p * read.boxCols)).getResult() : col, row};
     llvm::append_range(coords, read.outerCoords);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), hint, NVVM::TMALoadMode::TILE,
+        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
         /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
   }
 }
@@ -394,7 +374,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
           NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
           expectTx(barrierPtr, i32(bytes));
-          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr, 4);
+          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
         });
       },
       [&] {
@@ -463,7 +443,7 @@ void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coo
   read.outerCoords.assign(coords.begin() + 2, coords.end());
   expectTx(full, i32(o.bytes));
   copyTileTma(read, coords[0], coords[1], arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)),
-              full, 4);
+              full);
 }
 
 void KernelLowering::issueNextInstance(Value v) {
@@ -572,38 +552,12 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
            llvm::all_of(layout.bases(LayoutInput::Reg), clearOf64);
   };
   const bool perWarpgroup = deferWait && producerMode && numWarps == 8 && type.getDimSize(0) == 128 && rowsSplit();
-  if (deferWait && std::getenv("FLARE_X_DIRECT")) {
-    const ViewInfo &view = views[viewValue];
-    Attribute attr = getLayoutAttr(type);
-    LinearLayout layout = layoutOf(value);
-    Type elem = type.getElementType();
-    const int vec = contiguousRegsAlong(layout, 1, 8);
-    int dupRegs = zeroBasisMask(layout, LayoutInput::Reg);
-    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    ArrayRef<Value> values = regs[value];
-    for (int first = 0; first < layout.numRegs(); first += vec) {
-      if (first & dupRegs)
-        continue;
-      BlockElement e = blockElement(view, offsets, regCoord(attr, layout, first), Value(), /*checkLast=*/false);
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-      Value v = LLVM::UndefOp::create(b, loc, VectorType::get({vec}, elem));
-      for (int i = 0; i < vec; ++i)
-        v = LLVM::InsertElementOp::create(b, loc, v, values[first + i], i32(i));
-      ifThen(e.inside, [&] { LLVM::StoreOp::create(b, loc, v, addr, /*alignment=*/vec * 2); });
-    }
-    return true;
-  }
-  if (deferWait && std::getenv("FLARE_X_NOSTORE")) {
-    Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offsets[0], i32(-12288));
-    ifThen(never, [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
-    return true;
-  }
   TensorMapPlan boxPlan = *plan;
   if (perWarpgroup)
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
   TensorMapRead map = tensorMapFor(boxPlan);
   perWarpgroupStores |= perWarpgroup;
-  ifThen(tensorMapsUsable(), [&] { xView = viewValue; storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
@@ -630,10 +584,6 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     ifThen(leader, [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
   sync(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
-  if (deferWait && std::getenv("FLARE_X_NOSTAGE")) {
-    Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offsets[0], i32(-12288));
-    ifThen(never, [&] { storeDirect(value, views[xView], offsets, /*atomicAdd=*/false); });
-  } else
   storeTile(
       value, base,
       [&](ArrayRef<Value> c) -> Value {
@@ -644,30 +594,6 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       /*vectorDim=*/1);
   fenceAsyncProxy(); // the panels, visible to the TMA unit (async proxy)
   sync();
-  if (deferWait && std::getenv("FLARE_X_COPYOUT")) {
-    const ViewInfo &view = views[xView];
-    Type elem = type.getElementType();
-    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    const int64_t nThreads = perWarpgroup ? 128 : numWarps * kWarpSize;
-    const int64_t nRows = perWarpgroup ? 64 : rows;
-    const int64_t chunksPerRow = type.getDimSize(1) / 8;
-    Value tid = perWarpgroup ? arith::AndIOp::create(b, loc, threadId, i32(127)).getResult() : threadId;
-    Value firstRow = perWarpgroup ? arith::MulIOp::create(b, loc, group, i32(64)).getResult() : i32(0);
-    for (int64_t i = 0; i < nRows * chunksPerRow / nThreads; ++i) {
-      Value q = arith::AddIOp::create(b, loc, tid, i32(i * nThreads));
-      Value row = arith::AddIOp::create(b, loc, firstRow, arith::DivUIOp::create(b, loc, q, i32(chunksPerRow)));
-      Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
-      Value within = swizzledChunkOffset(row, chunk, rows);
-      Value v = LLVM::LoadOp::create(b, loc, VectorType::get({8}, elem),
-                                     smemAddress(arith::AddIOp::create(b, loc, base, within), b.getI8Type()),
-                                     /*alignment=*/16);
-      BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
-                                    /*checkLast=*/false);
-      Value dst = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
-      ifThen(e.inside, [&] { LLVM::StoreOp::create(b, loc, v, dst, /*alignment=*/16); });
-    }
-    return;
-  }
   ifThen(leader, [&] {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     const int64_t panelBytes = rows * kRowBytes;
@@ -680,8 +606,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
-      if (!(deferWait && std::getenv("FLARE_X_NOTMA")))
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, (xHint() & 1) ? xPolicy(false) : Value(),
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
                                                          NVVM::TMAStoreMode::TILE, Value());
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
