@@ -129,14 +129,6 @@ LogicalResult KernelLowering::run() {
       gfunc->setAttr(kSplitSlotBytesAttrName,
                      b.getI32IntegerAttr(static_cast<int32_t>(splitSlotRegs * numWarps * kWarpSize * 4)));
     }
-    if (const char *ns = std::getenv("FLARE_X_STAGGER")) {
-      std::string text = std::string("{\n.reg .u32 %xc;\n.reg .u64 %xt0, %xt1;\n.reg .pred %xp;\n") +
-                         "mov.u32 %xc, %ctaid.x;\nand.b32 %xc, %xc, 1;\nsetp.eq.u32 %xp, %xc, 0;\n@%xp bra XDONE;\n" +
-                         "mov.u64 %xt0, %globaltimer;\nXLOOP:\nnanosleep.u32 100;\nmov.u64 %xt1, %globaltimer;\n" +
-                         "sub.u64 %xt1, %xt1, %xt0;\nsetp.lt.u64 %xp, %xt1, " + ns + ";\n@%xp bra XLOOP;\nXDONE:\n}";
-      LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{}, text, "", /*has_side_effects=*/true,
-                                /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
-    }
     tileLoop = beginTileLoop();
     rebindThreadValues();
   }
