@@ -595,11 +595,8 @@ private:
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
   /// With `perWarpgroup` (rows 0-63 held by warpgroup 0, 64-127 by warpgroup 1; `map` of 64-row
   /// boxes) each warpgroup's first thread stores that warpgroup's rows, behind its own named barrier.
-  /// With `ringHalves` (the output staged in the ring's last stage) the store is committed as two
-  /// bulk groups, the panels inside the first half of a stage and then the rest, so that a copy
-  /// into the first half waits only for the first (issueStage).
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait, bool perWarpgroup = false, bool ringHalves = false);
+                        bool deferWait, bool perWarpgroup = false);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())

@@ -281,20 +281,13 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
           if (waitEmpty)
             waitEmpty();
           // A persistent kernel whose consumers fill the ring stages an instance's output in its
-          // last stage and leaves the TMA store in flight (storeThroughTma), committed as two bulk
-          // groups: the panels in the first half of the stage, then the rest. A copy into a used
-          // stage waits until the store has read the panels it overwrites (at once when none is
-          // pending): a stream inside the stage's first half only for the first group. An
+          // last stage and leaves the TMA store in flight (storeThroughTma): a copy into a used
+          // stage waits until the store has read its panels (at once when none is pending). An
           // instance's first copy (stage 0, no `empty` wait) goes ahead of it.
-          const bool storeMayRead = waitEmpty && persistent && !producerMode;
-          int pendingAllowed = 2;
+          if (waitEmpty && persistent && !producerMode)
+            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
           expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
-            const int pending = s.offset + s.bytes <= ring.stageBytes / 2 && !std::getenv("FLARE_X_ONEGROUP") ? 1 : 0;
-            if (storeMayRead && pending < pendingAllowed) {
-              NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, pending, b.getUnitAttr());
-              pendingAllowed = pending;
-            }
             SmallVector<Value> offsets = offsetsOf(idx);
             copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),
                         full);

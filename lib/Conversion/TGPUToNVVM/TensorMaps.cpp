@@ -557,13 +557,13 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
   TensorMapRead map = tensorMapFor(boxPlan);
   perWarpgroupStores |= perWarpgroup;
-  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup, lastStage); },
+  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
 
 void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                                      bool deferWait, bool perWarpgroup, bool ringHalves) {
+                                      bool deferWait, bool perWarpgroup) {
   auto type = cast<RankedTensorType>(value.getType());
   // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
   // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
@@ -601,16 +601,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     Value firstRow = perWarpgroup ? arith::MulIOp::create(b, loc, group, i32(map.boxRows)).getResult() : i32(0);
     Value rowBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, firstRow, i32(kRowBytes)));
     Value row = arith::AddIOp::create(b, loc, offsets[0], firstRow);
-    // ringHalves: exactly two groups, the first holding every panel that overlaps the stage's
-    // first half. When the half is a whole number of panels, those panels, else all of them (and
-    // the second group is empty).
-    const int64_t half = ringStageBytes / 2;
-    int64_t firstGroup = map.panels;
-    if (ringHalves && half % panelBytes == 0)
-      firstGroup = std::min(map.panels, half / panelBytes);
     for (int64_t p = 0; p < map.panels; ++p) {
-      if (ringHalves && p == firstGroup)
-        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
       Value at = arith::AddIOp::create(b, loc, rowBase, i32(p * panelBytes));
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
@@ -619,8 +610,6 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
                                                          NVVM::TMAStoreMode::TILE, Value());
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-    if (ringHalves && firstGroup == map.panels)
-      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc); // the second group, empty
     // The panels must stay until the copies have read them: before the CTA exits or a later loop or
     // store (each starting with a CTA barrier) reuses the area. With `deferWait` it waits only then
     // (the next instance's store into the same area, a copy into the ring's used stages, the end of
