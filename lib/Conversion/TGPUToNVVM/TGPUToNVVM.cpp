@@ -193,8 +193,6 @@ scf::ForOp KernelLowering::beginTileLoop() {
   // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
   // heavy and light query blocks of one head), single instances otherwise.
   Value pairs = cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas));
-  if (std::getenv("FLARE_X_SINGLES"))
-    pairs = arith::ConstantIntOp::create(b, loc, 0, 1);
   Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
   Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
   Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
