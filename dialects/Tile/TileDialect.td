@@ -43,6 +43,12 @@ def Tile_Dialect : Dialect {
     /// CTAs as fit on the device at once and each walks program instances in turn, so that one
     /// instance's epilogue overlaps the next one's first copies (the producer warpgroup runs ahead).
     static constexpr ::llvm::StringLiteral kPersistentAttrName = "tile.persistent";
+    /// Bool attribute on a persistent tile kernel: false makes each CTA take one program instance
+    /// per turn (c, c + G, c + 2G, ... in x-fastest order) instead of pairs of consecutive ones, so
+    /// that more CTAs share an instance's neighbours' data at once (a generated attention kernel's
+    /// query blocks of one head: fewer heads' K and V in L2). Pairs are the default: they let a
+    /// generator balance a pair's work (heavy and light causal query blocks).
+    static constexpr ::llvm::StringLiteral kPairInstancesAttrName = "tile.pair_instances";
     /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
     /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
     /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in

@@ -388,6 +388,12 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   constexpr int64_t kWidestStep = 128;
   const bool shortLaunch = plan.seqKV <= (kSplitMinSteps - 1) * (config.blockN > 0 ? config.blockN : kWidestStep);
   compile.splitTail = shortLaunch ? -1 : 0;
+  // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
+  // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
+  // (bench/NOTES.md a68: +2.2% / +4.8% at 512 keys at head dims 128 / 256, level at 1k, slower
+  // from 2k). Kernels that cannot (a mask, not persistent) compile the same either way.
+  constexpr int64_t kUnpairedMaxKeys = 1024;
+  compile.pairInstances = plan.seqKV <= kUnpairedMaxKeys ? -1 : 0;
   const std::string bufferName = "<flare::attention>";
   std::shared_ptr<rt::Module> module;
   const size_t missesBefore = cache.misses();
@@ -407,25 +413,38 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
     return splitsLaunch(instances, k.residentCtas(), (plan.seqKV + blockN - 1) / blockN);
   };
-  // Where the configured kernel never splits, both requests compile to the same code: the cache
-  // answers the other one with this module (once, after the compile; later calls find it).
-  auto answerTheOtherRequest = [&](int splitTail) {
+  // Requests that differ only in an option this kernel ignores compile to the same code: where the
+  // configured kernel never splits (either split request), and where it cannot run single instances
+  // (a mask, not persistent: either pairing request). The cache answers them with this module (once,
+  // after a compile; later calls find it).
+  const bool anyPairing = kernel.info().hint("attention.can_unpair", -1) == 0;
+  auto answerEquivalentRequests = [&](bool anySplit) {
     if (cache.misses() == missesBefore)
       return;
-    CompileOptions other = compile;
-    other.splitTail = splitTail;
-    cache.alias(plan.module, other, bufferName, module);
+    auto other = [](int option) { return option == 0 ? -1 : 0; };
+    for (int split : {compile.splitTail, other(compile.splitTail)})
+      for (int pairs : {compile.pairInstances, other(compile.pairInstances)}) {
+        const bool same = split == compile.splitTail && pairs == compile.pairInstances;
+        if (same || (split != compile.splitTail && !anySplit) || (pairs != compile.pairInstances && !anyPairing))
+          continue;
+        CompileOptions equivalent = compile;
+        equivalent.splitTail = split;
+        equivalent.pairInstances = pairs;
+        cache.alias(plan.module, equivalent, bufferName, module);
+      }
   };
   if (shortLaunch) {
     if (kernel.info().hint("attention.split_by_default", -1) == 0) {
-      answerTheOtherRequest(0);
+      answerEquivalentRequests(/*anySplit=*/true);
     } else if (splits(kernel)) {
       // Narrower steps than guessed (a tile configuration given by hand): this launch splits.
       compile.splitTail = 0;
       kernel = compileKernel();
+    } else {
+      answerEquivalentRequests(/*anySplit=*/false);
     }
   } else if (kernel.info().splitSlotBytes < 0) {
-    answerTheOtherRequest(-1);
+    answerEquivalentRequests(/*anySplit=*/true);
   } else if (!splits(kernel)) {
     compile.splitTail = -1;
     kernel = compileKernel();

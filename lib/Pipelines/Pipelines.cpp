@@ -98,6 +98,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.producer = options.producer == 0 ? -1 : options.producer > 0 ? 1 : 0;
     generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
     generator.splitTail = options.splitTail == 0 ? -1 : options.splitTail > 0 ? 1 : 0;
+    generator.pairInstances = options.pairInstances < 0 ? 0 : -1;
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

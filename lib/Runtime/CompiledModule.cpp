@@ -254,6 +254,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";persistent=" + std::to_string(persistent);
   if (splitTail)
     text += ";split=" + std::to_string(splitTail);
+  if (pairInstances)
+    text += ";pairs=" + std::to_string(pairInstances);
   if (!tmaFallback)
     text += ";tma-fallback=0";
   return text;

@@ -17,6 +17,27 @@
 // nothing of the consumers' own to protect, the instance ends without a barrier (but for launches
 // whose maps did not encode).
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
+// With `tile.pair_instances = false` every CTA takes one instance per turn, c + turn * G, in both
+// warpgroup roles; nothing else changes.
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
+// SINGLE-LABEL: gpu.func @persistent(
+// SINGLE: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
+// SINGLE-NEXT: %[[GX:.*]] = gpu.grid_dim x
+// SINGLE-NEXT: %[[CTAS:[0-9]+]] = arith.index_castui %[[GX]] : index to i32
+// SINGLE-NEXT: %[[BX:.*]] = gpu.block_id x
+// SINGLE-NEXT: %[[CTA:[0-9]+]] = arith.index_castui %[[BX]] : index to i32
+// SINGLE-NOT: arith.cmpi uge
+// SINGLE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SINGLE-NEXT: %[[ROUND:[0-9]+]] = arith.muli %[[PTURN]], %[[CTAS]] : i32
+// SINGLE-NEXT: %[[INST:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
+// SINGLE-NEXT: arith.remui %[[INST]], %arg5 : i32
+// SINGLE: nvvm.exit
+// SINGLE: nvvm.setmaxregister increase 232
+// SINGLE-NOT: arith.cmpi uge, %{{[0-9]+}}, %{{[0-9]+}} : i32
+// SINGLE: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SINGLE-NEXT: %[[CROUND:[0-9]+]] = arith.muli %[[TURN]], %{{[0-9]+}} : i32
+// SINGLE-NEXT: %[[CINST:[0-9]+]] = arith.addi %[[CROUND]], %{{[0-9]+}} : i32
+// SINGLE-NEXT: arith.remui %[[CINST]], %arg5 : i32
 
 // CHECK-LABEL: gpu.func @persistent(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr

@@ -581,7 +581,10 @@ func.func @holes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tenso
 // programs on one CTA per SM in pairs, the last round partial: head dim 128 is checked with and
 // without its producer warpgroup, and each head dim with the other schedule too.
 TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
-  const Shape s{4, 16, 16, 1000, 1000}; // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple
+  // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple. At 1000 keys the persistent
+  // kernels without a mask run one program per CTA and turn (AttentionConfig::pairInstances), the
+  // masked ones pairs of programs.
+  const Shape s{4, 16, 16, 1000, 1000};
   constexpr int kLaunches = 25;
   enum Mask { Plain, Causal, Window };
   struct Variant {
@@ -661,9 +664,11 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
 }
 
 // A launch too short to split compiles one kernel on its first call: the one without the stream-K
-// hand-over, not first the kernel that could split and then that one. Where the configured kernel
-// never splits (head dims 64 and 256, masks), short and long launches share one compiled kernel,
-// whichever comes first; at head dim 128 without a mask a long launch needs the kernel that splits.
+// hand-over, not first the kernel that could split and then that one. Up to 1024 keys that kernel
+// also runs one query block per CTA and turn where it can (persistent, no mask). Where the
+// configured kernel never splits and cannot run single instances (head dim 64, masks), short and
+// long launches share one compiled kernel, whichever comes first; at head dim 128 without a mask a
+// long launch needs the kernel that splits, at 256 the kernel whose CTAs take pairs.
 TEST_F(AttentionApi, ShortLaunchesCompileOneKernelAndShareItWhereNothingSplits) {
   const Shape shortShape{1, 2, 2, 300, 300}, longShape{1, 2, 2, 300, 2100};
   AttentionOptions causal;
@@ -674,7 +679,7 @@ TEST_F(AttentionApi, ShortLaunchesCompileOneKernelAndShareItWhereNothingSplits) 
     bool shortFirst;
     size_t longMisses; // compiles of the long launch
   };
-  for (const Case &c : {Case{64, {}, false, 1}, Case{256, {}, true, 0}, Case{128, causal, true, 0},
+  for (const Case &c : {Case{64, {}, false, 1}, Case{256, {}, true, 1}, Case{128, causal, true, 0},
                         Case{128, {}, true, 1}}) {
     SCOPED_TRACE("D = " + std::to_string(c.d) + (c.opt.causal ? ", causal" : "") +
                  (c.shortFirst ? ", short launch first" : ", long launch first"));

@@ -99,6 +99,27 @@ TEST(Compiler, AttentionKernelsSayWhetherTheyWouldSplitByDefault) {
   EXPECT_EQ(never.hint("attention.split_by_default", -1), 0);
 }
 
+TEST(Compiler, OnlyKernelsWithoutAMaskRunSingleInstancesWhenAsked) {
+  // pairInstances = -1 asks a persistent kernel for one query block per CTA and turn: head dim 128
+  // without a mask takes it (other PTX, its own cache key), a causal kernel keeps its pairs and
+  // compiles to the very same PTX, and each says which it is (attention.can_unpair), so that the
+  // kernel cache may answer both requests with one module there.
+  const std::string plain = readExample("attention/plain.mlir"), causal = readExample("attention/causal.mlir");
+  flare::CompileOptions single;
+  single.pairInstances = -1;
+  EXPECT_NE(single.fingerprint(), flare::CompileOptions{}.fingerprint());
+  flare::CompiledModule plainPaired = flare::compileToPTX(plain, {}, "plain.mlir");
+  flare::CompiledModule plainSingle = flare::compileToPTX(plain, single, "plain.mlir");
+  flare::CompiledModule causalPaired = flare::compileToPTX(causal, {}, "causal.mlir");
+  flare::CompiledModule causalSingle = flare::compileToPTX(causal, single, "causal.mlir");
+  ASSERT_EQ(plainSingle.kernels.size(), 1u);
+  ASSERT_EQ(causalSingle.kernels.size(), 1u);
+  EXPECT_EQ(plainSingle.kernels[0].hint("attention.can_unpair", -1), 1);
+  EXPECT_EQ(causalSingle.kernels[0].hint("attention.can_unpair", -1), 0);
+  EXPECT_NE(plainSingle.ptx, plainPaired.ptx);
+  EXPECT_EQ(causalSingle.ptx, causalPaired.ptx);
+}
+
 TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {
   // 136 instances of 16 steps on 132 CTAs: one whole round, then the rest split.
   EXPECT_TRUE(flare::splitsLaunch(136, 132, 16));

@@ -40,6 +40,10 @@ struct CompileOptions {
   /// Generated attention kernels: a persistent kernel without a mask may split the last program
   /// instances' KV steps between CTAs (1 on, -1 off, 0 the configured choice; see kSplitMinSteps).
   int splitTail = 0;
+  /// Generated attention kernels: a persistent kernel's CTAs take pairs of query blocks per turn (1
+  /// or 0, the configured choice) or one (-1; honoured without a mask only, see
+  /// attn::AttentionConfig::pairInstances).
+  int pairInstances = 0;
   /// Kernels that copy through TMA also carry the element-wise copies that launches whose tensor maps
   /// do not encode (views that are not 16-byte aligned) take instead. Off: smaller kernels that
   /// compile faster (about a fifth less for an attention kernel); launching one with such views

@@ -657,6 +657,7 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
   kernel->setAttr("flare.attention.split_by_default", b.getI32IntegerAttr(config.splitTailByDefault ? 1 : 0));
+  kernel->setAttr("flare.attention.can_unpair", b.getI32IntegerAttr(config.canUnpair ? 1 : 0));
   if (!config.pingPong)
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   if (config.minBlocksPerSM > 0)
@@ -665,6 +666,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
   if (config.persistent)
     kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
+  if (config.persistent && !config.pairInstances)
+    kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
   if (!config.uniformWarpgroup)
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
   if (config.peelFirstStep && config.overlap)
@@ -969,6 +972,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       }
       config.deferRescale &= config.overlap;
       config.splitTail &= canSplit;
+      // Only instances of equal work may go one per turn: the pairs balance masked ones.
+      config.canUnpair = config.persistent && mask.maskClass == "none";
+      config.pairInstances = !config.canUnpair || pairInstances != 0;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -661,6 +661,7 @@ private:
   /// on from one instance to the next, so that the producer copies the next instance's first blocks
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;
+  bool pairInstances = true; // tile.pair_instances: a persistent CTA takes pairs of instances per turn
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
   std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
   struct {

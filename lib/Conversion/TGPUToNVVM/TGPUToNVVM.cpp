@@ -98,6 +98,8 @@ LogicalResult KernelLowering::run() {
   uniformWarpgroup = !uniformAttr || uniformAttr.getValue();
   auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
   persistent = persistentAttr && persistentAttr.getValue();
+  auto pairsAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPairInstancesAttrName);
+  pairInstances = !pairsAttr || pairsAttr.getValue();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d) {
@@ -191,8 +193,11 @@ scf::ForOp KernelLowering::beginTileLoop() {
                                       virtualGrid[2]);
   // CTA c of G takes chunks c, c + G, c + 2G, ... of `size` consecutive instances: pairs when there
   // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
-  // heavy and light query blocks of one head), single instances otherwise.
+  // heavy and light query blocks of one head), single instances otherwise or when the kernel asks
+  // for them (tile.pair_instances = false).
   Value pairs = cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas));
+  if (!pairInstances)
+    pairs = arith::ConstantIntOp::create(b, loc, 0, 1);
   Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
   Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
   Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);

@@ -82,6 +82,15 @@ struct AttentionConfig {
   /// (recorded as the kernel hint `attention.split_by_default`): where it is false, every value of
   /// that option compiles to the same kernel, which lets a kernel cache answer for all of them.
   bool splitTailByDefault = false;
+  /// A persistent kernel's CTAs take pairs of consecutive program instances per turn
+  /// (`tile.pair_instances`; a causal-like mask's heavy and light query blocks of one head); off,
+  /// one instance per turn, so that all query blocks of a head run at once and fewer heads' K and V
+  /// share L2 (bench/NOTES.md a68: +2-5% at 512 keys without a mask, slower from 2k keys). Only a
+  /// kernel without a mask (instances of equal work) honours a request to turn it off.
+  bool pairInstances = true;
+  /// Whether a `pair-instances=0` request changes this kernel (persistent, no mask), recorded as the
+  /// kernel hint `attention.can_unpair`: where it is false both requests compile to the same kernel.
+  bool canUnpair = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,
