@@ -64,9 +64,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "in a persistent kernel without a mask: let the schedule split the last program "
            "instances' KV steps between CTAs (tile.split_range; 1: on, 0: off, -1: configured)">,
     Option<"pairInstances", "pair-instances", "int", /*default=*/"-1",
-           "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1, "
-           "the configured choice) or one (0; honoured without a mask only), recorded on the kernel "
-           "as tile.pair_instances = false">,
+           "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
+           "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "
+           "kernel as tile.pair_instances = false)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,

@@ -390,7 +390,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   compile.splitTail = shortLaunch ? -1 : 0;
   // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
   // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
-  // (bench/NOTES.md a68: +2.2% / +4.8% at 512 keys at head dims 128 / 256, level at 1k, slower
+  // (bench/NOTES.md a68: +2.6% / +3.9% at 512 keys at head dims 128 / 256, level at 1k, slower
   // from 2k). Kernels that cannot (a mask, not persistent) compile the same either way.
   constexpr int64_t kUnpairedMaxKeys = 1024;
   compile.pairInstances = plan.seqKV <= kUnpairedMaxKeys ? -1 : 0;
