@@ -958,9 +958,10 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       override(config.lastPvAfterLoops, lastPvAfterLoops);
       override(config.persistent, persistent);
       override(config.peelFirstStep, peelFirstStep);
-      // Only a persistent kernel whose instances all take the same steps (no mask) can split.
-      const bool canSplit = config.persistent && mask.maskClass == "none";
-      config.splitTailByDefault = config.splitTail && canSplit;
+      // Only a persistent kernel whose instances all take the same steps (no mask) can split them or
+      // run them one per turn (the pairs balance masked ones).
+      const bool equalInstances = config.persistent && mask.maskClass == "none";
+      config.splitTailByDefault = config.splitTail && equalInstances;
       override(config.splitTail, splitTail);
       if (partialRowSums >= 0)
         config.partialRowSums = partialRowSums;
@@ -971,10 +972,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         return signalPassFailure();
       }
       config.deferRescale &= config.overlap;
-      config.splitTail &= canSplit;
-      // Only instances of equal work may go one per turn: the pairs balance masked ones.
-      config.canUnpair = config.persistent && mask.maskClass == "none";
-      config.pairInstances = !config.canUnpair || pairInstances != 0;
+      config.splitTail &= equalInstances;
+      config.canUnpair = equalInstances;
+      config.pairInstances = !equalInstances || pairInstances != 0;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

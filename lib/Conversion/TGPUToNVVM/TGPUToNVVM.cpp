@@ -195,9 +195,9 @@ scf::ForOp KernelLowering::beginTileLoop() {
   // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
   // heavy and light query blocks of one head), single instances otherwise or when the kernel asks
   // for them (tile.pair_instances = false).
-  Value pairs = cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas));
-  if (!pairInstances)
-    pairs = arith::ConstantIntOp::create(b, loc, 0, 1);
+  Value pairs = pairInstances
+                    ? cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas))
+                    : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
   Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
   Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
   Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
