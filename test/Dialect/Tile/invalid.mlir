@@ -543,6 +543,13 @@ func.func @persistent_int() attributes {tile.kernel, tile.persistent = 1 : i32} 
 
 // -----
 
+// expected-error @+1 {{'tile.pair_instances' must be a bool}}
+func.func @pair_instances_int() attributes {tile.kernel, tile.persistent = true, tile.pair_instances = 0 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
 func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
   return
