@@ -40,8 +40,6 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
-#include <cstdlib>
-
 namespace flare::tgpu::lowering {
 
 bool KernelLowering::producerCanCompute(Value v) {
@@ -189,17 +187,7 @@ LogicalResult KernelLowering::emitProducer() {
     if (firstRingHere || !producedOperands.empty())
       announce();
     tiles = beginTileLoop();
-  }
-  const char *qLate = std::getenv("FLARE_EXP_QLATE");
-  const int qAfterStages = qLate ? std::atoi(qLate) : 0;
-  const bool operandsAfterFirstStage =
-      persistent && !producerLoops.empty() && producerLoops.front().producerInit && qAfterStages > 0;
-  if (persistent) {
-    for (ProducedOperand &o : producedOperands)
-      if (!o.afterLoops)
-        produceOperandScalars(o);
-    if (!operandsAfterFirstStage)
-      issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
+    issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
   }
 
   Value next; // ring index of the next copy
@@ -236,17 +224,7 @@ LogicalResult KernelLowering::emitProducer() {
       Value stage = arith::RemUIOp::create(b, loc, t, i32(ring.barriers.stages));
       Value previousUse = arith::SubIOp::create(b, loc, t, i32(ring.barriers.stages));
       issueStage(ring, copies, iv, stage, [&] { waitReleased(ring.barriers, stage, previousUse); });
-      if (operandsAfterFirstStage && &p == &producerLoops.front()) {
-        Value at = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, step, i32(qAfterStages - 1)));
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, iv, at),
-               [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); });
-      }
       scf::YieldOp::create(b, loc);
-    }
-    if (operandsAfterFirstStage && &p == &producerLoops.front()) { // the loop ran fewer iterations
-      Value trips = tripCount(lb, ub, step);
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, trips, i32(qAfterStages)),
-             [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); });
     }
     next = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
     if (ring.carried)
