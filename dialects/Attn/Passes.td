@@ -67,6 +67,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "
            "kernel as tile.pair_instances = false)">,
+    Option<"operandsAfterFirstStage", "operands-after-first-stage", "int", /*default=*/"-1",
+           "in a persistent kernel with a producer warpgroup: copy each query block's Q after its "
+           "first K/V stage instead of before it (tile.operands_after_first_stage; 1: on, 0: off, "
+           "-1: configured: on unless the kernel runs pairs of query blocks without a mask)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,

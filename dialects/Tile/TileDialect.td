@@ -49,6 +49,14 @@ def Tile_Dialect : Dialect {
     /// query blocks of one head: fewer heads' K and V in L2). Pairs are the default: they let a
     /// generator balance a pair's work (heavy and light causal query blocks).
     static constexpr ::llvm::StringLiteral kPairInstancesAttrName = "tile.pair_instances";
+    /// Bool attribute on a persistent tile kernel with a producer warpgroup: true has the producer
+    /// copy each program instance's operands read before its loops (an attention kernel's Q) after
+    /// the first stage of the instance's first streamed loop instead of before it. That stage frees
+    /// as soon as the previous instance's P V has read it, the operands' own buffer only after the
+    /// previous instance's last product that reads them: issued first, the operands' wait holds back
+    /// the copy that the instance's first product also needs. Off by default; a kernel lowered with
+    /// the element-wise fallback of its TMA copies keeps them first (its producer's registers).
+    static constexpr ::llvm::StringLiteral kOperandsAfterFirstStageAttrName = "tile.operands_after_first_stage";
     /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
     /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
     /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in

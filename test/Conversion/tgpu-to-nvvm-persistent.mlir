@@ -20,6 +20,41 @@
 // With `tile.pair_instances = false` every CTA takes one instance per turn, c + turn * G, in both
 // warpgroup roles; nothing else changes.
 // RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
+// With `tile.operands_after_first_stage = true` the producer copies each instance's operand after
+// the first stage of the instance's loop (or after the loop when it runs no iteration), not before
+// the loop; a kernel lowered with the element-wise fallback keeps it first.
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=LATE
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
+// LATE-LABEL: gpu.func @persistent(
+// LATE: nvvm.setmaxregister decrease 40
+// LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
+// LATE-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATE: scf.for %[[KV:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32  : i32 {
+// LATE-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATE: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg11
+// LATE: %[[FIRSTIT:[0-9]+]] = arith.cmpi eq, %[[KV]], %c0_i32 : i32
+// LATE-NEXT: %[[QHERE:[0-9]+]] = arith.andi %[[FIRSTIT]], %{{[0-9]+}} : i1
+// LATE-NEXT: scf.if %[[QHERE]] {
+// LATE-NEXT: %{{[0-9]+}} = arith.subi %[[PTURN]], %c1_i32 : i32
+// LATE: nvvm.mbarrier.try_wait.parity
+// LATE: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// LATE-NEXT: llvm.addrspacecast
+// LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// LATE: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
+// LATE-NEXT: %[[QAFTER:[0-9]+]] = arith.andi %[[NONE]], %{{[0-9]+}} : i1
+// LATE-NEXT: scf.if %[[QAFTER]] {
+// LATE: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// LATE-NEXT: llvm.addrspacecast
+// LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// LATE: scf.yield
+// LATE: nvvm.exit
+// LATEFB-LABEL: gpu.func @persistent(
+// LATEFB: nvvm.setmaxregister decrease 40
+// LATEFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATEFB: scf.for
+// LATEFB-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATEFB: nvvm.exit
 // SINGLE-LABEL: gpu.func @persistent(
 // SINGLE: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
 // SINGLE-NEXT: %[[GX:.*]] = gpu.grid_dim x

@@ -668,6 +668,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
   if (config.persistent && !config.pairInstances)
     kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
+  if (config.operandsAfterFirstStage)
+    kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
   if (!config.uniformWarpgroup)
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
   if (config.peelFirstStep && config.overlap)
@@ -975,6 +977,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       config.splitTail &= equalInstances;
       config.canUnpair = equalInstances;
       config.pairInstances = !equalInstances || pairInstances != 0;
+      config.operandsAfterFirstStage = !(equalInstances && config.pairInstances);
+      override(config.operandsAfterFirstStage, operandsAfterFirstStage);
+      config.operandsAfterFirstStage &= config.persistent && config.producer;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -662,6 +662,9 @@ private:
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;
   bool pairInstances = true; // tile.pair_instances: a persistent CTA takes pairs of instances per turn
+  // tile.operands_after_first_stage: the producer copies an instance's operands read before its loops
+  // after the first stage of its first loop
+  bool operandsAfterFirstStage = false;
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
   std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
   struct {

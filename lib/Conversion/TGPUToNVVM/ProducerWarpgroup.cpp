@@ -173,9 +173,17 @@ LogicalResult KernelLowering::emitProducer() {
   // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
   // over program instances as the consumers', the first ring's index carried from one instance to the
   // next. Each instance starts with its produced operands (Q), copied as soon as the consumers have
-  // released the previous instance's.
+  // released the previous instance's; with tile.operands_after_first_stage, after the first stage of
+  // the instance's first loop (or after that loop where it runs no iteration), their coordinates
+  // still computed at the instance's start.
   scf::ForOp tiles;
   Value carriedNext;
+  // Not where the kernel carries the element-wise fallback of its copies: their per-instance
+  // pointers already fill the producer's registers, and Q's coordinates kept across the first copy
+  // spill.
+  const bool operandsLate = persistent && operandsAfterFirstStage && !tmaFallback && !producerLoops.empty() &&
+                            producerLoops.front().producerInit;
+  auto issueOperands = [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); };
   if (persistent) {
     const bool firstRingHere = !producerLoops.empty() && producerLoops.front().producerInit;
     if (firstRingHere)
@@ -187,7 +195,11 @@ LogicalResult KernelLowering::emitProducer() {
     if (firstRingHere || !producedOperands.empty())
       announce();
     tiles = beginTileLoop();
-    issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread);
+    for (ProducedOperand &o : producedOperands)
+      if (!o.afterLoops)
+        produceOperandScalars(o);
+    if (!operandsLate)
+      issueOperands();
   }
 
   Value next; // ring index of the next copy
@@ -224,8 +236,12 @@ LogicalResult KernelLowering::emitProducer() {
       Value stage = arith::RemUIOp::create(b, loc, t, i32(ring.barriers.stages));
       Value previousUse = arith::SubIOp::create(b, loc, t, i32(ring.barriers.stages));
       issueStage(ring, copies, iv, stage, [&] { waitReleased(ring.barriers, stage, previousUse); });
+      if (operandsLate && &p == &producerLoops.front())
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, iv, lb), issueOperands);
       scf::YieldOp::create(b, loc);
     }
+    if (operandsLate && &p == &producerLoops.front()) // the loop ran no iteration
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lb, ub), issueOperands);
     next = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
     if (ring.carried)
       carriedNext = next;

@@ -100,6 +100,8 @@ LogicalResult KernelLowering::run() {
   persistent = persistentAttr && persistentAttr.getValue();
   auto pairsAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPairInstancesAttrName);
   pairInstances = !pairsAttr || pairsAttr.getValue();
+  auto lateAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kOperandsAfterFirstStageAttrName);
+  operandsAfterFirstStage = lateAttr && lateAttr.getValue();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d) {

@@ -550,6 +550,13 @@ func.func @pair_instances_int() attributes {tile.kernel, tile.persistent = true,
 
 // -----
 
+// expected-error @+1 {{'tile.operands_after_first_stage' must be a bool}}
+func.func @operands_after_first_stage_unit() attributes {tile.kernel, tile.persistent = true, tile.operands_after_first_stage} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
 func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
   return

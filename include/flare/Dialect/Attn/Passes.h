@@ -91,6 +91,12 @@ struct AttentionConfig {
   /// Whether a `pair-instances=0` request changes this kernel (persistent, no mask), recorded as the
   /// kernel hint `attention.can_unpair`: where it is false both requests compile to the same kernel.
   bool canUnpair = false;
+  /// A persistent kernel's producer warpgroup copies each query block's Q after the block's first
+  /// K/V stage instead of before it (`tile.operands_after_first_stage`). Chosen where instances
+  /// start often relative to their work: masked kernels and kernels of single instances (bench/NOTES.md
+  /// a69: +1-3.5% causal at every length, +1.7% / +3% at 512 / 1k keys without a mask); the
+  /// paired kernel without a mask keeps Q first (1-6% slower from 2k keys with it).
+  bool operandsAfterFirstStage = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

@@ -92,8 +92,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     return success();
   }
   for (StringRef name :
-       {kProducerWarpgroupAttrName, kPersistentAttrName, kPairInstancesAttrName, kUniformWarpgroupAttrName,
-        kPeelZeroFirstAttrName})
+       {kProducerWarpgroupAttrName, kPersistentAttrName, kPairInstancesAttrName, kOperandsAfterFirstStageAttrName,
+        kUniformWarpgroupAttrName, kPeelZeroFirstAttrName})
     if (attr.getName() == name) {
       if (!isa<BoolAttr>(attr.getValue()))
         return op->emitError() << "'" << name << "' must be a bool";

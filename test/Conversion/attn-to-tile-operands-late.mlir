@@ -1,0 +1,21 @@
+// convert-attn-to-tile, operands-after-first-stage: a persistent kernel with a producer warpgroup
+// (head dim 128) has the producer copy each query block's Q after the block's first K/V stage
+// (tile.operands_after_first_stage = true) where instances start often against their work: with a
+// mask (instances of unequal work) and when the CTAs take one query block per turn. The kernel of
+// pairs without a mask keeps Q first; the option overrides the choice either way. Kernels without
+// a producer (head dim 256) or not persistent (head dim 64) are never marked.
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=FIRST
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=0" | FileCheck %s --check-prefix=FIRST
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=FIRST
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=FIRST
+
+// LATE-LABEL: func.func @
+// LATE-SAME: tile.operands_after_first_stage = true
+// LATE-SAME: tile.producer_warpgroup = true
+
+// FIRST-LABEL: func.func @
+// FIRST-NOT: tile.operands_after_first_stage
+// FIRST: return
