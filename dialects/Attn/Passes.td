@@ -71,6 +71,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "in a persistent kernel with a producer warpgroup: copy each query block's Q after its "
            "first K/V stage instead of before it (tile.operands_after_first_stage; 1: on, 0: off, "
            "-1: configured: on unless the kernel runs pairs of query blocks without a mask)">,
+    Option<"prefetchNextInstance", "prefetch-next-instance", "int", /*default=*/"-1",
+           "in a persistent kernel without a producer warpgroup: issue the next query block's first "
+           "K/V copy after this block's loops (tile.prefetch_next_instance; 1: on, 0: off, -1: "
+           "configured: on where the CTAs take one query block per turn)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,

@@ -57,6 +57,13 @@ def Tile_Dialect : Dialect {
     /// the copy that the instance's first product also needs. Off by default; a kernel lowered with
     /// the element-wise fallback of its TMA copies keeps them first (its producer's registers).
     static constexpr ::llvm::StringLiteral kOperandsAfterFirstStageAttrName = "tile.operands_after_first_stage";
+    /// Bool attribute on a persistent tile kernel whose warpgroups fill their streamed loops' ring
+    /// by TMA themselves (no producer warpgroup): true has thread 0 issue the next program
+    /// instance's first copies into the ring's stage 0 right after this instance's loops (on that
+    /// stage's barriers initialised afresh), so that they travel during the instance's last
+    /// products and epilogue; every instance still numbers its ring from 0. Off by default; not
+    /// honoured by a kernel lowered with the element-wise fallback of its TMA copies.
+    static constexpr ::llvm::StringLiteral kPrefetchNextInstanceAttrName = "tile.prefetch_next_instance";
     /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
     /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
     /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in

@@ -670,6 +670,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
   if (config.operandsAfterFirstStage)
     kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
+  if (config.prefetchNextInstance)
+    kernel->setAttr(tile::TileDialect::kPrefetchNextInstanceAttrName, b.getBoolAttr(true));
   if (!config.uniformWarpgroup)
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
   if (config.peelFirstStep && config.overlap)
@@ -980,6 +982,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       config.operandsAfterFirstStage = !(equalInstances && config.pairInstances);
       override(config.operandsAfterFirstStage, operandsAfterFirstStage);
       config.operandsAfterFirstStage &= config.persistent && config.producer;
+      config.prefetchNextInstance = !config.pairInstances;
+      override(config.prefetchNextInstance, prefetchNextInstance);
+      config.prefetchNextInstance &= config.persistent && !config.producer;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -535,13 +535,16 @@ private:
   }
   /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
   /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
-  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence) {
-    for (int s = 0; s < ring.stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), false), fullCount, Value());
-      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, i32(s), true), i32(emptyCount), Value());
-    }
+  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence, int fromStage = 0) {
+    for (int s = fromStage; s < ring.stages; ++s)
+      initStageBarriers(ring, i32(s), fullCount, emptyCount);
     if (fence)
       fenceAsyncProxy();
+  }
+  /// The `full` and `empty` barriers of one stage (see initRingBarriers).
+  void initStageBarriers(const BarrierRing &ring, Value stage, Value fullCount, int emptyCount) {
+    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, false), fullCount, Value());
+    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, true), i32(emptyCount), Value());
   }
   /// Iterations of a loop over [lb, ub) by `step` (0 when ub <= lb).
   Value tripCount(Value lb, Value ub, Value step) {
@@ -644,6 +647,7 @@ private:
     Value first;      // i32: ring index of the loop's first iteration
     Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
     Operation *handback = nullptr; // the earlier loop's ping-pong turn hand-back (null: no turns)
+    Value noneBefore; // i1: none of the instance's earlier loops ran an iteration
   };
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
@@ -665,6 +669,9 @@ private:
   // tile.operands_after_first_stage: the producer copies an instance's operands read before its loops
   // after the first stage of its first loop
   bool operandsAfterFirstStage = false;
+  // tile.prefetch_next_instance: the consumers' ring's first copies of the next instance issued after
+  // this instance's loops (crossInstanceRing)
+  bool prefetchNextInstance = false;
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
   std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
   struct {
@@ -675,6 +682,19 @@ private:
   std::array<Value, 3> instancePids(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
+  /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread
+  /// 0 issues the next instance's first copies into stage 0, whose barriers it initialises afresh
+  /// for them; the next instance initialises the other stages' (StreamedLoop.cpp).
+  /// i1 in the instance: this instance's first copies were issued by the one before (null: no such ring).
+  Value crossInstanceFirst;
+  /// The instance's loops on that ring, in order, with their streams.
+  SmallVector<std::pair<scf::ForOp, SmallVector<Stream>>> crossInstanceLoops;
+  /// Whether `op`, the instance's first streamed loop, starts such a ring (fills crossInstanceLoops).
+  bool crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, const StreamRing &ring);
+  /// Thread 0 issues the next instance's first copies (those of its first loop that runs) into stage
+  /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
+  /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
+  void issueNextInstanceFirst(const StreamRing &ring, Value uses);
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.

@@ -336,6 +336,107 @@ llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp 
   return dots;
 }
 
+bool KernelLowering::crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, const StreamRing &ring) {
+  if (!prefetchNextInstance)
+    return false;
+  Block *entry = &func.getBody().front();
+  // Kernels with the element-wise fallback keep the ring per instance: its copies would be in every
+  // instance's last iteration too (spills at head dim 256).
+  if (!persistent || !tileLoop || producerMode || ring.produced || !ring.useTma || tmaFallback || splitRange ||
+      op->getBlock() != entry)
+    return false;
+  // The instance's loops: this one first, each later one continuing its ring (matchRingContinuation
+  // must accept it: only pure scalar ops between, streams of the same layout), all with bounds and
+  // blocks the program ids determine, so that the next instance's first copies can be computed.
+  SmallVector<std::pair<scf::ForOp, SmallVector<Stream>>> chain;
+  for (Operation &other : *entry) {
+    auto loop = dyn_cast<scf::ForOp>(other);
+    if (!loop)
+      continue;
+    if (chain.empty() && loop != op)
+      return false;
+    SmallVector<Stream> mine = loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : matchStreamedLoop(loop);
+    if (mine.size() != streams.size() || matchPipelinedDotLoop(loop))
+      return false;
+    for (auto [x, y] : llvm::zip(mine, streams)) {
+      if (x.bytes != y.bytes || x.swizzled != y.swizzled || x.innerIsK != y.innerIsK || x.k != y.k)
+        return false;
+      x.offset = y.offset;
+    }
+    if (!llvm::all_of(mine, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); }))
+      return false;
+    if (!chain.empty()) {
+      scf::ForOp previous = chain.back().first;
+      for (Operation *at = previous->getNextNode(); at != loop.getOperation(); at = at->getNextNode())
+        if (at->getNumRegions() || !isMemoryEffectFree(at) ||
+            llvm::any_of(at->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }))
+          return false;
+      if (!llvm::all_of(producerInputs(loop, mine), [&](Value v) { return definedBefore(v, previous); }))
+        return false;
+    }
+    if (!llvm::all_of(producerInputs(loop, mine), [&](Value v) { return producerCanCompute(v); }))
+      return false;
+    chain.push_back({loop, std::move(mine)});
+  }
+  crossInstanceLoops = std::move(chain);
+  return true;
+}
+
+void KernelLowering::issueNextInstanceFirst(const StreamRing &ring, Value uses) {
+  Value nextTurn = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
+  Value due = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, ring.useTma, isThreadZero()),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextTurn, tileLoop.getUpperBound()));
+  ifThen(due, [&] {
+    // The next instance's bounds and blocks, lowered anew from the kernel's arguments and its program
+    // ids (as the producer warpgroup computes them, ProducerWarpgroup.cpp); its first copies are
+    // those of its first loop that runs.
+    ScalarScope instanceScope = freshScalarScope();
+    swapScalarScope(instanceScope);
+    std::array<Value, 3> savedPids = virtualPids;
+    Location savedLoc = loc;
+    virtualPids = instancePids(nextTurn);
+    // Stage 0, last used by this instance's ring index (uses - 1) / stages * stages, or by an earlier
+    // instance when this one used none.
+    const int stages = ring.barriers.stages;
+    Value stage = i32(0);
+    Value previousUse = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, uses, i32(0)),
+        arith::MulIOp::create(b, loc, arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, uses, i32(1)), i32(stages)),
+                              i32(stages)),
+        i32(-stages));
+    std::function<void(size_t)> issueFrom = [&](size_t j) {
+      auto &[loop, streams] = crossInstanceLoops[j];
+      for (Value v : producerInputs(loop, streams))
+        produceValue(v);
+      StageCopies copies;
+      copies.loop = loop;
+      copies.streams = streams;
+      for (const Stream &s : streams)
+        if (std::optional<TensorMapPlan> plan = planTensorMap(s.load))
+          for (Value v : plan->outerValues)
+            produceValue(v);
+      (void)planStageCopies(copies, ring.useTma);
+      Value lb = scalars.lookup(loop.getLowerBound()), ub = scalars.lookup(loop.getUpperBound());
+      std::function<void()> otherwise;
+      if (j + 1 < crossInstanceLoops.size())
+        otherwise = [&, j] { issueFrom(j + 1); };
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
+        // Every warp is done with stage 0 (and with its barriers: this instance waits on them no
+        // more): fresh barriers for the next instance's first use, visible to the async proxy.
+        waitReleased(ring.barriers, stage, previousUse);
+        initStageBarriers(ring.barriers, stage, i32(1), numWarps);
+        fenceAsyncProxy();
+        issueStage(ring, copies, lb, stage, {});
+      }, otherwise);
+    };
+    issueFrom(0);
+    virtualPids = savedPids;
+    loc = savedLoc;
+    swapScalarScope(instanceScope);
+  });
+}
+
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams,
                                                 Operation *prologueAt) {
   OpBuilder::InsertPoint loopAt = b.saveInsertionPoint();
@@ -350,7 +451,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   auto waitEmptyOf = [&](Value stage, Value use) {
     return [this, &ring, stage, use] { waitReleased(ring.barriers, stage, use); };
   };
-  bool continued = false, firstRing = false;
+  bool continued = false, firstRing = false, crossInstance = false;
+  Value noneBefore; // i1: no earlier loop continuing into this one ran an iteration (null: none before)
   if (auto it = ringContinuations.find(op); it != ringContinuations.end()) {
     continued = true;
     // The ring of the loop before: set up, its first copies issued by that loop's last iteration,
@@ -359,6 +461,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     copies = std::move(it->second.copies);
     first = it->second.first;
     Value prevEmpty = it->second.prevEmpty;
+    noneBefore = it->second.noneBefore;
     previousHandback = it->second.handback;
     ringContinuations.erase(it);
     for (auto [s, planned] : llvm::zip(streams, copies.streams))
@@ -369,6 +472,12 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     } else {
       Value due =
           arith::AndIOp::create(b, loc, prevEmpty, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub));
+      // Carried across instances: unless the instance before issued them (no earlier loop ran).
+      if (crossInstanceFirst) {
+        crossInstance = true;
+        due = arith::AndIOp::create(b, loc, due,
+                                    notI1(arith::AndIOp::create(b, loc, crossInstanceFirst, it->second.noneBefore)));
+      }
       ifThen(due, [&] {
         Value stage = arith::RemUIOp::create(b, loc, first, i32(stages));
         issueStage(ring, copies, lb, stage, waitEmptyOf(stage, arith::SubIOp::create(b, loc, first, i32(stages))));
@@ -433,7 +542,33 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
     p.producerInit = true;
     producerLoops.push_back(std::move(p));
+  } else if (!continued && firstRing && crossInstanceRing(op, streams, ring)) {
+    // A persistent kernel's loops on one ring filled by the consumers through TMA: after the
+    // instance's last loop thread 0 issues the next instance's first copies into stage 0
+    // (issueNextInstanceFirst), so that they travel during the last P V and the epilogue instead
+    // of after them. Every instance numbers the ring from 0 on fresh barriers, as any fresh ring
+    // (its loop's code unchanged: NOTES a61, a62): its own first copy and stage 0's barriers only in
+    // the CTA's first turn, the other stages' barriers here.
+    consumersSetUpState = true;
+    crossInstance = true;
+    crossInstanceFirst = arith::AndIOp::create(
+        b, loc, ring.useTma,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tileLoop.getInductionVar(), i32(0)));
+    first = i32(0);
+    barrier(); // the previous instance is done with the ring
+    ifThen(isThreadZero(), [&] {
+      ifThen(notI1(crossInstanceFirst), [&] { initStageBarriers(ring.barriers, i32(0), i32(1), numWarps); });
+      initRingBarriers(ring.barriers, i32(1), numWarps, /*fence=*/true, /*fromStage=*/1);
+    });
+    barrier();
+    (void)planStageCopies(copies, ring.useTma);
+    Value own = arith::AndIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub),
+                                      notI1(crossInstanceFirst));
+    ifThen(own, [&] { issueStage(ring, copies, lb, i32(0), {}); });
   } else if (!continued) {
+    if (crossInstanceFirst)
+      return op.emitOpError("internal error: a loop after one whose ring runs across program instances does not "
+                            "continue that ring");
     consumersSetUpState = true;
     // Fresh barriers for this loop: every copying thread's copies (or one thread's expect-tx and the
     // bytes of its TMA copies) complete `full`, every warp's last read of the stage completes `empty`.
@@ -525,6 +660,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
             ifThen(successorDue,
                    [&] { issueStage(ring, *successor, lb2, nextStage, waitEmptyOf(nextStage, previousUse)); });
           };
+
         ifThen(hasNext, [&] { issueStage(ring, copies, next, nextStage, waitEmptyOf(nextStage, previousUse)); },
                issueSuccessor);
       }
@@ -648,12 +784,15 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   unflatten(op.getResults(), newFor.getResults());
   if (ring.carried)
     tileRingNext = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
+  if (crossInstance && !successor)
+    issueNextInstanceFirst(ring, arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step)));
   if (successor) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueAt);
+    Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0));
     ringContinuations[successor->loop] = {ring, std::move(*successor), arith::AddIOp::create(b, loc, first, count),
-                                          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0)),
-                                          handback};
+                                          empty, handback,
+                                          noneBefore ? arith::AndIOp::create(b, loc, noneBefore, empty).getResult() : empty};
   }
   return success();
 }

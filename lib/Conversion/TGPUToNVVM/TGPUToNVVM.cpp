@@ -102,6 +102,8 @@ LogicalResult KernelLowering::run() {
   pairInstances = !pairsAttr || pairsAttr.getValue();
   auto lateAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kOperandsAfterFirstStageAttrName);
   operandsAfterFirstStage = lateAttr && lateAttr.getValue();
+  auto prefetchAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPrefetchNextInstanceAttrName);
+  prefetchNextInstance = prefetchAttr && prefetchAttr.getValue();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d) {

@@ -557,6 +557,13 @@ func.func @operands_after_first_stage_unit() attributes {tile.kernel, tile.persi
 
 // -----
 
+// expected-error @+1 {{'tile.prefetch_next_instance' must be a bool}}
+func.func @prefetch_next_instance_int() attributes {tile.kernel, tile.persistent = true, tile.prefetch_next_instance = 1 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
 func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
   return

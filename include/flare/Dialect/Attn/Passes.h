@@ -97,6 +97,11 @@ struct AttentionConfig {
   /// a69: +1-3.5% causal at every length, +1.7% / +3% at 512 / 1k keys without a mask); the
   /// paired kernel without a mask keeps Q first (1-6% slower from 2k keys with it).
   bool operandsAfterFirstStage = false;
+  /// A persistent kernel without a producer warpgroup (head dim 256) issues the next query block's
+  /// first K/V copy after this block's loops (`tile.prefetch_next_instance`). Chosen for kernels of
+  /// single query blocks (bench/NOTES.md a70: +3.4% / +2.1% at 512 / 1k keys without a mask); the
+  /// paired kernels lose 1-5% from 4k keys with it (non-causal) or gain too little (causal).
+  bool prefetchNextInstance = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

@@ -93,7 +93,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
   }
   for (StringRef name :
        {kProducerWarpgroupAttrName, kPersistentAttrName, kPairInstancesAttrName, kOperandsAfterFirstStageAttrName,
-        kUniformWarpgroupAttrName, kPeelZeroFirstAttrName})
+        kPrefetchNextInstanceAttrName, kUniformWarpgroupAttrName, kPeelZeroFirstAttrName})
     if (attr.getName() == name) {
       if (!isa<BoolAttr>(attr.getValue()))
         return op->emitError() << "'" << name << "' must be a bool";
