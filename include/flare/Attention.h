@@ -124,6 +124,13 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
 /// is skipped.
 std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int64_t headDim);
 
+/// The tile configuration that a call setting none (and not autotuning) launches on `arch`: all zero
+/// (the configured choice for its head dim and mask), except where a launch shape measured faster
+/// with another: a causal launch at head dim 64 of at most 512 keys on sm_90a takes one warpgroup of
+/// 64 x 64 tiles (bench/NOTES.md a71: +3.6-3.9% at 512 keys, slower from 1k).
+AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionOptions &options,
+                                     const std::string &arch);
+
 /// The shape class autotuning keeps one choice for: the module (head dim, element type, mask and
 /// modifiers), the architecture, the device, and Sq, Skv and B x Hq rounded up to powers of two.
 std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, const std::string &deviceName);

@@ -220,6 +220,41 @@ TEST(AttentionAutotune, HeadDim64OnHopperAlsoTimesOneWarpgroup) {
   }
 }
 
+TEST(AttentionApi, ShortCausalLaunchesAtHeadDim64TakeOneWarpgroupOnHopper) {
+  // A call that sets no tile: the configured choice, except causal head-dim-64 launches of at most
+  // 512 keys on sm_90a, which take one warpgroup of 64 x 64 tiles (bench/NOTES.md a71).
+  flare::AttentionTileConfig oneWarpgroup;
+  oneWarpgroup.blockM = oneWarpgroup.blockN = 64;
+  oneWarpgroup.numWarps = 4;
+  auto config = [](int64_t d, int64_t skv, const AttentionOptions &options, const std::string &arch) {
+    Args a;
+    a.q = view(0x10000, {2, 8, 500, d});
+    a.out = view(0x40000, {2, 8, 500, d});
+    a.k = view(0x20000, {2, 2, skv, d});
+    a.v = view(0x30000, {2, 2, skv, d});
+    a.options = options;
+    return flare::launchTileConfig(flare::planAttention(a.q, a.k, a.v, a.out, a.options), a.options, arch);
+  };
+  AttentionOptions causal;
+  causal.causal = true;
+  EXPECT_EQ(config(64, 512, causal, "sm_90a"), oneWarpgroup);
+  EXPECT_EQ(config(64, 17, causal, "sm_90a"), oneWarpgroup);
+  AttentionOptions bottomRight = causal;
+  bottomRight.alignment = flare::CausalAlignment::BottomRight;
+  EXPECT_EQ(config(64, 500, bottomRight, "sm_90a"), oneWarpgroup);
+  const flare::AttentionTileConfig configured;
+  EXPECT_EQ(config(64, 513, causal, "sm_90a"), configured) << "from 513 keys";
+  EXPECT_EQ(config(64, 512, AttentionOptions{}, "sm_90a"), configured) << "without a mask";
+  EXPECT_EQ(config(128, 512, causal, "sm_90a"), configured) << "head dim 128";
+  EXPECT_EQ(config(64, 512, causal, "sm_80"), configured) << "sm_80";
+  AttentionOptions window = causal;
+  window.windowLeft = 100;
+  EXPECT_EQ(config(64, 512, window, "sm_90a"), configured) << "a sliding window";
+  AttentionOptions softcap = causal;
+  softcap.softcap = 50.f;
+  EXPECT_EQ(config(64, 512, softcap, "sm_90a"), configured) << "softcap";
+}
+
 TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
   flare::AttentionTileConfig c{64, 32, 4, -1, 1, 0, -1};
   EXPECT_EQ(c.text(), "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=-1");
