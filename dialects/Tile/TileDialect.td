@@ -62,7 +62,8 @@ def Tile_Dialect : Dialect {
     /// instance's first copies into the ring's stage 0 right after this instance's loops (on that
     /// stage's barriers initialised afresh), so that they travel during the instance's last
     /// products and epilogue; every instance still numbers its ring from 0. Off by default; not
-    /// honoured by a kernel lowered with the element-wise fallback of its TMA copies.
+    /// honoured by a kernel lowered with the element-wise fallback of its TMA copies, by one that
+    /// splits instances (tile.split_range), or where the body's loops do not all continue one ring.
     static constexpr ::llvm::StringLiteral kPrefetchNextInstanceAttrName = "tile.prefetch_next_instance";
     /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
     /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
