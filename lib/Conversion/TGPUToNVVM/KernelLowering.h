@@ -803,6 +803,22 @@ private:
     std::swap(scalars, scope.scalars);
     std::swap(views, scope.views);
   }
+  /// Runs `body` with the top-level scalars and views of the instance this CTA runs at `turn` of its
+  /// tile loop, lowered anew from the kernel's arguments and that instance's program ids; the current
+  /// instance's scalars, program ids, split piece and location are restored afterwards.
+  void inInstanceScope(Value turn, llvm::function_ref<void()> body) {
+    ScalarScope instanceScope = freshScalarScope();
+    swapScalarScope(instanceScope);
+    std::array<Value, 3> savedPids = virtualPids;
+    auto savedItem = splitItem;
+    Location savedLoc = loc;
+    virtualPids = instancePids(turn);
+    body();
+    virtualPids = savedPids;
+    splitItem = savedItem;
+    loc = savedLoc;
+    swapScalarScope(instanceScope);
+  }
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);

@@ -195,11 +195,12 @@ LogicalResult KernelLowering::emitProducer() {
     if (firstRingHere || !producedOperands.empty())
       announce();
     tiles = beginTileLoop();
-    for (ProducedOperand &o : producedOperands)
-      if (!o.afterLoops)
-        produceOperandScalars(o);
     if (!operandsLate)
       issueOperands();
+    else // their scalars at the instance's top level, where the copies in the loop find them
+      for (ProducedOperand &o : producedOperands)
+        if (!o.afterLoops)
+          produceOperandScalars(o);
   }
 
   Value next; // ring index of the next copy

@@ -355,7 +355,8 @@ bool KernelLowering::crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, 
       continue;
     if (chain.empty() && loop != op)
       return false;
-    SmallVector<Stream> mine = loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : matchStreamedLoop(loop);
+    SmallVector<Stream> mine =
+        loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : matchStreamedLoop(loop);
     if (mine.size() != streams.size() || matchPipelinedDotLoop(loop))
       return false;
     for (auto [x, y] : llvm::zip(mine, streams)) {
@@ -387,53 +388,46 @@ void KernelLowering::issueNextInstanceFirst(const StreamRing &ring, Value uses) 
   Value due = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, ring.useTma, isThreadZero()),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextTurn, tileLoop.getUpperBound()));
+  // The next instance's bounds and blocks, lowered anew from the kernel's arguments and its program
+  // ids (as the producer warpgroup computes them, ProducerWarpgroup.cpp); its first copies are those
+  // of its first loop that runs.
   ifThen(due, [&] {
-    // The next instance's bounds and blocks, lowered anew from the kernel's arguments and its program
-    // ids (as the producer warpgroup computes them, ProducerWarpgroup.cpp); its first copies are
-    // those of its first loop that runs.
-    ScalarScope instanceScope = freshScalarScope();
-    swapScalarScope(instanceScope);
-    std::array<Value, 3> savedPids = virtualPids;
-    Location savedLoc = loc;
-    virtualPids = instancePids(nextTurn);
-    // Stage 0, last used by this instance's ring index (uses - 1) / stages * stages, or by an earlier
-    // instance when this one used none.
-    const int stages = ring.barriers.stages;
-    Value stage = i32(0);
-    Value previousUse = arith::SelectOp::create(
-        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, uses, i32(0)),
-        arith::MulIOp::create(b, loc, arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, uses, i32(1)), i32(stages)),
-                              i32(stages)),
-        i32(-stages));
-    std::function<void(size_t)> issueFrom = [&](size_t j) {
-      auto &[loop, streams] = crossInstanceLoops[j];
-      for (Value v : producerInputs(loop, streams))
-        produceValue(v);
-      StageCopies copies;
-      copies.loop = loop;
-      copies.streams = streams;
-      for (const Stream &s : streams)
-        if (std::optional<TensorMapPlan> plan = planTensorMap(s.load))
-          for (Value v : plan->outerValues)
-            produceValue(v);
-      (void)planStageCopies(copies, ring.useTma);
-      Value lb = scalars.lookup(loop.getLowerBound()), ub = scalars.lookup(loop.getUpperBound());
-      std::function<void()> otherwise;
-      if (j + 1 < crossInstanceLoops.size())
-        otherwise = [&, j] { issueFrom(j + 1); };
-      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
-        // Every warp is done with stage 0 (and with its barriers: this instance waits on them no
-        // more): fresh barriers for the next instance's first use, visible to the async proxy.
-        waitReleased(ring.barriers, stage, previousUse);
-        initStageBarriers(ring.barriers, stage, i32(1), numWarps);
-        fenceAsyncProxy();
-        issueStage(ring, copies, lb, stage, {});
-      }, otherwise);
-    };
-    issueFrom(0);
-    virtualPids = savedPids;
-    loc = savedLoc;
-    swapScalarScope(instanceScope);
+    inInstanceScope(nextTurn, [&] {
+      // Stage 0, last used by this instance's ring index (uses - 1) / stages * stages, or by an
+      // earlier instance when this one used none.
+      const int stages = ring.barriers.stages;
+      Value stage = i32(0);
+      Value lastRound = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, uses, i32(1)), i32(stages));
+      Value previousUse =
+          arith::SelectOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, uses, i32(0)),
+                                  arith::MulIOp::create(b, loc, lastRound, i32(stages)), i32(-stages));
+      std::function<void(size_t)> issueFrom = [&](size_t j) {
+        auto &[loop, streams] = crossInstanceLoops[j];
+        for (Value v : producerInputs(loop, streams))
+          produceValue(v);
+        StageCopies copies;
+        copies.loop = loop;
+        copies.streams = streams;
+        for (const Stream &s : streams)
+          if (std::optional<TensorMapPlan> plan = planTensorMap(s.load))
+            for (Value v : plan->outerValues)
+              produceValue(v);
+        (void)planStageCopies(copies, ring.useTma);
+        Value lb = scalars.lookup(loop.getLowerBound()), ub = scalars.lookup(loop.getUpperBound());
+        std::function<void()> otherwise;
+        if (j + 1 < crossInstanceLoops.size())
+          otherwise = [&, j] { issueFrom(j + 1); };
+        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
+          // Every warp is done with stage 0 (and with its barriers: this instance waits on them no
+          // more): fresh barriers for the next instance's first use, visible to the async proxy.
+          waitReleased(ring.barriers, stage, previousUse);
+          initStageBarriers(ring.barriers, stage, i32(1), numWarps);
+          fenceAsyncProxy();
+          issueStage(ring, copies, lb, stage, {});
+        }, otherwise);
+      };
+      issueFrom(0);
+    });
   });
 }
 
@@ -789,9 +783,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(prologueAt);
     Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, i32(0));
-    ringContinuations[successor->loop] = {ring, std::move(*successor), arith::AddIOp::create(b, loc, first, count),
-                                          empty, handback,
-                                          noneBefore ? arith::AndIOp::create(b, loc, noneBefore, empty).getResult() : empty};
+    Value successorFirst = arith::AddIOp::create(b, loc, first, count);
+    Value none = noneBefore ? arith::AndIOp::create(b, loc, noneBefore, empty).getResult() : empty;
+    ringContinuations[successor->loop] = {ring, std::move(*successor), successorFirst, empty, handback, none};
   }
   return success();
 }

@@ -420,21 +420,13 @@ Value KernelLowering::coordSlot(const ProducedOperand &o, int64_t i) {
 }
 
 SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value turn) {
-  // The instance's own scalars and views, lowered anew from the kernel's arguments and its program ids.
-  ScalarScope instanceScope = freshScalarScope();
-  swapScalarScope(instanceScope);
-  std::array<Value, 3> savedPids = virtualPids;
-  auto savedItem = splitItem;
-  virtualPids = instancePids(turn);
-  Location savedLoc = loc;
-  produceOperandScalars(o);
-  loc = savedLoc;
-  tile::LoadOp load = o.load;
-  SmallVector<Value> coords{scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
-  llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
-  virtualPids = savedPids;
-  splitItem = savedItem;
-  swapScalarScope(instanceScope);
+  SmallVector<Value> coords;
+  inInstanceScope(turn, [&] {
+    produceOperandScalars(o);
+    tile::LoadOp load = o.load;
+    coords = {scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
+    llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
+  });
   return coords;
 }
 
