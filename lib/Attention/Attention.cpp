@@ -478,14 +478,17 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   return config;
 }
 
+std::string detail::targetArch(rt::KernelCache &cache, const AttentionOptions &options) {
+  return options.arch.empty() ? cache.context().arch() : options.arch;
+}
+
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options, void *stream) {
   AttentionPlan plan = planAttention(q, k, v, out, options);
   AttentionTileConfig config = options.tile;
   if (config == AttentionTileConfig{})
     config = options.autotune ? detail::autotunedChoice(cache, plan, options, stream)
-                              : launchTileConfig(plan, options,
-                                                 options.arch.empty() ? cache.context().arch() : options.arch);
+                              : launchTileConfig(plan, options, detail::targetArch(cache, options));
   detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);
 }
 

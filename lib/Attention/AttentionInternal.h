@@ -10,6 +10,8 @@ namespace flare::detail {
 /// the device's.
 rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
                            const std::string &arch);
+/// The architecture a call compiles for: options.arch, or the device's when that is empty.
+std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
 /// Launches a kernel of attentionKernel on the plan's arguments.
 void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or

@@ -138,7 +138,7 @@ std::optional<AttentionTileConfig> autotunedConfig(const std::string &key) {
 AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
                                             const AttentionOptions &options, void *stream) {
   rt::Context &ctx = cache.context();
-  const std::string arch = options.arch.empty() ? ctx.arch() : options.arch;
+  const std::string arch = targetArch(cache, options);
   const std::string key = autotuneKey(plan, arch, ctx.name());
   Choices &c = choices();
   {
