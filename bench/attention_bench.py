@@ -23,6 +23,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -198,7 +199,22 @@ def shapes(args, d):
             torch.cuda.empty_cache()
 
 
-def speed_sweep(flare, args, rows):
+def sustain(calls, seconds):
+    """Keeps the GPU busy with the shape's methods in turn for `seconds` before the timed rounds: the
+    power controller lowers the clock for a fraction of a second when heavy work begins, and a timed
+    window that falls into that dip reads low for whichever method it meets."""
+    if seconds <= 0 or not calls:
+        return
+    torch.cuda.synchronize()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for call in calls.values():
+            for _ in range(5):
+                call()
+        torch.cuda.synchronize()
+
+
+def speed_sweep(flare, args, rows, samples):
     methods = {"flare": None}
     # Tuning: each tile configuration (BLOCK_M x BLOCK_N x warps) as a method of its own.
     for c in args.configs:
@@ -244,13 +260,18 @@ def speed_sweep(flare, args, rows):
                     calls[name], times[name] = call, []
                 except Exception as e:  # a failing method must not stop the sweep
                     notes[name] = unavailable(e)
-            for _ in range(args.rounds):
+            sustain(calls, args.warmup_s)
+            for r in range(args.rounds):
                 for name in list(calls):
                     try:
-                        times[name] += time_calls(calls[name], args.iters)
+                        t = time_calls(calls[name], args.iters)
                     except Exception as e:
                         notes[name] = unavailable(e)
                         del calls[name]
+                        continue
+                    times[name] += t
+                    for i, ms in enumerate(t):
+                        samples.append((name, d, int(causal), s, r, i, ms))
             for name in methods:
                 ms = median(times[name]) if name in calls else float("nan")
                 tflops = flops / (ms * 1e-3) / 1e12
@@ -329,6 +350,9 @@ def main():
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--iters", type=int, default=20, help="calls per method and round")
     p.add_argument("--rounds", type=int, default=3, help="rounds in which every method of a shape is timed in turn")
+    p.add_argument("--warmup-s", type=float, default=0.0,
+                   help="seconds in which a shape's methods run in turn before its timed rounds")
+    p.add_argument("--samples-out", help="also write every timed call (method, shape, round, index, ms) to this CSV")
     p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER[xPERSISTENT]]]] "
                    "tile configurations (0x0x0: the configured tile; OVERLAP, PINGPONG, PRODUCER and PERSISTENT "
                    "1/0/-1 force the softmax / P V overlap, the warpgroup ping-pong, the producer warpgroup and "
@@ -343,8 +367,13 @@ def main():
     flare = Flare(args.lib)
     info = versions()
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + f", commit {args.commit}", flush=True)
-    rows = []
-    speed_sweep(flare, args, rows)
+    rows, samples = [], []
+    speed_sweep(flare, args, rows, samples)
+    if args.samples_out:
+        with open(args.samples_out, "w") as f:
+            f.write("method,hdim,causal,seqlen,round,index,ms\n")
+            for row in samples:
+                f.write(",".join(map(str, row[:-1])) + f",{row[-1]:.5f}\n")
     if not args.no_memory:
         memory_sweep(flare, args, rows)
     fields = ["date", "commit", "gpu", "driver", "torch", "cudnn", "kind", "method", "hdim", "causal", "seqlen",
