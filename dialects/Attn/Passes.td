@@ -75,6 +75,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "in a persistent kernel without a producer warpgroup: issue the next query block's first "
            "K/V copy after this block's loops (tile.prefetch_next_instance; 1: on, 0: off, -1: "
            "configured: on where the CTAs take one query block per turn)">,
+    Option<"invariantAInRegisters", "invariant-a-in-registers", "int", /*default=*/"-1",
+           "in a persistent kernel: read each query block's Q into register fragments once before "
+           "its loops and release its buffer then (tile.invariant_a_in_registers; 1: on, 0: off, "
+           "-1: configured: on where a producer warpgroup copies one query block per turn)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
            "(tile.peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,

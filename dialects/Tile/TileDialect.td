@@ -65,6 +65,14 @@ def Tile_Dialect : Dialect {
     /// honoured by a kernel lowered with the element-wise fallback of its TMA copies, by one that
     /// splits instances (tile.split_range), or where the body's loops do not all continue one ring.
     static constexpr ::llvm::StringLiteral kPrefetchNextInstanceAttrName = "tile.prefetch_next_instance";
+    /// Bool attribute on a persistent wgmma tile kernel: true has its warpgroups read the A operands
+    /// that a loop's dots share and that TMA copied before the loops (Q) into wgmma's register
+    /// fragments once per program instance, and, where a producer warpgroup copies them, release
+    /// their buffer right after that read instead of after the instance's last product reading
+    /// them (the producer copies the next instance's block during this one). Off by default; not
+    /// honoured with the element-wise fallback of the TMA copies or for operands deeper than 128
+    /// (their registers).
+    static constexpr ::llvm::StringLiteral kInvariantAInRegistersAttrName = "tile.invariant_a_in_registers";
     /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
     /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
     /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in

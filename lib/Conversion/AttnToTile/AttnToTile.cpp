@@ -672,6 +672,8 @@ LogicalResult Generator::buildKernel() {
     kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
   if (config.prefetchNextInstance)
     kernel->setAttr(tile::TileDialect::kPrefetchNextInstanceAttrName, b.getBoolAttr(true));
+  if (config.invariantAInRegisters)
+    kernel->setAttr(tile::TileDialect::kInvariantAInRegistersAttrName, b.getBoolAttr(true));
   if (!config.uniformWarpgroup)
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
   if (config.peelFirstStep && config.overlap)
@@ -985,6 +987,9 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       config.prefetchNextInstance = !config.pairInstances;
       override(config.prefetchNextInstance, prefetchNextInstance);
       config.prefetchNextInstance &= config.persistent && !config.producer;
+      config.invariantAInRegisters = !config.pairInstances && config.producer;
+      override(config.invariantAInRegisters, invariantAInRegisters);
+      config.invariantAInRegisters &= config.persistent && config.overlap;
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -557,6 +557,21 @@ private:
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
   /// there instead of storing its registers.
   DenseMap<Value, SmemOperand> smemOperands;
+  /// tile.invariant_a_in_registers: A operands copied by TMA (Q) and read into wgmma's register
+  /// fragments before the loops (StreamedLoop.cpp), with the block they were read in. Up to 128 deep
+  /// (64 registers a thread at 128 x 128 on two warpgroups).
+  DenseMap<Value, std::pair<SmallVector<Value>, Block *>> registerAOperands;
+  static constexpr int64_t kMaxRegisterADepth = 128;
+  /// Whether an [m, k] operand's fragments (LinearLayout::mmaOperandA(m, k, n, numWarps)) can be read
+  /// from 128-byte swizzled panels with one base per 16-byte chunk (see loadRegisterA).
+  bool registerAFits(int64_t m, int64_t k, int64_t n);
+  /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
+  /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
+  SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
+  struct TmaOperand;
+  /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
+  /// warp's reads), in place of its release after the instance's last product.
+  void releaseAtRead(Value operand, TmaOperand &tma);
   /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
   /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
   /// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
@@ -672,6 +687,9 @@ private:
   // tile.prefetch_next_instance: the consumers' ring's first copies of the next instance issued after
   // this instance's loops (crossInstanceRing)
   bool prefetchNextInstance = false;
+  // tile.invariant_a_in_registers: TMA-copied A operands of the loops' dots (Q) read into register
+  // fragments once per instance (registerAOperands), released then where the producer copies them
+  bool invariantAInRegisters = false;
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
   std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
   struct {

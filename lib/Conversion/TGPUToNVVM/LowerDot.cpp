@@ -333,7 +333,9 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     bSmem = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
   }
   SmallVector<Value> aRegs;
-  if (!aSmem.base && isRegisterA(aTile, m, k, n))
+  if (auto it = registerAOperands.find(op.getA()); !aSmem.base && it != registerAOperands.end())
+    aRegs = it->second.first;
+  else if (!aSmem.base && isRegisterA(aTile, m, k, n))
     aRegs = regs[aTile];
   const bool storeA = !aSmem.base && aRegs.empty(), storeB = !bSmem.base;
   if (storeA || storeB) {

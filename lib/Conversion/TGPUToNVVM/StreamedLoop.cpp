@@ -141,6 +141,21 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         source = converted;
       // Copied by TMA into swizzled panels at its load (loadOperandByTma): wait for it, no store.
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
+        // tile.invariant_a_in_registers: read once per instance into the register fragments the
+        // dots take A from, by the top-level loops (whose first one's reads precede the others).
+        const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
+        if (invariantAInRegisters && k <= kMaxRegisterADepth && op->getBlock() == &func.getBody().front() &&
+            registerAFits(m, k, n)) {
+          if (auto it = registerAOperands.find(operand);
+              it == registerAOperands.end() || !insertingWithin(it->second.second)) {
+            waitForTmaOperand(tma->second);
+            registerAOperands[operand] = {loadRegisterA(tma->second.base, m, k, n, dot.getA().getType().getElementType()),
+                                          b.getInsertionBlock()};
+            if (tma->second.produced && tma->second.issue < 0)
+              releaseAtRead(source, tma->second);
+          }
+          continue;
+        }
         if (!smemOperands.count(operand)) {
           waitForTmaOperand(tma->second);
           smemOperands[operand] = {tma->second.base, /*nMajor=*/false, /*swizzled=*/true};
@@ -788,6 +803,83 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ringContinuations[successor->loop] = {ring, std::move(*successor), successorFirst, empty, handback, none};
   }
   return success();
+}
+
+/// The fragments' layout (LinearLayout::mmaOperandA) puts a thread's rows and columns in bits of
+/// their own: lanes and warps give the row's low 3 bits and the column's bits 1-2, the registers
+/// the rest, column bit 0 being the pair of one 32-bit read. In flare::swizzledOffset only the
+/// 16-byte chunk (column bits 3-5) is then XOR-ed with the thread's row % 8, and every register's
+/// address is one of 8 per-thread bases plus a constant.
+bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
+  if (m % 64 != 0 || k % 64 != 0)
+    return false;
+  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
+  int64_t threadRows = 0, threadCols = 0;
+  for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp})
+    for (const auto &basis : layout.bases(in)) {
+      threadRows |= basis[0];
+      threadCols |= basis[1];
+    }
+  if ((threadCols & ~int64_t{6}) != 0 || (threadRows & 7) != 7 || layout.applyInput(LayoutInput::Reg, 1)[1] != 1)
+    return false;
+  for (int r = 2; r < layout.numRegs(); r += 2) {
+    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
+    if ((c[0] & (threadRows | 7)) != 0 || (c[1] & 7) != 0)
+      return false;
+  }
+  return true;
+}
+
+SmallVector<Value> KernelLowering::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
+  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
+  // This thread's row and column: its lane's and warp's bases (see threadCoord).
+  SmallVector<Value> t;
+  for (int d = 0; d < 2; ++d) {
+    Value acc = i32(0);
+    for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}}) {
+      const auto &bases = layout.bases(in);
+      for (size_t bit = 0; bit < bases.size(); ++bit) {
+        if (bases[bit][d] == 0)
+          continue;
+        Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, i32(bit)), i32(1));
+        acc = arith::XOrIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, sel, i32(bases[bit][d])));
+      }
+    }
+    t.push_back(acc);
+  }
+  // base + row * 128 + col * 2, with the row % 8 in the chunk bits (4-6): the panels start at
+  // 1024-byte boundaries (TMA's 128-byte swizzle), so the or and the XOR below are exact.
+  Value threadBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, t[0], i32(128)));
+  threadBase = arith::AddIOp::create(b, loc, threadBase, arith::ShLIOp::create(b, loc, t[1], i32(1)));
+  threadBase = arith::OrIOp::create(
+      b, loc, threadBase, arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, t[0], i32(7)), i32(4)));
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto pairType = VectorType::get({2}, elem);
+  DenseMap<int64_t, Value> chunkBases;
+  SmallVector<Value> out(layout.numRegs());
+  for (int r = 0; r < layout.numRegs(); r += 2) {
+    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
+    const int64_t chunk = (c[1] >> 3) & 7, panel = c[1] >> 6;
+    Value &chunkBase = chunkBases[chunk];
+    if (!chunkBase)
+      chunkBase = chunk ? arith::XOrIOp::create(b, loc, threadBase, i32(chunk << 4)).getResult() : threadBase;
+    Value offset = arith::AddIOp::create(b, loc, chunkBase, i32(panel * m * 128 + c[0] * 128));
+    Value ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{offset});
+    Value pair = LLVM::LoadOp::create(b, loc, pairType, ptr, /*alignment=*/4);
+    out[r] = LLVM::ExtractElementOp::create(b, loc, pair, i32(0));
+    out[r + 1] = LLVM::ExtractElementOp::create(b, loc, pair, i32(1));
+  }
+  return out;
+}
+
+void KernelLowering::releaseAtRead(Value operand, TmaOperand &tma) {
+  // Every lane of the warp holds its fragments: lane 0 releases the buffer for the producer's copy
+  // of the next instance's block, instead of the release after the instance's last product.
+  NVVM::SyncWarpOp::create(b, loc, i32(-1));
+  arriveFromLane0(tma.empty);
+  earlyReleases.erase(operand);
+  for (auto &entry : releaseAfter)
+    llvm::erase(entry.second, operand);
 }
 
 } // namespace flare::tgpu::lowering

@@ -104,6 +104,8 @@ LogicalResult KernelLowering::run() {
   operandsAfterFirstStage = lateAttr && lateAttr.getValue();
   auto prefetchAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPrefetchNextInstanceAttrName);
   prefetchNextInstance = prefetchAttr && prefetchAttr.getValue();
+  auto registersAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kInvariantAInRegistersAttrName);
+  invariantAInRegisters = persistent && wgmma && !tmaFallback && registersAttr && registersAttr.getValue();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d) {

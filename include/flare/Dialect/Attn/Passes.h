@@ -102,6 +102,12 @@ struct AttentionConfig {
   /// single query blocks (bench/NOTES.md a70: +3.4% / +2.1% at 512 / 1k keys without a mask); the
   /// paired kernels lose 1-5% from 4k keys with it (non-causal) or gain too little (causal).
   bool prefetchNextInstance = false;
+  /// A persistent kernel reads Q into wgmma's register fragments once per query block and, with a
+  /// producer warpgroup, releases Q's buffer right then (`tile.invariant_a_in_registers`). Chosen
+  /// for the producer kernel of single query blocks (head dim 128 without a mask, launches of at
+  /// most 1024 keys; bench/NOTES.md a73: +3.4% / +2.7% at 512 / 1k keys); 0.5-1% slower in the
+  /// paired kernels and not better with a mask.
+  bool invariantAInRegisters = false;
 };
 /// `readsAux`: the score or mask modifiers read auxiliary tensors (ALiBi slopes, document ids).
 AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16, const std::string &maskClass,

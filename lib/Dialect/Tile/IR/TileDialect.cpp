@@ -93,7 +93,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
   }
   for (StringRef name :
        {kProducerWarpgroupAttrName, kPersistentAttrName, kPairInstancesAttrName, kOperandsAfterFirstStageAttrName,
-        kPrefetchNextInstanceAttrName, kUniformWarpgroupAttrName, kPeelZeroFirstAttrName})
+        kPrefetchNextInstanceAttrName, kUniformWarpgroupAttrName, kPeelZeroFirstAttrName,
+        kInvariantAInRegistersAttrName})
     if (attr.getName() == name) {
       if (!isa<BoolAttr>(attr.getValue()))
         return op->emitError() << "'" << name << "' must be a bool";
