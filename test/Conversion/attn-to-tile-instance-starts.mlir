@@ -10,6 +10,12 @@
 // its CTAs take one query block per turn; pairs (the default, and every masked kernel) keep the ring
 // per instance unless the option asks for it. Head dims 64 (not persistent) and 128 (a producer)
 // are never marked.
+// invariant-a-in-registers: a persistent kernel with a producer warpgroup (head dim 128) reads each
+// query block's Q into wgmma's register fragments once, before its loops, and releases Q's buffer
+// right then (tile.invariant_a_in_registers = true) where its CTAs take one query block per turn
+// (no mask, pair-instances=0); pairs (the default, and every masked kernel) keep reading Q from
+// shared memory unless the option asks for it. Head dims 64 (not persistent) and 256 (no producer)
+// are not marked by default.
 // RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=LATE
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=LATE
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=LATE
@@ -24,6 +30,13 @@
 // RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 prefetch-next-instance=0" | FileCheck %s --check-prefix=PER-INSTANCE
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 prefetch-next-instance=1" | FileCheck %s --check-prefix=PER-INSTANCE
 // RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a prefetch-next-instance=1" | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a invariant-a-in-registers=1" | FileCheck %s --check-prefix=REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=NO-REGS
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 invariant-a-in-registers=0" | FileCheck %s --check-prefix=NO-REGS
 
 // LATE-LABEL: func.func @
 // LATE-SAME: tile.operands_after_first_stage = true
@@ -39,3 +52,12 @@
 // PER-INSTANCE-LABEL: func.func @
 // PER-INSTANCE-NOT: tile.prefetch_next_instance
 // PER-INSTANCE: return
+
+// REGS-LABEL: func.func @
+// REGS-SAME: tile.invariant_a_in_registers = true
+// REGS-SAME: tile.persistent = true
+// REGS-SAME: tile.producer_warpgroup = true
+
+// NO-REGS-LABEL: func.func @
+// NO-REGS-NOT: tile.invariant_a_in_registers
+// NO-REGS: return

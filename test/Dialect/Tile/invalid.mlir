@@ -564,6 +564,13 @@ func.func @prefetch_next_instance_int() attributes {tile.kernel, tile.persistent
 
 // -----
 
+// expected-error @+1 {{'tile.invariant_a_in_registers' must be a bool}}
+func.func @invariant_a_in_registers_int() attributes {tile.kernel, tile.persistent = true, tile.invariant_a_in_registers = 1 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
 func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
   return

@@ -1,0 +1,137 @@
+// convert-tgpu-to-nvvm with wgmma and TMA (tma-fallback=0) on a persistent kernel with a producer
+// warpgroup marked `tile.invariant_a_in_registers = true`: the A operand that the loop's dots share
+// and that TMA copies before the loop (a 128 x 64 block, Q in attention) is read once per instance
+// into wgmma's register-A fragments. After waiting for the operand's `full` barrier with the parity
+// of their turn, the consumers read their fragments from the 128-byte swizzled panels with 32-bit
+// loads (`vector<2xbf16>`, 16 a thread for 128 x 64 on 8 warps), then each warp syncs
+// (`bar.warp.sync`) and its lane 0 arrives on the operand's `empty` barrier right there, before the
+// loop: the operand is released neither in the loop's last iteration nor after the loop. The loop's
+// dots then run wgmma with A from registers (inline PTX, four 32-bit A registers and B's
+// descriptor) instead of `nvvm.wgmma.mma_async` with two descriptors.
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s
+// Without the attribute the dots read the operand from shared memory through descriptors and the
+// operand is released after the last product reading it (see tgpu-to-nvvm-persistent.mlir).
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=SMEM
+// With the element-wise TMA fallback (the default) the attribute is not honoured: the kernel is the
+// one lowered without it, byte for byte.
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=1" --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize > %t.registers
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize > %t.smem
+// RUN: diff %t.registers %t.smem
+
+// CHECK-LABEL: gpu.func @persistent(
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// The operand's barriers (`full`, then `empty`), and its wait with the parity of the turn.
+// CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
+// releases the operand right after the last one.
+// CHECK-NOT: scf.for
+// CHECK: %[[P0:[0-9]+]] = llvm.getelementptr %[[BASE]][%{{[0-9]+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[PAIR0:[0-9]+]] = llvm.load %[[P0]] {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// CHECK-NEXT: %[[A0:[0-9]+]] = llvm.extractelement %[[PAIR0]][%c0_i32 : i32] : vector<2xbf16>
+// CHECK-NEXT: %[[A1:[0-9]+]] = llvm.extractelement %[[PAIR0]][%c1_i32 : i32] : vector<2xbf16>
+// CHECK-COUNT-15: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// CHECK-NEXT: llvm.extractelement %{{[0-9]+}}[%c0_i32 : i32] : vector<2xbf16>
+// CHECK-NEXT: llvm.extractelement %{{[0-9]+}}[%c1_i32 : i32] : vector<2xbf16>
+// CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32 : i32
+// CHECK-NEXT: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[LANE0]] {
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: }
+// CHECK-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
+// In the loop: the products take the fragments as four 32-bit registers and B's descriptor; the
+// operand is not released again, in the loop or after it.
+// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
+// CHECK: %[[V0:[0-9]+]] = llvm.insertelement %[[A0]], %{{[0-9]+}}[%c0_i32 : i32] : vector<2xbf16>
+// CHECK-NEXT: %[[V1:[0-9]+]] = llvm.insertelement %[[A1]], %[[V0]][%c1_i32 : i32] : vector<2xbf16>
+// CHECK-NEXT: %[[R0:[0-9]+]] = llvm.bitcast %[[V1]] : vector<2xbf16> to i32
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l" {{.*}}, %[[R0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : (
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l"
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
+// CHECK: scf.yield %{{[0-9]+}} : i32
+// CHECK-NEXT: }
+// CHECK-NEXT: %{{[0-9]+}} = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
+// CHECK: gpu.return
+
+// SMEM-LABEL: gpu.func @persistent(
+// SMEM: nvvm.setmaxregister increase 232
+// SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SMEM: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// SMEM-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// SMEM: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// SMEM-NEXT: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// No reads into registers, no early release: the loop follows the wait.
+// SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
+// SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// SMEM: nvvm.wgmma.fence.aligned
+// SMEM-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// SMEM: nvvm.wgmma.commit.group.sync.aligned
+// The release in the loop's last iteration, and after the loop when it ran no iteration.
+// SMEM: scf.if %{{[0-9]+}} {
+// SMEM-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM: scf.yield
+// SMEM-NEXT: }
+// SMEM: scf.if %{{[0-9]+}} {
+// SMEM-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// SMEM-NOT: nvvm.bar.warp.sync
+// SMEM: gpu.return
+
+// FALLBACK-LABEL: gpu.func @persistent(
+// FALLBACK-NOT: nvvm.bar.warp.sync
+// FALLBACK: nvvm.setmaxregister increase 232
+// FALLBACK-NOT: nvvm.bar.warp.sync
+// FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// FALLBACK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
+// FALLBACK-NEXT: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// FALLBACK-NOT: nvvm.bar.warp.sync
+// FALLBACK: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
+// FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// FALLBACK: nvvm.wgmma.fence.aligned
+// FALLBACK-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// FALLBACK: nvvm.wgmma.commit.group.sync.aligned
+// FALLBACK: scf.if %{{[0-9]+}} {
+// FALLBACK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// FALLBACK: scf.yield
+// FALLBACK-NEXT: }
+// FALLBACK: scf.if %{{[0-9]+}} {
+// FALLBACK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// FALLBACK-NOT: nvvm.bar.warp.sync
+// FALLBACK: gpu.return
+
+func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true, tile.invariant_a_in_registers = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %pid = tile.program_id x
+  %row0 = arith.muli %pid, %c128 : i32
+  %va = tile.make_view %a, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%m, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %at = tile.load %va[%row0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
+    %row = arith.muli %i, %c64 : i32
+    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  %o = arith.truncf %acc : tensor<128x64xf32> to tensor<128x64xbf16>
+  tile.store %o, %vc[%row0, %c0] : tensor<128x64xbf16>, !tile.view<bf16, 2>
+  return
+}
