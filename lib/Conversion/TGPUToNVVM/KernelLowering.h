@@ -558,7 +558,8 @@ private:
   /// there instead of storing its registers.
   DenseMap<Value, SmemOperand> smemOperands;
   /// tile.invariant_a_in_registers: A operands copied by TMA (Q) and read into wgmma's register
-  /// fragments before the loops (StreamedLoop.cpp), with the block they were read in. Up to 128 deep
+  /// fragments before the loops (StreamedLoop.cpp), with the block they were read in, by the copy's
+  /// value and by the value each dot takes (its layout conversion). Up to 128 deep
   /// (64 registers a thread at 128 x 128 on two warpgroups).
   DenseMap<Value, std::pair<SmallVector<Value>, Block *>> registerAOperands;
   static constexpr int64_t kMaxRegisterADepth = 128;

@@ -146,14 +146,17 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
         if (invariantAInRegisters && k <= kMaxRegisterADepth && op->getBlock() == &func.getBody().front() &&
             registerAFits(m, k, n)) {
-          if (auto it = registerAOperands.find(operand);
+          // Read (and released) once per instance, whichever dots and loops take it.
+          if (auto it = registerAOperands.find(source);
               it == registerAOperands.end() || !insertingWithin(it->second.second)) {
             waitForTmaOperand(tma->second);
-            registerAOperands[operand] = {loadRegisterA(tma->second.base, m, k, n, dot.getA().getType().getElementType()),
-                                          b.getInsertionBlock()};
+            registerAOperands[source] = {loadRegisterA(tma->second.base, m, k, n, dot.getA().getType().getElementType()),
+                                         b.getInsertionBlock()};
             if (tma->second.produced && tma->second.issue < 0)
               releaseAtRead(source, tma->second);
           }
+          auto fragments = registerAOperands.lookup(source);
+          registerAOperands[operand] = std::move(fragments);
           continue;
         }
         if (!smemOperands.count(operand)) {
@@ -832,21 +835,7 @@ bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
 
 SmallVector<Value> KernelLowering::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
   LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
-  // This thread's row and column: its lane's and warp's bases (see threadCoord).
-  SmallVector<Value> t;
-  for (int d = 0; d < 2; ++d) {
-    Value acc = i32(0);
-    for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}}) {
-      const auto &bases = layout.bases(in);
-      for (size_t bit = 0; bit < bases.size(); ++bit) {
-        if (bases[bit][d] == 0)
-          continue;
-        Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, i32(bit)), i32(1));
-        acc = arith::XOrIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, sel, i32(bases[bit][d])));
-      }
-    }
-    t.push_back(acc);
-  }
+  ArrayRef<Value> t = threadCoord(LinearLayoutAttr::get(b.getContext(), layout)); // this thread's row, column
   // base + row * 128 + col * 2, with the row % 8 in the chunk bits (4-6): the panels start at
   // 1024-byte boundaries (TMA's 128-byte swizzle), so the or and the XOR below are exact.
   Value threadBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, t[0], i32(128)));
