@@ -332,17 +332,23 @@ def memory_sweep(flare, args, rows):
         torch.cuda.empty_cache()
 
 
+def run_arguments(description):
+    """The arguments every benchmark run over head dims takes: the library, the CSV, the commit."""
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", required=True, help="path to libflare.so")
+    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument("--commit", default="unknown")
+    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
+    return p
+
+
 def struct_f32(x):
     return int.from_bytes(ctypes.c_float(x), "little")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--lib", required=True, help="path to libflare.so")
+    p = run_arguments(__doc__)
     p.add_argument("--examples", required=True, help="Flare's examples directory")
-    p.add_argument("--out", required=True, help="CSV file to write")
-    p.add_argument("--commit", default="unknown")
-    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
     p.add_argument("--seqlens", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192, 16384])
     p.add_argument("--causal", type=int, nargs="+", default=[0, 1])
     p.add_argument("--memory-seqlens", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384, 32768, 65536])

@@ -12,7 +12,6 @@ driver's own JIT cache, keyed by the PTX text, cannot answer it either.
 
     python3 bench/compile_time.py --lib <bundle>/lib/libflare.so --out results/x.csv [--samples 3]
 """
-import argparse
 import csv
 import ctypes
 import os
@@ -23,7 +22,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_bench import Flare, FlareOptions, flare_tensor, versions  # noqa: E402
+from attention_bench import Flare, FlareOptions, flare_tensor, run_arguments, versions  # noqa: E402
 
 
 def timed_call(flare, tensors, opt):
@@ -39,11 +38,7 @@ def timed_call(flare, tensors, opt):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--lib", required=True, help="path to libflare.so")
-    p.add_argument("--out", required=True, help="CSV file to write")
-    p.add_argument("--commit", default="unknown")
-    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
+    p = run_arguments(__doc__)
     p.add_argument("--samples", type=int, default=3, help="kernels compiled per head dim and mask")
     p.add_argument("--seqlen", type=int, default=256)
     args = p.parse_args()

@@ -10,7 +10,6 @@ the time per call over the whole window, the median power and clock over the win
 
     python3 power_draw.py --lib <bundle>/lib/libflare.so --out results/x.csv
 """
-import argparse
 import datetime
 import os
 import statistics
@@ -76,11 +75,7 @@ def sustained(call, seconds):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--lib", required=True, help="path to libflare.so")
-    p.add_argument("--out", required=True, help="CSV file to write")
-    p.add_argument("--commit", default="unknown")
-    p.add_argument("--hdims", type=int, nargs="+", default=[64, 128, 256])
+    p = ab.run_arguments(__doc__)
     p.add_argument("--seqlens", type=int, nargs="+", default=[4096, 16384])
     p.add_argument("--causal", type=int, nargs="+", default=[0])
     p.add_argument("--tokens", type=int, default=16384)
