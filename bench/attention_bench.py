@@ -6,8 +6,10 @@ EFFICIENT_ATTENTION) and FlexAttention (torch.compile) where it compiles. Setup 
 papers: bf16, 16k tokens in total (batch = 16384 / seqlen), hidden 2048 (heads = 2048 / head_dim);
 FLOPs = 4 * B * H * S^2 * D, halved when causal. Times: CUDA events around each call after warm-up,
 calls queued back to back (time_calls), --iters calls per method in each of --rounds rounds that take the
-methods in turn, median of all. Before timing, Flare's output is
-compared with cuDNN's (max |difference|).
+methods in turn, median of all (--samples-out writes every call's time; --warmup-s runs the shape's
+methods in turn for that long first). Before timing, Flare's output is compared with cuDNN's (max
+|difference|). Long shapes run at the H200's power cap, where the clock a burst of calls meets
+varies: bench/power_draw.py measures each method under sustained load instead.
 
 A second sweep measures the peak extra device memory of naive attention (examples/tile/naive_attention.mlir:
 the score matrix through global memory) and of Flare, batch 1, 16 heads, head dim 64, as the sequence
