@@ -83,6 +83,9 @@ def main():
     p.add_argument("--seconds", type=float, default=2.0, help="sustained run per method and shape")
     p.add_argument("--methods", nargs="+", default=["flare", "sdpa-cudnn", "sdpa-flash"])
     args = p.parse_args()
+    if args.seconds < 1.0:
+        # nvidia-smi's power reading is an average that lags a change of load by a few hundred ms.
+        p.error("--seconds must be at least 1 (the power reading lags the load)")
 
     flare = ab.Flare(args.lib)
     info = ab.versions()
