@@ -557,22 +557,17 @@ private:
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
   /// there instead of storing its registers.
   DenseMap<Value, SmemOperand> smemOperands;
-  /// tile.invariant_a_in_registers: A operands copied by TMA (Q) and read into wgmma's register
-  /// fragments before the loops (StreamedLoop.cpp), with the block they were read in, by the copy's
-  /// value and by the value each dot takes (its layout conversion). Up to 128 deep
-  /// (64 registers a thread at 128 x 128 on two warpgroups).
+  /// tile.invariant_a_in_registers: A operands copied by TMA (Q, by the copy's value, which is what
+  /// the dots' wgmmaSources lead to) and read into wgmma's register fragments before the loops
+  /// (StreamedLoop.cpp), with the block they were read in.
   DenseMap<Value, std::pair<SmallVector<Value>, Block *>> registerAOperands;
-  static constexpr int64_t kMaxRegisterADepth = 128;
-  /// Whether an [m, k] operand's fragments (LinearLayout::mmaOperandA(m, k, n, numWarps)) can be read
-  /// from 128-byte swizzled panels with one base per 16-byte chunk (see loadRegisterA).
+  /// Whether an [m, k] operand's fragments (LinearLayout::mmaOperandA(m, k, n, numWarps)) can be held
+  /// (up to 128 deep: 64 registers a thread at 128 x 128 on two warpgroups) and read from 128-byte
+  /// swizzled panels with one base per 16-byte chunk (see loadRegisterA).
   bool registerAFits(int64_t m, int64_t k, int64_t n);
   /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
   /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
   SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
-  struct TmaOperand;
-  /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
-  /// warp's reads), in place of its release after the instance's last product.
-  void releaseAtRead(Value operand, TmaOperand &tma);
   /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
   /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
   /// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
@@ -873,6 +868,9 @@ private:
     int issue = -1;
   };
   DenseMap<Value, TmaOperand> tmaOperands;
+  /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
+  /// warp's reads), in place of its release after the instance's last product.
+  void releaseAtRead(Value operand, TmaOperand &tma);
   /// What the producer warpgroup needs to copy a produced TmaOperand.
   struct ProducedOperand {
     tile::LoadOp load;

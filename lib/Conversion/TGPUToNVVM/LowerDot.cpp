@@ -333,7 +333,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     bSmem = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
   }
   SmallVector<Value> aRegs;
-  if (auto it = registerAOperands.find(op.getA()); !aSmem.base && it != registerAOperands.end())
+  if (auto it = registerAOperands.find(aTile); !aSmem.base && it != registerAOperands.end())
     aRegs = it->second.first;
   else if (!aSmem.base && isRegisterA(aTile, m, k, n))
     aRegs = regs[aTile];

@@ -144,8 +144,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         // tile.invariant_a_in_registers: read once per instance into the register fragments the
         // dots take A from, by the top-level loops (whose first one's reads precede the others).
         const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        if (invariantAInRegisters && k <= kMaxRegisterADepth && op->getBlock() == &func.getBody().front() &&
-            registerAFits(m, k, n)) {
+        if (invariantAInRegisters && op->getBlock() == &func.getBody().front() && registerAFits(m, k, n)) {
           // Read (and released) once per instance, whichever dots and loops take it.
           if (auto it = registerAOperands.find(source);
               it == registerAOperands.end() || !insertingWithin(it->second.second)) {
@@ -155,8 +154,6 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
             if (tma->second.produced && tma->second.issue < 0)
               releaseAtRead(source, tma->second);
           }
-          auto fragments = registerAOperands.lookup(source);
-          registerAOperands[operand] = std::move(fragments);
           continue;
         }
         if (!smemOperands.count(operand)) {
@@ -814,7 +811,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
 /// 16-byte chunk (column bits 3-5) is then XOR-ed with the thread's row % 8, and every register's
 /// address is one of 8 per-thread bases plus a constant.
 bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
-  if (m % 64 != 0 || k % 64 != 0)
+  constexpr int64_t kMaxDepth = 128;
+  if (m % 64 != 0 || k % 64 != 0 || k > kMaxDepth)
     return false;
   LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
   int64_t threadRows = 0, threadCols = 0;
