@@ -131,6 +131,10 @@ TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {
   // Instances shorter than kSplitMinSteps are not worth the hand-over.
   EXPECT_FALSE(flare::splitsLaunch(136, 132, flare::kSplitMinSteps - 1));
   EXPECT_FALSE(flare::splitsLaunch(136, 0, 16));
+  // The tail's steps must stay within the schedule's 32-bit arithmetic.
+  const int64_t mostSteps = (flare::kSplitMaxStepsTimesCtas - 1) / 132;
+  EXPECT_TRUE(flare::splitsLaunch(136, 132, mostSteps));
+  EXPECT_FALSE(flare::splitsLaunch(136, 132, mostSteps + 1));
 }
 
 TEST(Compiler, ParseErrorsCarryTheirLocation) {

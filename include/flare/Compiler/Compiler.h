@@ -83,10 +83,15 @@ struct TensorMapInfo {
 /// (shorter instances gain less from an even end than the split's hand-over costs).
 inline constexpr int kSplitMinSteps = 16;
 
+/// ... and splits it only while steps * ctas stays below this: the schedule cuts the last fewer than
+/// 2 * ctas instances' steps in 32-bit arithmetic.
+inline constexpr int64_t kSplitMaxStepsTimesCtas = int64_t{1} << 31;
+
 /// Whether such a kernel splits a launch of `instances` program instances of `steps` steps each on
 /// `ctas` CTAs (the rule its schedule applies on the device, for launchers that choose a kernel).
 constexpr bool splitsLaunch(int64_t instances, int64_t ctas, int64_t steps) {
-  return ctas > 0 && instances > ctas && instances % ctas != 0 && steps >= kSplitMinSteps;
+  return ctas > 0 && instances > ctas && instances % ctas != 0 && steps >= kSplitMinSteps &&
+         steps * ctas < kSplitMaxStepsTimesCtas;
 }
 
 /// What a launcher needs to know about one kernel of a compiled module.

@@ -226,25 +226,27 @@ scf::ForOp KernelLowering::beginTileLoop() {
     auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
     auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
     auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
-    auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
     produceValue(splitRange.getSteps());
     Value steps = scalars.lookup(splitRange.getSteps());
     Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
     Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
-    // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps.
+    // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps, and
+    // the tail's steps (fewer than 2 G S) within 32 bits.
+    auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
+    Value fits = cmp(arith::CmpIPredicate::ult, arith::MulIOp::create(b, loc, i64(steps), i64(ctas)),
+                     arith::ConstantIntOp::create(b, loc, kSplitMaxStepsTimesCtas, 64));
     Value on = arith::AndIOp::create(
         b, loc,
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
                               cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
-        cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)));
+        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)), fits));
     Value whole = sel(on, sub(rounds, i32(1)), rounds);
-    Value tailSteps = i64(mul(sub(total, mul(whole, ctas)), safeSteps));
-    auto cut = [&](Value c) { // c * T * S / G, in 64 bits
-      return arith::TruncIOp::create(b, loc, b.getI32Type(),
-                                     arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, i64(c), tailSteps),
-                                                            i64(ctas)))
-          .getResult();
-    };
+    // The cut points c * T * S / G (T tail instances of S steps on G CTAs) in 32 bits: with T S =
+    // q G + r, that is c q + c r / G, and c r < G^2. A 64-bit division would be a call, and a call
+    // makes ptxas serialize every wgmma of the kernel (C7509).
+    Value tailSteps = mul(sub(total, mul(whole, ctas)), safeSteps);
+    Value perCta = div(tailSteps, ctas), spare = sub(tailSteps, mul(perCta, ctas));
+    auto cut = [&](Value c) { return add(mul(c, perCta), div(mul(c, spare), ctas)); };
     Value next = add(cta, i32(1));
     Value hasTail = cmp(arith::CmpIPredicate::ult, cta, rest);
     Value s0 = sel(on, cut(cta), mul(cta, steps));
