@@ -2,7 +2,7 @@
 // split workspace as a hidden pointer after the grid's three i32 (G slots of
 // tgpu.split_slot_bytes, then G i32 flags); the schedule cuts the last instances' T * S steps into G
 // ranges in 32-bit arithmetic (no 64-bit division: that is a call, and a call serializes the
-// kernel's wgmma), on only when N > G, N mod G != 0, S >= 16 and S G < 2^30. tile.split_store:
+// kernel's wgmma), on only when N > G, N mod G != 0, S >= 16 and S G < 2^31. tile.split_store:
 // every thread's registers to its slot (coalesced: register r of all threads, then r + 1), a
 // barrier, then thread 0 releases the flag (fence.acq_rel.gpu, flag = 1). tile.split_load: thread 0
 // waits for the flag with acquire loads (trapping after 2^30 polls) and clears it, a barrier, then
@@ -16,14 +16,8 @@
 // CHECK-SAME: tgpu.user_args = 2 : i32
 // CHECK-NOT: arith.divui %{{.*}} : i64
 // CHECK: %[[SG:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
-// CHECK-NEXT: arith.cmpi ult, %[[SG]], %c1073741824_i64 : i64
+// CHECK-NEXT: arith.cmpi ult, %[[SG]], %c2147483648_i64 : i64
 // CHECK-NEXT: arith.cmpi uge, %{{.*}}, %c16_i32 : i32
-// Whole turns: rounds of chunks of P = 1 << shift instances (pairs where there are 2 G or more)
-// that leave at least G instances to the tail, D = (N - G) / (P G) of them, D P turns.
-// CHECK: %[[PG:.*]] = arith.shli %[[G:.*]], %[[SHIFT:.*]] : i32
-// CHECK-NEXT: %[[NG:.*]] = arith.subi %{{.*}}, %[[G]] : i32
-// CHECK-NEXT: %[[D:.*]] = arith.divui %[[NG]], %[[PG]] : i32
-// CHECK-NEXT: arith.shli %[[D]], %[[SHIFT]] : i32
 // CHECK-NOT: arith.divui %{{.*}} : i64
 // CHECK: scf.for
 // The piece that ends an instance: 32 registers a thread, then the release.

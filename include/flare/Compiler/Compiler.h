@@ -84,8 +84,8 @@ struct TensorMapInfo {
 inline constexpr int kSplitMinSteps = 16;
 
 /// ... and splits it only while steps * ctas stays below this: the schedule cuts the last fewer than
-/// 3 * ctas instances' steps in 32-bit arithmetic.
-inline constexpr int64_t kSplitMaxStepsTimesCtas = int64_t{1} << 30;
+/// 2 * ctas instances' steps in 32-bit arithmetic.
+inline constexpr int64_t kSplitMaxStepsTimesCtas = int64_t{1} << 31;
 
 /// Whether such a kernel splits a launch of `instances` program instances of `steps` steps each on
 /// `ctas` CTAs (the rule its schedule applies on the device, for launchers that choose a kernel).

@@ -219,7 +219,8 @@ scf::ForOp KernelLowering::beginTileLoop() {
   Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
                                       arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
   if (splitRange) {
-    // Stream-K (see splitRange): whole rounds of the chunks above, then the tail's steps cut evenly.
+    // Stream-K (see splitRange): instances in x-fastest order, single ones; without splits the
+    // chunks above.
     auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
     auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
     auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
@@ -239,10 +240,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
                               cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)), fits));
-    // Whole turns: as many rounds of chunks (size P = 1 << shift) as leave at least G instances to
-    // the tail, so that each CTA's range holds at least one instance: T = N - D P G is in [G, G + P G).
-    Value whole = sel(on, arith::ShLIOp::create(b, loc, div(sub(total, ctas), arith::ShLIOp::create(b, loc, ctas, shift)), shift),
-                      rounds);
+    Value whole = sel(on, sub(rounds, i32(1)), rounds);
     // The cut points c * T * S / G (T tail instances of S steps on G CTAs) in 32 bits: with T S =
     // q G + r, that is c q + c r / G, and c r < G^2. A 64-bit division would be a call, and a call
     // makes ptxas serialize every wgmma of the kernel (C7509).
@@ -275,8 +273,9 @@ Value KernelLowering::splitInstance(Value turn, Value chunked) {
   Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
                                      arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
   Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
-  // Whole turns take the chunks' instances (all of them without a split); tail turns, the tail's.
-  Value instance = sel(whole, chunked, arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex));
+  Value instance = sel(on, sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
+                                arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex)),
+                       chunked);
   Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
   Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
   Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
