@@ -457,10 +457,12 @@ TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
   // instances between CTAs (tile.split_range) when there are more instances than CTAs, not a
   // multiple of them, and at least kSplitMinSteps (16) steps each. On the H200's 132 SMs: 17 heads
   // of 8 row blocks (136 instances: every CTA's range holds pieces) of 16 steps, the last one
-  // partial; GQA with 144 instances of 17 steps, in the other memory layout. Each twice: a launch
-  // leaves the workspace's flags as the next one needs them.
-  const Shape split1{1, 17, 17, 1000, 2000}, split2{2, 8, 2, 1100, 2100};
-  for (auto [s, layout] : {std::pair{split1, 0}, std::pair{split2, 1}, std::pair{split1, 1}, std::pair{split2, 0}}) {
+  // partial; GQA with 144 instances of 17 steps, in the other memory layout (both all tail); 25
+  // heads of 16 row blocks (400 instances: two whole rounds, then 136 instances' steps cut). Each
+  // twice: a launch leaves the workspace's flags as the next one needs them.
+  const Shape split1{1, 17, 17, 1000, 2000}, split2{2, 8, 2, 1100, 2100}, split3{1, 25, 25, 2000, 2100};
+  for (auto [s, layout] : {std::pair{split1, 0}, std::pair{split2, 1}, std::pair{split3, 0}, std::pair{split1, 1},
+                           std::pair{split2, 0}, std::pair{split3, 1}}) {
     SCOPED_TRACE(describe(s));
     std::printf("[ attention ] split instances, %s\n", describe(s).c_str());
     run(s, 128, AttentionOptions{}, /*withLse=*/true, layout);
