@@ -19,6 +19,7 @@
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 block-n=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 persistent=0" --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
 // RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a block-m=128 block-n=128 num-warps=8 persistent=1" --canonicalize --cse | FileCheck %s --check-prefix=PAIR64
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.
@@ -48,9 +49,8 @@
 // CHECK-NEXT: %[[H:.*]] = tile.program_id y
 // CHECK-NEXT: %{{.*}} = tile.program_id z
 // CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : i32
-// The pairing follows the mask, not the heaviest-first order: head dim 64 is configured with two CTAs
-// per SM and no reversed rows, and a persistent causal kernel of an explicit tile still pairs its
-// query blocks.
+// The pairing follows the mask, not the heaviest-first order: a persistent causal kernel of an
+// explicit tile at head dim 64 still pairs its query blocks.
 // PAIR64-LABEL: func.func @causal(
 // PAIR64-SAME: tile.persistent = true
 // PAIR64: %[[PID:.*]] = tile.program_id x
@@ -61,8 +61,9 @@
 // PAIR64-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[ODDBIT]], %c0_i32 : i32
 // PAIR64-NEXT: %[[HEAVY:.*]] = arith.subi %[[LAST]], %[[HALF]] : i32
 // PAIR64-NEXT: arith.select %[[ODD]], %[[HALF]], %[[HEAVY]] : i32
-// A kernel that is not persistent: program x takes query block (programs - 1 - x), so that the GPU,
-// which starts programs in index order, starts the longest first.
+// A kernel that is not persistent (also head dim 64's configured one, two CTAs per SM): program x
+// takes query block (programs - 1 - x), so that the GPU, which starts programs in index order, starts
+// the longest first.
 // LAUNCHED-LABEL: func.func @causal(
 // LAUNCHED-NOT: tile.persistent
 // LAUNCHED: %[[PID:.*]] = tile.program_id x

@@ -78,11 +78,11 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
   // overlap one's epilogue with the other's work (3-4% slower persistent).
   config.persistent = config.producer || (wgmma && headDim > 128);
-  // Masks whose later query rows keep more keys: those row blocks start first. Not with two CTAs per
-  // SM (head dim 64): their 128 registers have no room for it (ALiBi spilled), and two resident
-  // programs already even out the last wave.
+  // Masks whose later query rows keep more keys: those row blocks start first, the longest first
+  // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
+  // 2k; bench/NOTES.md a76).
   config.rowsGrow = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
-  config.reverseRows = config.minBlocksPerSM < 2 && config.rowsGrow;
+  config.reverseRows = config.rowsGrow;
   // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
   // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
   // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
