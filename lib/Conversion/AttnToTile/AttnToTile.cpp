@@ -97,7 +97,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
   config.peelFirstStep = config.overlap && headDim <= 64;
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
-  // Not at head dim 256: merging the other piece's 128 accumulator registers spills there.
+  // Not at head dim 256: its split kernel compiles without spills, but ran 1-4% slower from 2k keys,
+  // with single instances or pairs (bench/NOTES.md a74).
   config.splitTail = config.persistent && config.producer && maskClass == "none";
   return config;
 }
