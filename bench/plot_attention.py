@@ -1,6 +1,7 @@
 """Plots a CSV of attention_bench.py as SVG (no dependencies): TFLOP/s versus sequence length, one panel
 per (head dim, causal), one line per method; and peak extra memory versus sequence length (log scale).
-Also prints a markdown table of the speed rows.
+Also writes a markdown table of the speed rows, then of every speed target of the benchmark's setup
+(the least TFLOP/s and the ratio to the best peer of the same run) met or missed.
 
     python3 plot_attention.py results/2026-11-29-attention-h200.csv results/2026-11-29-attention-h200
     -> ...-speed.svg, ...-memory.svg, ...-table.md
@@ -11,6 +12,40 @@ import sys
 
 COLORS = {"flare": "#d62728", "sdpa-cudnn": "#1f77b4", "sdpa-flash": "#2ca02c", "sdpa-efficient": "#9467bd",
           "flex": "#ff7f0e", "naive": "#7f7f7f"}
+
+
+# The speed issue's forward targets (bf16, H200, 16k tokens, hidden 2048), each against the best peer
+# of the same run: (name, head dim, causal, seqlens, least TFLOP/s, least ratio to the best peer).
+TARGETS = [
+    ("head dim 128, non-causal, 4k-16k", 128, 0, (4096, 8192, 16384), 690.0, 1.1),
+    ("head dim 128, causal, 4k-16k", 128, 1, (4096, 8192, 16384), 640.0, 1.1),
+    ("head dim 64, 4k-16k", 64, 0, (4096, 8192, 16384), 540.0, 1.1),
+    ("head dim 256, 4k-16k", 256, 0, (4096, 8192, 16384), 760.0, None),
+] + [(f"short sequences, head dim {d}{', causal' if c else ''}", d, c, (512, 1024), None, 1.0)
+     for d in (64, 128, 256) for c in (0, 1)]
+
+
+def is_peer(method):
+    """The methods Flare is measured against: every one but Flare's own (tuned, autotuned) and naive."""
+    return not method.startswith("flare") and method != "naive"
+
+
+def target_rows(speed):
+    """One row per target and sequence length present in `speed`: (target, seqlen, flare, best peer and
+    its value, ratio, 'met' / 'missed')."""
+    rows = []
+    for name, d, causal, seqlens, least, ratio in TARGETS:
+        for s in seqlens:
+            at = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal and int(r["seqlen"]) == s
+                  and num(r["tflops"])]
+            flare = [num(r["tflops"]) for r in at if r["method"] == "flare"]
+            peers = sorted(((num(r["tflops"]), r["method"]) for r in at if is_peer(r["method"])), reverse=True)
+            if not flare or not peers:
+                continue
+            f, (best, peer) = flare[0], peers[0]
+            met = (least is None or f >= least) and (ratio is None or f >= ratio * best)
+            rows.append((name, s, f, peer, best, f / best, "met" if met else "missed"))
+    return rows
 
 
 def num(x):
@@ -141,6 +176,12 @@ def main(path, prefix):
                            int(r["seqlen"]) == s and r["method"] == m]
                     cells.append(hit[0]["tflops"] if hit and num(hit[0]["tflops"]) else "-")
                 f.write(f"| {d} | {'yes' if causal else 'no'} | {s} | " + " | ".join(cells) + " |\n")
+        rows = target_rows(speed)
+        if rows:
+            f.write("\nTargets (least TFLOP/s and ratio to the best peer of this run; bench/NOTES.md has the "
+                    "setup)\n\n| target | seqlen | flare | best peer | ratio | |\n|---|---|---|---|---|---|\n")
+            for name, s, fl, peer, best, ratio, verdict in rows:
+                f.write(f"| {name} | {s} | {fl:.1f} | {peer} {best:.1f} | {ratio:.2f}x | {verdict} |\n")
         if memory:
             f.write("\nPeak extra memory, MiB (batch 1, 16 heads, head dim 64)\n\n| seqlen | naive | flare |\n|---|---|---|\n")
             for s in sorted({int(r["seqlen"]) for r in memory}):
