@@ -83,8 +83,8 @@ struct TensorMapInfo {
 /// (shorter instances gain less from an even end than the split's hand-over costs).
 inline constexpr int kSplitMinSteps = 16;
 
-/// ... and splits it only while steps * ctas stays below this: the schedule cuts the last fewer than
-/// 2 * ctas instances' steps in 32-bit arithmetic.
+/// Such a kernel also needs steps * ctas below this to split: its schedule cuts the steps of the last
+/// (fewer than 2 * ctas) instances in 32-bit arithmetic.
 inline constexpr int64_t kSplitMaxStepsTimesCtas = int64_t{1} << 31;
 
 /// Whether such a kernel splits a launch of `instances` program instances of `steps` steps each on

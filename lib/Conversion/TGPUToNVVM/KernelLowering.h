@@ -728,9 +728,10 @@ private:
   /// With a tile.split_range the tile loop runs single instances: D rounds of whole ones (instance
   /// turn * G + c), then the remaining T = N - D G instances' T * S steps cut into G equal ranges,
   /// range c being CTA c's (D = N / G - 1 when N > G is no multiple of G, S >= kSplitMinSteps and
-  /// S G < kSplitMaxStepsTimesCtas; else D = N / G and the last N - D G instances run whole). A range's first and last instances
-  /// may be pieces: a piece that ends an instance (lo > 0) hands its state to CTA c - 1, whose range
-  /// began it, through slot c of the workspace (a hidden parameter: G slots, then G i32 flags).
+  /// S G < kSplitMaxStepsTimesCtas; else D = N / G and the last N - D G instances run whole). A
+  /// range's first and last instances may be pieces: a piece that ends an instance (lo > 0) hands its
+  /// state to CTA c - 1, whose range began it, through slot c of the workspace (a hidden parameter: G
+  /// slots, then G i32 flags).
   tile::SplitRangeOp splitRange;
   Value splitWorkspace;        // !llvm.ptr<1>
   int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
