@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""A/B runs of Flare settings that one process cannot hold side by side (an environment switch the
+compiler reads, another build of the library): each variant runs attention_bench.py, Flare only, in a
+process of its own with a kernel cache of its own, the variants alternating round by round (the GPU's
+clock and power state drift within minutes, so a variant's rounds are spread over the whole run). The
+rounds land in one CSV: `variant`, `round`, then attention_bench.py's columns. `compare` prints each
+shape's median TFLOP/s per variant, its rounds, and the change against the first variant.
+
+    python3 bench/ab.py run --out ab.csv --rounds 3 --variant base --variant split:FLARE_X=1 \\
+        -- --lib lib/libflare.so --examples examples --hdims 256 --causal 0 --seqlens 4096 16384
+    python3 bench/ab.py compare ab.csv
+
+A variant is NAME or NAME:VAR=VALUE[,VAR=VALUE...]: the environment it runs with on top of this one's.
+The arguments after `--` go to attention_bench.py (with --no-peers, --no-memory and --out added).
+"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_variant(text):
+    """NAME[:VAR=VALUE,...] -> (name, {VAR: VALUE})."""
+    name, _, assignments = text.partition(":")
+    env = {}
+    for item in filter(None, assignments.split(",")):
+        var, eq, value = item.partition("=")
+        if not eq or not var:
+            raise argparse.ArgumentTypeError(f"variant '{text}': '{item}' is not VAR=VALUE")
+        env[var] = value
+    if not name:
+        raise argparse.ArgumentTypeError(f"variant '{text}' has no name")
+    return name, env
+
+
+def run(args, bench_args):
+    names = [name for name, _ in args.variant]
+    if len(set(names)) != len(names):
+        sys.exit("ab.py: variant names must differ")
+    cache_root = args.cache_root or tempfile.mkdtemp(prefix="flare-ab-")
+    header, rows = None, []
+    for r in range(1, args.rounds + 1):
+        for name, extra in args.variant:
+            env = dict(os.environ, **extra, FLARE_CACHE_DIR=os.path.join(cache_root, name))
+            part = os.path.join(cache_root, f"{name}-{r}.csv")
+            cmd = [sys.executable, os.path.join(HERE, "attention_bench.py"), *bench_args, "--no-peers", "--no-memory",
+                   "--out", part]
+            shown = " ".join(f"{k}={v}" for k, v in sorted(extra.items()))
+            print(f"round {r}, {name}: {shown + ' ' if shown else ''}FLARE_CACHE_DIR={env['FLARE_CACHE_DIR']} "
+                  + " ".join(cmd[1:]), flush=True)
+            if args.dry_run:
+                continue
+            done = subprocess.run(cmd, env=env)
+            if done.returncode != 0:
+                sys.exit(f"ab.py: round {r} of variant {name} failed ({done.returncode})")
+            with open(part) as f:
+                for row in csv.DictReader(f):
+                    header = header or ["variant", "round", *row.keys()]
+                    rows.append({"variant": name, "round": r, **row})
+    if args.dry_run:
+        return
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {args.out}")
+    compare_rows(rows, names)
+
+
+def compare_rows(rows, variants):
+    """Per (method, head dim, causal, seqlen): each variant's median TFLOP/s over its rounds, the rounds,
+    and the change against the first variant."""
+    by = {}
+    for row in rows:
+        if row.get("kind") != "speed":
+            continue
+        try:
+            tflops = float(row["tflops"])
+        except (TypeError, ValueError):
+            continue
+        if not math.isfinite(tflops):
+            continue
+        key = (row["method"], int(row["hdim"]), int(row["causal"]), int(row["seqlen"]))
+        by.setdefault(key, {}).setdefault(row["variant"], []).append(tflops)
+    for key in sorted(by):
+        method, d, causal, s = key
+        base = by[key].get(variants[0])
+        line = f"{method} D{d} {'causal' if causal else 'non-causal'} {s}:"
+        for v in variants:
+            got = by[key].get(v)
+            if not got:
+                line += f"  {v} -"
+                continue
+            m = statistics.median(got)
+            change = f" {100 * (m / statistics.median(base) - 1):+.1f}%" if base and v != variants[0] else ""
+            line += f"  {v} {m:.1f} ({' / '.join(f'{x:.1f}' for x in got)}){change}"
+        print(line)
+
+
+def compare(args):
+    with open(args.csv) as f:
+        rows = list(csv.DictReader(f))
+    variants = []
+    for row in rows:
+        if row["variant"] not in variants:
+            variants.append(row["variant"])
+    if args.variants:
+        variants = args.variants
+    compare_rows(rows, variants)
+
+
+def main():
+    argv = sys.argv[1:]
+    bench_args = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, bench_args = argv[:at], argv[at + 1:]
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run the variants, alternating round by round")
+    r.add_argument("--out", required=True, help="CSV of every round of every variant")
+    r.add_argument("--rounds", type=int, default=3, help="processes per variant (default 3)")
+    r.add_argument("--variant", type=parse_variant, action="append", required=True,
+                   help="NAME or NAME:VAR=VALUE[,VAR=VALUE...]; the first is the base of the comparison")
+    r.add_argument("--cache-root", help="directory of the variants' kernel caches (default: a new temporary one)")
+    r.add_argument("--dry-run", action="store_true", help="print the commands only")
+    c = sub.add_parser("compare", help="each shape's median per variant, against the first")
+    c.add_argument("csv")
+    c.add_argument("--variants", nargs="+", help="the variants to show, the first as the base (default: all, "
+                   "in the order the CSV has them)")
+    args = p.parse_args(argv)
+    if args.command == "run":
+        run(args, bench_args)
+    else:
+        compare(args)
+
+
+if __name__ == "__main__":
+    main()
