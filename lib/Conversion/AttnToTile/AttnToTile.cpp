@@ -82,7 +82,6 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).
   config.rowsGrow = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
-  config.reverseRows = config.rowsGrow;
   // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
   // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
   // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
@@ -708,7 +707,7 @@ LogicalResult Generator::buildKernel() {
     Value light = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         arith::AndIOp::create(b, loc, mBlock, c32(1)), c32(0));
     mBlock = arith::SelectOp::create(b, loc, light, half, sub(lastBlock, half));
-  } else if (config.reverseRows) {
+  } else if (config.rowsGrow) {
     // Heaviest first: the GPU starts programs in index order, so the last ones to start are the
     // lightest and the last wave ends evenly.
     mBlock = sub(lastBlock, mBlock);

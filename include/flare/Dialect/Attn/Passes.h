@@ -49,12 +49,10 @@ struct AttentionConfig {
   /// Off by default: ptxas then serializes every wgmma of the loop (C7518, a wait it inserts on a
   /// divergent path; bench/NOTES.md a16), 20-40% slower at head dims 128 and 256. For experiments.
   bool deferRescale = false;
-  /// The mask keeps more keys for later query rows (causal-like): programs differ in work.
+  /// The mask keeps more keys for later query rows (causal-like): programs differ in work. Program x
+  /// then visits query block (programs - 1 - x), so that the longest programs start first and the
+  /// shortest end the last wave; a persistent kernel pairs a heavy with a light query block instead.
   bool rowsGrow = false;
-  /// Program x visits query block (programs - 1 - x): for masks whose later rows keep more keys
-  /// (causal), the longest programs start first and the shortest end the last wave. A persistent
-  /// kernel pairs a heavy with a light query block instead (whenever rowsGrow).
-  bool reverseRows = false;
   /// The warpgroup index as a warp-uniform value (`tile.uniform_warpgroup`): Q's wgmma descriptors
   /// in uniform registers. Off records `tile.uniform_warpgroup = false` on the kernel.
   bool uniformWarpgroup = true;
