@@ -49,7 +49,8 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
   // rescale (NOTES a14) pays at head dim 256, whose 128 accumulator registers a thread outnumber its
   // 32 scores four to one; at 128 (64 and 64) the branch around the multiplies cost 8-14% when
   // measured first (a14), gained a little at long sequences after the producer warpgroup (a34), and
-  // costs 0.3-1.8% again since Q's descriptors are warp-uniform (a43).
+  // costs 0.3-1.8% again since Q's descriptors are warp-uniform (a43). At 64 (32 and 32, two CTAs
+  // per SM) it gains 0.5-2% from 2k keys and at causal 512 since the first step is peeled (a79).
   (void)f16;
   AttentionConfig config; // 128 x 64, 8 warps
   const bool wgmma = arch == "sm_90a";
@@ -58,7 +59,7 @@ AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, 
     config.blockN = 128;
   if (headDim > 128)
     config.pingPong = false;
-  if (wgmma && headDim > 128)
+  if (wgmma && (headDim > 128 || headDim <= 64))
     config.lazyRescale = true;
   // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
   // mode, which the driver's JIT uses, would take 139 and leave one.
