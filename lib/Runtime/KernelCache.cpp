@@ -360,6 +360,29 @@ void KernelCache::keep(const std::string &key, std::shared_ptr<Module> module) {
   modules_.emplace(key, std::move(module));
 }
 
+std::shared_ptr<Module> KernelCache::loadFromDisk(const std::string &key, const std::string &arch) {
+  size_t rejectedBefore = disk_.rejected();
+  std::optional<CompiledModule> cached = disk_.load(key);
+  rejected_ += disk_.rejected() - rejectedBefore;
+  if (!cached)
+    return nullptr;
+  if (cached->arch != arch) {
+    // The key covers the arch, so this is a damaged or forged entry that passed the checksum.
+    disk_.erase(key);
+    ++rejected_;
+    return nullptr;
+  }
+  try {
+    return Module::load(ctx_, std::move(*cached));
+  } catch (const Error &e) {
+    if (!isBadImageResult(e.cuResult()))
+      throw;
+    disk_.erase(key);
+    ++rejected_;
+    return nullptr;
+  }
+}
+
 std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource, CompileOptions options,
                                                   const std::string &bufferName) {
   if (options.arch.empty())
@@ -374,27 +397,10 @@ std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource,
     return it->second;
   }
 
-  size_t rejectedBefore = disk_.rejected();
-  std::optional<CompiledModule> cached = disk_.load(key);
-  rejected_ += disk_.rejected() - rejectedBefore;
-  if (cached && cached->arch != options.arch) {
-    // The key covers the arch, so this is a damaged or forged entry that passed the checksum.
-    disk_.erase(key);
-    ++rejected_;
-    cached.reset();
-  }
-  if (cached) {
-    try {
-      std::shared_ptr<Module> module = Module::load(ctx_, std::move(*cached));
-      ++hits_;
-      modules_.emplace(key, module);
-      return module;
-    } catch (const Error &e) {
-      if (!isBadImageResult(e.cuResult()))
-        throw;
-      disk_.erase(key);
-      ++rejected_;
-    }
+  if (std::shared_ptr<Module> module = loadFromDisk(key, options.arch)) {
+    ++hits_;
+    modules_.emplace(key, module);
+    return module;
   }
 
   CompiledModule compiled = compileToPTX(mlirSource, options, bufferName);

@@ -116,8 +116,9 @@ void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> 
           float o = decode16(got[b * oStrides[0] + h * oStrides[1] + i * oStrides[2] + x], dtype);
           double want = ref.out[row * d + x];
           ASSERT_FALSE(std::isnan(o)) << "NaN at row " << row << " col " << x;
-          if (noKey)
+          if (noKey) {
             ASSERT_EQ(o, 0.f) << "a row that sees no key must be 0 (row " << row << ")";
+          }
           // bf16 keeps 8 bits (f16 11): half an ulp of |O| <= 1.5 plus the error of P rounded to 16 bits.
           ASSERT_NEAR(o, want, 2e-2 + 1e-2 * std::fabs(want)) << "row " << row << " col " << x;
           worst = std::max(worst, std::fabs(o - want));
@@ -285,14 +286,15 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
       // A producer warpgroup's register budgets are honoured (whole-program JIT, not the linker's).
       EXPECT_EQ(module->jitLog().find("'setmaxnreg' ignored"), std::string::npos) << module->jitLog();
       rt::Kernel kernel = module->kernel(ex.kernel);
-      if (ctx->arch() == "sm_90a") // Q is copied by TMA, K and V stream through TMA, O is stored by TMA
+      if (ctx->arch() == "sm_90a") { // Q is copied by TMA, K and V stream through TMA, O is stored by TMA
         EXPECT_EQ(kernel.info().tensorMaps.size(), 4u);
+      }
       // Skv = 256 is a whole number of key blocks (no partial block); the other shapes end in one.
-      std::vector<Shape> shapes;
-      if (ex.staticHeads)
-        shapes = {{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}, {1, ex.hq, ex.hkv, 200, 256}};
-      else
-        shapes = {{1, 2, 1, 17, 1000}, {2, 2, 2, 1000, 17}, {1, 1, 1, 1, 4097}, {1, 2, 2, 1, 1}, {1, 2, 2, 200, 256}};
+      std::vector<Shape> shapes =
+          ex.staticHeads
+              ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}, {1, ex.hq, ex.hkv, 200, 256}}
+              : std::vector<Shape>{{1, 2, 1, 17, 1000}, {2, 2, 2, 1000, 17}, {1, 1, 1, 1, 4097}, {1, 2, 2, 1, 1},
+                                   {1, 2, 2, 200, 256}};
       if (d == 128 && !ex.staticHeads)
         shapes.push_back({1, 1, 1, 4097, 4097});
       runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse);

@@ -8,6 +8,8 @@
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
 
+#include "TestKernels.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -15,6 +17,7 @@
 #include <vector>
 
 using namespace flare;
+using flare::test::kernelInfo;
 
 namespace {
 
@@ -22,16 +25,16 @@ CompiledModule sampleModule() {
   CompiledModule m;
   m.arch = "sm_90a";
   m.ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n";
-  m.kernels.push_back({"attn_fwd", 128, 98304,
-                       {ArgKind::Pointer, ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::F32}});
-  m.kernels.push_back({"no_args", 32, 0, {}});
+  m.kernels.push_back(kernelInfo("attn_fwd", 128, 98304,
+                                  {ArgKind::Pointer, ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::F32}));
+  m.kernels.push_back(kernelInfo("no_args", 32, 0, {}));
   return m;
 }
 
 /// A kernel reading one tensor map: a [rows, 128] view of argument 0 at a per-program base
 /// (coordinate x stride argument 3), its row count argument 1 and row stride argument 2 (truncated).
 KernelInfo tmaKernel() {
-  KernelInfo k{"tma", 256, 65536, {ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::I64}};
+  KernelInfo k = kernelInfo("tma", 256, 65536, {ArgKind::Pointer, ArgKind::I32, ArgKind::I64, ArgKind::I64});
   TensorMapInfo t;
   t.pointerArg = 0;
   t.elemBytes = 2;

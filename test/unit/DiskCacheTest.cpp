@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "flare/Runtime/Runtime.h"
 
+#include "TestKernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 using namespace flare;
+using flare::test::kernelInfo;
 using namespace flare::rt;
 namespace fs = std::filesystem;
 
@@ -28,7 +31,7 @@ CompiledModule sampleModule(const std::string &kernelName = "vec_add") {
   CompiledModule m;
   m.arch = "sm_90a";
   m.ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry " + kernelName + "()\n{\n ret;\n}\n";
-  m.kernels.push_back({kernelName, 128, 0, {ArgKind::Pointer, ArgKind::Pointer, ArgKind::I32}});
+  m.kernels.push_back(kernelInfo(kernelName, 128, 0, {ArgKind::Pointer, ArgKind::Pointer, ArgKind::I32}));
   return m;
 }
 

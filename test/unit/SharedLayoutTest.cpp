@@ -154,8 +154,9 @@ TEST(SharedLayout, SwizzledKStepsAndStridesMatchTheLayout) {
     EXPECT_EQ(d.swizzle, SmemSwizzle::B128);
     // Row 8 (the next atom) starts SBO bytes after row 0; column 64 (the next panel) LBO bytes after.
     EXPECT_EQ(swizzledOffset(8, 0, rows, 2, SmemSwizzle::B128), int64_t(d.strideByteOffset));
-    if (mnMajor)
+    if (mnMajor) {
       EXPECT_EQ(swizzledOffset(0, 64, rows, 2, SmemSwizzle::B128), int64_t(d.leadingByteOffset));
+    }
   }
 }
 

@@ -314,6 +314,8 @@ private:
   std::string keyOf(const std::string &mlirSource, const CompileOptions &options, const std::string &bufferName);
   /// Stores `module` under `key` on disk (a failure only counted) and in memory; mutex_ held.
   void keep(const std::string &key, std::shared_ptr<Module> module);
+  /// The module of `key` from the disk, loaded; null when there is none or it is unusable (then erased).
+  std::shared_ptr<Module> loadFromDisk(const std::string &key, const std::string &arch);
 
   Context &ctx_;
   mutable std::mutex mutex_;
