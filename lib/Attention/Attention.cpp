@@ -131,7 +131,7 @@ std::string typeText(mlir::Type t) {
 }
 
 /// Parses a custom attention module and reads what the launch must agree with.
-ModuleFacts inspectModule(const std::string &text) {
+ModuleFacts inspectModuleOnThisStack(const std::string &text) {
   detail::ParseContext pc(detail::attentionDialects());
   mlir::OwningOpRef<mlir::ModuleOp> module = pc.parse(text, "<module>");
   if (!module)
@@ -157,6 +157,13 @@ ModuleFacts inspectModule(const std::string &text) {
     facts.qShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
   for (int64_t d : k.getShape())
     facts.kShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  return facts;
+}
+
+/// inspectModuleOnThisStack on a stack large enough for any text the parser accepts.
+ModuleFacts inspectModule(const std::string &text) {
+  ModuleFacts facts;
+  detail::runOnLargeStack([&] { facts = inspectModuleOnThisStack(text); });
   return facts;
 }
 

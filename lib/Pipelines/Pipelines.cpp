@@ -150,7 +150,26 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
   }
 }
 
+/// The module's own location, or line 1 column 1 of its file where the parser gave it none (an empty
+/// file's module sits at 0:0).
+static Location moduleLocation(ModuleOp module) {
+  if (auto file = dyn_cast<FileLineColLoc>(module.getLoc()); file && file.getLine() == 0)
+    return FileLineColLoc::get(file.getFilename(), 1, 1);
+  return module.getLoc();
+}
+
 LogicalResult runStages(ModuleOp module, const CompileOptions &options, Stage last, CompiledModule *meta) {
+  if (last >= Stage::Tile) {
+    bool anyKernel = false;
+    module.walk([&](Operation *op) {
+      anyKernel |= isa<attn::AttentionOp>(op) || op->hasAttr(tile::TileDialect::kKernelAttrName);
+      return anyKernel ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (!anyKernel)
+      return emitError(moduleLocation(module))
+             << "nothing to compile: the module holds no attn.attention and no tile kernel (a func.func with the '"
+             << tile::TileDialect::kKernelAttrName << "' attribute)";
+  }
   if (last >= Stage::PTX)
     initializeNVPTXTarget();
   for (int s = static_cast<int>(Stage::Tile); s <= static_cast<int>(last); ++s) {
@@ -250,7 +269,7 @@ LogicalResult extractPTX(ModuleOp module, std::string &ptx) {
         ptx = object.getObject().getValue().str();
         return success();
       }
-  return module.emitError("no PTX was produced (no gpu.binary in the module)");
+  return emitError(moduleLocation(module)) << "no PTX was produced: the module holds no gpu.binary after the pipeline";
 }
 
 void registerAllDialects(DialectRegistry &registry) {

@@ -757,7 +757,7 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
                                    const std::string &funcName) {
   Program score, mask;
   double scale;
-  {
+  detail::runOnLargeStack([&] { // the parser recurses with the text's nesting
     detail::ParseContext pc(detail::attentionDialects());
     OwningOpRef<ModuleOp> module = pc.parse(mlirSource, kBufferName);
     if (!module)
@@ -768,7 +768,7 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
     // score_mod's block starts with (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv).
     score = RegionCompiler("score_mod", problem.seqQ, problem.seqKV).compile(op.getScoreMod(), 5);
     mask = RegionCompiler("mask_mod", problem.seqQ, problem.seqKV).compile(op.getMaskMod(), 4);
-  }
+  });
 
   const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
   AttentionResult result;

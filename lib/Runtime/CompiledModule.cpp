@@ -24,11 +24,14 @@
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
 
+#include "../Support/InputLimits.h"
+
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <set>
 
 namespace flare {
@@ -349,6 +352,12 @@ std::string CompiledModule::metadataJson() const {
 }
 
 CompiledModule CompiledModule::fromMetadataJson(const std::string &json, std::string ptx) {
+  // The JSON reader recurses once per nesting level: deeper text than metadata ever has is refused
+  // before it could exhaust the stack.
+  if (std::optional<detail::NestingExcess> excess =
+          detail::findNestingExcess(json, detail::kMaxJsonNesting, /*mlirSyntax=*/false))
+    fail("nests deeper than " + std::to_string(detail::kMaxJsonNesting) + " levels (line " +
+         std::to_string(excess->line) + ", column " + std::to_string(excess->column) + ")");
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
   if (!parsed)
     fail("not valid JSON: " + llvm::toString(parsed.takeError()));

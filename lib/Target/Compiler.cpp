@@ -31,29 +31,34 @@ CompiledModule compileToPTX(const std::string &source, const CompileOptions &opt
     throw Error("unsupported target architecture '" + options.arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   if (options.optLevel < 0 || options.optLevel > 3)
     throw Error("optimisation level " + std::to_string(options.optLevel) + " is outside 0-3");
-  detail::ParseContext cc(allDialects(), /*loadAllDialects=*/true);
-  OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
-  if (!module)
-    cc.fail("failed to parse " + bufferName);
   CompiledModule result;
-  result.arch = options.arch;
-  if (failed(runStages(*module, options, Stage::PTX, &result)))
-    cc.fail("failed to compile " + bufferName);
-  if (failed(extractPTX(*module, result.ptx)))
-    cc.fail("failed to compile " + bufferName);
+  // Parsing and the passes recurse with the input's nesting: they run on a stack of known size.
+  detail::runOnLargeStack([&] {
+    detail::ParseContext cc(allDialects(), /*loadAllDialects=*/true);
+    OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
+    if (!module)
+      cc.fail("failed to parse " + bufferName);
+    result.arch = options.arch;
+    if (failed(runStages(*module, options, Stage::PTX, &result)))
+      cc.fail("failed to compile " + bufferName);
+    if (failed(extractPTX(*module, result.ptx)))
+      cc.fail("failed to compile " + bufferName);
+  });
   return result;
 }
 
 std::string canonicalizeIR(const std::string &source, const std::string &bufferName) {
   // Dialects load as the parser meets them: loading all of them (NVVM and LLVM are large) would
   // cost more than the parse on every cache lookup.
-  detail::ParseContext cc(allDialects());
-  OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
-  if (!module)
-    cc.fail("failed to parse " + bufferName);
   std::string out;
-  llvm::raw_string_ostream os(out);
-  module->print(os, OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  detail::runOnLargeStack([&] {
+    detail::ParseContext cc(allDialects());
+    OwningOpRef<ModuleOp> module = cc.parse(source, bufferName);
+    if (!module)
+      cc.fail("failed to parse " + bufferName);
+    llvm::raw_string_ostream os(out);
+    module->print(os, OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  });
   return out;
 }
 

@@ -11,6 +11,8 @@
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Error.h"
 
+#include "../Support/InputLimits.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -23,9 +25,21 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace flare::detail {
+
+/// Emits an error at the place where `source` nests deeper than kMaxIRNesting and returns false, or
+/// returns true.
+inline bool checkNesting(llvm::StringRef source, llvm::StringRef bufferName, mlir::MLIRContext *context) {
+  std::optional<NestingExcess> excess = findNestingExcess(source, kMaxIRNesting, /*mlirSyntax=*/true);
+  if (!excess)
+    return true;
+  mlir::emitError(mlir::FileLineColLoc::get(context, bufferName, excess->line, excess->column))
+      << "the input nests brackets more than " << kMaxIRNesting << " levels deep here; Flare does not parse it";
+  return false;
+}
 
 /// An MLIRContext with the dialects of `registry`, multithreading off (each compilation is small and
 /// callers may compile from several threads, each with its own context), whose diagnostics are
@@ -38,9 +52,13 @@ public:
       context.loadAllAvailableDialects();
   }
 
-  /// Parses `source` (named `bufferName` in locations) as a module; null on failure.
+  /// Parses `source` (named `bufferName` in locations) as a module; null on failure, also for text
+  /// nested deeper than kMaxIRNesting brackets (which would overflow the parser's stack). Callers
+  /// parse on runOnLargeStack's thread.
   mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string &source, const std::string &bufferName) {
     sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName), llvm::SMLoc());
+    if (!checkNesting(source, bufferName, &context))
+      return nullptr;
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }
 

@@ -12,6 +12,8 @@
 #include "flare/Compiler/Compiler.h"
 #include "flare/Pipelines/Pipelines.h"
 
+#include "../Target/ParseContext.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,7 +36,8 @@ enum class Emit { Attn, Tile, TGPU, GPU, LLVM, PTX, Meta };
 int flare::tools::flarecMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::OptionCategory category("flarec options");
-  cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir file>"), cl::init("-"), cl::cat(category));
+  cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir file, or - for standard input>"),
+                             cl::cat(category));
   cl::opt<std::string> output("o", cl::desc("output file (default: stdout)"), cl::value_desc("file"), cl::init("-"),
                               cl::cat(category));
   cl::opt<Emit> emit("emit", cl::desc("what to produce"), cl::init(Emit::PTX), cl::cat(category),
@@ -65,6 +68,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "flarec") << msg << "\n";
     return 1;
   };
+  if (input.empty()) // never wait on a terminal without saying so
+    return error("no input file (give a .mlir file, or - to read standard input); see flarec --help");
   if (!flare::isSupportedArch(arch))
     return error("unsupported --arch='" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   if (!metaOutput.empty() && emit != Emit::PTX)
@@ -83,8 +88,11 @@ int flare::tools::flarecMain(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
+  const llvm::MemoryBuffer &text = *file;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  if (!flare::detail::checkNesting(text.getBuffer(), text.getBufferIdentifier(), &context))
+    return 1;
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
@@ -101,29 +109,34 @@ int flare::tools::flarecMain(int argc, char **argv) {
   if (failed(flare::runStages(*module, options, last, &meta)))
     return 1;
 
-  auto out = openOutputFile(output, &errorMessage);
-  if (!out)
-    return error(errorMessage);
+  // Writes `text` to `path` ("-": standard output); a write that fails (a full disk, a closed pipe)
+  // is an error, not LLVM's fatal "IO failure" when the stream closes.
+  auto write = [&](const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> text) {
+    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &errorMessage);
+    if (!out)
+      return error(errorMessage);
+    text(out->os());
+    out->os().flush();
+    if (std::error_code ec = out->os().error()) {
+      out->os().clear_error();
+      return error("cannot write " + (path == "-" ? std::string("to standard output") : "'" + path + "'") + ": " +
+                   ec.message());
+    }
+    out->keep();
+    return 0;
+  };
   switch (emit) {
   case Emit::PTX:
     if (failed(flare::extractPTX(*module, meta.ptx)))
       return 1;
-    out->os() << meta.ptx;
-    if (!metaOutput.empty()) {
-      auto metaFile = openOutputFile(metaOutput, &errorMessage);
-      if (!metaFile)
-        return error(errorMessage);
-      metaFile->os() << meta.metadataJson() << "\n";
-      metaFile->keep();
-    }
-    break;
+    if (int rc = write(output, [&](llvm::raw_ostream &os) { os << meta.ptx; }))
+      return rc;
+    if (!metaOutput.empty())
+      return write(metaOutput, [&](llvm::raw_ostream &os) { os << meta.metadataJson() << "\n"; });
+    return 0;
   case Emit::Meta:
-    out->os() << meta.metadataJson() << "\n";
-    break;
+    return write(output, [&](llvm::raw_ostream &os) { os << meta.metadataJson() << "\n"; });
   default:
-    module->print(out->os());
-    out->os() << "\n";
+    return write(output, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; });
   }
-  out->keep();
-  return 0;
 }

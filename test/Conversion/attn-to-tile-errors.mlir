@@ -102,23 +102,3 @@ func.func @nested(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x128x128xbf16>, %v
   return %r : tensor<1x8x128x128xbf16>
 }
 
-// -----
-
-// Index values are 32-bit in generated kernels: zero-extending a possibly negative i32 into index
-// would need 33 bits, so it is rejected rather than computed differently from the IR's meaning.
-func.func @index_castui(%q: tensor<1x8x128x128xbf16>, %k: tensor<1x8x128x128xbf16>, %v: tensor<1x8x128x128xbf16>)
-    -> tensor<1x8x128x128xbf16> {
-  %o = attn.attention %q, %k, %v
-    mask_mod {
-    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
-      %q32 = arith.index_cast %qi : index to i32
-      %k32 = arith.index_cast %kv : index to i32
-      %d = arith.subi %q32, %k32 : i32
-      // expected-error @+1 {{'arith.index_castui' op is not supported in generated attention kernels (index values are 32-bit there; use arith.index_cast, or arith.extui to i64)}}
-      %du = arith.index_castui %d : i32 to index
-      %w = arith.constant 256 : index
-      %keep = arith.cmpi slt, %du, %w : index
-      attn.yield %keep : i1
-    } : tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16> -> tensor<1x8x128x128xbf16>
-  return %o : tensor<1x8x128x128xbf16>
-}

@@ -250,6 +250,13 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
       {"unknown kernel field",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "regs": 3})")},
       {"duplicate kernel names", kernelJson(std::string(kGoodKernel) + ", " + kGoodKernel)},
+      {"arrays nested 100,000 deep", std::string(100000, '[') + std::string(100000, ']')},
+      {"objects nested 33 deep", [] {
+         std::string s;
+         for (int i = 0; i < 33; ++i)
+           s += R"({"a": )";
+         return s + "1" + std::string(33, '}');
+       }()},
   };
   for (const auto &[label, json] : cases) {
     SCOPED_TRACE("case '" + label + "', input: " + json);

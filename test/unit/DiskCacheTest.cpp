@@ -138,6 +138,9 @@ TEST_F(DiskCacheTest, CorruptEntriesAreRejectedCountedAndRemoved) {
        replaceFirst(replaceFirst(good, "cubin-bytes 0", "cubin-bytes 10"), ptxSizeLine,
                     "ptx-bytes " + std::to_string(sampleModule().ptx.size() - 10))},
       {"random text", "hello, I am not a cache entry\n"},
+      // The JSON reader recurses per level: 200,000 levels would overflow the stack.
+      {"deeply nested JSON with a valid checksum",
+       DiskCache::encodeEntry(kKey, std::string(200000, '[') + std::string(200000, ']'), sampleModule().ptx)},
   };
 
   for (const auto &[label, bytes] : cases) {

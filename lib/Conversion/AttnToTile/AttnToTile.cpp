@@ -131,7 +131,8 @@ struct Interval {
 class Generator {
 public:
   Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, AttentionConfig config)
-      : op(op), func(func), mask(std::move(mask)), config(config), b(op.getContext()), loc(op.getLoc()) {}
+      : op(op), func(func), mask(std::move(mask)), config(config), ranges(op), b(op.getContext()),
+        loc(op.getLoc()) {}
 
   LogicalResult run();
 
@@ -140,10 +141,14 @@ private:
   func::FuncOp func;
   MaskInfo mask;
   AttentionConfig config;
+  ModifierRanges ranges;
   OpBuilder b;
   Location loc;
   int64_t headDim = 0;
   Type elemType, f32, i32Type;
+  /// What the regions' index values compute in: i32 where ModifierRanges proves that exact (every
+  /// shipped modifier), else i64, the op's own index semantics.
+  Type indexType;
   func::FuncOp kernel;
 
   // Kernel scalars (i32 unless noted).
@@ -213,7 +218,15 @@ private:
     }
     return {};
   }
-  Type convertScalar(Type t) { return t.isIndex() ? i32Type : t; }
+  Type convertScalar(Type t) { return t.isIndex() ? indexType : t; }
+  /// An i32 kernel index (scalar or tile) as a region index value.
+  Value asIndex(Value x) {
+    if (indexType == i32Type)
+      return x;
+    Type t = isa<RankedTensorType>(x.getType()) ? Type(tileType(cast<RankedTensorType>(x.getType()).getShape(), indexType))
+                                                 : indexType;
+    return arith::ExtSIOp::create(b, loc, t, x);
+  }
   Type shaped(Type scalar, Shape s) {
     Type t = convertScalar(scalar);
     return s == Shape::Uniform ? t : Type(tileType(dims(s), t));
@@ -302,12 +315,22 @@ LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) 
   if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
     Attribute value = cst.getValue();
     if (auto i = dyn_cast<IntegerAttr>(value); i && i.getType().isIndex())
-      value = b.getI32IntegerAttr(static_cast<int32_t>(i.getInt()));
+      value = IntegerAttr::get(indexType, i.getValue().sextOrTrunc(indexType.getIntOrFloatBitWidth()));
     into[cst.getResult()] = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
     return success();
   }
+  // A comparison the index ranges decide is a constant (e.g. a window bound beyond every sequence).
+  if (auto cmp = dyn_cast<arith::CmpIOp>(inner))
+    if (std::optional<bool> known = ranges.decided(cmp)) {
+      Type i1 = b.getI1Type();
+      Attribute value = b.getBoolAttr(*known);
+      if (s != Shape::Uniform)
+        value = DenseElementsAttr::get(tileType(dims(s), i1), *known);
+      into[cmp.getResult()] = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+      return success();
+    }
   if (isa<QLenOp, KVLenOp>(inner)) {
-    into[inner->getResult(0)] = isa<QLenOp>(inner) ? seqQ : seqKV;
+    into[inner->getResult(0)] = asIndex(isa<QLenOp>(inner) ? seqQ : seqKV);
     return success();
   }
   if (auto load = dyn_cast<AuxLoadOp>(inner)) {
@@ -316,8 +339,11 @@ LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) 
     SmallVector<int64_t> shape = dims(s);
     // Clamp into the table: rows past Sq and keys past Skv are evaluated too, and must not fault.
     Value idx = at(load.getIndex(), s);
-    Value last = splat(sub(auxLens[which], c32(1)), shape);
-    idx = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, idx, last), splat(c32(0), shape));
+    Value last = splat(asIndex(sub(auxLens[which], c32(1))), shape);
+    Value zero = splat(asIndex(c32(0)), shape);
+    idx = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, idx, last), zero);
+    if (indexType != i32Type) // in range now: its low 32 bits are the offset
+      idx = arith::TruncIOp::create(b, loc, shape.empty() ? i32Type : Type(tileType(shape, i32Type)), idx);
     into[load.getResult()] =
         tile::GatherOp::create(b, loc, tileType(shape, load.getType()), auxPtrs[which], idx);
     return success();
@@ -328,12 +354,7 @@ LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) 
     Type to = convertScalar(inner->getResult(0).getType());
     Type result = shaped(inner->getResult(0).getType(), s);
     unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-    // Index values are computed in 32 bits: a zero-extension of a negative i32 into index (a value
-    // of 2^32 or more) cannot be represented.
-    if (isa<arith::IndexCastUIOp>(inner) && inner->getResult(0).getType().isIndex() &&
-        inner->getOperand(0).getType().getIntOrFloatBitWidth() >= 32)
-      return inner->emitOpError("is not supported in generated attention kernels (index values are 32-bit "
-                                "there; use arith.index_cast, or arith.extui to i64)");
+    // Index values are i32 here only where ModifierRanges proved every cast exact in 32 bits.
     Value r = src;
     if (tw > fw)
       r = isa<arith::IndexCastUIOp>(inner) ? arith::ExtUIOp::create(b, loc, result, src).getResult()
@@ -543,9 +564,12 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   }
   double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
   Value kvCols = indexRange(kv0, bn);
+  Value kvIndex; // kvCols as a region index value, made once per step
   auto bindIndices = [&](Region &region, unsigned first) {
     Block &blk = region.front();
-    local[blk.getArgument(first + 3)] = kvCols;
+    if (!kvIndex)
+      kvIndex = asIndex(kvCols);
+    local[blk.getArgument(first + 3)] = kvIndex;
   };
   // pre: the score before the conversion to log2 units; masked scores become -inf first, so that the
   // last step is one multiply by a positive constant, which the softmax folds into its FMA.
@@ -616,6 +640,7 @@ LogicalResult Generator::run() {
   elemType = qType.getElementType();
   f32 = b.getF32Type();
   i32Type = b.getI32Type();
+  indexType = ranges.indexFitsI32() ? i32Type : Type(b.getI64Type());
   if (!llvm::isPowerOf2_64(config.blockM) || !llvm::isPowerOf2_64(config.blockN))
     return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
 
@@ -754,9 +779,9 @@ LogicalResult Generator::buildKernel() {
     if (region->empty())
       continue;
     Block &blk = region->front();
-    hoisted[blk.getArgument(first + 0)] = batchIdx;
-    hoisted[blk.getArgument(first + 1)] = headIdx;
-    hoisted[blk.getArgument(first + 2)] = qRows;
+    hoisted[blk.getArgument(first + 0)] = asIndex(batchIdx);
+    hoisted[blk.getArgument(first + 1)] = asIndex(headIdx);
+    hoisted[blk.getArgument(first + 2)] = asIndex(qRows);
     if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
       return failure();
   }

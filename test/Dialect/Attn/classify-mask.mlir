@@ -373,3 +373,102 @@ func.func @index_castui_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x6
     } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
   return %o : tensor<?x?x?x64xbf16>
 }
+
+// -----
+
+// A window bound wider than any sequence (the largest 64-bit value) is decided by the index ranges
+// (kv >= 0 > qi - (2^63 - 1) always): that comparison is `true`, and what remains is causal.
+// CHECK-LABEL: func.func @unbounded_left_window
+// CHECK: mask_class = "causal"
+func.func @unbounded_left_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %left = arith.constant 9223372036854775807 : index
+      %lo = arith.subi %qi, %left : index
+      %above = arith.cmpi sge, %kv, %lo : index
+      %below = arith.cmpi sle, %kv, %qi : index
+      %keep = arith.andi %below, %above : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// 2^32 is no different: once read as 0 in 32 bits (keeping only the diagonal), it is decided too.
+// CHECK-LABEL: func.func @window_two_to_the_32
+// CHECK: mask_class = "causal"
+func.func @window_two_to_the_32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %left = arith.constant 4294967296 : index
+      %lo = arith.subi %qi, %left : index
+      %above = arith.cmpi sge, %kv, %lo : index
+      %below = arith.cmpi sle, %kv, %qi : index
+      %keep = arith.andi %below, %above : i1
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// qi + (2^63 - 1) wraps around for qi >= 1 (index arithmetic is 64-bit two's complement): it is not
+// linear, and the mask is evaluated per element, exactly as written.
+// CHECK-LABEL: func.func @wrapping_bound
+// CHECK: mask_class = "generic"
+func.func @wrapping_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %right = arith.constant 9223372036854775807 : index
+      %hi = arith.addi %qi, %right : index
+      %keep = arith.cmpi sle, %kv, %hi : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// A bound whose block arithmetic could leave 32 bits (16 * qi reaches 2^32) is evaluated per element
+// (in 64 bits) rather than classified.
+// CHECK-LABEL: func.func @steep_bound
+// CHECK: mask_class = "generic"
+func.func @steep_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %c16 = arith.constant 16 : index
+      %x = arith.muli %qi, %c16 : index
+      %keep = arith.cmpi sge, %x, %kv : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}
+
+// -----
+
+// i32 arithmetic that may wrap (qi + 2^31 - 1 in 32 bits) is not linear either.
+// CHECK-LABEL: func.func @wrapping_i32
+// CHECK: mask_class = "generic"
+func.func @wrapping_i32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %q32 = arith.index_cast %qi : index to i32
+      %k32 = arith.index_cast %kv : index to i32
+      %big = arith.constant 2147483647 : i32
+      %x = arith.addi %q32, %big : i32
+      %keep = arith.cmpi sle, %k32, %x : i32
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+}

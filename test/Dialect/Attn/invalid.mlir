@@ -112,8 +112,35 @@ func.func @more_kv_heads(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x8x128x64xbf16
 
 // Zero key/value heads (no division by zero in the verifier).
 func.func @zero_kv_heads(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x0x128x64xbf16>, %v: tensor<1x0x128x64xbf16>) {
-  // expected-error @+1 {{query heads (4) must be a multiple of key/value heads (0)}}
+  // expected-error @+1 {{key's head count is 0 (every dimension must be at least 1)}}
   %o = attn.attention %q, %k, %v : tensor<1x4x128x64xbf16>, tensor<1x0x128x64xbf16>, tensor<1x0x128x64xbf16> -> tensor<1x4x128x64xbf16>
+  return
+}
+
+// -----
+
+// A static sequence length of 0 would launch no program: sizes are at least 1.
+func.func @empty_sequence(%q: tensor<1x8x0x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{query's sequence length is 0 (every dimension must be at least 1)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x0x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x0x64xbf16>
+  return
+}
+
+// -----
+
+// Generated kernels hold sequences of up to 2^28 - 1 keys (32-bit index arithmetic with headroom).
+func.func @sequence_too_long(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x268435456x64xbf16>, %v: tensor<1x8x268435456x64xbf16>) {
+  // expected-error @+1 {{key's sequence length 268435456 exceeds 268435455, the largest a generated kernel supports}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x268435456x64xbf16>, tensor<1x8x268435456x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// The grid holds at most 65535 batches and heads.
+func.func @too_many_heads(%q: tensor<1x65536x16x64xbf16>, %k: tensor<1x1x16x64xbf16>, %v: tensor<1x1x16x64xbf16>) {
+  // expected-error @+1 {{query's head count 65536 exceeds 65535, the largest a generated kernel supports}}
+  %o = attn.attention %q, %k, %v : tensor<1x65536x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x65536x16x64xbf16>
   return
 }
 
@@ -186,8 +213,17 @@ func.func @scale_negative(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf1
 
 // NaN (0x7FC00000) is not positive.
 func.func @scale_nan(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
-  // expected-error @+1 {{'attn.attention' op scale must be positive}}
+  // expected-error @+1 {{'attn.attention' op scale must be positive and finite, got nan}}
   %o = attn.attention %q, %k, %v attributes {scale = 0x7FC00000 : f32} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// +inf (0x7F800000) would make every score infinite.
+func.func @scale_inf(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
+  // expected-error @+1 {{'attn.attention' op scale must be positive and finite, got inf}}
+  %o = attn.attention %q, %k, %v attributes {scale = 0x7F800000 : f32} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return
 }
 
@@ -460,5 +496,113 @@ func.func @aux_load_outer(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf1
 func.func @q_len_outside() {
   // expected-error @+1 {{'attn.q_len' op expects parent op 'attn.attention'}}
   %n = attn.q_len
+  return
+}
+
+// -----
+
+// 128-bit integers have no lowering in the NVPTX backend (it would end the process).
+func.func @i128_arith(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %x = arith.index_cast %qi : index to i64
+      // expected-error @+1 {{'arith.extsi' op is not allowed in mask_mod: 'i128' is not a type generated kernels compute in (integers of 1 to 64 bits, index, f16, bf16, f32, f64)}}
+      %w = arith.extsi %x : i64 to i128
+      %z = arith.constant 0 : i128
+      %keep = arith.cmpi sge, %w, %z : i128
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Integer division by zero has no defined result: a constant zero divisor is rejected...
+func.func @divide_by_zero(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %z = arith.constant 0 : index
+      // expected-error @+1 {{'arith.divsi' op divides by a value that may be zero; make the divisor provably non-zero (e.g. arith.maxsi with 1)}}
+      %d = arith.divsi %qi, %z : index
+      %keep = arith.cmpi sge, %d, %kv : index
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// ...and so is a divisor read from an aux tensor, which may hold a zero.
+func.func @divide_by_aux(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %n = attn.aux_load %t[%h] : tensor<?xi32>
+      %q32 = arith.index_cast %qi : index to i32
+      // expected-error @+1 {{'arith.remui' op divides by a value that may be zero}}
+      %r = arith.remui %q32, %n : i32
+      %z = arith.constant 0 : i32
+      %keep = arith.cmpi eq, %r, %z : i32
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// A signed division of an unbounded value by -1 may overflow.
+func.func @divide_overflow(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %n = attn.aux_load %t[%h] : tensor<?xi32>
+      %m1 = arith.constant -1 : i32
+      %one = arith.constant 1 : i32
+      // expected-error @+1 {{'arith.divsi' op may divide the smallest 32-bit value by -1, which overflows; bound the dividend or the divisor}}
+      %r = arith.divsi %n, %m1 : i32
+      %keep = arith.cmpi sgt, %r, %one : i32
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// Shifts by the width or more are poison: the amount must be provably in range.
+func.func @shift_amount(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %n = attn.aux_load %t[%h] : tensor<?xi32>
+      %q32 = arith.index_cast %qi : index to i32
+      // expected-error @+1 {{'arith.shli' op shifts by an amount that may be negative or at least the width (32); mask it (e.g. arith.andi with 31)}}
+      %s = arith.shli %q32, %n : i32
+      %z = arith.constant 0 : i32
+      %keep = arith.cmpi sge, %s, %z : i32
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+// A divisor bounded away from zero and a masked shift amount verify.
+func.func @guarded_division_is_fine(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>, %a: tensor<?xi32>) {
+  %o = attn.attention %q, %k, %v aux(%a : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %t: tensor<?xi32>):
+      %n = attn.aux_load %t[%h] : tensor<?xi32>
+      %one = arith.constant 1 : i32
+      %d = arith.maxsi %n, %one : i32
+      %q32 = arith.index_cast %qi : index to i32
+      %r = arith.divsi %q32, %d : i32
+      %s31 = arith.constant 31 : i32
+      %amount = arith.andi %n, %s31 : i32
+      %sh = arith.shrsi %q32, %amount : i32
+      %keep = arith.cmpi sge, %r, %sh : i32
+      attn.yield %keep : i1
+    } : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return
 }

@@ -1,5 +1,6 @@
 //===- AttnDialect.cpp - The attention dialect: ops and verifiers ---------===//
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/ModifierRanges.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -7,6 +8,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace flare::attn;
@@ -35,6 +38,21 @@ LogicalResult AttentionOp::verify() {
     if (!e.isBF16() && !e.isF16())
       return emitOpError() << name << " elements must be bf16 or f16, got " << e;
   }
+  // Static sizes are checked against what a launch can have: a generated kernel's grid covers
+  // Hq x B with at most 65535 each, and its index arithmetic holds sequences of kMaxSeqLen.
+  static constexpr const char *kDimNames[] = {"batch size", "head count", "sequence length", "head dimension"};
+  for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"query", q}, {"key", k}, {"value", v}})
+    for (int i = 0; i < 4; ++i) {
+      int64_t n = t.getDimSize(i);
+      if (ShapedType::isDynamic(n))
+        continue;
+      if (n <= 0)
+        return emitOpError() << name << "'s " << kDimNames[i] << " is " << n << " (every dimension must be at least 1)";
+      int64_t max = i == 2 ? kMaxSeqLen : i < 2 ? kMaxBatchOrHeads : n;
+      if (n > max)
+        return emitOpError() << name << "'s " << kDimNames[i] << " " << n << " exceeds " << max
+                             << ", the largest a generated kernel supports";
+    }
   if (k.getElementType() != q.getElementType() || v.getElementType() != q.getElementType())
     return emitOpError("query, key and value must share one element type");
   int64_t d = q.getDimSize(3);
@@ -60,8 +78,9 @@ LogicalResult AttentionOp::verify() {
       return emitOpError("the log-sum-exp result must be f32 [batch, heads, seq_q]");
   }
   if (auto scale = getScaleAttr())
-    if (!(scale.getValueAsDouble() > 0.0))
-      return emitOpError("scale must be positive");
+    if (!(scale.getValueAsDouble() > 0.0) || !std::isfinite(scale.getValueAsDouble()))
+      return emitOpError() << "scale must be positive and finite, got "
+                           << (std::isnan(scale.getValueAsDouble()) ? "nan" : std::isinf(scale.getValueAsDouble()) ? "inf" : std::to_string(scale.getValueAsDouble()));
   for (auto [i, aux] : llvm::enumerate(getAux())) {
     auto t = cast<RankedTensorType>(aux.getType());
     Type e = t.getElementType();
@@ -83,6 +102,16 @@ LogicalResult AuxLoadOp::verify() {
   if (getResult().getType() != getTensor().getType().getElementType())
     return emitOpError("result type must be the aux tensor's element type");
   return success();
+}
+
+// The scalar types of modifier regions: what both the NVPTX backend and the float64 reference
+// compute in. Wider integers (i128) and other float formats have no lowering there.
+static bool isModifierScalarType(Type t) {
+  if (t.isIndex())
+    return true;
+  if (auto i = dyn_cast<IntegerType>(t))
+    return i.getWidth() >= 1 && i.getWidth() <= 64;
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64();
 }
 
 // Checks a modifier region: its block arguments, that it yields one value of `resultType`, and that
@@ -113,6 +142,11 @@ static LogicalResult verifyModifier(AttentionOp op, Region &region, StringRef na
     for (Type t : inner.getResultTypes())
       if (!t.isIntOrIndexOrFloat())
         return inner.emitOpError() << "is not allowed in " << name << ": modifiers compute on scalars, not " << t;
+    for (Type t : llvm::concat<const Type>(inner.getOperandTypes(), inner.getResultTypes()))
+      if (!isa<RankedTensorType>(t) && !isModifierScalarType(t))
+        return inner.emitOpError() << "is not allowed in " << name << ": " << t
+                                   << " is not a type generated kernels compute in (integers of 1 to 64 bits, "
+                                      "index, f16, bf16, f32, f64)";
   }
   return success();
 }
@@ -126,7 +160,12 @@ LogicalResult AttentionOp::verifyRegions() {
     scoreArgs.push_back(aux.getType());
     maskArgs.push_back(aux.getType());
   }
-  if (failed(verifyModifier(*this, getScoreMod(), "score_mod", scoreArgs, b.getF32Type())))
+  if (failed(verifyModifier(*this, getScoreMod(), "score_mod", scoreArgs, b.getF32Type())) ||
+      failed(verifyModifier(*this, getMaskMod(), "mask_mod", maskArgs, b.getI1Type())))
     return failure();
-  return verifyModifier(*this, getMaskMod(), "mask_mod", maskArgs, b.getI1Type());
+  // Every integer operation must have a defined result for every index the op can see.
+  ModifierRanges ranges(*this);
+  if (Operation *bad = ranges.undefinedOp())
+    return bad->emitOpError() << ranges.undefinedReason();
+  return success();
 }

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 
@@ -10,23 +11,27 @@ using namespace mlir;
 
 namespace flare::attn {
 
-LinearExpr LinearExpr::scaled(int64_t factor) const {
+std::optional<LinearExpr> LinearExpr::scaled(int64_t factor) const {
   LinearExpr r = *this;
-  r.q *= factor;
-  r.kv *= factor;
-  r.constant *= factor;
+  bool overflow = llvm::MulOverflow(q, factor, r.q) | llvm::MulOverflow(kv, factor, r.kv) |
+                  llvm::MulOverflow(constant, factor, r.constant);
   for (auto &leaf : r.leaves)
-    leaf.first *= factor;
+    overflow |= llvm::MulOverflow(leaf.first, factor, leaf.first);
+  if (overflow)
+    return std::nullopt;
   return r;
 }
 
-LinearExpr LinearExpr::plus(const LinearExpr &other, int64_t factor) const {
+std::optional<LinearExpr> LinearExpr::plus(const LinearExpr &other, int64_t factor) const {
+  std::optional<LinearExpr> scaledOther = other.scaled(factor);
+  if (!scaledOther)
+    return std::nullopt;
   LinearExpr r = *this;
-  r.q += factor * other.q;
-  r.kv += factor * other.kv;
-  r.constant += factor * other.constant;
-  for (auto [coef, leaf] : other.leaves)
-    r.leaves.push_back({factor * coef, leaf});
+  bool overflow = llvm::AddOverflow(q, scaledOther->q, r.q) | llvm::AddOverflow(kv, scaledOther->kv, r.kv) |
+                  llvm::AddOverflow(constant, scaledOther->constant, r.constant);
+  if (overflow)
+    return std::nullopt;
+  r.leaves.append(scaledOther->leaves.begin(), scaledOther->leaves.end());
   return r;
 }
 
@@ -52,42 +57,79 @@ namespace {
 /// Walks the def-use graph of one mask_mod region.
 class Analyzer {
 public:
-  explicit Analyzer(Block &block) : block(block) {}
+  Analyzer(Block &block, const ModifierRanges &ranges) : block(block), ranges(ranges) {}
 
   MaskNode analyzeBool(Value v) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return generic();
     if (matchPattern(v, m_One()))
-      return MaskNode{MaskNode::Kind::True, {}, {}};
+      return always();
     if (matchPattern(v, m_Zero()))
-      return constraint(LinearExpr{0, 0, -1, {}}); // -1 >= 0: never
+      return never();
     if (isa<arith::AndIOp, arith::OrIOp>(def)) {
+      const bool isAnd = isa<arith::AndIOp>(def);
       MaskNode node;
-      node.kind = isa<arith::AndIOp>(def) ? MaskNode::Kind::And : MaskNode::Kind::Or;
+      node.kind = isAnd ? MaskNode::Kind::And : MaskNode::Kind::Or;
       for (Value operand : def->getOperands()) {
         MaskNode child = analyzeBool(operand);
+        // x and true = x, x or false = x; x and false = false, x or true = true.
+        if (isAnd ? child.kind == MaskNode::Kind::True : isNever(child))
+          continue;
+        if (isAnd ? isNever(child) : child.kind == MaskNode::Kind::True)
+          return child;
         if (child.kind == node.kind) // flatten nested conjunctions / disjunctions
           node.children.insert(node.children.end(), child.children.begin(), child.children.end());
         else
           node.children.push_back(std::move(child));
       }
+      if (node.children.empty())
+        return isAnd ? always() : never();
+      if (node.children.size() == 1)
+        return std::move(node.children.front());
       return node;
     }
-    if (auto cmp = dyn_cast<arith::CmpIOp>(def))
+    if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+      // A comparison the index ranges decide (a window wider than any sequence) is a constant.
+      if (std::optional<bool> known = ranges.decided(cmp))
+        return *known ? always() : never();
       return analyzeCompare(cmp);
+    }
     return generic();
   }
 
 private:
   Block &block;
+  const ModifierRanges &ranges;
   DenseMap<Value, bool> dependsMemo;
 
   static MaskNode generic() { return MaskNode{}; }
-  static MaskNode constraint(LinearExpr e) {
-    if (e.kv < -1 || e.kv > 1)
+  static MaskNode always() { return MaskNode{MaskNode::Kind::True, {}, {}}; }
+  static MaskNode never() { return MaskNode{MaskNode::Kind::Constraint, LinearExpr{0, 0, -1, {}}, {}}; } // -1 >= 0
+  static bool isNever(const MaskNode &n) {
+    return n.kind == MaskNode::Kind::Constraint && n.expr.q == 0 && n.expr.kv == 0 && n.expr.leaves.empty() &&
+           n.expr.constant < 0;
+  }
+  MaskNode constraint(std::optional<LinearExpr> e) const {
+    if (!e || e->kv < -1 || e->kv > 1 || !evaluableIn32Bits(*e))
       return generic();
-    return MaskNode{MaskNode::Kind::Constraint, std::move(e), {}};
+    return MaskNode{MaskNode::Kind::Constraint, std::move(*e), {}};
+  }
+
+  /// Whether the generated kernel's 32-bit block arithmetic on `e` cannot overflow: it computes
+  /// a * qi + c (+ a block size) for query rows up to the longest sequence plus a block, with c the
+  /// constant plus every leaf times its coefficient (each leaf read in 32 bits).
+  bool evaluableIn32Bits(const LinearExpr &e) const {
+    constexpr __int128 kBlockMargin = 1024, kLimit = __int128(1) << 31;
+    auto abs = [](__int128 v) { return v < 0 ? -v : v; };
+    __int128 c = abs(e.constant);
+    for (auto [coef, leaf] : e.leaves) {
+      IntRange r = ranges.range(leaf);
+      c += abs(coef) * std::max(abs(r.lo), abs(r.hi)); // |coef| < 2^63, |r| <= 2^80: no overflow
+      if (c >= kLimit)
+        return false;
+    }
+    return abs(e.q) * (kMaxSeqLen + kBlockMargin) + c + kBlockMargin < kLimit;
   }
   static MaskNode conjunction(MaskNode a, MaskNode b) {
     MaskNode n;
@@ -132,20 +174,16 @@ private:
   }
 
   std::optional<LinearExpr> linearizeOp(Operation *def) {
-    if (!def)
+    if (!def || def->getNumResults() != 1)
       return std::nullopt;
-    // Casts keep the value when they widen or keep at least 32 bits (index and i32 values of
-    // realistic sequence lengths do not wrap); a zero-extension only when the value is provably
-    // >= 0 (a negative one becomes huge). Anything narrower may wrap: not linear.
-    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp>(def)) {
-      auto bits = [](Type t) { return t.isIndex() ? 64u : t.getIntOrFloatBitWidth(); };
-      unsigned from = bits(def->getOperand(0).getType()), to = bits(def->getResult(0).getType());
-      if (to < from && to < 32)
+    // Linear algebra holds only for operations that do not wrap around (their exact results stay in
+    // their type, by the index ranges), and a zero-extension only of a non-negative value.
+    if (!ranges.exact(def->getResult(0)))
+      return std::nullopt;
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(def)) {
+      if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(def) && !ranges.range(def->getOperand(0)).nonNegative())
         return std::nullopt;
-      std::optional<LinearExpr> e = linearize(def->getOperand(0));
-      if (e && isa<arith::IndexCastUIOp, arith::ExtUIOp>(def) && !nonNegative(*e))
-        return std::nullopt;
-      return e;
+      return linearize(def->getOperand(0));
     }
     if (isa<arith::AddIOp, arith::SubIOp>(def)) {
       auto lhs = linearize(def->getOperand(0)), rhs = linearize(def->getOperand(1));
@@ -156,7 +194,7 @@ private:
     if (isa<arith::MulIOp>(def)) {
       for (int i = 0; i < 2; ++i) {
         APInt factor;
-        if (matchPattern(def->getOperand(i), m_ConstantInt(&factor)))
+        if (matchPattern(def->getOperand(i), m_ConstantInt(&factor)) && factor.getSignificantBits() <= 64)
           if (auto other = linearize(def->getOperand(1 - i)))
             return other->scaled(factor.getSExtValue());
       }
@@ -164,35 +202,22 @@ private:
     return std::nullopt;
   }
 
-  /// Provably >= 0: non-negative coefficients on qi, kv and leaves that are sizes or grid indices.
-  bool nonNegative(const LinearExpr &e) const {
-    if (e.q < 0 || e.kv < 0 || e.constant < 0)
-      return false;
-    for (auto [coef, leaf] : e.leaves) {
-      bool sizeLike = isa_and_nonnull<QLenOp, KVLenOp>(leaf.getDefiningOp());
-      if (auto arg = dyn_cast<BlockArgument>(leaf))
-        sizeLike = arg.getArgNumber() < 2; // batch and head indices
-      if (coef < 0 || !sizeLike)
-        return false;
-    }
-    return true;
-  }
-
   MaskNode analyzeCompare(arith::CmpIOp cmp) {
     auto lhs = linearize(cmp.getLhs()), rhs = linearize(cmp.getRhs());
     if (!lhs || !rhs)
       return generic();
-    LinearExpr diff = lhs->plus(*rhs, -1);     // lhs - rhs
-    LinearExpr negDiff = rhs->plus(*lhs, -1);  // rhs - lhs
-    auto minusOne = [](LinearExpr e) {
-      e.constant -= 1;
+    std::optional<LinearExpr> diff = lhs->plus(*rhs, -1);    // lhs - rhs
+    std::optional<LinearExpr> negDiff = rhs->plus(*lhs, -1); // rhs - lhs
+    auto minusOne = [](std::optional<LinearExpr> e) -> std::optional<LinearExpr> {
+      if (!e || llvm::SubOverflow(e->constant, int64_t(1), e->constant))
+        return std::nullopt;
       return e;
     };
     using P = arith::CmpIPredicate;
     P pred = cmp.getPredicate();
     // Unsigned comparisons of values provably >= 0 are the signed ones; `x <u y` with y >= 0 is
     // 0 <= x < y (a negative x is huge when read unsigned).
-    bool lhsNonNeg = nonNegative(*lhs), rhsNonNeg = nonNegative(*rhs);
+    bool lhsNonNeg = ranges.range(cmp.getLhs()).nonNegative(), rhsNonNeg = ranges.range(cmp.getRhs()).nonNegative();
     switch (pred) {
     case P::sge:
       return constraint(diff);
@@ -216,7 +241,7 @@ private:
       MaskNode upper = constraint(pred == P::ule ? negDiff : minusOne(negDiff));
       if (lhsNonNeg)
         return upper;
-      return conjunction(constraint(*lhs), std::move(upper));
+      return conjunction(constraint(lhs), std::move(upper));
     }
     default:
       return generic();
@@ -281,7 +306,8 @@ MaskInfo analyzeMask(AttentionOp op) {
   }
   info.hasMask = true;
   Block &block = region.front();
-  Analyzer analyzer(block);
+  ModifierRanges ranges(op);
+  Analyzer analyzer(block, ranges);
   info.root = analyzer.analyzeBool(cast<YieldOp>(block.getTerminator()).getValue());
   info.maskClass = classify(info.root);
   return info;

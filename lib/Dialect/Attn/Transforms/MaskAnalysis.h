@@ -22,9 +22,11 @@
 #define FLARE_LIB_DIALECT_ATTN_TRANSFORMS_MASKANALYSIS_H
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/ModifierRanges.h"
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,8 +38,9 @@ struct LinearExpr {
   int64_t q = 0, kv = 0, constant = 0;
   llvm::SmallVector<std::pair<int64_t, mlir::Value>> leaves;
 
-  LinearExpr scaled(int64_t factor) const;
-  LinearExpr plus(const LinearExpr &other, int64_t factor = 1) const;
+  /// Scaled by `factor`, or plus `factor` times `other`; nullopt when a coefficient overflows.
+  std::optional<LinearExpr> scaled(int64_t factor) const;
+  std::optional<LinearExpr> plus(const LinearExpr &other, int64_t factor = 1) const;
 };
 
 struct MaskNode {

@@ -61,6 +61,59 @@ static bool isKernelArgType(Type t) {
   return isa<PtrType>(t) || t.isInteger(32) || t.isInteger(64) || t.isF32();
 }
 
+/// Scalar and tile element types the lowering to NVVM computes in.
+static bool isComputeType(Type t) {
+  if (t.isIndex())
+    return true;
+  if (auto i = dyn_cast<IntegerType>(t))
+    return i.getWidth() <= 64;
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64();
+}
+
+/// Checks what every value of a kernel's body may be: a type the lowering computes in, and a tile
+/// small enough to be held by the CTA's threads. Tiles live in registers, kMaxTileRegistersPerThread
+/// at most per thread; the lowering unrolls per register, so a larger tile would take time and memory
+/// without bound long before the hardware's 255 registers per thread reject it.
+static LogicalResult verifyKernelValues(func::FuncOp func) {
+  const int64_t threads = std::clamp<int64_t>(getNumWarps(func), 1, 16) * 32; // num_warps is verified apart
+  auto check = [&](Value v, Operation *where) -> LogicalResult {
+    Type t = v.getType();
+    auto tile = dyn_cast<RankedTensorType>(t);
+    Type scalar = tile ? tile.getElementType() : t;
+    if (!isa<PtrType, ViewType>(scalar) && scalar.isIntOrIndexOrFloat() && !isComputeType(scalar))
+      return where->emitOpError() << "computes in " << scalar
+                                  << ", which tile kernels do not support (integers of up to 64 bits, index, f16, "
+                                     "bf16, f32, f64)";
+    if (!tile || !tile.hasStaticShape() || !scalar.isIntOrIndexOrFloat())
+      return success();
+    int64_t elements = 1;
+    for (int64_t d : tile.getShape())
+      if (llvm::MulOverflow(elements, d, elements))
+        elements = std::numeric_limits<int64_t>::max();
+    const int64_t bytes = std::max<int64_t>(1, scalar.isIndex() ? 8 : scalar.getIntOrFloatBitWidth() / 8);
+    const int64_t words = elements > std::numeric_limits<int64_t>::max() / bytes ? elements : elements * bytes / 4;
+    const int64_t perThread = (words + threads - 1) / threads;
+    if (perThread > TileDialect::kMaxTileRegistersPerThread)
+      return where->emitOpError() << "has a tile " << t << " of " << elements << " elements: " << perThread
+                                  << " registers per thread across the kernel's " << threads
+                                  << " threads, more than the " << TileDialect::kMaxTileRegistersPerThread
+                                  << " a tile may hold; use smaller tiles or more warps";
+    return success();
+  };
+  WalkResult result = func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (failed(check(r, op)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (failed(check(arg, op)))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
   if (attr.getName() == kKernelAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);
@@ -72,7 +125,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       if (!isKernelArgType(t))
         return op->emitError() << "tile kernel parameter #" << i << " has type " << t
                                << "; expected !tile.ptr<...>, i32, i64 or f32";
-    return success();
+    return verifyKernelValues(func);
   }
   if (attr.getName() == kNumWarpsAttrName) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());

@@ -1,0 +1,1 @@
+// An empty module: nothing to compile.
