@@ -7,15 +7,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FLARE_BUILD_DIR:-$root/build}
 cxx=${CXX:-g++}
-[ -f "$build/CMakeCache.txt" ] || { echo "check-install: no build in $build (run scripts/build.sh)" >&2; exit 1; }
-cmake --build "$build" --target flare flarec flare-opt >/dev/null
+fail() { echo "check-install: FAILED: $*" >&2; exit 1; }
+# Runs a command quietly, showing its output only when it fails.
+quiet() { local out; out=$("$@" 2>&1) || { echo "$out" >&2; return 1; }; }
+[ -f "$build/CMakeCache.txt" ] || fail "no build in $build (run scripts/build.sh)"
+quiet cmake --build "$build" --target flare flarec flare-opt || fail "building $build"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/flare-check-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/installed" >/dev/null
+quiet cmake --install "$build" --prefix "$tmp/installed" || fail "cmake --install"
 mv "$tmp/installed" "$tmp/prefix"
 prefix=$tmp/prefix
-fail() { echo "check-install: FAILED: $*" >&2; exit 1; }
 
 # What a user gets: the public headers, libflare, the two tools, the CMake package and flare.pc.
 pcdir=$(dirname "$(find "$prefix" -name flare.pc -path '*/pkgconfig/*' | head -1)")
@@ -48,15 +50,16 @@ runpath=$(readelf -d "$prefix/bin/flarec" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(
 [[ $runpath == '$ORIGIN/'* ]] || fail "flarec's RPATH is '$runpath', not relative to \$ORIGIN"
 "$prefix/bin/flarec" "$root/examples/tile/vector_add.mlir" --emit=ptx --arch=sm_90a -o "$tmp/vector_add.ptx"
 grep -q ".entry vector_add" "$tmp/vector_add.ptx" || fail "installed flarec wrote no vector_add kernel"
-"$prefix/bin/flare-opt" --tgpu-assign-layouts "$root/examples/tile/softmax.mlir" >/dev/null
+quiet "$prefix/bin/flare-opt" --tgpu-assign-layouts "$root/examples/tile/softmax.mlir" || fail "installed flare-opt"
 echo "check-install: installed flarec and flare-opt run (RPATH $runpath)"
 
 # A CMake project: find_package(Flare) through CMAKE_PREFIX_PATH, linking Flare::flare.
-cmake -S "$root/examples/consumer" -B "$tmp/consumer-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
+quiet cmake -S "$root/examples/consumer" -B "$tmp/consumer-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" ||
+  fail "configuring examples/consumer"
 found=$(sed -n 's/^Flare_DIR:PATH=//p' "$tmp/consumer-cmake/CMakeCache.txt")
 [ "$found" = "$libdir/cmake/Flare" ] || fail "find_package(Flare) found '$found', not the installed package"
-cmake --build "$tmp/consumer-cmake" >/dev/null
+quiet cmake --build "$tmp/consumer-cmake" || fail "building examples/consumer with CMake"
 echo "check-install: examples/consumer built with CMake; running it:"
 "$tmp/consumer-cmake/flare-consumer"
 
