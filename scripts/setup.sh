@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing Flare needs on Debian 12, only where it is missing:
 # LLVM/MLIR 22 (headers, static archives, mlir-tblgen, lit, FileCheck), GoogleTest, CMake, Ninja,
-# zlib/zstd, and the CUDA Driver API header (cuda.h). libcuda itself is loaded at run time and is
-# not needed to build.
+# zlib/zstd, pkg-config (scripts/check-install.sh), and the CUDA Driver API header (cuda.h). libcuda
+# itself is loaded at run time and is not needed to build.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake ninja-build g++ python3 xz-utils llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          libzstd-dev zlib1g-dev libgtest-dev)
+          libzstd-dev zlib1g-dev libgtest-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,13 +30,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if ! cuda_header; then
-  # Debian ships the CUDA headers in its non-free component.
+  # Debian ships the CUDA headers in its non-free component: add it to the Debian sources this machine
+  # already uses (scripts/apt-add-non-free.sh; no new source, no other repository touched).
   echo "setup: cuda.h not found; installing Debian's nvidia-cuda-dev (non-free)"
-  if ! grep -rqs "non-free" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    echo "deb http://deb.debian.org/debian bookworm main contrib non-free non-free-firmware" |
-      as_root tee /etc/apt/sources.list.d/flare-non-free.list >/dev/null
-    as_root apt-get update -qq
-  fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nvidia-cuda-dev >/dev/null
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || { echo "setup: no VERSION_CODENAME in /etc/os-release" >&2; exit 1; }
+  as_root bash "$root/scripts/apt-add-non-free.sh" /etc/apt "$codename"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nvidia-cuda-dev >/dev/null || {
+    echo "setup: cannot install nvidia-cuda-dev: is a Debian $codename source configured under /etc/apt?" >&2
+    exit 1
+  }
 fi
 echo "setup: ok"

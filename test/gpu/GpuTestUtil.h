@@ -1,7 +1,8 @@
 //===- GpuTestUtil.h - Shared pieces of the GPU tests -----------*- C++ -*-===//
 //
 // A fixture that skips (saying why) without a GPU and otherwise owns a context and a private kernel
-// cache; random inputs; bf16 conversions; the poison pattern written into outputs before launches.
+// cache; the example kernels (ExampleFiles.h); random inputs; bf16 conversions; the poison pattern
+// written into outputs before launches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
@@ -11,9 +12,12 @@
 #include "flare/Error.h"
 #include "flare/Runtime/Runtime.h"
 
+#include "../ExampleFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,20 +28,16 @@
 
 namespace flare::test {
 
-inline std::string examplesDir() {
+/// The example kernels: $FLARE_EXAMPLES_DIR when set (scripts/run-examples.sh sets it), else the
+/// examples/ directory beside the test's bin/ directory.
+inline std::filesystem::path examplesDir() {
   if (const char *dir = std::getenv("FLARE_EXAMPLES_DIR"))
     return dir;
-  return FLARE_EXAMPLES_DIR;
+  return examplesBesideExecutable();
 }
 
-inline std::string readExample(const std::string &name) {
-  std::ifstream in(examplesDir() + "/" + name);
-  if (!in)
-    throw flare::Error("cannot read example " + examplesDir() + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+/// The text of <examples>/<name>; throws MissingTestInput naming the path when it cannot be read.
+inline std::string readExample(const std::string &name) { return readTestInput(examplesDir() / name); }
 
 /// Outputs are filled with 0xFF bytes before a launch: a NaN in f32 and bf16 alike.
 constexpr uint8_t kPoisonByte = 0xFF;

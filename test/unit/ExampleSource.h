@@ -2,18 +2,14 @@
 #ifndef FLARE_TEST_UNIT_EXAMPLESOURCE_H
 #define FLARE_TEST_UNIT_EXAMPLESOURCE_H
 
-#include <fstream>
-#include <sstream>
+#include "../ExampleFiles.h"
+
 #include <string>
 
 namespace flare::test {
-/// The text of examples/<name>; empty when it cannot be read (the test then fails on its content).
-inline std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(FLARE_EXAMPLES_DIR) + "/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+/// The text of examples/<name>, beside the test's bin/ directory; throws MissingTestInput naming the
+/// path when it cannot be read.
+inline std::string readExample(const std::string &name) { return readTestInput(examplesBesideExecutable() / name); }
 } // namespace flare::test
 
 #endif // FLARE_TEST_UNIT_EXAMPLESOURCE_H
