@@ -7,9 +7,10 @@
 namespace flare::detail {
 
 /// The plan's kernel compiled (through `cache`) with the tile configuration `config`; `arch` empty:
-/// the device's.
+/// the device's. Each cache lookup it makes (one to three: see Attention.cpp) is appended to
+/// `answers` when given, the last one being the kernel returned.
 rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
-                           const std::string &arch);
+                           const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
 /// The architecture a call compiles for: options.arch, or the device's when that is empty.
 std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
 /// Launches a kernel of attentionKernel on the plan's arguments.
