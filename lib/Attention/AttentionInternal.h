@@ -19,6 +19,10 @@ void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *
 /// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
 AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,
                                     void *stream);
+/// The choice autotuning remembers for the plan's shape class (in this process, or in the cache
+/// directory's autotune-v1.tsv, read once per directory); nullopt before the first autotuned call.
+std::optional<AttentionTileConfig> rememberedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
+                                                    const AttentionOptions &options);
 
 } // namespace flare::detail
 
