@@ -1,4 +1,4 @@
-# Install rules: libflare, the public headers (those that need no MLIR), flarec and flare-opt, the CMake
+# Install rules: libflare, the public headers (those that need no MLIR), flarec, flare-opt and flare-warmup, the CMake
 # package (find_package(Flare) -> Flare::flare) and flare.pc for pkg-config. Every path is relative to
 # the prefix, so an installed tree works wherever it is moved.
 include(CMakePackageConfigHelpers)
@@ -12,7 +12,9 @@ set(FLARE_PUBLIC_HEADERS
   flare/flare_c.h
   flare/Compiler/Compiler.h
   flare/Runtime/Runtime.h
+  flare/Runtime/SingleFlight.h
   flare/Reference/Attention.h
+  flare/Warmup.h
   flare/Tile/Builder.h)
 foreach(header IN LISTS FLARE_PUBLIC_HEADERS)
   get_filename_component(subdir "${header}" DIRECTORY)
@@ -24,7 +26,7 @@ target_compile_features(flare PUBLIC cxx_std_17)
 install(TARGETS flare EXPORT FlareTargets
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(TARGETS flarec flare-opt RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(TARGETS flarec flare-opt flare-warmup RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 
 set(FLARE_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Flare")
 install(EXPORT FlareTargets NAMESPACE Flare:: DESTINATION "${FLARE_CMAKE_INSTALL_DIR}")

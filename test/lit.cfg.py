@@ -15,7 +15,7 @@ config.substitutions.append(("%flare_src", config.flare_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.flare_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
-llvm_config.add_tool_substitutions(["flare-opt", "flarec"], [config.flare_tools_dir])
+llvm_config.add_tool_substitutions(["flare-opt", "flarec", "flare-warmup"], [config.flare_tools_dir])
 
 # ptxas (from the CUDA toolkit) assembles the examples' PTX where it is installed; tests that need it
 # say `REQUIRES: ptxas` and are reported UNSUPPORTED elsewhere.

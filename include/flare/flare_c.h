@@ -59,6 +59,42 @@ void flare_session_destroy(flare_session *session);
 int flare_attention(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                     const flare_tensor *out, const flare_attention_options *options, void *stream);
 
+/* One class of flare_attention calls to compile ahead (flare/Warmup.h): q [batch, heads_q, seq_q, head_dim],
+ * k and v [batch, heads_kv, seq_kv, head_dim], out like q, all of `dtype` (FLARE_BF16 or FLARE_F16). `options`
+ * (NULL: the defaults) are the calls' own options; no address in them is read: a non-zero lse.data asks
+ * for the LSE, and each aux tensor counts by its dtype and length (shape[0], rank 1). */
+typedef struct flare_warmup_request {
+  int32_t dtype;
+  int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim;
+  const flare_attention_options *options;
+} flare_warmup_request;
+
+/* What flare_warmup did for one request. */
+typedef struct flare_warmup_result {
+  int32_t status;       /* 0: its kernels are in the session's cache; non-zero: it failed (see error) */
+  int32_t duplicate_of; /* the index of an earlier request of the same call class (not run again), or -1 */
+  int32_t kernels;      /* kernel cache lookups the call makes (more than one where it chooses between kernels,
+                           or autotunes before its first call: every candidate) */
+  int32_t compiled;     /* of them, compiled by this warm-up (the others were in memory or on disk, or another
+                           request of this warm-up compiled them) */
+  double ms;            /* wall time of the request on its worker thread */
+  char error[512];      /* why it failed, NUL-terminated and cut to fit; empty on success */
+} flare_warmup_result;
+
+/* Compiles the kernels of `n` requests ahead, on `threads` worker threads (0: one per hardware thread),
+ * into the session's kernel cache (memory and disk), so that later flare_attention calls of those classes
+ * compile nothing. Returns 0 when every request succeeded; otherwise non-zero, with the number of failed
+ * requests and the first one's error in flare_last_error(). `results` (NULL, or room for n) receives one
+ * result per request either way. Needs the session's device: the cache key holds its architecture and
+ * driver version. */
+int flare_warmup(flare_session *session, const flare_warmup_request *requests, int32_t n, int32_t threads,
+                 flare_warmup_result *results);
+
+/* The session's kernel cache counters: lookups answered from memory or disk (`hits`, including those that
+ * waited for another thread's compile of the same kernel) and lookups that compiled (`misses`). Either
+ * pointer may be NULL. */
+int flare_cache_counts(flare_session *session, uint64_t *hits, uint64_t *misses);
+
 /* A kernel of a tile-dialect module (compiled through the session's cache), and its launch. Argument
  * kinds: 0 pointer, 1 i32, 2 i64, 3 f32; values[i] holds the argument's bits. */
 flare_kernel *flare_kernel_load(flare_session *session, const char *module_text, const char *kernel_name);

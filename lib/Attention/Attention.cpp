@@ -374,7 +374,8 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
 }
 
 rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
-                                   const AttentionTileConfig &config, const std::string &arch) {
+                                   const AttentionTileConfig &config, const std::string &arch,
+                                   std::vector<rt::CacheAnswer> *answers) {
   CompileOptions compile;
   compile.arch = arch; // empty: the cache uses the device's
   compile.attentionBlockM = config.blockM;
@@ -403,9 +404,13 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   compile.pairInstances = plan.seqKV <= kUnpairedMaxKeys ? -1 : 0;
   const std::string bufferName = "<flare::attention>";
   std::shared_ptr<rt::Module> module;
-  const size_t missesBefore = cache.misses();
+  bool compiledHere = false; // by this call (not by another thread's at the same time)
   auto compileKernel = [&] {
-    module = cache.getOrCompile(plan.module, compile, bufferName);
+    rt::CacheAnswer answer = cache.lookup(plan.module, compile, bufferName);
+    compiledHere |= answer.source == rt::CacheSource::Compiled;
+    module = answer.module;
+    if (answers)
+      answers->push_back(std::move(answer));
     return module->kernel(plan.kernelName);
   };
   rt::Kernel kernel = compileKernel();
@@ -426,7 +431,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   // after a compile; later calls find it).
   const bool anyPairing = kernel.info().hint("attention.can_unpair", -1) == 0;
   auto answerEquivalentRequests = [&](bool anySplit) {
-    if (cache.misses() == missesBefore)
+    if (!compiledHere)
       return;
     auto other = [](int option) { return option == 0 ? -1 : 0; };
     for (int split : {compile.splitTail, other(compile.splitTail)})

@@ -7,9 +7,10 @@
 namespace flare::detail {
 
 /// The plan's kernel compiled (through `cache`) with the tile configuration `config`; `arch` empty:
-/// the device's.
+/// the device's. Each cache lookup it makes (one to three: see Attention.cpp) is appended to
+/// `answers` when given, the last one being the kernel returned.
 rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
-                           const std::string &arch);
+                           const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
 /// The architecture a call compiles for: options.arch, or the device's when that is empty.
 std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
 /// Launches a kernel of attentionKernel on the plan's arguments.
@@ -18,6 +19,10 @@ void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *
 /// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
 AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,
                                     void *stream);
+/// The choice autotuning remembers for the plan's shape class (in this process, or in the cache
+/// directory's autotune-v1.tsv, read once per directory); nullopt before the first autotuned call.
+std::optional<AttentionTileConfig> rememberedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
+                                                    const AttentionOptions &options);
 
 } // namespace flare::detail
 

@@ -135,18 +135,25 @@ std::optional<AttentionTileConfig> autotunedConfig(const std::string &key) {
   return it->second;
 }
 
+std::optional<AttentionTileConfig> detail::rememberedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
+                                                            const AttentionOptions &options) {
+  const std::string key = autotuneKey(plan, targetArch(cache, options), cache.context().name());
+  Choices &c = choices();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  readDir(c, cache.dir());
+  if (auto it = c.byKey.find(key); it != c.byKey.end())
+    return it->second;
+  return std::nullopt;
+}
+
 AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan,
                                             const AttentionOptions &options, void *stream) {
+  if (std::optional<AttentionTileConfig> known = rememberedChoice(cache, plan, options))
+    return *known;
   rt::Context &ctx = cache.context();
   const std::string arch = targetArch(cache, options);
   const std::string key = autotuneKey(plan, arch, ctx.name());
   Choices &c = choices();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    readDir(c, cache.dir());
-    if (auto it = c.byKey.find(key); it != c.byKey.end())
-      return it->second;
-  }
   // Each candidate: compiled (one that does not compile is skipped), launched twice to warm up,
   // then timed over three rounds of three launches; the fastest round counts.
   constexpr int kRounds = 3, kLaunchesPerRound = 3;

@@ -4,7 +4,9 @@
 #include "flare/Attention.h"
 #include "flare/Error.h"
 #include "flare/Runtime/Runtime.h"
+#include "flare/Warmup.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -48,6 +50,69 @@ flare::TensorView toView(const flare_tensor &t, const char *name) {
   return v;
 }
 
+flare::AttentionOptions toOptions(const flare_attention_options *options) {
+  flare::AttentionOptions opt;
+  if (!options)
+    return opt;
+  opt.causal = options->causal != 0;
+  opt.alignment = options->bottom_right ? flare::CausalAlignment::BottomRight : flare::CausalAlignment::TopLeft;
+  opt.windowLeft = options->window_left;
+  opt.windowRight = options->window_right;
+  opt.softcap = options->softcap;
+  opt.scale = options->scale;
+  if (options->lse.data)
+    opt.lse = toView(options->lse, "lse");
+  if (options->module)
+    opt.module = options->module;
+  if (options->num_aux > 0 && !options->aux)
+    throw flare::Error("flare_c: num_aux is " + std::to_string(options->num_aux) + " but aux is NULL");
+  for (int32_t i = 0; i < options->num_aux; ++i)
+    opt.aux.push_back(toView(options->aux[i], "aux"));
+  opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
+              options->ping_pong, options->producer, options->persistent};
+  opt.autotune = options->autotune != 0;
+  return opt;
+}
+
+/// The C++ request of a C one: the options' LSE and aux tensors become flags and lengths.
+flare::WarmupRequest toWarmupRequest(const flare_warmup_request &r) {
+  if (r.dtype != FLARE_BF16 && r.dtype != FLARE_F16)
+    throw flare::Error("flare_warmup: dtype " + std::to_string(r.dtype) + " is not FLARE_BF16 or FLARE_F16");
+  flare::WarmupRequest w;
+  w.dtype = static_cast<flare::DType>(r.dtype);
+  w.batch = r.batch;
+  w.headsQ = r.heads_q;
+  w.headsKV = r.heads_kv;
+  w.seqQ = r.seq_q;
+  w.seqKV = r.seq_kv;
+  w.headDim = r.head_dim;
+  if (!r.options)
+    return w;
+  // No address is read: the LSE is asked for by a non-zero lse.data, aux tensors count by type and length.
+  flare_attention_options rest = *r.options;
+  rest.lse = flare_tensor{};
+  rest.num_aux = 0;
+  rest.aux = nullptr;
+  w.options = toOptions(&rest);
+  w.lse = r.options->lse.data != 0;
+  if (r.options->num_aux > 0 && !r.options->aux)
+    throw flare::Error("flare_warmup: num_aux is " + std::to_string(r.options->num_aux) + " but aux is NULL");
+  for (int32_t i = 0; i < r.options->num_aux; ++i) {
+    const flare_tensor &a = r.options->aux[i];
+    if (a.rank != 1 || a.dtype < FLARE_BF16 || a.dtype > FLARE_I64)
+      throw flare::Error("flare_warmup: aux[" + std::to_string(i) + "] must be 1-D (rank 1) of a known dtype, got rank " +
+                         std::to_string(a.rank) + ", dtype " + std::to_string(a.dtype));
+    w.aux.push_back({static_cast<flare::DType>(a.dtype), a.shape[0]});
+  }
+  return w;
+}
+
+void copyError(char (&to)[512], const std::string &from) {
+  const size_t n = std::min(from.size(), sizeof(to) - 1);
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+}
+
 } // namespace
 
 extern "C" {
@@ -77,26 +142,70 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
   return guarded([&] {
     if (!session || !q || !k || !v || !out)
       throw flare::Error("flare_attention: null session or tensor");
-    flare::AttentionOptions opt;
-    if (options) {
-      opt.causal = options->causal != 0;
-      opt.alignment = options->bottom_right ? flare::CausalAlignment::BottomRight : flare::CausalAlignment::TopLeft;
-      opt.windowLeft = options->window_left;
-      opt.windowRight = options->window_right;
-      opt.softcap = options->softcap;
-      opt.scale = options->scale;
-      if (options->lse.data)
-        opt.lse = toView(options->lse, "lse");
-      if (options->module)
-        opt.module = options->module;
-      for (int32_t i = 0; i < options->num_aux; ++i)
-        opt.aux.push_back(toView(options->aux[i], "aux"));
-      opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
-                  options->ping_pong, options->producer, options->persistent};
-      opt.autotune = options->autotune != 0;
+    flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"),
+                     toOptions(options), stream);
+  });
+}
+
+int flare_warmup(flare_session *session, const flare_warmup_request *requests, int32_t n, int32_t threads,
+                 flare_warmup_result *results) {
+  return guarded([&] {
+    if (!session || (n > 0 && !requests))
+      throw flare::Error("flare_warmup: null session or requests");
+    if (n < 0 || threads < 0)
+      throw flare::Error("flare_warmup: negative count (" + std::to_string(n) + ") or threads (" +
+                         std::to_string(threads) + ")");
+    // A request that does not convert fails alone, like one that does not compile.
+    std::vector<flare::WarmupRequest> converted;
+    std::vector<int32_t> index(n, -1); // request -> converted, or -1
+    std::vector<std::string> conversionErrors(n);
+    for (int32_t i = 0; i < n; ++i) {
+      try {
+        converted.push_back(toWarmupRequest(requests[i]));
+        converted.back().label = "request " + std::to_string(i);
+        index[i] = static_cast<int32_t>(converted.size() - 1);
+      } catch (const std::exception &e) {
+        conversionErrors[i] = "request " + std::to_string(i) + ": " + e.what();
+      }
     }
-    flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
-                     stream);
+    std::vector<flare::WarmupResult> done = flare::warmup(*session->cache, converted, threads);
+    int32_t failed = 0;
+    std::string firstError;
+    for (int32_t i = 0; i < n; ++i) {
+      flare_warmup_result r{};
+      r.duplicate_of = -1;
+      std::string error = conversionErrors[i];
+      if (index[i] >= 0) {
+        const flare::WarmupResult &w = done[index[i]];
+        error = w.error;
+        // Back to the caller's numbering (converted requests skip the ones that failed to convert).
+        if (w.duplicateOf >= 0)
+          r.duplicate_of = static_cast<int32_t>(std::find(index.begin(), index.end(), w.duplicateOf) - index.begin());
+        r.kernels = static_cast<int32_t>(w.kernels.size());
+        r.compiled = static_cast<int32_t>(w.compiled());
+        r.ms = w.ms;
+      }
+      r.status = error.empty() ? 0 : 1;
+      copyError(r.error, error);
+      if (!error.empty() && failed++ == 0)
+        firstError = error;
+      if (results)
+        results[i] = r;
+    }
+    if (failed)
+      throw flare::Error("flare_warmup: " + std::to_string(failed) + " of " + std::to_string(n) +
+                         " requests failed; the first: " + firstError);
+  });
+}
+
+int flare_cache_counts(flare_session *session, uint64_t *hits, uint64_t *misses) {
+  return guarded([&] {
+    if (!session)
+      throw flare::Error("flare_cache_counts: null session");
+    if (hits)
+      *hits = session->cache->hits();
+    if (misses)
+      *misses = session->cache->misses();
   });
 }
 

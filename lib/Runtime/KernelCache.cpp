@@ -22,6 +22,12 @@
 // was torn by a crash, damaged, or written by something else; it is deleted and counted, and the
 // caller recompiles.
 //
+// Concurrency: KernelCache's mutex guards its two maps only. A request not answered from memory is
+// looked up (disk, else compile) by one thread per key with no lock held (SingleFlight); requests for
+// that key arriving meanwhile wait for its module or its error, and an error is not remembered.
+// DiskCache needs no lock: a load, store or erase touches only its own key's files (a store renames a
+// private temp file into place) and its counter is atomic.
+//
 //===----------------------------------------------------------------------===//
 #include "flare/Runtime/Runtime.h"
 
@@ -276,9 +282,24 @@ bool DiskCache::erase(const std::string &key) {
 
 KernelCache::KernelCache(Context &ctx, std::string dir) : ctx_(ctx), disk_(std::move(dir)) {}
 
+const char *cacheSourceName(CacheSource source) {
+  switch (source) {
+  case CacheSource::Memory:
+    return "memory";
+  case CacheSource::Disk:
+    return "disk";
+  case CacheSource::Compiled:
+    return "compiled";
+  case CacheSource::Waited:
+    return "waited";
+  }
+  return "?";
+}
+
 size_t KernelCache::hits() const { return hits_; }
 size_t KernelCache::misses() const { return misses_; }
-size_t KernelCache::rejectedEntries() const { return rejected_; }
+size_t KernelCache::waits() const { return waits_; }
+size_t KernelCache::rejectedEntries() const { return disk_.rejected() + rejected_; }
 size_t KernelCache::storeFailures() const { return storeFailures_; }
 
 std::string KernelCache::cacheKey(const std::string &canonicalIR, const CompileOptions &options,
@@ -328,11 +349,28 @@ std::string KernelCache::keyOf(const std::string &mlirSource, const CompileOptio
   sourceKey += bufferName;
   sourceKey += '\0';
   sourceKey += mlirSource;
-  if (auto it = sourceKeys_.find(sourceKey); it != sourceKeys_.end())
-    return it->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = sourceKeys_.find(sourceKey); it != sourceKeys_.end())
+      return it->second;
+  }
+  // Parsing takes milliseconds: not under the lock. Two threads may both parse a new source; both
+  // get the same key.
   std::string key = cacheKey(canonicalizeIR(mlirSource, bufferName), options, options.arch, ctx_.driverVersion());
+  std::lock_guard<std::mutex> lock(mutex_);
   sourceKeys_.emplace(std::move(sourceKey), key);
   return key;
+}
+
+std::shared_ptr<Module> KernelCache::inMemory(const std::string &key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = modules_.find(key);
+  return it == modules_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Module> KernelCache::remember(const std::string &key, std::shared_ptr<Module> module) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return modules_.emplace(key, std::move(module)).first->second;
 }
 
 void KernelCache::alias(const std::string &mlirSource, CompileOptions options, const std::string &bufferName,
@@ -344,26 +382,28 @@ void KernelCache::alias(const std::string &mlirSource, CompileOptions options, c
   if (module->compiled().arch != options.arch)
     throw Error("KernelCache::alias: a module for " + module->compiled().arch + " cannot answer requests for " +
                 options.arch);
-  std::lock_guard<std::mutex> lock(mutex_);
   const std::string key = keyOf(mlirSource, options, bufferName);
-  if (!modules_.count(key))
-    keep(key, std::move(module)); // on disk too: another process's request finds it
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!modules_.emplace(key, module).second)
+      return;
+  }
+  // On disk too: another process's request finds it. (A lookup of this key that was under way
+  // already may store its own module as well; either entry is a valid answer.)
+  storeOnDisk(key, *module);
 }
 
-void KernelCache::keep(const std::string &key, std::shared_ptr<Module> module) {
+void KernelCache::storeOnDisk(const std::string &key, const Module &module) {
   try {
-    disk_.store(key, module->compiled());
+    disk_.store(key, module.compiled());
   } catch (const Error &) {
     // A read-only or full disk costs only the reuse across processes; the module is still good.
     ++storeFailures_;
   }
-  modules_.emplace(key, std::move(module));
 }
 
 std::shared_ptr<Module> KernelCache::loadFromDisk(const std::string &key, const std::string &arch) {
-  size_t rejectedBefore = disk_.rejected();
-  std::optional<CompiledModule> cached = disk_.load(key);
-  rejected_ += disk_.rejected() - rejectedBefore;
+  std::optional<CompiledModule> cached = disk_.load(key); // counts what it rejects itself
   if (!cached)
     return nullptr;
   if (cached->arch != arch) {
@@ -385,30 +425,45 @@ std::shared_ptr<Module> KernelCache::loadFromDisk(const std::string &key, const 
 
 std::shared_ptr<Module> KernelCache::getOrCompile(const std::string &mlirSource, CompileOptions options,
                                                   const std::string &bufferName) {
+  return lookup(mlirSource, std::move(options), bufferName).module;
+}
+
+CacheAnswer KernelCache::lookup(const std::string &mlirSource, CompileOptions options,
+                                const std::string &bufferName) {
   if (options.arch.empty())
     options.arch = ctx_.arch();
-  // One lock around the whole lookup: concurrent requests for the same kernel then compile it once.
-  // Requests for different kernels also wait, which is acceptable for compile-once-and-reuse use.
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::string key = keyOf(mlirSource, options, bufferName);
-
-  if (auto it = modules_.find(key); it != modules_.end()) {
+  CacheAnswer answer;
+  answer.key = keyOf(mlirSource, options, bufferName);
+  if ((answer.module = inMemory(answer.key))) {
     ++hits_;
-    return it->second;
+    return answer;
   }
-
-  if (std::shared_ptr<Module> module = loadFromDisk(key, options.arch)) {
+  // Not in memory: one thread per key loads or compiles it, with no lock held; threads asking for the
+  // same key meanwhile wait for that thread's module or error (SingleFlight). An error is not kept.
+  CacheSource source = CacheSource::Memory;
+  auto [module, role] = lookups_.run(answer.key, [&]() -> std::shared_ptr<Module> {
+    // A lookup of this key may have finished between the check above and here.
+    if (std::shared_ptr<Module> known = inMemory(answer.key))
+      return known;
+    if (std::shared_ptr<Module> loaded = loadFromDisk(answer.key, options.arch)) {
+      source = CacheSource::Disk;
+      return remember(answer.key, std::move(loaded));
+    }
+    CompiledModule compiled = compileToPTX(mlirSource, options, bufferName);
+    ++misses_;
+    source = CacheSource::Compiled;
+    // Load before storing so that PTX the driver rejects never reaches the disk.
+    std::shared_ptr<Module> loaded = Module::load(ctx_, std::move(compiled));
+    storeOnDisk(answer.key, *loaded);
+    return remember(answer.key, std::move(loaded));
+  });
+  answer.module = std::move(module);
+  answer.source = role == SingleFlight<std::shared_ptr<Module>>::Role::Waited ? CacheSource::Waited : source;
+  if (answer.source == CacheSource::Waited)
+    ++waits_;
+  if (answer.source != CacheSource::Compiled)
     ++hits_;
-    modules_.emplace(key, module);
-    return module;
-  }
-
-  CompiledModule compiled = compileToPTX(mlirSource, options, bufferName);
-  ++misses_;
-  // Load before storing so that PTX the driver rejects never reaches the disk.
-  std::shared_ptr<Module> module = Module::load(ctx_, std::move(compiled));
-  keep(key, module);
-  return module;
+  return answer;
 }
 
 } // namespace flare::rt

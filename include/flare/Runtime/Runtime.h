@@ -15,6 +15,7 @@
 
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
+#include "flare/Runtime/SingleFlight.h"
 
 #include <atomic>
 #include <cstddef>
@@ -241,8 +242,9 @@ private:
 };
 
 /// An on-disk store of compiled modules, one file per cache key (see KernelCache.cpp for the file
-/// format). Writes are atomic (temp file + rename), so concurrent processes may share a directory;
-/// one DiskCache object is not meant to be used from several threads at once.
+/// format). Writes are atomic (temp file + rename), so concurrent processes may share a directory, and
+/// threads may use one DiskCache object at once (the kernel cache loads and stores different keys
+/// concurrently).
 class DiskCache {
 public:
   explicit DiskCache(std::string dir);
@@ -268,11 +270,36 @@ public:
 
 private:
   std::string dir_;
-  size_t rejected_ = 0;
+  std::atomic<size_t> rejected_{0};
+};
+
+/// How KernelCache::lookup answered a request.
+enum class CacheSource {
+  Memory,   ///< the cache object had the module
+  Disk,     ///< loaded from the cache directory
+  Compiled, ///< compiled (and stored) by this request
+  Waited    ///< another thread was looking the same kernel up (compiling it, say): this request waited
+            ///< for that answer
+};
+/// "memory", "disk", "compiled", "waited".
+const char *cacheSourceName(CacheSource source);
+
+/// One answered request: the module, where it came from, and its cache key (the name of its disk
+/// entry, <dir>/<key>.fkc).
+struct CacheAnswer {
+  std::shared_ptr<Module> module;
+  CacheSource source = CacheSource::Memory;
+  std::string key;
 };
 
 /// Compiles Flare IR once per (compiler, canonical IR, options, arch, driver) and keeps the loaded
-/// module: in memory for this object's lifetime and on disk across processes. Thread-safe.
+/// module: in memory for this object's lifetime and on disk across processes.
+///
+/// Thread-safe, and concurrent: requests for different kernels compile (or load from disk) at the
+/// same time, each on its own thread, and requests for one kernel arriving while it compiles wait for
+/// that compile instead of starting their own (see SingleFlight.h). When it fails, every waiting
+/// request throws its error and nothing is remembered: the next request compiles again. The lock
+/// guards only the in-memory maps, never a compile, a disk access or a driver call.
 class KernelCache {
 public:
   explicit KernelCache(Context &ctx, std::string dir = defaultDir());
@@ -281,6 +308,9 @@ public:
   /// propagate as flare::Error.
   std::shared_ptr<Module> getOrCompile(const std::string &mlirSource, CompileOptions options = {},
                                        const std::string &bufferName = "<input>");
+  /// getOrCompile, also saying where the module came from and under which key.
+  CacheAnswer lookup(const std::string &mlirSource, CompileOptions options = {},
+                     const std::string &bufferName = "<input>");
 
   /// Answers later requests for (`mlirSource`, `options`) with `module`, in memory and on disk,
   /// unless such a request was answered before in this cache object. For a caller that knows
@@ -289,10 +319,15 @@ public:
   void alias(const std::string &mlirSource, CompileOptions options, const std::string &bufferName,
              std::shared_ptr<Module> module);
 
-  /// Lookups answered from memory or disk.
+  /// Lookups answered from memory or disk, including those that waited for another thread's
+  /// lookup of the same kernel (they compiled nothing themselves).
   size_t hits() const;
   /// Lookups that had to compile.
   size_t misses() const;
+  /// Of the hits, the lookups that waited for another thread's lookup of the same kernel.
+  size_t waits() const;
+  /// Lookups waiting now for another thread's lookup (a compile, say) of the same kernel.
+  size_t waiting() const { return lookups_.waiting(); }
   /// Corrupt or unusable disk entries found (and deleted).
   size_t rejectedEntries() const;
   /// Compiled modules that could not be written to disk (the cache keeps working without the disk).
@@ -310,21 +345,28 @@ public:
   const std::string &dir() const { return disk_.dir(); }
 
 private:
-  /// The cache key of a request; mutex_ held.
+  /// The cache key of a request (its IR canonicalized outside the lock, once per source text).
   std::string keyOf(const std::string &mlirSource, const CompileOptions &options, const std::string &bufferName);
-  /// Stores `module` under `key` on disk (a failure only counted) and in memory; mutex_ held.
-  void keep(const std::string &key, std::shared_ptr<Module> module);
+  /// The module of `key` in memory, or null.
+  std::shared_ptr<Module> inMemory(const std::string &key) const;
+  /// Keeps `module` in memory under `key` unless a module is there already; returns the one kept.
+  std::shared_ptr<Module> remember(const std::string &key, std::shared_ptr<Module> module);
+  /// Writes `module` to the disk under `key` (a failure is only counted).
+  void storeOnDisk(const std::string &key, const Module &module);
   /// The module of `key` from the disk, loaded; null when there is none or it is unusable (then erased).
   std::shared_ptr<Module> loadFromDisk(const std::string &key, const std::string &arch);
 
   Context &ctx_;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_; // guards modules_ and sourceKeys_
   DiskCache disk_;
   std::unordered_map<std::string, std::shared_ptr<Module>> modules_; // by cache key
   // Exact source text (+ options) -> cache key, so that a repeated lookup skips re-parsing.
   std::unordered_map<std::string, std::string> sourceKeys_;
-  // Atomic so the accessors need not wait for a compile that holds mutex_.
-  std::atomic<size_t> hits_{0}, misses_{0}, rejected_{0}, storeFailures_{0};
+  // Lookups of keys not in memory that are under way (from disk or compiling), by cache key.
+  SingleFlight<std::shared_ptr<Module>> lookups_;
+  // Atomic so the accessors never take a lock. rejected_: entries found unusable after the disk
+  // cache's own checks passed (another architecture, an image the driver refuses).
+  std::atomic<size_t> hits_{0}, misses_{0}, waits_{0}, rejected_{0}, storeFailures_{0};
 };
 
 } // namespace flare::rt

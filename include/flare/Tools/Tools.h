@@ -12,6 +12,8 @@ namespace flare::tools {
 int flareOptMain(int argc, char **argv);
 /// flarec: the compiler driver (`--emit=`, `--arch=`, `-o`).
 int flarecMain(int argc, char **argv);
+/// flare-warmup: compiles the attention kernels of a list of calls into the kernel cache.
+int flareWarmupMain(int argc, char **argv);
 } // namespace flare::tools
 
 #endif // FLARE_TOOLS_TOOLS_H
