@@ -13,6 +13,8 @@
 
 #include "ExampleSource.h"
 
+#include "../ExampleFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -209,7 +211,7 @@ TEST(WarmupTool, WithoutAGpuItExplainsAndFails) {
     GTEST_SKIP() << "a CUDA GPU is available, so the no-GPU path cannot be exercised here";
   const std::string tool = warmupTool();
   ASSERT_TRUE(std::filesystem::exists(tool)) << tool;
-  const std::string list = std::string(FLARE_EXAMPLES_DIR) + "/warmup/llama3-8b.txt";
+  const std::string list = (flare::test::examplesBesideExecutable() / "warmup" / "llama3-8b.txt").string();
   auto [status, output] = runCommand("'" + tool + "' '" + list + "'");
   EXPECT_EQ(status, 2) << output;
   EXPECT_NE(output.find("flare-warmup: error: no GPU: "), std::string::npos) << output;
