@@ -33,4 +33,19 @@ def TilePrefetchLoads : Pass<"tile-prefetch-loads", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileGuardLoopSteps : Pass<"tile-guard-loop-steps", "::mlir::ModuleOp"> {
+  let summary = "give loops whose step is a run-time value a defined end when that step is not positive";
+  let description = [{
+    An `scf.for` whose step is zero or negative never reaches its upper bound: on a GPU the kernel
+    would spin until the driver kills the context. In tile kernels such a loop runs no iterations
+    instead: the upper bound of every loop whose step is not a constant becomes
+
+        ub' = step > 0 ? ub : lb
+
+    (one compare and select before the loop). A constant step of zero or less is rejected by the
+    tile kernel verifier; loops with a constant positive step are left as they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // FLARE_TILE_PASSES

@@ -26,6 +26,12 @@
 
 namespace flare {
 
+/// The longest sequence (Sq or Skv) flare::attention accepts: generated kernels compute query and key
+/// indices and mask bounds in 32-bit arithmetic, with headroom.
+inline constexpr int64_t kMaxSequenceLength = (int64_t{1} << 28) - 1;
+/// The most batch entries and query heads of one call (the launch grid's limits).
+inline constexpr int64_t kMaxBatchOrHeads = 65535;
+
 enum class DType { BF16, F16, F32, I32, I64 };
 const char *dtypeName(DType dtype);
 size_t dtypeBytes(DType dtype);
@@ -48,7 +54,8 @@ enum class CausalAlignment {
 
 /// One tile configuration of the generated kernel (AttentionOptions::tile, the autotuner's
 /// candidates); every field 0 means the configured choice (flare::attn::chooseAttentionConfig). For
-/// tuning: not every combination compiles.
+/// tuning: not every combination compiles. planAttention accepts block sizes that are powers of two
+/// from 16 to 256, warps in {1, 2, 4, 8, 16} and switches in {-1, 0, 1}.
 struct AttentionTileConfig {
   /// Query rows per program, keys per step, warps.
   int blockM = 0, blockN = 0, numWarps = 0;
@@ -74,7 +81,8 @@ struct AttentionOptions {
   bool causal = false;
   CausalAlignment alignment = CausalAlignment::TopLeft;
   /// Sliding window around the (aligned) diagonal d(i): query i sees keys d(i) - windowLeft ..
-  /// d(i) + windowRight; a negative value leaves that side unbounded. `causal` means windowRight = 0
+  /// d(i) + windowRight; a negative value leaves that side unbounded, and so does one of
+  /// kMaxSequenceLength or more (no key is that far from any diagonal). `causal` means windowRight = 0
   /// (FlashAttention's window_size = (left, 0)).
   int64_t windowLeft = -1, windowRight = -1;
   /// > 0: scores become softcap * tanh(score / softcap) (Gemma 2 uses 50).

@@ -2,6 +2,7 @@
 #include "flare/Attention.h"
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/ModifierRanges.h"
 #include "flare/Error.h"
 
 #include "AttentionInternal.h"
@@ -79,7 +80,63 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 /// Element alignment the kernels' 16-byte vector loads rely on.
 constexpr int64_t kAlignBytes = 16;
-constexpr int64_t kMaxGridYZ = 65535;
+static_assert(kMaxSequenceLength == attn::kMaxSeqLen && kMaxBatchOrHeads == attn::kMaxBatchOrHeads,
+              "the API's limits are the generated kernels'");
+
+/// The bytes from a tensor's first element to the end of its last one (strides >= 0), as an exact
+/// integer: the kernel computes element offsets in signed 64-bit arithmetic and the device pointer
+/// plus that span must stay inside the 64-bit address space.
+void checkSpan(const TensorView &t, const char *name) {
+  std::vector<int64_t> strides = t.effectiveStrides();
+  __int128 last = 0;
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    last += __int128(t.shape[i] - 1) * strides[i]; // each factor < 2^63: no overflow in 128 bits
+  const __int128 bytes = (last + 1) * __int128(dtypeBytes(t.dtype));
+  if (bytes >= (__int128(1) << 63))
+    fail(std::string(name) + " spans " + (bytes >= (__int128(1) << 64) ? "more than 2^64" : "more than 2^63") +
+         " bytes (shape " + shapeText(t.shape) + "); element offsets must fit in 63 bits");
+  if (__int128(t.data) + bytes > (__int128(1) << 64))
+    fail(std::string(name) + " at device address " + std::to_string(t.data) + " extends past the end of the address space");
+}
+
+/// A written tensor's elements must not share memory: sorted by stride, each dimension must step past
+/// everything the smaller ones span (PyTorch's rule for writable views). A broadcast (stride 0) or an
+/// overlapping row stride would have several threads write one address.
+void checkNoSelfOverlap(const TensorView &t, const char *name) {
+  std::vector<int64_t> strides = t.effectiveStrides();
+  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size) of the dimensions longer than 1
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    if (t.shape[i] > 1)
+      dims.push_back({strides[i], t.shape[i]});
+  std::sort(dims.begin(), dims.end());
+  __int128 extent = 1; // elements spanned by the dimensions so far
+  for (auto [stride, size] : dims) {
+    if (stride < extent)
+      fail(std::string(name) + " has elements that overlap (shape " + shapeText(t.shape) + ", strides " +
+           shapeText(strides) + "): a written tensor needs distinct addresses");
+    extent += __int128(stride) * (size - 1);
+  }
+}
+
+/// A window side as the generated mask bounds it: -1 (unbounded) for a negative one and for one of
+/// kMaxSequenceLength keys or more, which bounds nothing (|kv - d(i)| < kMaxSequenceLength).
+int64_t windowSide(int64_t w) { return w < 0 || w >= kMaxSequenceLength ? -1 : w; }
+
+/// AttentionOptions::tile within what the generator can build (0 in every field: the configured one).
+void checkTileConfig(const AttentionTileConfig &c) {
+  auto block = [](int v, const char *what) {
+    if (v != 0 && (v < 16 || v > 256 || (v & (v - 1)) != 0))
+      fail(std::string("tile.") + what + " = " + std::to_string(v) + " must be 0 (configured) or a power of two from 16 to 256");
+  };
+  block(c.blockM, "blockM");
+  block(c.blockN, "blockN");
+  if (c.numWarps != 0 && (c.numWarps < 1 || c.numWarps > 16 || (c.numWarps & (c.numWarps - 1)) != 0))
+    fail("tile.numWarps = " + std::to_string(c.numWarps) + " must be 0 (configured) or 1, 2, 4, 8 or 16");
+  for (auto [value, what] : {std::pair{c.overlap, "overlap"}, {c.pingPong, "pingPong"}, {c.producer, "producer"},
+                             {c.persistent, "persistent"}})
+    if (value < -1 || value > 1)
+      fail(std::string("tile.") + what + " = " + std::to_string(value) + " must be -1 (off), 0 (configured) or 1 (on)");
+}
 
 void checkTensor(const TensorView &t, const char *name, size_t rank) {
   if (t.data == 0)
@@ -213,8 +270,8 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
   std::vector<std::string> conditions;
   std::ostringstream mask;
   const bool bottomRight = options.alignment == CausalAlignment::BottomRight;
-  const int64_t right = options.causal ? 0 : options.windowRight; // causal: no key right of the diagonal
-  const int64_t left = options.windowLeft;
+  const int64_t right = options.causal ? 0 : windowSide(options.windowRight); // causal: none right of the diagonal
+  const int64_t left = windowSide(options.windowLeft);
   if (right >= 0 || left >= 0) {
     mask << "    ^bb0(%b: index, %h: index, %qi: index, %kv: index):\n";
     std::string diag = "%qi";
@@ -276,10 +333,16 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (plan.headsQ % plan.headsKV != 0)
     fail("query heads (" + std::to_string(plan.headsQ) + ") must be a multiple of key/value heads (" +
          std::to_string(plan.headsKV) + ")");
-  if (plan.headsQ > kMaxGridYZ || plan.batch > kMaxGridYZ)
-    fail("batch and heads must be at most 65535 (grid limits)");
-  if (plan.seqQ > std::numeric_limits<int32_t>::max() / 2 || plan.seqKV > std::numeric_limits<int32_t>::max() / 2)
-    fail("sequence lengths must stay below 2^30");
+  if (plan.headsQ > kMaxBatchOrHeads || plan.batch > kMaxBatchOrHeads)
+    fail("batch and heads must be at most " + std::to_string(kMaxBatchOrHeads) + " (grid limits), got batch " +
+         std::to_string(plan.batch) + " and " + std::to_string(plan.headsQ) + " query heads");
+  if (plan.seqQ > kMaxSequenceLength || plan.seqKV > kMaxSequenceLength)
+    fail("sequence lengths must be at most " + std::to_string(kMaxSequenceLength) + " (2^28 - 1), got Sq " +
+         std::to_string(plan.seqQ) + " and Skv " + std::to_string(plan.seqKV));
+  for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
+    checkSpan(*t, name);
+  checkNoSelfOverlap(out, "out");
+  checkTileConfig(options.tile);
   if (options.softcap < 0.f || !std::isfinite(options.softcap))
     fail("softcap must be a finite value >= 0");
   if (options.scale < 0.f || !std::isfinite(options.scale))
@@ -324,6 +387,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
            shapeText(options.lse.shape));
     if (options.lse.effectiveStrides() != TensorView{0, DType::F32, options.lse.shape, {}}.effectiveStrides())
       fail("lse must be contiguous");
+    checkSpan(options.lse, "lse");
   }
   for (size_t i = 0; i < options.aux.size(); ++i) {
     const TensorView &a = options.aux[i];
@@ -335,6 +399,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
       fail(name + " must be contiguous");
     if (a.shape[0] > std::numeric_limits<int32_t>::max())
       fail(name + " is longer than 2^31 - 1 elements");
+    checkSpan(a, name.c_str());
   }
 
   // Autotuning launches the kernel once per timed candidate: out must not feed its own inputs.
@@ -480,8 +545,8 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   // Causal query blocks of 1-4 steps: finer blocks on one warpgroup balance the SMs better than the
   // configured 128-row blocks on two. Measured for the plain causal mask only.
   constexpr int64_t kFineCausalMaxKeys = 512;
-  const bool plainCausal = options.module.empty() && options.causal && options.windowLeft < 0 &&
-                           options.windowRight < 0 && options.softcap == 0.f;
+  const bool plainCausal = options.module.empty() && options.causal && windowSide(options.windowLeft) < 0 &&
+                           windowSide(options.windowRight) < 0 && options.softcap == 0.f;
   AttentionTileConfig config;
   if (arch == "sm_90a" && plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys) {
     config.blockM = config.blockN = 64;

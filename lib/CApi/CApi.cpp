@@ -64,8 +64,9 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
     opt.lse = toView(options->lse, "lse");
   if (options->module)
     opt.module = options->module;
-  if (options->num_aux > 0 && !options->aux)
-    throw flare::Error("flare_c: num_aux is " + std::to_string(options->num_aux) + " but aux is NULL");
+  if (options->num_aux < 0 || (options->num_aux > 0 && !options->aux))
+    throw flare::Error("flare_c: num_aux is " + std::to_string(options->num_aux) + " but aux is " +
+                       (options->aux ? "set" : "NULL"));
   for (int32_t i = 0; i < options->num_aux; ++i)
     opt.aux.push_back(toView(options->aux[i], "aux"));
   opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
@@ -140,10 +141,12 @@ void flare_session_destroy(flare_session *session) {
 int flare_attention(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                     const flare_tensor *out, const flare_attention_options *options, void *stream) {
   return guarded([&] {
+    // Every pointer is checked before anything is read through it: the options' first.
+    flare::AttentionOptions opt = toOptions(options);
     if (!session || !q || !k || !v || !out)
       throw flare::Error("flare_attention: null session or tensor");
-    flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"),
-                     toOptions(options), stream);
+    flare::attention(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"), opt,
+                     stream);
   });
 }
 
@@ -227,6 +230,8 @@ int flare_kernel_launch(flare_kernel *kernel, const uint32_t grid[3], int32_t nu
   return guarded([&] {
     if (!kernel || !grid || (num_args > 0 && (!kinds || !values)))
       throw flare::Error("flare_kernel_launch: null argument");
+    if (num_args < 0)
+      throw flare::Error("flare_kernel_launch: negative argument count " + std::to_string(num_args));
     flare::rt::KernelArgs args;
     for (int32_t i = 0; i < num_args; ++i) {
       uint64_t bits = values[i];

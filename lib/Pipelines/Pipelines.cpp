@@ -102,6 +102,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(attn::createConvertAttnToTile(generator));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    pm.addPass(tile::createTileGuardLoopSteps());
     return;
   }
   case Stage::Layouts:

@@ -578,6 +578,74 @@ func.func @holes(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tenso
   run({1, 2, 1, 100, 77}, 64, holes, true, 0);
 }
 
+// Masks whose index values leave 32 bits: the kernel must keep exactly the keys the op's 64-bit
+// index arithmetic keeps (as the float64 reference does), whether the index ranges fold a comparison
+// away, the generator computes the region in 64 bits, or the arithmetic wraps around.
+TEST_F(AttentionApi, MasksWith64BitIndexValuesMatchTheReference) {
+  auto module = [](const std::string &name, const std::string &body) {
+    return "func.func @" + name + R"((%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+)" + body + R"(
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+}
+)";
+  };
+  struct Case {
+    const char *what;
+    std::string ir;
+  };
+  const std::vector<Case> cases = {
+      // Causal and a left window of 2^63 - 1 keys (decided: always kept; 32 bits read it as -1).
+      {"causal, left window 2^63 - 1", module("w_max", R"(
+      %left = arith.constant 9223372036854775807 : index
+      %lo = arith.subi %qi, %left : index
+      %above = arith.cmpi sge, %kv, %lo : index
+      %below = arith.cmpi sle, %kv, %qi : index
+      %keep = arith.andi %below, %above : i1)")},
+      // Causal and a left window of 2^32 keys (32 bits read it as 0: the diagonal only).
+      {"causal, left window 2^32", module("w_2_32", R"(
+      %left = arith.constant 4294967296 : index
+      %lo = arith.subi %qi, %left : index
+      %above = arith.cmpi sge, %kv, %lo : index
+      %below = arith.cmpi sle, %kv, %qi : index
+      %keep = arith.andi %below, %above : i1)")},
+      // Causal written as 2^33 qi >= 2^33 kv: 64-bit products (in 32 bits both are 0: every key).
+      {"causal in units of 2^33", module("scaled", R"(
+      %c = arith.constant 8589934592 : index
+      %x = arith.muli %qi, %c : index
+      %y = arith.muli %kv, %c : index
+      %keep = arith.cmpi sge, %x, %y : index)")},
+      // kv <= qi + 2^63 - 1 wraps for qi >= 1: only row 0 keeps its keys, the others none.
+      {"a bound that wraps around", module("wraps", R"(
+      %big = arith.constant 9223372036854775807 : index
+      %hi = arith.addi %qi, %big : index
+      %keep = arith.cmpi sle, %kv, %hi : index)")},
+      // 0 <= qi - kv < 300 through a zero-extension of the i32 difference (negative: 2^32 and up).
+      {"window through a zero-extension", module("zext", R"(
+      %q32 = arith.index_cast %qi : index to i32
+      %k32 = arith.index_cast %kv : index to i32
+      %d = arith.subi %q32, %k32 : i32
+      %du = arith.index_castui %d : i32 to index
+      %w = arith.constant 300 : index
+      %keep = arith.cmpi slt, %du, %w : index)")},
+  };
+  for (const Case &c : cases)
+    for (Shape s : {Shape{1, 2, 1, 777, 1000}, Shape{2, 2, 2, 130, 61}}) {
+      SCOPED_TRACE(std::string(c.what) + ", " + describe(s));
+      std::printf("[ attention ] 64-bit index mask: %s\n", c.what);
+      AttentionOptions opt;
+      opt.module = c.ir;
+      run(s, 64, opt, /*withLse=*/true, /*layout=*/0);
+      if (HasFatalFailure())
+        return;
+    }
+}
+
 // The shapes above launch a few programs each; the warpgroups of a CTA synchronise through mbarriers
 // and named barriers whose races show only when programs compete for the SMs (two per SM at head dim
 // 64) over many launches. A grid of several waves, launched repeatedly into poisoned outputs, must give

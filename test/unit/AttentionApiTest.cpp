@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -86,6 +87,57 @@ TEST(AttentionApi, RejectsBadTensors) {
   { Args a; a.options.lse = view(0x50000, {2, 8, 99}, DType::F32); expectError(a, "lse must be [B, Hq, Sq]"); }
   { Args a; a.options.lse = view(0x50000, {2, 8, 100}, DType::BF16); expectError(a, "lse must be f32"); }
   { Args a; a.options.aux = {view(0x60000, {8}, DType::F32)}; expectError(a, "only read by a custom module"); }
+}
+
+// Sizes, strides and addresses whose arithmetic would overflow, and writes that would collide.
+TEST(AttentionApi, RejectsExtentsThatOverflow) {
+  const int64_t tooLong = flare::kMaxSequenceLength + 1;
+  { Args a; a.k.shape[2] = a.v.shape[2] = tooLong; expectError(a, "sequence lengths must be at most 268435455"); }
+  { Args a; a.q.shape[0] = a.k.shape[0] = a.v.shape[0] = a.out.shape[0] = 65536; expectError(a, "at most 65535"); }
+  // A batch stride near 2^62 elements: the last batch lies 2^63 bytes in.
+  { Args a; a.k.strides = {int64_t(1) << 62, 300 * 128, 128, 1}; expectError(a, "k spans more than 2^63 bytes"); }
+  // Strides whose products pass 2^64 bytes.
+  { Args a; a.v.strides = {int64_t(1) << 62, int64_t(1) << 62, 128, 1}; expectError(a, "v spans more than 2^64 bytes"); }
+  // A pointer near the top of the address space.
+  { Args a; a.q.data = ~uint64_t(0) - 4096 + 1; expectError(a, "q at device address"); }
+}
+
+TEST(AttentionApi, RejectsOutputsWhoseElementsOverlap) {
+  { Args a; a.out.strides = {8 * 100 * 128, 100 * 128, 64, 1}; expectError(a, "out has elements that overlap"); }
+  { Args a; a.out.strides = {8 * 100 * 128, 0, 128, 1}; expectError(a, "out has elements that overlap"); }
+  { Args a; a.out.strides = {0, 100 * 128, 128, 1}; expectError(a, "out has elements that overlap"); }
+  // Inputs may be broadcast (stride 0: every head reads one K), and out may be laid out [B, S, H, D].
+  Args a;
+  a.k.strides = a.v.strides = {300 * 128, 0, 128, 1};
+  a.out.strides = {100 * 8 * 128, 128, 8 * 128, 1};
+  EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
+}
+
+TEST(AttentionApi, RejectsTileConfigurationsOutsideTheGenerator) {
+  { Args a; a.options.tile.blockM = 1 << 20; expectError(a, "tile.blockM = 1048576 must be 0"); }
+  { Args a; a.options.tile.blockN = 96; expectError(a, "tile.blockN = 96"); }
+  { Args a; a.options.tile.numWarps = 3; expectError(a, "tile.numWarps = 3"); }
+  { Args a; a.options.tile.overlap = 2; expectError(a, "tile.overlap = 2"); }
+}
+
+// Window sides of kMaxSequenceLength keys or more bound nothing: the module is the one without them.
+// (In 32 bits, 2^32 used to read as 0 and INT64_MAX as -1.)
+TEST(AttentionApi, WindowsWiderThanAnySequenceAreUnbounded) {
+  AttentionOptions causal;
+  causal.causal = true;
+  for (int64_t wide : {flare::kMaxSequenceLength, int64_t(1) << 32, std::numeric_limits<int64_t>::max()}) {
+    AttentionOptions o = causal;
+    o.windowLeft = wide;
+    EXPECT_EQ(flare::attentionModule(o, DType::BF16, 128), flare::attentionModule(causal, DType::BF16, 128)) << wide;
+    AttentionOptions both;
+    both.windowLeft = both.windowRight = wide;
+    EXPECT_EQ(flare::attentionModule(both, DType::BF16, 128), flare::attentionModule({}, DType::BF16, 128)) << wide;
+  }
+  AttentionOptions narrow = causal;
+  narrow.windowLeft = flare::kMaxSequenceLength - 1; // still a bound, and its arithmetic fits
+  std::string ir = flare::attentionModule(narrow, DType::BF16, 128);
+  EXPECT_NE(ir, flare::attentionModule(causal, DType::BF16, 128));
+  EXPECT_NO_THROW(flare::compileToPTX(ir, {}, "<window>"));
 }
 
 TEST(AttentionApi, StridedLayoutsAreAccepted) {

@@ -27,6 +27,23 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   flare_kernel_destroy(nullptr);
 }
 
+TEST(CApi, OptionPointersAreCheckedBeforeUse) {
+  flare_tensor t{};
+  flare_attention_options options{};
+  options.num_aux = 2; // and aux left NULL
+  EXPECT_NE(flare_attention(nullptr, &t, &t, &t, &t, &options, nullptr), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("num_aux is 2 but aux is NULL"), std::string::npos)
+      << flare_last_error();
+  options.num_aux = -1;
+  EXPECT_NE(flare_attention(nullptr, &t, &t, &t, &t, &options, nullptr), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("num_aux is -1"), std::string::npos) << flare_last_error();
+  options.num_aux = 0;
+  options.lse.data = 0x1000;
+  options.lse.rank = 7; // a rank the tensor struct cannot hold
+  EXPECT_NE(flare_attention(nullptr, &t, &t, &t, &t, &options, nullptr), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("lse has rank 7"), std::string::npos) << flare_last_error();
+}
+
 TEST(CApi, SessionWithoutADriverReportsWhy) {
   if (flare::rt::gpuAvailable())
     GTEST_SKIP() << "a CUDA GPU is available, so the no-driver error path cannot be exercised here";

@@ -582,3 +582,50 @@ func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgr
 func.func @peel_zero_first_int() attributes {tile.kernel, tile.peel_zero_first = 1 : i32} {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// What a tile kernel's body may hold
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A loop with a constant step of 0 never ends: on a GPU it would spin until the driver kills the
+// context. (A step known only at run time is guarded by tile-guard-loop-steps.)
+func.func @loop_step_zero(%n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{'scf.for' op has step 0: a loop of a tile kernel needs a positive step}}
+  scf.for %i = %c0 to %n step %c0 : i32 {
+  }
+  return
+}
+
+// -----
+
+// A 1024 x 1024 f32 tile needs 8192 registers per thread on 4 warps: rejected before the lowering
+// unrolls it (which would take minutes and gigabytes).
+func.func @tile_too_large(%x: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %one = arith.constant 1 : i32
+  %c0 = arith.constant 0 : i32
+  %v = tile.make_view %x, [%n, %n], [%n, %one] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  // expected-error @+1 {{'tile.load' op has a tile 'tensor<1024x1024xf32>' of 1048576 elements: 8192 registers per thread across the kernel's 128 threads, more than the 1024 a tile may hold; use smaller tiles or more warps}}
+  %a = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<1024x1024xf32>
+  return
+}
+
+// -----
+
+// So is a dot's accumulator of 2^20 elements (a 2^20-element dot used to crash the process).
+func.func @dot_too_large(%x: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  // expected-error @+1 {{'arith.constant' op has a tile 'tensor<64x16384xf32>' of 1048576 elements: 4096 registers per thread}}
+  %z = arith.constant dense<0.0> : tensor<64x16384xf32>
+  return
+}
+
+// -----
+
+// 128-bit integers have no lowering to PTX here (the NVPTX backend would end the process).
+func.func @i128_scalar(%n: i64) attributes {tile.kernel} {
+  // expected-error @+1 {{'arith.extsi' op computes in 'i128', which tile kernels do not support (integers of up to 64 bits, index, f16, bf16, f32, f64)}}
+  %w = arith.extsi %n : i64 to i128
+  return
+}

@@ -4,6 +4,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -101,6 +103,13 @@ static LogicalResult verifyKernelValues(func::FuncOp func) {
     return success();
   };
   WalkResult result = func.walk([&](Operation *op) {
+    // A constant step of zero or less never ends the loop (a run-time one is guarded,
+    // tile-guard-loop-steps).
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (std::optional<int64_t> step = getConstantIntValue(loop.getStep()); step && *step <= 0) {
+        loop.emitOpError() << "has step " << *step << ": a loop of a tile kernel needs a positive step";
+        return WalkResult::interrupt();
+      }
     for (Value r : op->getResults())
       if (failed(check(r, op)))
         return WalkResult::interrupt();
