@@ -182,6 +182,8 @@ TEST(AttentionApi, CustomModulesAreCheckedAgainstTheTensors) {
   expectError(b, "head_dim is 128 but the tensors' is 64");
   a.options.module = "func.func @broken(";
   expectError(a, "does not parse");
+  a.options.module = std::string(50000, '(') + ")";
+  expectError(a, "nests brackets more than 256 levels deep");
 }
 
 // The module the built-in options describe compiles, and the reference evaluating it keeps exactly

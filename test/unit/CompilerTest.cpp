@@ -163,6 +163,31 @@ TEST(Compiler, VerifierErrorsCarryTheirLocation) {
   }
 }
 
+// Text nested deeper than the parser's recursion can take is an error with its place, through every
+// entry point that parses a user's text; it never overflows the stack (here 100,000 levels).
+TEST(Compiler, DeeplyNestedTextIsAnErrorNotAStackOverflow) {
+  const std::string deep = "func.func @f() attributes {a = " + std::string(100000, '[') + std::string(100000, ']') +
+                           "} { return }";
+  auto expectNestingError = [](auto &&call, const char *what) {
+    try {
+      call();
+      ADD_FAILURE() << what << " accepted deeply nested text";
+    } catch (const flare::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("nests brackets more than 256 levels deep"), std::string::npos)
+          << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("deep.mlir:1:"), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  expectNestingError([&] { flare::compileToPTX(deep, {}, "deep.mlir"); }, "compileToPTX");
+  expectNestingError([&] { flare::canonicalizeIR(deep, "deep.mlir"); }, "canonicalizeIR");
+  // 250 nested regions still parse (the limit leaves room for real kernels).
+  std::string regions = "func.func @g(%c: i1) {\n";
+  for (int i = 0; i < 120; ++i)
+    regions += "scf.if %c {\n";
+  regions += std::string(120, '}') + "\nreturn\n}\n";
+  EXPECT_NO_THROW(flare::canonicalizeIR(regions, "regions.mlir"));
+}
+
 TEST(Compiler, RejectsBadOptions) {
   flare::CompileOptions opts;
   opts.arch = "sm_99";
