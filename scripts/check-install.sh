@@ -11,18 +11,13 @@ fail() { echo "check-install: FAILED: $*" >&2; exit 1; }
 # Runs a command quietly, showing its output only when it fails.
 quiet() { local out; out=$("$@" 2>&1) || { echo "$out" >&2; return 1; }; }
 [ -f "$build/CMakeCache.txt" ] || fail "no build in $build (run scripts/build.sh)"
-quiet cmake --build "$build" --target flare flarec flare-opt flare-warmup || fail "building $build"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/flare-check-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-quiet cmake --install "$build" --prefix "$tmp/installed" || fail "cmake --install"
-mv "$tmp/installed" "$tmp/prefix"
-prefix=$tmp/prefix
+. "$root/scripts/install-prefix.sh"
+install_flare "$build" "$tmp" || fail "installing $build"
 
 # What a user gets: the public headers, libflare, the tools, the CMake package and flare.pc.
-pcdir=$(dirname "$(find "$prefix" -name flare.pc -path '*/pkgconfig/*' | head -1)")
-[ -f "$pcdir/flare.pc" ] || fail "no flare.pc under $prefix"
-libdir=$(dirname "$pcdir")
 for f in "$libdir/libflare.so" "$prefix/bin/flarec" "$prefix/bin/flare-opt" "$prefix/bin/flare-warmup" \
          "$libdir/cmake/Flare/FlareConfig.cmake" "$libdir/cmake/Flare/FlareConfigVersion.cmake" \
          "$libdir/cmake/Flare/FlareTargets.cmake"; do
