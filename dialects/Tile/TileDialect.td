@@ -25,8 +25,9 @@ def Tile_Dialect : Dialect {
     /// Unit attribute on a func.func: the function is a tile kernel (a GPU entry point).
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     /// The most 32-bit registers per thread one tile of a kernel may take (its bytes spread over the
-    /// CTA's threads); the verifier rejects larger tiles, which the lowering would unroll without end.
-    static constexpr int64_t kMaxTileRegistersPerThread = 1024;
+    /// CTA's threads): twice the 255 a thread has, room for tiles that live in shared memory. The
+    /// verifier rejects larger tiles, which the lowering would unroll for minutes and gigabytes.
+    static constexpr int64_t kMaxTileRegistersPerThread = 512;
     /// Integer attribute on a tile kernel: warps per CTA (a power of two, 1 to 16; default 4).
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
     static constexpr int kDefaultNumWarps = 4;

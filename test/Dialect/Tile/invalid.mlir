@@ -607,7 +607,7 @@ func.func @tile_too_large(%x: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, 
   %one = arith.constant 1 : i32
   %c0 = arith.constant 0 : i32
   %v = tile.make_view %x, [%n, %n], [%n, %one] : !tile.ptr<f32> -> !tile.view<f32, 2>
-  // expected-error @+1 {{'tile.load' op has a tile 'tensor<1024x1024xf32>' of 1048576 elements: 8192 registers per thread across the kernel's 128 threads, more than the 1024 a tile may hold; use smaller tiles or more warps}}
+  // expected-error @+1 {{'tile.load' op has a tile 'tensor<1024x1024xf32>' of 1048576 elements: 8192 registers per thread across the kernel's 128 threads, more than the 512 a tile may hold; use smaller tiles or more warps}}
   %a = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<1024x1024xf32>
   return
 }
