@@ -1,7 +1,8 @@
 //===- GpuTestUtil.h - Shared pieces of the GPU tests -----------*- C++ -*-===//
 //
 // A fixture that skips (saying why) without a GPU and otherwise owns a context and a private kernel
-// cache; random inputs; bf16 conversions; the poison pattern written into outputs before launches.
+// cache; random inputs; bf16 conversions; the poison pattern written into outputs before launches;
+// the small-shapes switch for runs under compute-sanitizer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
@@ -28,6 +29,19 @@ inline std::string examplesDir() {
   if (const char *dir = std::getenv("FLARE_EXAMPLES_DIR"))
     return dir;
   return FLARE_EXAMPLES_DIR;
+}
+
+/// FLARE_GPU_TESTS_SMALL=1 (scripts/compute-sanitize.sh sets it): every test still compiles and
+/// launches each of its kernels, but only on its small shapes and with few repeated launches, so that
+/// tools that slow kernels down a hundredfold or more (compute-sanitizer's racecheck) finish in minutes.
+inline bool smallShapes() {
+  const char *v = std::getenv("FLARE_GPU_TESTS_SMALL");
+  return v && *v && std::string(v) != "0";
+}
+
+/// `all`, or just `small` under smallShapes().
+template <typename T> std::vector<T> pickShapes(std::vector<T> all, std::vector<T> small) {
+  return smallShapes() ? std::move(small) : std::move(all);
 }
 
 inline std::string readExample(const std::string &name) {
