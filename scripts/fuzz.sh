@@ -81,22 +81,28 @@ for t in "${targets[@]}"; do
   echo "fuzz: flare-fuzz-$t for ${seconds}s (log: $log)"
   # libFuzzer runs every seed before it looks at -max_total_time; the compile target's seeds alone can
   # take longer than a short run. An interrupt (SIGINT, after the time and a grace period) makes it
-  # stop with its statistics and exit status 0.
-  if timeout -s INT --preserve-status $((seconds + seconds / 10 + 5)) \
-       "$build/bin/flare-fuzz-$t" "${opts[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=32768 \
-       -report_slow_units=60 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$seeds/$t" \
-       >"$log" 2>&1; then
-    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$log" | sed 's/^/  /'
-    echo "  $(grep -c . <(ls "$corpus")) inputs in the corpus; no findings"
+  # stop with its statistics and exit status 72, which is no finding.
+  rc=0
+  timeout -s INT --preserve-status $((seconds + seconds / 10 + 5)) \
+    "$build/bin/flare-fuzz-$t" "${opts[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=32768 \
+    -report_slow_units=60 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$seeds/$t" \
+    >"$log" 2>&1 || rc=$?
+  if [ $rc = 72 ] && grep -q "libFuzzer: run interrupted" "$log"; then
+    rc=0
+    echo "  interrupted at the time limit (libFuzzer looks at its own only between inputs, after the seeds)"
+  fi
+  if [ $rc = 0 ]; then
+    { grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$log" || true; } | sed 's/^/  /'
+    echo "  $(find "$corpus" -type f | wc -l) inputs in the corpus; no findings"
   else
     status=1
-    reproducer=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | grep -v /slow-unit- | tail -1)
-    echo "fuzz: flare-fuzz-$t FAILED"
+    reproducer=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | { grep -v /slow-unit- || true; } | tail -1)
+    echo "fuzz: flare-fuzz-$t FAILED (exit status $rc)"
     echo "  reproducer: ${reproducer:-none written (see $log)}"
     [ -n "$reproducer" ] && echo "  replay:     $build/bin/flare-fuzz-$t $reproducer"
     # The report: from the first sanitizer, libFuzzer or LLVM error line to the end.
     awk '/^==[0-9]+==|ERROR: libFuzzer|^ALARM|LLVM ERROR|^SUMMARY|runtime error:|terminate called/ { on = 1 } on' "$log" \
-      | head -150 | sed 's/^/  /'
+      | head -150 | sed 's/^/  /' || true
   fi
 done
 echo "fuzz: $([ $status = 0 ] && echo PASSED || echo FAILED)"
