@@ -14,6 +14,15 @@ if(NOT FLARE_MLIR_ARCHIVES OR NOT FLARE_LLVM_ARCHIVES)
 endif()
 
 function(flare_link_mlir_archives target)
+  get_target_property(kind ${target} TYPE)
+  if(kind STREQUAL "STATIC_LIBRARY")
+    # The static libflare of the sanitizer build (cmake/FlareSanitize.cmake): each executable links
+    # the archives itself, next to the sanitizer runtimes, which must stay visible.
+    target_link_libraries(${target} PRIVATE
+      -Wl,--start-group ${FLARE_MLIR_ARCHIVES} ${FLARE_LLVM_ARCHIVES} -Wl,--end-group
+      -Wl,--gc-sections z zstd dl pthread)
+    return()
+  endif()
   target_link_libraries(${target} PRIVATE
     -Wl,--start-group ${FLARE_MLIR_ARCHIVES} ${FLARE_LLVM_ARCHIVES} -Wl,--end-group
     -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--no-undefined

@@ -2,13 +2,17 @@
 # Installs what building and testing Flare needs on Debian 12, only where it is missing:
 # LLVM/MLIR 22 (headers, static archives, mlir-tblgen, lit, FileCheck), GoogleTest, CMake, Ninja,
 # zlib/zstd, pkg-config (scripts/check-install.sh), clang (scripts/check-readme.sh compiles README.md's
-# code with g++ and clang++), and the CUDA Driver API header (cuda.h). libcuda
-# itself is loaded at run time and is not needed to build.
+# code with g++ and clang++), and the CUDA Driver API header (cuda.h). libcuda itself is loaded at
+# run time and is not needed to build. With --sanitize, also clang-22 and its sanitizer runtimes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake ninja-build g++ python3 xz-utils llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libzstd-dev zlib1g-dev libgtest-dev pkg-config clang)
+# --sanitize: also clang with its sanitizer and libFuzzer runtimes (scripts/sanitize.sh, scripts/fuzz.sh).
+if [ "${1:-}" = --sanitize ]; then
+  packages+=(clang-22 libclang-rt-22-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -83,10 +83,22 @@ std::string requireString(const llvm::json::Object &obj, llvm::StringRef key, co
   return s->str();
 }
 
+/// `v` as an int64_t when it is an integer that fits. (llvm::json::Value::getAsInteger alone admits the
+/// double 2^63 -- its bound, double(INT64_MAX), rounds up to it -- and converts it to int64_t, which is
+/// undefined behaviour; JSON text like 9223372036854775807.1 parses to that double.)
+std::optional<int64_t> asInteger(const llvm::json::Value &v) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  std::optional<double> d = v.getAsNumber();
+  // Only doubles and negative integers lack getAsUINT64; of them, keep those inside [-2^63, 2^63).
+  if (d && !v.getAsUINT64() && !(*d >= -kTwoTo63 && *d < kTwoTo63))
+    return std::nullopt;
+  return v.getAsInteger();
+}
+
 int64_t requireInt(const llvm::json::Object &obj, llvm::StringRef key, const std::string &where,
                    int64_t min, int64_t max) {
   const llvm::json::Value &v = require(obj, key, where);
-  std::optional<int64_t> i = v.getAsInteger();
+  std::optional<int64_t> i = asInteger(v);
   if (!i)
     fail(where + "." + key.str() + " must be an integer, not " + typeName(v));
   if (*i < min || *i > max)
@@ -175,7 +187,7 @@ TensorMapInfo parseTensorMap(const llvm::json::Value &v, const std::string &wher
   }
   const llvm::json::Array &box = requireArray(*obj, "box", where);
   for (size_t i = 0; i < box.size(); ++i) {
-    std::optional<int64_t> n = box[i].getAsInteger();
+    std::optional<int64_t> n = asInteger(box[i]);
     if (!n || *n < 1 || *n > kMaxBoxDim)
       fail(where + ".box[" + std::to_string(i) + "] must be an integer in [1, " + std::to_string(kMaxBoxDim) + "]");
     t.box.push_back(static_cast<int>(*n));
@@ -211,7 +223,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     if (!h)
       fail(where + ".hints must be an object, not " + typeName(*hints));
     for (const auto &[key, value] : *h) {
-      std::optional<int64_t> n = value.getAsInteger();
+      std::optional<int64_t> n = asInteger(value);
       if (!n)
         fail(where + ".hints." + key.str() + " must be an integer, not " + typeName(value));
       k.hints[key.str()] = *n;

@@ -292,10 +292,12 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
       // Skv = 256 is a whole number of key blocks (no partial block); the other shapes end in one.
       std::vector<Shape> shapes =
           ex.staticHeads
-              ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}, {1, ex.hq, ex.hkv, 200, 256}}
-              : std::vector<Shape>{{1, 2, 1, 17, 1000}, {2, 2, 2, 1000, 17}, {1, 1, 1, 1, 4097}, {1, 2, 2, 1, 1},
-                                   {1, 2, 2, 200, 256}};
-      if (d == 128 && !ex.staticHeads)
+              ? pickShapes<Shape>({{1, ex.hq, ex.hkv, 65, 300}, {2, ex.hq, ex.hkv, 1, 17}, {1, ex.hq, ex.hkv, 200, 256}},
+                                  {{1, ex.hq, ex.hkv, 65, 300}})
+              : pickShapes<Shape>({{1, 2, 1, 17, 1000}, {2, 2, 2, 1000, 17}, {1, 1, 1, 1, 4097}, {1, 2, 2, 1, 1},
+                                   {1, 2, 2, 200, 256}},
+                                  {{1, 2, 1, 17, 300}, {1, 2, 2, 1, 1}, {1, 2, 2, 200, 256}});
+      if (d == 128 && !ex.staticHeads && !smallShapes())
         shapes.push_back({1, 1, 1, 4097, 4097});
       runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse);
       if (HasFatalFailure())
@@ -315,7 +317,7 @@ TEST_F(Attention, UnalignedRowsMatchTheFloat64Reference) {
       SCOPED_TRACE(std::string(file) + ", D = " + std::to_string(d));
       std::printf("[ example ] %s, D = %d, rows of D + 1 elements\n", file, d);
       rt::Kernel kernel = cache->getOrCompile(ir, {}, file)->kernel(file);
-      for (const Shape &s : {Shape{1, 2, 1, 200, 301}, Shape{2, 2, 2, 150, 150}}) {
+      for (const Shape &s : pickShapes<Shape>({{1, 2, 1, 200, 301}, {2, 2, 2, 150, 150}}, {{1, 2, 1, 200, 301}})) {
         SCOPED_TRACE(describe(s));
         runExample(ir, kernel, s, d, /*withLse=*/true, {}, {}, /*rowPad=*/1);
         if (HasFatalFailure())
@@ -346,7 +348,8 @@ TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
       CompileOptions options;
       options.arch = "sm_80";
       rt::Kernel kernel = cache->getOrCompile(ir, options, ex.file)->kernel(ex.kernel);
-      runExampleShapes(ir, kernel, ex.file, {{1, 2, 1, 17, 1000}, {2, 2, 2, 333, 130}}, d, ex.lse);
+      runExampleShapes(ir, kernel, ex.file, pickShapes<Shape>({{1, 2, 1, 17, 1000}, {2, 2, 2, 333, 130}}, {{1, 2, 1, 17, 300}}),
+                       d, ex.lse);
       if (HasFatalFailure())
         return;
     }
@@ -445,7 +448,8 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
   for (const Variant &var : variants)
     for (int d : {64, 128, 256})
       // 333 x 477: a short launch (causal at head dim 64 takes its 64 x 64 tiles, launchTileConfig).
-      for (Shape s : {Shape{2, 4, 2, 17, 1000}, Shape{1, 4, 1, 1000, 17}, Shape{1, 2, 2, 1, 1}, Shape{1, 3, 1, 333, 477}}) {
+      for (Shape s : pickShapes<Shape>({{2, 4, 2, 17, 1000}, {1, 4, 1, 1000, 17}, {1, 2, 2, 1, 1}, {1, 3, 1, 333, 477}},
+                                       {{1, 2, 2, 1, 1}, {1, 3, 1, 333, 477}})) {
         SCOPED_TRACE(std::string(var.name) + ", D = " + std::to_string(d) + ", " + describe(s));
         std::printf("[ attention ] %s\n", var.name);
         run(s, d, var.opt, var.lse, /*layout=*/0);
@@ -463,8 +467,10 @@ TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
   // heads of 16 row blocks (400 instances: two whole rounds, then 136 instances' steps cut). Each
   // twice: a launch leaves the workspace's flags as the next one needs them.
   const Shape split1{1, 17, 17, 1000, 2000}, split2{2, 8, 2, 1100, 2100}, split3{1, 25, 25, 2000, 2100};
-  for (auto [s, layout] : {std::pair{split1, 0}, std::pair{split2, 1}, std::pair{split3, 0}, std::pair{split1, 1},
-                           std::pair{split2, 0}, std::pair{split3, 1}}) {
+  // Small shapes: split1 once (the split kernel, and the flags it leaves, run again below).
+  for (auto [s, layout] : pickShapes<std::pair<Shape, int>>({{split1, 0}, {split2, 1}, {split3, 0}, {split1, 1},
+                                                             {split2, 0}, {split3, 1}},
+                                                            {{split1, 0}})) {
     SCOPED_TRACE(describe(s));
     std::printf("[ attention ] split instances, %s\n", describe(s).c_str());
     run(s, 128, AttentionOptions{}, /*withLse=*/true, layout);
@@ -486,7 +492,9 @@ TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
 TEST_F(AttentionApi, AutotuningPicksACandidateAndKeepsIt) {
   AttentionOptions causal;
   causal.causal = true;
-  const Shape tuned{2, 4, 2, 1000, 1000}, sameClass{2, 4, 2, 900, 700};
+  // Small shapes: a class of its own (Sq, Skv in [256, 512), B x Hq = 2).
+  const Shape tuned = smallShapes() ? Shape{1, 2, 1, 300, 300} : Shape{2, 4, 2, 1000, 1000},
+              sameClass = smallShapes() ? Shape{1, 2, 1, 260, 280} : Shape{2, 4, 2, 900, 700};
   for (int d : {64, 128, 256}) {
     // Every configuration the tuner may pick computes the right thing.
     std::vector<AttentionTileConfig> candidates = autotuneCandidates(ctx->arch(), d);
@@ -533,7 +541,7 @@ TEST_F(AttentionApi, Float16InputsMatchTheFloat64Reference) {
   AttentionOptions causal;
   causal.causal = true;
   for (int d : {64, 128, 256})
-    for (Shape s : {Shape{2, 4, 2, 17, 1000}, Shape{1, 2, 1, 1000, 17}}) {
+    for (Shape s : pickShapes<Shape>({{2, 4, 2, 17, 1000}, {1, 2, 1, 1000, 17}}, {{1, 2, 1, 17, 300}})) {
       SCOPED_TRACE("f16, D = " + std::to_string(d) + ", " + describe(s));
       std::printf("[ attention ] f16, plain with LSE and causal\n");
       run(s, d, {}, true, 0);
@@ -657,8 +665,10 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple. At 1000 keys the persistent
   // kernels without a mask run one program per CTA and turn (AttentionConfig::pairInstances), the
   // masked ones pairs of programs.
-  const Shape s{4, 16, 16, 1000, 1000};
-  constexpr int kLaunches = 25;
+  // Small shapes: 8 row blocks x 4 heads = 32 programs (persistent kernels: fewer than the SMs, one
+  // turn each), launched twice.
+  const Shape s = smallShapes() ? Shape{1, 4, 4, 1000, 1000} : Shape{4, 16, 16, 1000, 1000};
+  const int kLaunches = smallShapes() ? 2 : 25;
   enum Mask { Plain, Causal, Window };
   struct Variant {
     int d;

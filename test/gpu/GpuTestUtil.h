@@ -2,7 +2,7 @@
 //
 // A fixture that skips (saying why) without a GPU and otherwise owns a context and a private kernel
 // cache; the example kernels (ExampleFiles.h); random inputs; bf16 conversions; the poison pattern
-// written into outputs before launches.
+// written into outputs before launches; the small-shapes switch for runs under compute-sanitizer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
@@ -38,6 +38,19 @@ inline std::filesystem::path examplesDir() {
 
 /// The text of <examples>/<name>; throws MissingTestInput naming the path when it cannot be read.
 inline std::string readExample(const std::string &name) { return readTestInput(examplesDir() / name); }
+
+/// FLARE_GPU_TESTS_SMALL=1 (scripts/compute-sanitize.sh sets it): every test still compiles and
+/// launches each of its kernels, but only on its small shapes and with few repeated launches, so that
+/// tools that slow kernels down a hundredfold or more (compute-sanitizer's racecheck) finish in minutes.
+inline bool smallShapes() {
+  const char *v = std::getenv("FLARE_GPU_TESTS_SMALL");
+  return v && *v && std::string(v) != "0";
+}
+
+/// `all`, or just `small` under smallShapes().
+template <typename T> std::vector<T> pickShapes(std::vector<T> all, std::vector<T> small) {
+  return smallShapes() ? std::move(small) : std::move(all);
+}
 
 /// Outputs are filled with 0xFF bytes before a launch: a NaN in f32 and bf16 alike.
 constexpr uint8_t kPoisonByte = 0xFF;

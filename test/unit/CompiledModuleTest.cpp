@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -257,6 +258,11 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
            s += R"({"a": )";
          return s + "1" + std::string(33, '}');
        }()},
+      // 9223372036854775807.1 parses to the double 2^63, one past INT64_MAX (a fuzzer finding: it was
+      // converted to int64_t, which is undefined behaviour).
+      {"version 2^63 as a double", R"({"version": 9223372036854775807.1})"},
+      {"numThreads 2^63 as a double",
+       kernelJson(R"({"name": "k", "numThreads": 9223372036854775807.1, "sharedBytes": 0, "args": []})")},
   };
   for (const auto &[label, json] : cases) {
     SCOPED_TRACE("case '" + label + "', input: " + json);
@@ -269,6 +275,26 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
     } catch (const std::exception &e) {
       ADD_FAILURE() << "threw something other than flare::Error: " << e.what();
     }
+  }
+}
+
+TEST(CompiledModuleTest, HintsTakeEveryInt64AndNothingBeyond) {
+  // Integers and integral doubles in [-2^63, 2^63) are hints; 2^63 and more are not, however written.
+  CompiledModule m = CompiledModule::fromMetadataJson(
+      kernelJson(R"({"name": "k", "numThreads": 32, "sharedBytes": 0, "args": [], "hints": {"min":
+                     -9223372036854775808, "max": 9223372036854775807, "minAsDouble": -9223372036854775808.0,
+                     "two": 2.0}})"),
+      "ptx");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_EQ(m.kernels[0].hint("min"), INT64_MIN);
+  EXPECT_EQ(m.kernels[0].hint("max"), INT64_MAX);
+  EXPECT_EQ(m.kernels[0].hint("minAsDouble"), INT64_MIN);
+  EXPECT_EQ(m.kernels[0].hint("two"), 2);
+  for (const char *big : {"9223372036854775807.1", "9223372036854775808", "1e19", "-1e19", "1e400"}) {
+    std::string json = kernelJson(std::string(R"({"name": "k", "numThreads": 32, "sharedBytes": 0, "args": [],
+                                                  "hints": {"big": )") + big + "}}");
+    SCOPED_TRACE(json);
+    EXPECT_THROW(CompiledModule::fromMetadataJson(json, "ptx"), Error);
   }
 }
 
