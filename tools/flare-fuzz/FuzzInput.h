@@ -4,9 +4,9 @@
 // of the library: an input beyond them is skipped (and kept out of the corpus), never reported.
 //
 //   kMaxInputBytes  32 KiB: ten times the largest example; bigger inputs only make each run slower.
-//   kMaxNesting     100 open brackets ({ [ ( <) at once. MLIR's parser and verifier recurse once per
-//                   level, so a deep enough input exhausts the stack; until the library bounds nesting
-//                   itself, the harness does not feed it such inputs.
+//
+// Nesting is not limited here: the library refuses text nested deeper than it can parse
+// (lib/Support/InputLimits.h), and that refusal is a flare::Error like any other.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_TOOLS_FLARE_FUZZ_FUZZINPUT_H
@@ -19,33 +19,9 @@
 namespace flare::fuzz {
 
 inline constexpr size_t kMaxInputBytes = 32 * 1024;
-inline constexpr int kMaxNesting = 100;
 
-/// The deepest bracket nesting in `text`. A closer pops only the opener it matches, so the `>` of an
-/// arrow (`->`) or a comparison leaves the depth alone; brackets inside strings and comments count too,
-/// which only ever overestimates.
-inline int nestingDepth(std::string_view text) {
-  constexpr int kStackSize = kMaxNesting + 1;
-  char open[kStackSize];
-  int depth = 0, deepest = 0;
-  for (char c : text) {
-    char opener = c == '}' ? '{' : c == ']' ? '[' : c == ')' ? '(' : c == '>' ? '<' : 0;
-    if (c == '{' || c == '[' || c == '(' || c == '<') {
-      if (depth == kStackSize)
-        return depth; // already beyond the limit
-      open[depth++] = c;
-      deepest = depth > deepest ? depth : deepest;
-    } else if (opener && depth > 0 && open[depth - 1] == opener) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-/// True when the input is within the harness's limits (size, then nesting).
-inline bool withinLimits(std::string_view text) {
-  return text.size() <= kMaxInputBytes && nestingDepth(text) <= kMaxNesting;
-}
+/// True when the input is within the harness's size limit.
+inline bool withinLimits(std::string_view text) { return text.size() <= kMaxInputBytes; }
 
 /// FNV-1a: a stable hash of the input, for choices the input does not spell out (the target
 /// architecture) so that a reproducer replays the same choice.
