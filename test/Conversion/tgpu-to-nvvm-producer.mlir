@@ -41,6 +41,12 @@
 // CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
 // CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: {{^ *}}}{{ *$}}
+// Where the maps did not encode, all 128 producer threads arrive on `full` after their copies: they
+// first meet on the producer's own named barrier 7, after its thread 0 initialised the barriers.
+// CHECK-NEXT: %[[NOMAPS:[a-z0-9_]+]] = arith.cmpi eq, %{{[a-z0-9_]+}}, %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[NOMAPS]] {
+// CHECK-NEXT: nvvm.barrier id = %c7_i32 number_of_threads = %c128_i32
+// CHECK-NEXT: }
 // CHECK-NEXT: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
 // The producer's first loop (ring index = iteration, 3 stages). Its thread 0 waits for the stage's
 // previous use to be released on `empty` (from ring index 3 on), expects the stage's 8192 bytes on

@@ -784,6 +784,7 @@ private:
     bool producerInit = false;
   };
   static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
+  static constexpr int kProducerBarrier = 7; // named barrier of the producer warpgroup's own threads
   SmallVector<ProducerLoop> producerLoops;
   /// The producer can compute `v` (a scalar or view of the kernel's top level) from the kernel's
   /// arguments and program ids alone (so `v` is also the same for every thread of the CTA).

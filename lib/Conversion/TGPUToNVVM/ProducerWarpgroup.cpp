@@ -168,6 +168,13 @@ LogicalResult KernelLowering::emitProducer() {
     StreamRing ring = ringOf(p);
     Value fullCount = arith::SelectOp::create(b, loc, ring.useTma, i32(1), i32(numWarps * kWarpSize));
     ifThen(isFirstThread, [&] { initRingBarriers(ring.barriers, fullCount, savedWarps, /*fence=*/true); });
+    // Without TMA every producer thread arrives on `full` after its element-wise copies: none may
+    // before the first thread's init (compute-sanitizer racecheck saw the race). The producer's own
+    // named barrier orders them; with TMA only the first thread touches the barriers.
+    if (tmaFallback)
+      ifThen(notI1(ring.useTma), [&] {
+        NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kProducerBarrier), i32(numWarps * kWarpSize), {}, Value());
+      });
   };
   auto announce = [&] { NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize)); };
   // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
