@@ -43,7 +43,7 @@ struct TensorView {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
 
-  /// The strides, with empty ones expanded to contiguous row-major.
+  /// The strides, with empty ones expanded to contiguous row-major (saturating at INT64_MAX).
   std::vector<int64_t> effectiveStrides() const;
 };
 

@@ -61,9 +61,11 @@ size_t dtypeBytes(DType dtype) {
 std::vector<int64_t> TensorView::effectiveStrides() const {
   if (!strides.empty())
     return strides;
+  // Row-major; a product past INT64_MAX saturates there (such a tensor fails the span checks).
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)
-    s[i - 1] = s[i] * shape[i];
+    if (__builtin_mul_overflow(s[i], shape[i], &s[i - 1]))
+      s[i - 1] = std::numeric_limits<int64_t>::max();
   return s;
 }
 
@@ -163,7 +165,7 @@ void checkAttentionTensor(const TensorView &t, const char *name) {
   for (int i = 0; i < 3; ++i) {
     if (s[i] < 0)
       fail(std::string(name) + " has a negative stride");
-    if ((s[i] * static_cast<int64_t>(dtypeBytes(t.dtype))) % kAlignBytes != 0)
+    if ((__int128(s[i]) * dtypeBytes(t.dtype)) % kAlignBytes != 0) // strides may be near 2^63
       fail(std::string(name) + " stride " + std::to_string(s[i]) + " of dimension " + std::to_string(i) +
            " is not a multiple of 16 bytes");
   }

@@ -98,6 +98,8 @@ TEST(AttentionApi, RejectsExtentsThatOverflow) {
   { Args a; a.k.strides = {int64_t(1) << 62, 300 * 128, 128, 1}; expectError(a, "k spans more than 2^63 bytes"); }
   // Strides whose products pass 2^64 bytes.
   { Args a; a.v.strides = {int64_t(1) << 62, int64_t(1) << 62, 128, 1}; expectError(a, "v spans more than 2^64 bytes"); }
+  // Contiguous strides of 2^75 elements: saturated, then refused (no overflow on the way).
+  { Args a; a.q.shape = a.out.shape = {1, int64_t(1) << 40, int64_t(1) << 28, 128}; expectError(a, "q stride"); }
   // A pointer near the top of the address space.
   { Args a; a.q.data = ~uint64_t(0) - 4096 + 1; expectError(a, "q at device address"); }
 }
