@@ -14,6 +14,10 @@ def Attn_Dialect : Dialect {
     `mask_mod` decides whether a (query, key) pair takes part. The compiler derives the tiled
     online-softmax kernel from it.
   }];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // FLARE_ATTN_DIALECT

@@ -3,6 +3,7 @@
 #define FLARE_ATTN_OPS
 
 include "AttnDialect.td"
+include "AttnAttrs.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -40,11 +41,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
     Both regions are optional and pure: arith and math ops on scalars, `attn.aux_load` of the
     auxiliary 1-D tensors (each region receives every `aux` operand as a trailing block argument),
     and `attn.q_len` / `attn.kv_len`. `mask_class` is derived by `attn-classify-mask`, never
-    written by users.
+    written by users. `config` (`#attn.config<...>`) is the generated kernel's configuration:
+    `attn-choose-config` attaches it where it is missing; one written on the op is kept.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
                        Variadic<AnyRankedTensor>:$aux, OptionalAttr<F32Attr>:$scale,
-                       OptionalAttr<StrAttr>:$mask_class);
+                       OptionalAttr<Attn_MaskClassAttr>:$mask_class,
+                       OptionalAttr<Attn_ConfigAttr>:$config);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{

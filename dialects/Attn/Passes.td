@@ -18,22 +18,20 @@ def AttnClassifyMask : Pass<"attn-classify-mask", "::mlir::ModuleOp"> {
   }];
 }
 
-def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
-  let summary = "generate a FlashAttention tile kernel from each function holding attn.attention";
+def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
+  let summary = "attach the generated kernel's configuration (#attn.config) to each attn.attention";
   let description = [{
-    A function whose body is one `attn.attention` on its arguments, returning the op's results,
-    becomes a tile kernel of the same name: a grid of (ceil(Sq / BLOCK_M), Hq, B) program
-    instances, each keeping a BLOCK_M x D block of Q on chip while BLOCK_N rows of K and V stream
-    by under an online softmax. The KV loop is split per Q block into blocks that the mask leaves
-    full (no mask code) and blocks it cuts (mask_mod and the Skv bound evaluated per element);
-    blocks the mask empties are never visited. Kernel ABI: see the attn dialect's Rationale.md.
+    The one place a generated attention kernel's configuration is chosen
+    (flare::attn::chooseAttentionConfig: target, head dim, element type, mask class, aux reads),
+    then overridden by this pass's options (for tuning and measurement), then normalised: switches
+    that cannot apply are turned off, so that one kernel has one configuration. The result is the
+    op's `config` attribute; an op that already carries one keeps it. Also records the launcher
+    hints `flare.attention.split_by_default` and `flare.attention.can_unpair` on the op, which
+    convert-attn-to-tile moves to the kernel.
   }];
-  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::func::FuncDialect"];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
-           "target architecture whose tile configuration is used">,
+           "target architecture whose configuration is chosen">,
     Option<"blockM", "block-m", "int", /*default=*/"0", "query rows per program (0: configured)">,
     Option<"blockN", "block-n", "int", /*default=*/"0", "key rows per loop step (0: configured)">,
     Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">,
@@ -86,6 +84,23 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "keep the softmax normalizer as this many partial sums per row (a power of two from 2; "
            "0: one sum per row, completed across lanes every step; -1: configured: 4)">
   ];
+}
+
+def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
+  let summary = "generate a FlashAttention tile kernel from each function holding attn.attention";
+  let description = [{
+    A function whose body is one `attn.attention` on its arguments, returning the op's results,
+    becomes a tile kernel of the same name: a grid of (ceil(Sq / BLOCK_M), Hq, B) program
+    instances, each keeping a BLOCK_M x D block of Q on chip while BLOCK_N rows of K and V stream
+    by under an online softmax. The KV loop is split per Q block into blocks that the mask leaves
+    full (no mask code) and blocks it cuts (mask_mod and the Skv bound evaluated per element);
+    blocks the mask empties are never visited. Kernel ABI: see the attn dialect's Rationale.md.
+    Follows the op's `config` (#attn.config), which attn-choose-config attaches; an op without
+    one is an error.
+  }];
+  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 #endif // FLARE_ATTN_PASSES

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - The pass pipeline shared by every tool -------------===//
 #include "flare/Pipelines/Pipelines.h"
+#include "flare/Target/Target.h"
 
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Dialect/Attn/Passes.h"
@@ -44,19 +45,17 @@ using namespace mlir;
 
 namespace flare {
 
+/// The target of `options` (compileToPTX and flarec check the arch before any pass runs; an unknown
+/// one here falls back to sm_90a's description, whose passes then report what they cannot do).
+static Target targetOf(const CompileOptions &options) {
+  return Target::get(options.arch).value_or(*Target::get("sm_90a"));
+}
+
 /// PTX ISA the NVPTX backend targets: 8.0 is the first with sm_90a and is read by every driver since
 /// CUDA 12.0.
 static constexpr const char *kPtxFeatures = "+ptx80";
 
 /// Dynamic shared memory one CTA may use (the opt-in maximum of each architecture).
-static int64_t maxSharedBytesPerCTA(const std::string &arch) {
-  if (arch == "sm_90" || arch == "sm_90a")
-    return 227 * 1024;
-  if (arch == "sm_80")
-    return 163 * 1024;
-  return 99 * 1024; // sm_86, sm_89
-}
-
 namespace {
 /// After the kernels became llvm.funcs: their hidden tensor-map parameters (tgpu.user_args, the flag,
 /// then the maps) are passed by value, 128 bytes, and their address is taken (nvvm.grid_constant,
@@ -88,7 +87,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   case Stage::Tile: {
     pm.addPass(attn::createAttnClassifyMask());
-    attn::ConvertAttnToTileOptions generator;
+    attn::AttnChooseConfigOptions generator;
     generator.arch = options.arch;
     generator.blockM = options.attentionBlockM;
     generator.blockN = options.attentionBlockN;
@@ -99,7 +98,8 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
     generator.splitTail = options.splitTail == 0 ? -1 : options.splitTail > 0 ? 1 : 0;
     generator.pairInstances = options.pairInstances < 0 ? 0 : -1;
-    pm.addPass(attn::createConvertAttnToTile(generator));
+    pm.addPass(attn::createAttnChooseConfig(generator));
+    pm.addPass(attn::createConvertAttnToTile());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(tile::createTileGuardLoopSteps());
@@ -111,8 +111,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   case Stage::Kernels: {
     tgpu::ConvertTGPUToNVVMOptions lowering;
-    lowering.maxSharedBytes = maxSharedBytesPerCTA(options.arch);
-    lowering.wgmma = options.arch == "sm_90a";
+    const Target target = targetOf(options);
+    lowering.maxSharedBytes = target.maxSharedBytesPerCTA;
+    lowering.wgmma = target.hasWgmma;
     lowering.pingPong = options.pingPong >= 0;
     lowering.tmaFallback = options.tmaFallback;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));

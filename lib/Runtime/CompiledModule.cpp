@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
+#include "flare/Target/Target.h"
 
 #include "../Support/InputLimits.h"
 
@@ -291,7 +292,7 @@ const char *argKindName(ArgKind kind) {
 }
 
 bool isSupportedArch(const std::string &arch) {
-  return arch == "sm_80" || arch == "sm_86" || arch == "sm_89" || arch == "sm_90" || arch == "sm_90a";
+  return Target::get(arch).has_value();
 }
 
 std::string CompiledModule::metadataJson() const {

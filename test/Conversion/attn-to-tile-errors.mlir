@@ -1,14 +1,14 @@
 // What convert-attn-to-tile rejects: modifier ops the generated kernel cannot express yet, and
 // functions that are not exactly `return attn.attention(arguments)` (the kernel replaces the whole
 // function, so nothing else may happen in it).
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile -verify-diagnostics
+// RUN: flare-opt %s -split-input-file --attn-choose-config --convert-attn-to-tile -verify-diagnostics
 // Block sizes must be powers of two (the block ranges are computed with arithmetic shifts).
-// RUN: not flare-opt %s -split-input-file --convert-attn-to-tile="block-m=96" 2>&1 | FileCheck %s --check-prefix=POW2
-// POW2: error: 'attn.attention' op convert-attn-to-tile: block sizes must be powers of two
+// RUN: not flare-opt %s -split-input-file --attn-choose-config="block-m=96" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=POW2
+// POW2: error: 'attn.attention' op attn-choose-config: block_m and block_n must be powers of two from 16 to 256, got 96
 // Partial row sums: a power of two from 2 whose double divides the keys per step.
-// RUN: not flare-opt %s -split-input-file --convert-attn-to-tile="partial-row-sums=3" 2>&1 | FileCheck %s --check-prefix=PARTIAL
-// RUN: not flare-opt %s -split-input-file --convert-attn-to-tile="partial-row-sums=64 block-n=64" 2>&1 | FileCheck %s --check-prefix=PARTIAL
-// PARTIAL: error: 'attn.attention' op convert-attn-to-tile: partial-row-sums={{3|64}} must be 0 or a power of two from 2 whose double divides the {{[0-9]+}} keys per step
+// RUN: not flare-opt %s -split-input-file --attn-choose-config="partial-row-sums=3" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=PARTIAL
+// RUN: not flare-opt %s -split-input-file --attn-choose-config="partial-row-sums=64 block-n=64" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=PARTIAL
+// PARTIAL: error: 'attn.attention' op attn-choose-config: partial_row_sums={{3|64}} must be 0 or a power of two from 2 whose double divides the {{[0-9]+}} keys per step
 
 // math.sin has no tile implementation: the region op is reported, not the attention.
 func.func @sin_score(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)

@@ -1,7 +1,7 @@
 // convert-attn-to-tile computes the modifier regions' index values in 32 bits where the index
 // ranges (include/flare/Dialect/Attn/ModifierRanges.h) prove that exact, and in 64 bits, the op's own
 // index semantics, elsewhere. Comparisons the ranges decide become constants.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 block-n=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-m=64 block-n=64 num-warps=4 overlap=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 
 // ALiBi's distance kv - qi lies in (-2^28, 2^28): 32 bits hold it, no value is widened.
 // CHECK-LABEL: func.func @distance_in_32_bits

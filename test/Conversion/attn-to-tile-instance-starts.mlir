@@ -16,27 +16,27 @@
 // (no mask, pair-instances=0); pairs (the default, and every masked kernel) keep reading Q from
 // shared memory unless the option asks for it. Head dims 64 (not persistent) and 256 (no producer)
 // are not marked by default.
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=LATE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=LATE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=LATE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=FIRST
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=0" | FileCheck %s --check-prefix=FIRST
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=FIRST
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=FIRST
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=PREFETCH
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a prefetch-next-instance=1" | FileCheck %s --check-prefix=PREFETCH
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=PER-INSTANCE
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=PER-INSTANCE
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 prefetch-next-instance=0" | FileCheck %s --check-prefix=PER-INSTANCE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 prefetch-next-instance=1" | FileCheck %s --check-prefix=PER-INSTANCE
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a prefetch-next-instance=1" | FileCheck %s --check-prefix=PER-INSTANCE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=REGS
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a invariant-a-in-registers=1" | FileCheck %s --check-prefix=REGS
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=NO-REGS
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=NO-REGS
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0 invariant-a-in-registers=0" | FileCheck %s --check-prefix=NO-REGS
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a operands-after-first-stage=1" --convert-attn-to-tile | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile | FileCheck %s --check-prefix=FIRST
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a operands-after-first-stage=0" --convert-attn-to-tile | FileCheck %s --check-prefix=FIRST
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a operands-after-first-stage=1" --convert-attn-to-tile | FileCheck %s --check-prefix=FIRST
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a operands-after-first-stage=1" --convert-attn-to-tile | FileCheck %s --check-prefix=FIRST
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=PREFETCH
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a prefetch-next-instance=1" --convert-attn-to-tile | FileCheck %s --check-prefix=PREFETCH
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0 prefetch-next-instance=0" --convert-attn-to-tile | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0 prefetch-next-instance=1" --convert-attn-to-tile | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a prefetch-next-instance=1" --convert-attn-to-tile | FileCheck %s --check-prefix=PER-INSTANCE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a invariant-a-in-registers=1" --convert-attn-to-tile | FileCheck %s --check-prefix=REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile | FileCheck %s --check-prefix=NO-REGS
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=NO-REGS
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=NO-REGS
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=NO-REGS
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0 invariant-a-in-registers=0" --convert-attn-to-tile | FileCheck %s --check-prefix=NO-REGS
 
 // LATE-LABEL: func.func @
 // LATE-SAME: tile.operands_after_first_stage = true

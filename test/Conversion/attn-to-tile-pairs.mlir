@@ -3,13 +3,13 @@
 // instances of equal work) honours: it is then marked tile.pair_instances = false. The hint
 // flare.attention.can_unpair says whether the option changes the kernel (persistent, no mask), so
 // that the runtime's kernel cache can answer both requests with one module where it does not.
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=SINGLE
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" | FileCheck %s --check-prefix=PAIRED
-// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=SINGLE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=SINGLE
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile | FileCheck %s --check-prefix=PAIRED
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=SINGLE
 // A causal mask keeps its pairs (heavy and light query blocks of a head); head dim 64 is not
 // persistent.
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=KEPT
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=KEPT
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=KEPT
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" --convert-attn-to-tile | FileCheck %s --check-prefix=KEPT
 
 // SINGLE-LABEL: func.func @plain(
 // SINGLE-SAME: flare.attention.can_unpair = 1 : i32

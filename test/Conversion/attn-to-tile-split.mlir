@@ -8,15 +8,15 @@
 //     own (both rescaled to the larger max; rows that kept no key in either piece stay 0), and
 //     stores O and the LSE;
 //   - an unsplit instance stores as always, in a branch of its own (no merged values through a join).
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 // Off: split-tail=0, a causal mask (instances differ in work), head dim 64 (no producer warpgroup,
 // not persistent).
 // The kernel's hint flare.attention.split_by_default says whether it would split without the option
 // (1 for plain.mlir with split-tail=0, 0 for the others): the runtime's kernel cache then knows when
 // both values of the option compile to the same kernel.
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a split-tail=0" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,BYDEFAULT
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-tail=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,BYDEFAULT
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,

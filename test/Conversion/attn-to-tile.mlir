@@ -12,14 +12,14 @@
 // of the kernel and folds the generator's `1 * x + 0` forms.
 // The key block is fixed at 64 (block-n=64) so that the checks read as 64-key steps; the configured
 // choice per head dim is tested in test/Tools/flarec-emit-attn.test.
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 block-n=64 split-tail=0" --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 block-n=64 split-tail=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 // The document and head-dim-64 kernels are checked with the configured key block (prefix DEFAULT).
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 // Explicit options override the per-arch configuration (the causal kernel only, prefix OPTS).
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="block-m=64 block-n=64 num-warps=4 overlap=0" --canonicalize --cse | FileCheck %s --check-prefix=OPTS
-// RUN: flare-opt %s -split-input-file --convert-attn-to-tile="overlap=0 persistent=0" --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a block-m=128 block-n=128 num-warps=8 persistent=1" --canonicalize --cse | FileCheck %s --check-prefix=PAIR64
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --convert-attn-to-tile="arch=sm_90a" --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-m=64 block-n=64 num-warps=4 overlap=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OPTS
+// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 persistent=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a block-m=128 block-n=128 num-warps=8 persistent=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=PAIR64
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.

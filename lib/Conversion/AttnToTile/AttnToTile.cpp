@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "../../Dialect/Attn/Transforms/MaskAnalysis.h"
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Config.h"
 #include "flare/Dialect/Attn/Passes.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 
@@ -36,72 +37,6 @@ namespace flare::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOTILE
 #include "Attn/Passes.h.inc"
 
-AttentionConfig chooseAttentionConfig(const std::string &arch, int64_t headDim, bool f16,
-                                      const std::string &maskClass, bool readsAux) {
-  // Chosen by measurement (bench/results/2026-11-29-attention-tuning*-h200.csv, bench/NOTES.md): 128
-  // query rows on two warpgroups for every head dim; 128 keys per step for head dim 128 (K and V
-  // stream through shared memory, so their registers are free for the wider score tile), 64 for head
-  // dims 64 and 256. The softmax of block j overlaps the P V product of block j - 1 on wgmma targets;
-  // the two warpgroups take turns issuing their MMAs (ping-pong) except at head dim 256, whose
-  // 128-register accumulator leaves no room for the turn's wait. Without wgmma (mma.sync) K and V go
-  // through registers, so head dim 128 keeps 64 keys per step there. A mask evaluated per element
-  // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills. The lazy
-  // rescale (NOTES a14) pays at head dim 256, whose 128 accumulator registers a thread outnumber its
-  // 32 scores four to one; at 128 (64 and 64) the branch around the multiplies cost 8-14% when
-  // measured first (a14), gained a little at long sequences after the producer warpgroup (a34), and
-  // costs 0.3-1.8% again since Q's descriptors are warp-uniform (a43). At 64 (32 and 32, two CTAs
-  // per SM) it gains 0.5-2% from 2k keys and at causal 512 since the first step is peeled (a79).
-  (void)f16;
-  AttentionConfig config; // 128 x 64, 8 warps
-  const bool wgmma = arch == "sm_90a";
-  config.overlap = wgmma;
-  if (wgmma && headDim > 64 && headDim <= 128)
-    config.blockN = 128;
-  if (headDim > 128)
-    config.pingPong = false;
-  if (wgmma && (headDim > 128 || headDim <= 64))
-    config.lazyRescale = true;
-  // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
-  // mode, which the driver's JIT uses, would take 139 and leave one.
-  if (wgmma && headDim <= 64)
-    config.minBlocksPerSM = 2;
-  if (maskClass == "generic")
-    config.blockN = 32;
-  // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
-  // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
-  // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
-  config.producer = wgmma && headDim > 64 && headDim <= 128 && maskClass != "generic";
-  // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
-  // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
-  // head dims 64 and 256).
-  config.lastPvAfterLoops = config.overlap && (config.producer || !readsAux);
-  // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
-  // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
-  // overlap one's epilogue with the other's work (3-4% slower persistent).
-  config.persistent = config.producer || (wgmma && headDim > 128);
-  // Masks whose later query rows keep more keys: those row blocks start first, the longest first
-  // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
-  // 2k; bench/NOTES.md a76).
-  config.rowsGrow = maskClass == "causal" || maskClass == "causal_bottom_right" || maskClass == "prefix_lm";
-  // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
-  // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
-  // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
-  config.uniformWarpgroup = headDim <= 128;
-  // The normalizer as 4 partial sums per row (bench/NOTES.md a44): 8 fewer instructions per step, no
-  // cross-lane adds; +3-10% at head dim 256, +0-2% at 64 and at 128 without a mask. Not at 128 with a
-  // mask (-1-1.5% causal) nor at 256 with a mask evaluated per element (4 bytes of spills).
-  const bool maskedAt128 = headDim > 64 && headDim <= 128 && maskClass != "none";
-  const bool perElementAt256 = headDim > 128 && maskClass == "generic";
-  config.partialRowSums = maskedAt128 || perElementAt256 ? 0 : 4;
-  // The first step without its P V of zeros (bench/NOTES.md a51): +0-2% at head dim 64; at 128 and
-  // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
-  config.peelFirstStep = config.overlap && headDim <= 64;
-  // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
-  // Not at head dim 256: its split kernel compiles without spills, but ran 1-4% slower from 2k keys,
-  // with single instances or pairs (bench/NOTES.md a74).
-  config.splitTail = config.persistent && config.producer && maskClass == "none";
-  return config;
-}
 } // namespace flare::attn
 
 using namespace mlir;
@@ -130,7 +65,7 @@ struct Interval {
 
 class Generator {
 public:
-  Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, AttentionConfig config)
+  Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, ConfigAttr config)
       : op(op), func(func), mask(std::move(mask)), config(config), ranges(op), b(op.getContext()),
         loc(op.getLoc()) {}
 
@@ -140,7 +75,7 @@ private:
   AttentionOp op;
   func::FuncOp func;
   MaskInfo mask;
-  AttentionConfig config;
+  ConfigAttr config;
   ModifierRanges ranges;
   OpBuilder b;
   Location loc;
@@ -178,8 +113,8 @@ private:
   Value ext64(Value x) { return arith::ExtSIOp::create(b, loc, b.getI64Type(), x); }
   /// floor(x / BLOCK_N) and ceil(x / BLOCK_N) for a power-of-two BLOCK_N (an arithmetic shift
   /// rounds toward -inf, also for negative x).
-  Value floorBlocks(Value x) { return arith::ShRSIOp::create(b, loc, x, c32(llvm::Log2_64(config.blockN))); }
-  Value ceilBlocks(Value x) { return floorBlocks(add(x, c32(config.blockN - 1))); }
+  Value floorBlocks(Value x) { return arith::ShRSIOp::create(b, loc, x, c32(llvm::Log2_64(config.getBlockN()))); }
+  Value ceilBlocks(Value x) { return floorBlocks(add(x, c32(config.getBlockN() - 1))); }
 
   RankedTensorType tileType(ArrayRef<int64_t> shape, Type elem) { return RankedTensorType::get(shape, elem); }
   Value splat(Value scalar, ArrayRef<int64_t> shape) {
@@ -210,11 +145,11 @@ private:
     case Shape::Uniform:
       return {};
     case Shape::Row:
-      return {config.blockM};
+      return {config.getBlockM()};
     case Shape::Col:
-      return {config.blockN};
+      return {config.getBlockN()};
     case Shape::Full:
-      return {config.blockM, config.blockN};
+      return {config.getBlockM(), config.getBlockN()};
     }
     return {};
   }
@@ -244,7 +179,7 @@ private:
   Value evalLeaves(const LinearExpr &e);
   std::pair<Interval, Interval> blocksOf(const MaskNode &node);
   Value keptKeyBound(const MaskNode &node);
-  /// With config.overlap, `state` also carries P of the previous block, whose rows of V start at
+  /// With `overlap`, `state` also carries P of the previous block, whose rows of V start at
   /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
   /// that only finishes the previous block.
   FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state, Value valid = Value(),
@@ -296,9 +231,9 @@ Value Generator::at(Value v, Shape s) {
   if (from == Shape::Uniform)
     r = splat(x, dims(s));
   else if (from == Shape::Row)
-    r = broadcastRows(x, config.blockN);
+    r = broadcastRows(x, config.getBlockN());
   else
-    r = broadcastCols(x, config.blockM);
+    r = broadcastCols(x, config.getBlockM());
   if (broadcasts)
     (*broadcasts)[key] = r;
   return r;
@@ -474,7 +409,7 @@ std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node) {
 /// so that an element is kept exactly when kv <= bound (And takes the minimum, Or the maximum).
 /// One comparison per element then replaces the mask's and the key range's. Null otherwise.
 Value Generator::keptKeyBound(const MaskNode &node) {
-  const int64_t bm = config.blockM;
+  const int64_t bm = config.getBlockM();
   auto rows = [&](int64_t v) { return splat(c32(v), {bm}); };
   constexpr int64_t kNone = std::numeric_limits<int32_t>::min(), kAll = std::numeric_limits<int32_t>::max();
   switch (node.kind) {
@@ -525,7 +460,7 @@ constexpr int64_t kFarAway = -(int64_t(1) << 30);
 /// S = Q K_j^T, acc += P_{j-1} V_{j-1}, softmax, acc = alpha * acc; P_j is carried to the next step.
 FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueRange state, Value valid,
                                                 Value prevKv0) {
-  const int64_t bm = config.blockM, bn = config.blockN;
+  const int64_t bm = config.getBlockM(), bn = config.getBlockN();
   DenseMap<Value, Value> local;
   DenseMap<std::pair<Value, int>, Value> localBroadcasts;
   body = &local;
@@ -544,21 +479,21 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
   Value acc = state[2];
-  // Lazy (config.lazyRescale): a row's reference max moves only when a block raises it by more than 8
+  // Lazy (`lazy_rescale`): a row's reference max moves only when a block raises it by more than 8
   // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
   // thread.
   auto rescale = [&](Value acc, Value alpha) -> Value {
     auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
-    if (config.lazyRescale)
+    if (config.has(ConfigSwitch::LazyRescale))
       mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     return mul;
   };
-  if (config.overlap) {
+  if (config.has(ConfigSwitch::Overlap)) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
     // Deferred: the previous block's rescale first, while Q K^T runs.
     Value vPrev =
         tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{prevKv0, c0}, nullptr);
-    if (config.deferRescale)
+    if (config.has(ConfigSwitch::DeferRescale))
       acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
   }
@@ -608,8 +543,8 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.lazyRescale);
-  if (config.overlap) {
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.has(ConfigSwitch::LazyRescale));
+  if (config.has(ConfigSwitch::Overlap)) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale
       Value keep = splat(valid, {bm});
@@ -618,7 +553,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       newSum = arith::SelectOp::create(
           b, loc, splat(valid, cast<RankedTensorType>(newSum.getType()).getShape()), newSum, state[1]);
     }
-    if (config.deferRescale) { // applied by the next step (the extra last step carries 1)
+    if (config.has(ConfigSwitch::DeferRescale)) { // applied by the next step (the extra last step carries 1)
       Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
       return SmallVector<Value>{newMax, newSum, acc, p, alpha};
     }
@@ -641,7 +576,7 @@ LogicalResult Generator::run() {
   f32 = b.getF32Type();
   i32Type = b.getI32Type();
   indexType = ranges.indexFitsI32() ? i32Type : Type(b.getI64Type());
-  if (!llvm::isPowerOf2_64(config.blockM) || !llvm::isPowerOf2_64(config.blockN))
+  if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
     return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
 
   // The function must be exactly `return attn.attention(arguments)`.
@@ -663,7 +598,7 @@ LogicalResult Generator::run() {
 
 LogicalResult Generator::buildKernel() {
   MLIRContext *ctx = op.getContext();
-  const int64_t bm = config.blockM, bn = config.blockN;
+  const int64_t bm = config.getBlockM(), bn = config.getBlockN();
   auto ptrOf = [&](Type elem) { return tile::PtrType::get(ctx, elem); };
   Type i64Type = b.getI64Type();
   SmallVector<Type> args = {ptrOf(elemType), ptrOf(elemType), ptrOf(elemType), ptrOf(elemType)};
@@ -679,30 +614,31 @@ LogicalResult Generator::buildKernel() {
   b.setInsertionPoint(func);
   kernel = func::FuncOp::create(b, func.getLoc(), func.getName(), b.getFunctionType(args, {}));
   kernel->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
-  kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.numWarps));
+  kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.getNumWarps()));
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
-  kernel->setAttr("flare.attention.split_by_default", b.getI32IntegerAttr(config.splitTailByDefault ? 1 : 0));
-  kernel->setAttr("flare.attention.can_unpair", b.getI32IntegerAttr(config.canUnpair ? 1 : 0));
-  if (!config.pingPong)
+  for (const char *hint : {kSplitByDefaultHint, kCanUnpairHint})
+    if (Attribute value = op->getAttr(hint))
+      kernel->setAttr(hint, value);
+  if (!config.has(ConfigSwitch::PingPong))
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
-  if (config.minBlocksPerSM > 0)
-    kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.minBlocksPerSM));
-  if (config.producer)
+  if (config.getMinBlocksPerSM() > 0)
+    kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.getMinBlocksPerSM()));
+  if (config.has(ConfigSwitch::Producer))
     kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
-  if (config.persistent)
+  if (config.has(ConfigSwitch::Persistent))
     kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
-  if (config.persistent && !config.pairInstances)
+  if (config.has(ConfigSwitch::Persistent) && !config.has(ConfigSwitch::PairInstances))
     kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
-  if (config.operandsAfterFirstStage)
+  if (config.has(ConfigSwitch::OperandsAfterFirstStage))
     kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
-  if (config.prefetchNextInstance)
+  if (config.has(ConfigSwitch::PrefetchNextInstance))
     kernel->setAttr(tile::TileDialect::kPrefetchNextInstanceAttrName, b.getBoolAttr(true));
-  if (config.invariantAInRegisters)
+  if (config.has(ConfigSwitch::InvariantAInRegisters))
     kernel->setAttr(tile::TileDialect::kInvariantAInRegistersAttrName, b.getBoolAttr(true));
-  if (!config.uniformWarpgroup)
+  if (!config.has(ConfigSwitch::UniformWarpgroup))
     kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
-  if (config.peelFirstStep && config.overlap)
+  if (config.has(ConfigSwitch::PeelFirstStep) && config.has(ConfigSwitch::Overlap))
     kernel->setAttr(tile::TileDialect::kPeelZeroFirstAttrName, b.getBoolAttr(true));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -725,7 +661,7 @@ LogicalResult Generator::buildKernel() {
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   Value lastBlock = sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), c32(1));
-  if (config.rowsGrow && config.persistent) {
+  if (config.has(ConfigSwitch::RowsGrow) && config.has(ConfigSwitch::Persistent)) {
     // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
     // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
     // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.
@@ -733,7 +669,7 @@ LogicalResult Generator::buildKernel() {
     Value light = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         arith::AndIOp::create(b, loc, mBlock, c32(1)), c32(0));
     mBlock = arith::SelectOp::create(b, loc, light, half, sub(lastBlock, half));
-  } else if (config.rowsGrow) {
+  } else if (config.has(ConfigSwitch::RowsGrow)) {
     // Heaviest first: the GPU starts programs in index order, so the last ones to start are the
     // lightest and the last wave ends evenly.
     mBlock = sub(lastBlock, mBlock);
@@ -790,10 +726,10 @@ LogicalResult Generator::buildKernel() {
   auto [nonEmpty, full] = blocksOf(mask.root);
   Value lo = smax(nonEmpty.lo, c0);
   Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
-  // Stream-K (config.splitTail, no mask: every instance visits blocks [0, numBlocks)): this
+  // Stream-K (`split_tail`, no mask: every instance visits blocks [0, numBlocks)): this
   // instance may run only blocks [lo + splitLo, lo + splitHi) of them.
   Value splitLo, splitHi;
-  if (config.splitTail) {
+  if (config.has(ConfigSwitch::SplitTail)) {
     auto range = tile::SplitRangeOp::create(b, loc, numBlocks);
     splitLo = range.getLo();
     splitHi = range.getHi();
@@ -816,18 +752,18 @@ LogicalResult Generator::buildKernel() {
       keptBound = arith::MinSIOp::create(b, loc, bound, splat(sub(seqKV, c32(1)), {bm}));
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
-  // The normalizer as config.partialRowSums partial sums per row (one per lane of a quad of the MMA
+  // The normalizer as `partial_row_sums` partial sums per row (one per lane of a quad of the MMA
   // layouts: no cross-lane adds in the loop), summed after it.
-  const int64_t sumGroups = config.partialRowSums;
+  const int64_t sumGroups = config.getPartialRowSums();
   Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
   SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDim})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
   Value pendingKv0 = c32(kFarAway);
-  if (config.overlap)
+  if (config.has(ConfigSwitch::Overlap))
     state.push_back(arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
   // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
-  if (config.deferRescale)
+  if (config.has(ConfigSwitch::DeferRescale))
     state.push_back(splatF32(1.0, {bm}));
   // Every bound is computed before the first loop: the lowering may then issue the second loop's
   // first copies from the first loop's last iteration (one ring of stages for both). The last loop
@@ -838,15 +774,15 @@ LogicalResult Generator::buildKernel() {
   // loop (an S product and softmax thrown away, `valid` false) or, with lastPvAfterLoops, one P V
   // after them on that block's V, loaded before the loops (its rows are known then): the lowering
   // copies it into shared memory while the loops run.
-  const bool pvAfterLoops = config.overlap && config.lastPvAfterLoops;
-  Value partialEnd = config.overlap && !pvAfterLoops ? add(partialCount, c1) : partialCount;
+  const bool pvAfterLoops = config.has(ConfigSwitch::Overlap) && config.has(ConfigSwitch::LastPvAfterLoops);
+  Value partialEnd = config.has(ConfigSwitch::Overlap) && !pvAfterLoops ? add(partialCount, c1) : partialCount;
   // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
   auto partialBlock = [&](Value t) {
     return select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left)));
   };
   // The full-block loop's last block is still pending after it (none when the loop is empty).
   Value pendingAfterFull = pendingKv0;
-  if (fullLoop && config.overlap)
+  if (fullLoop && config.has(ConfigSwitch::Overlap))
     pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(sub(fhi, c1), c32(bn)), pendingKv0);
   Value vLast; // the last block's V (the partial loop's last block, else the full loop's)
   if (pvAfterLoops) {
@@ -863,7 +799,7 @@ LogicalResult Generator::buildKernel() {
     auto blockAt = [&](Value t) { return partial ? partialBlock(t) : t; };
     Value iv = forOp.getInductionVar();
     Value valid, prevKv0;
-    if (config.overlap) {
+    if (config.has(ConfigSwitch::Overlap)) {
       if (end != upper)
         valid = cmp(arith::CmpIPredicate::slt, iv, upper);
       Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
@@ -883,9 +819,9 @@ LogicalResult Generator::buildKernel() {
   if (pvAfterLoops) {
     // The last block's P V (P = 0 and V read far away when no block was visited).
     Value acc = state[2];
-    if (config.deferRescale) {
+    if (config.has(ConfigSwitch::DeferRescale)) {
       acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDim));
-      if (config.lazyRescale)
+      if (config.has(ConfigSwitch::LazyRescale))
         acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     }
     state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
@@ -909,7 +845,7 @@ LogicalResult Generator::buildKernel() {
       tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
     }
   };
-  if (!config.splitTail) {
+  if (!config.has(ConfigSwitch::SplitTail)) {
     epilogue(state[0], state[1], state[2]);
     func::ReturnOp::create(b, loc);
     return success();
@@ -964,58 +900,12 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
     if (walk.wasInterrupted())
       return signalPassFailure();
     for (auto [op, func] : work) {
-      auto qType = cast<RankedTensorType>(op.getQuery().getType());
-      MaskInfo mask = analyzeMask(op);
-      AttentionConfig config = chooseAttentionConfig(arch, qType.getDimSize(3), qType.getElementType().isF16(),
-                                                     mask.maskClass, !op.getAux().empty());
-      // A tile configuration given by hand keeps ptxas's register choice.
-      if (blockM > 0 || blockN > 0 || numWarps > 0)
-        config.minBlocksPerSM = 0;
-      if (blockM > 0)
-        config.blockM = blockM;
-      if (blockN > 0)
-        config.blockN = blockN;
-      if (numWarps > 0)
-        config.numWarps = numWarps;
-      // Switch options: 1 on, 0 off, -1 (the default) keeps the configured choice.
-      auto override = [](bool &field, int option) {
-        if (option >= 0)
-          field = option != 0;
-      };
-      override(config.overlap, overlap);
-      override(config.pingPong, pingPong);
-      override(config.lazyRescale, lazyRescale);
-      override(config.deferRescale, deferRescale);
-      override(config.producer, producer);
-      override(config.lastPvAfterLoops, lastPvAfterLoops);
-      override(config.persistent, persistent);
-      override(config.peelFirstStep, peelFirstStep);
-      // Only a persistent kernel whose instances all take the same steps (no mask) can split them or
-      // run them one per turn (the pairs balance masked ones).
-      const bool equalInstances = config.persistent && mask.maskClass == "none";
-      config.splitTailByDefault = config.splitTail && equalInstances;
-      override(config.splitTail, splitTail);
-      if (partialRowSums >= 0)
-        config.partialRowSums = partialRowSums;
-      if (const int g = config.partialRowSums; g != 0 && !tile::isPartialSumGrouping(g, config.blockN)) {
-        op.emitOpError() << "convert-attn-to-tile: partial-row-sums=" << g
-                         << " must be 0 or a power of two from 2 whose double divides the " << config.blockN
-                         << " keys per step";
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        op.emitOpError("convert-attn-to-tile: the op has no config (#attn.config); run attn-choose-config first");
         return signalPassFailure();
       }
-      config.deferRescale &= config.overlap;
-      config.splitTail &= equalInstances;
-      config.canUnpair = equalInstances;
-      config.pairInstances = !equalInstances || pairInstances != 0;
-      config.operandsAfterFirstStage = !(equalInstances && config.pairInstances);
-      override(config.operandsAfterFirstStage, operandsAfterFirstStage);
-      config.operandsAfterFirstStage &= config.persistent && config.producer;
-      config.prefetchNextInstance = !config.pairInstances;
-      override(config.prefetchNextInstance, prefetchNextInstance);
-      config.prefetchNextInstance &= config.persistent && !config.producer;
-      config.invariantAInRegisters = !config.pairInstances && config.producer;
-      override(config.invariantAInRegisters, invariantAInRegisters);
-      config.invariantAInRegisters &= config.persistent && config.overlap;
+      MaskInfo mask = analyzeMask(op);
       Generator gen(op, func, std::move(mask), config);
       if (failed(gen.run()))
         return signalPassFailure();

@@ -8,7 +8,7 @@
 
 // No mask_mod at all: every key is kept.
 // CHECK-LABEL: func.func @none
-// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} attributes {mask_class = "none"} :
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} attributes {mask_class = #attn.mask_class<none>} :
 func.func @none(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>)
     -> tensor<1x8x128x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -21,7 +21,7 @@ func.func @none(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: te
 // Top-left causal as PyTorch's is_causal: qi >= kv is the single constraint qi - kv >= 0. The scale
 // the user wrote stays next to the new attribute, and the region is left as it was.
 // CHECK-LABEL: func.func @causal_sge
-// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} attributes {mask_class = "causal", scale = 1.250000e-01 : f32} mask_mod {
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} attributes {mask_class = #attn.mask_class<causal>, scale = 1.250000e-01 : f32} mask_mod {
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KV:.*]]: index):
 // CHECK-NEXT:   %[[KEEP:.*]] = arith.cmpi sge, %[[QI]], %[[KV]] : index
 // CHECK-NEXT:   attn.yield %[[KEEP]] : i1
@@ -41,7 +41,7 @@ func.func @causal_sge(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: 
 // The same mask written unsigned, kv <=u qi: both sides are indices, provably >= 0, so the unsigned
 // compare is the signed one and the mask is causal.
 // CHECK-LABEL: func.func @causal_ule
-// CHECK: attn.attention {{.*}} attributes {mask_class = "causal"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<causal>} mask_mod {
 func.func @causal_ule(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -58,7 +58,7 @@ func.func @causal_ule(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: 
 // Causal on i32 values: index_cast keeps the value, and kv < qi + 1 is kv <= qi, so this is causal
 // too (the constant folds into the constraint: qi + 1 - kv - 1 >= 0).
 // CHECK-LABEL: func.func @causal_i32
-// CHECK: attn.attention {{.*}} attributes {mask_class = "causal"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<causal>} mask_mod {
 func.func @causal_i32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -79,7 +79,7 @@ func.func @causal_i32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: 
 // Bottom-right causal (FlashAttention's convention for Sq != Skv): kv <= qi + (kv_len - q_len), the
 // causal constraint shifted by exactly kv_len - q_len.
 // CHECK-LABEL: func.func @causal_bottom_right
-// CHECK: attn.attention {{.*}} attributes {mask_class = "causal_bottom_right"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<causal_bottom_right>} mask_mod {
 func.func @causal_bottom_right(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v
@@ -100,7 +100,7 @@ func.func @causal_bottom_right(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128x
 // Sliding window (Mistral-style, 256 keys): qi >= kv is an upper kv bound that moves with qi,
 // qi - kv < 256 a lower one; their conjunction is a window.
 // CHECK-LABEL: func.func @sliding_window_signed
-// CHECK: attn.attention {{.*}} attributes {mask_class = "sliding_window"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<sliding_window>} mask_mod {
 func.func @sliding_window_signed(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v
@@ -121,7 +121,7 @@ func.func @sliding_window_signed(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x12
 // The same window as one unsigned compare of a difference, (qi - kv) <u 256: qi - kv may be negative,
 // which reads as a huge unsigned value, so the compare means 0 <= qi - kv < 256, both bounds at once.
 // CHECK-LABEL: func.func @sliding_window_unsigned
-// CHECK: attn.attention {{.*}} attributes {mask_class = "sliding_window"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<sliding_window>} mask_mod {
 func.func @sliding_window_unsigned(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v
@@ -140,7 +140,7 @@ func.func @sliding_window_unsigned(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x
 // Prefix-LM: a disjunction of a fixed kv bound (the first 256 keys, visible to every query) and the
 // causal constraint.
 // CHECK-LABEL: func.func @prefix_lm
-// CHECK: attn.attention {{.*}} attributes {mask_class = "prefix_lm"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<prefix_lm>} mask_mod {
 func.func @prefix_lm(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v
@@ -159,7 +159,7 @@ func.func @prefix_lm(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 
 // kv <= 2 * qi: a linear upper bound with slope 2, not the causal diagonal, and no lower bound.
 // CHECK-LABEL: func.func @linear_slope
-// CHECK: attn.attention {{.*}} attributes {mask_class = "linear"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<linear>} mask_mod {
 func.func @linear_slope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -178,7 +178,7 @@ func.func @linear_slope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v
 // A sliding window with its left bound only, kv >= qi - 100 (every key right of it kept): a linear
 // lower bound without an upper one. The generator skips the blocks left of the band.
 // CHECK-LABEL: func.func @window_left_only
-// CHECK: attn.attention {{.*}} attributes {mask_class = "linear"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<linear>} mask_mod {
 func.func @window_left_only(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -197,7 +197,7 @@ func.func @window_left_only(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // A head-dependent causal offset, kv <= qi + 64 * h: the head index is a leaf of the constraint (one
 // value per program instance), which is linear but neither causal form.
 // CHECK-LABEL: func.func @linear_head_offset
-// CHECK: attn.attention {{.*}} attributes {mask_class = "linear"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<linear>} mask_mod {
 func.func @linear_head_offset(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -217,7 +217,7 @@ func.func @linear_head_offset(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf1
 // Document masking: the ids come from an aux tensor, read at qi and at kv. An aux read is no linear
 // index expression, so the whole mask is generic even though it is and-ed with the causal bound.
 // CHECK-LABEL: func.func @generic_document
-// CHECK: attn.attention {{.*}} aux(%{{.*}} : tensor<?xi32>) attributes {mask_class = "generic"} mask_mod {
+// CHECK: attn.attention {{.*}} aux(%{{.*}} : tensor<?xi32>) attributes {mask_class = #attn.mask_class<generic>} mask_mod {
 func.func @generic_document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,
                             %doc: tensor<?xi32>) -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v aux(%doc : tensor<?xi32>)
@@ -237,7 +237,7 @@ func.func @generic_document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf1
 
 // Only andi and ori combine constraints: an exclusive or of two linear bounds is generic.
 // CHECK-LABEL: func.func @generic_xor
-// CHECK: attn.attention {{.*}} attributes {mask_class = "generic"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<generic>} mask_mod {
 func.func @generic_xor(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -256,7 +256,7 @@ func.func @generic_xor(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v:
 
 // qi * kv is not linear (a product of two element indices): generic.
 // CHECK-LABEL: func.func @generic_product
-// CHECK: attn.attention {{.*}} attributes {mask_class = "generic"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<generic>} mask_mod {
 func.func @generic_product(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -275,7 +275,7 @@ func.func @generic_product(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>,
 // kv appears with coefficient 2 (2 * kv <= qi): the block intervals are derived for kv coefficients
 // -1, 0 and +1 only, so this linear-looking mask is generic.
 // CHECK-LABEL: func.func @generic_kv_slope
-// CHECK: attn.attention {{.*}} attributes {mask_class = "generic"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<generic>} mask_mod {
 func.func @generic_kv_slope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -295,7 +295,7 @@ func.func @generic_kv_slope(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>
 // (qi - kv) >=u kv holds for every kv > qi (a negative difference is huge unsigned), which no signed
 // constraint says, so the analysis gives up: generic.
 // CHECK-LABEL: func.func @generic_unsigned_difference
-// CHECK: attn.attention {{.*}} attributes {mask_class = "generic"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<generic>} mask_mod {
 func.func @generic_unsigned_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -312,8 +312,8 @@ func.func @generic_unsigned_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?
 
 // Every attn.attention of the module is classified, each on its own.
 // CHECK-LABEL: func.func @two_ops
-// CHECK: attn.attention {{.*}} attributes {mask_class = "none"} :
-// CHECK: attn.attention {{.*}} attributes {mask_class = "causal"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<none>} :
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<causal>} mask_mod {
 func.func @two_ops(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>)
     -> (tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>) {
   %o1 = attn.attention %q, %k, %v
@@ -336,7 +336,7 @@ func.func @two_ops(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v:
 // of the diagonal would run as full blocks without mask code). A sound answer is sliding_window or,
 // conservatively, generic.
 // CHECK-LABEL: func.func @zero_extended_difference
-// CHECK: attn.attention {{.*}} attributes {mask_class = "{{sliding_window|generic}}"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<{{sliding_window|generic}}>} mask_mod {
 func.func @zero_extended_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -357,7 +357,7 @@ func.func @zero_extended_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x
 
 // The same through index_castui (i32 -> index zero-extends too, as the reference implements it).
 // CHECK-LABEL: func.func @index_castui_difference
-// CHECK: attn.attention {{.*}} attributes {mask_class = "{{sliding_window|generic}}"} mask_mod {
+// CHECK: attn.attention {{.*}} attributes {mask_class = #attn.mask_class<{{sliding_window|generic}}>} mask_mod {
 func.func @index_castui_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -379,7 +379,7 @@ func.func @index_castui_difference(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x6
 // A window bound wider than any sequence (the largest 64-bit value) is decided by the index ranges
 // (kv >= 0 > qi - (2^63 - 1) always): that comparison is `true`, and what remains is causal.
 // CHECK-LABEL: func.func @unbounded_left_window
-// CHECK: mask_class = "causal"
+// CHECK: mask_class = #attn.mask_class<causal>
 func.func @unbounded_left_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -399,7 +399,7 @@ func.func @unbounded_left_window(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64x
 
 // 2^32 is no different: once read as 0 in 32 bits (keeping only the diagonal), it is decided too.
 // CHECK-LABEL: func.func @window_two_to_the_32
-// CHECK: mask_class = "causal"
+// CHECK: mask_class = #attn.mask_class<causal>
 func.func @window_two_to_the_32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -420,7 +420,7 @@ func.func @window_two_to_the_32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xb
 // qi + (2^63 - 1) wraps around for qi >= 1 (index arithmetic is 64-bit two's complement): it is not
 // linear, and the mask is evaluated per element, exactly as written.
 // CHECK-LABEL: func.func @wrapping_bound
-// CHECK: mask_class = "generic"
+// CHECK: mask_class = #attn.mask_class<generic>
 func.func @wrapping_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -439,7 +439,7 @@ func.func @wrapping_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, 
 // A bound whose block arithmetic could leave 32 bits (16 * qi reaches 2^32) is evaluated per element
 // (in 64 bits) rather than classified.
 // CHECK-LABEL: func.func @steep_bound
-// CHECK: mask_class = "generic"
+// CHECK: mask_class = #attn.mask_class<generic>
 func.func @steep_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v
@@ -457,7 +457,7 @@ func.func @steep_bound(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v:
 
 // i32 arithmetic that may wrap (qi + 2^31 - 1 in 32 bits) is not linear either.
 // CHECK-LABEL: func.func @wrapping_i32
-// CHECK: mask_class = "generic"
+// CHECK: mask_class = #attn.mask_class<generic>
 func.func @wrapping_i32(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v

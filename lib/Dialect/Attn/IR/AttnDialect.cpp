@@ -24,6 +24,7 @@ void AttnDialect::initialize() {
 #define GET_OP_LIST
 #include "Attn/AttnOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 // Checks one dimension of two shapes for equality where both are static.

@@ -16,7 +16,7 @@ namespace {
 struct AttnClassifyMaskPass : public flare::attn::impl::AttnClassifyMaskBase<AttnClassifyMaskPass> {
   void runOnOperation() override {
     getOperation().walk([](AttentionOp op) {
-      op.setMaskClassAttr(StringAttr::get(op.getContext(), analyzeMask(op).maskClass));
+      op.setMaskClassAttr(MaskClassAttr::get(op.getContext(), analyzeMask(op).maskClass));
     });
   }
 };

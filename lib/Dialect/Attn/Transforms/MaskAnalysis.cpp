@@ -272,26 +272,26 @@ bool isBottomRightCausal(const MaskNode &n) {
   return kvLen == 1 && qLen == -1;
 }
 
-std::string classify(const MaskNode &root) {
+MaskClass classify(const MaskNode &root) {
   using K = MaskNode::Kind;
   if (root.containsGeneric())
-    return "generic";
+    return MaskClass::Generic;
   if (isTopLeftCausal(root))
-    return "causal";
+    return MaskClass::Causal;
   if (isBottomRightCausal(root))
-    return "causal_bottom_right";
+    return MaskClass::CausalBottomRight;
   auto upperBound = [](const MaskNode &c) { return c.kind == K::Constraint && c.expr.kv == -1 && c.expr.q != 0; };
   auto lowerBound = [](const MaskNode &c) { return c.kind == K::Constraint && c.expr.kv == 1 && c.expr.q != 0; };
   if (root.kind == K::And && llvm::any_of(root.children, upperBound) && llvm::any_of(root.children, lowerBound))
-    return "sliding_window";
+    return MaskClass::SlidingWindow;
   if (root.kind == K::Or && root.children.size() == 2) {
     auto prefix = [](const MaskNode &c) { return isConstraint(c, 0, -1); };
     auto causal = [](const MaskNode &c) { return isTopLeftCausal(c) || isBottomRightCausal(c); };
     if ((prefix(root.children[0]) && causal(root.children[1])) ||
         (prefix(root.children[1]) && causal(root.children[0])))
-      return "prefix_lm";
+      return MaskClass::PrefixLM;
   }
-  return "linear";
+  return MaskClass::Linear;
 }
 
 } // namespace
@@ -301,7 +301,7 @@ MaskInfo analyzeMask(AttentionOp op) {
   Region &region = op.getMaskMod();
   if (region.empty()) {
     info.root.kind = MaskNode::Kind::True;
-    info.maskClass = "none";
+    info.maskClass = MaskClass::None;
     return info;
   }
   info.hasMask = true;

@@ -57,8 +57,7 @@ struct MaskNode {
 struct MaskInfo {
   bool hasMask = false; ///< the op has a mask_mod region
   MaskNode root;        ///< True when it has none
-  /// none, causal, causal_bottom_right, sliding_window, prefix_lm, linear or generic.
-  std::string maskClass;
+  MaskClass maskClass = MaskClass::None;
 };
 
 /// Analyses `op`'s mask_mod region (see the file comment).

@@ -1,0 +1,197 @@
+//===- ChooseConfig.cpp - Attach #attn.config to each attn.attention ------===//
+//
+// The one place a generated attention kernel's configuration is chosen: chooseAttentionConfig from
+// the target and the op's facts, then the pass's overrides (for tuning and measurement), then the
+// switches that cannot apply are turned off, so that one kernel has one configuration. An op that
+// already carries a config keeps it.
+//
+//===----------------------------------------------------------------------===//
+#include "MaskAnalysis.h"
+#include "flare/Dialect/Attn/Config.h"
+#include "flare/Dialect/Attn/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace flare::attn {
+#define GEN_PASS_DEF_ATTNCHOOSECONFIG
+#include "Attn/Passes.h.inc"
+
+AttentionFacts AttentionFacts::of(AttentionOp op, MaskClass maskClass) {
+  auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
+  return {q.getDimSize(3), q.getElementType().isF16(), maskClass, !op.getAux().empty()};
+}
+
+ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts) {
+  // Chosen by measurement (bench/results/2026-11-29-attention-tuning*-h200.csv, bench/NOTES.md): 128
+  // query rows on two warpgroups for every head dim; 128 keys per step for head dim 128 (K and V
+  // stream through shared memory, so their registers are free for the wider score tile), 64 for head
+  // dims 64 and 256. The softmax of block j overlaps the P V product of block j - 1 on wgmma targets;
+  // the two warpgroups take turns issuing their MMAs (ping-pong) except at head dim 256, whose
+  // 128-register accumulator leaves no room for the turn's wait. Without wgmma (mma.sync) K and V go
+  // through registers, so head dim 128 keeps 64 keys per step there. A mask evaluated per element
+  // (document ids, ...) keeps more tiles live: 32 keys per step keep it free of spills. The lazy
+  // rescale (NOTES a14) pays at head dim 256, whose 128 accumulator registers a thread outnumber its
+  // 32 scores four to one; at 128 (64 and 64) the branch around the multiplies cost 8-14% when
+  // measured first (a14), gained a little at long sequences after the producer warpgroup (a34), and
+  // costs 0.3-1.8% again since Q's descriptors are warp-uniform (a43). At 64 (32 and 32, two CTAs
+  // per SM) it gains 0.5-2% from 2k keys and at causal 512 since the first step is peeled (a79).
+  const int64_t headDim = facts.headDim;
+  const MaskClass mask = facts.maskClass;
+  const bool wgmma = target.hasWgmma;
+  int64_t blockM = 128, blockN = 64, numWarps = 8, minBlocksPerSM = 0;
+  ConfigSwitch on = ConfigSwitch::none;
+  auto set = [&](ConfigSwitch s, bool value) {
+    if (value)
+      on = on | s;
+  };
+  auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
+  set(ConfigSwitch::Overlap, wgmma);
+  if (wgmma && headDim > 64 && headDim <= 128)
+    blockN = 128;
+  set(ConfigSwitch::PingPong, headDim <= 128);
+  set(ConfigSwitch::LazyRescale, wgmma && (headDim > 128 || headDim <= 64));
+  // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
+  // mode, which the driver's JIT uses, would take 139 and leave one.
+  if (wgmma && headDim <= 64)
+    minBlocksPerSM = 2;
+  if (mask == MaskClass::Generic)
+    blockN = 32;
+  // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
+  // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
+  // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
+  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && mask != MaskClass::Generic);
+  // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
+  // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
+  // head dims 64 and 256).
+  set(ConfigSwitch::LastPvAfterLoops, has(ConfigSwitch::Overlap) && (has(ConfigSwitch::Producer) || !facts.readsAux));
+  // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
+  // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
+  // overlap one's epilogue with the other's work (3-4% slower persistent).
+  set(ConfigSwitch::Persistent, has(ConfigSwitch::Producer) || (wgmma && headDim > 128));
+  // Masks whose later query rows keep more keys: those row blocks start first, the longest first
+  // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
+  // 2k; bench/NOTES.md a76).
+  set(ConfigSwitch::RowsGrow,
+      mask == MaskClass::Causal || mask == MaskClass::CausalBottomRight || mask == MaskClass::PrefixLM);
+  // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
+  // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
+  // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
+  set(ConfigSwitch::UniformWarpgroup, headDim <= 128);
+  // The normalizer as 4 partial sums per row (bench/NOTES.md a44): 8 fewer instructions per step, no
+  // cross-lane adds; +3-10% at head dim 256, +0-2% at 64 and at 128 without a mask. Not at 128 with a
+  // mask (-1-1.5% causal) nor at 256 with a mask evaluated per element (4 bytes of spills).
+  const bool maskedAt128 = headDim > 64 && headDim <= 128 && mask != MaskClass::None;
+  const bool perElementAt256 = headDim > 128 && mask == MaskClass::Generic;
+  const int64_t partialRowSums = maskedAt128 || perElementAt256 ? 0 : 4;
+  // The first step without its P V of zeros (bench/NOTES.md a51): +0-2% at head dim 64; at 128 and
+  // 256, whose persistent kernels carry the peeled step in every instance, 1-3% slower below 4k.
+  set(ConfigSwitch::PeelFirstStep, has(ConfigSwitch::Overlap) && headDim <= 64);
+  // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
+  // Not at head dim 256: its split kernel compiles without spills, but ran 1-4% slower from 2k keys,
+  // with single instances or pairs (bench/NOTES.md a74).
+  set(ConfigSwitch::SplitTail, has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask == MaskClass::None);
+  // A persistent kernel's CTAs take pairs of query blocks per turn (a causal-like mask's heavy and
+  // light blocks of one head; bench/NOTES.md a68). A persistent kernel with pairs copies Q first only
+  // without a mask (a69); one of single instances prefetches the next instance's first K/V stage
+  // without a producer (a70) and keeps Q in registers with one (a73).
+  set(ConfigSwitch::PairInstances, true);
+  set(ConfigSwitch::OperandsAfterFirstStage,
+      has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask != MaskClass::None);
+  return ConfigAttr::get(ctx, blockM, blockN, numWarps, minBlocksPerSM, partialRowSums, on);
+}
+} // namespace flare::attn
+
+using namespace mlir;
+using namespace flare;
+using namespace flare::attn;
+
+namespace {
+struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<AttnChooseConfigPass> {
+  using AttnChooseConfigBase::AttnChooseConfigBase;
+
+  void runOnOperation() override {
+    const std::optional<Target> target = Target::get(arch);
+    WalkResult walk = getOperation().walk([&](AttentionOp op) {
+      if (op.getConfigAttr())
+        return WalkResult::advance();
+      if (!target) {
+        op.emitOpError() << "attn-choose-config: unknown arch '" << arch << "'";
+        return WalkResult::interrupt();
+      }
+      if (!op.getMaskClass())
+        op.setMaskClass(analyzeMask(op).maskClass);
+      const MaskClass mask = *op.getMaskClass();
+      if (failed(choose(op, *target, AttentionFacts::of(op, mask))))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult choose(AttentionOp op, const Target &target, const AttentionFacts &facts) {
+    const ConfigAttr chosen = chooseAttentionConfig(op.getContext(), target, facts);
+    int64_t bm = chosen.getBlockM(), bn = chosen.getBlockN(), warps = chosen.getNumWarps();
+    int64_t minBlocks = chosen.getMinBlocksPerSM(), rowSums = chosen.getPartialRowSums();
+    ConfigSwitch on = chosen.getSwitches();
+    auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
+    auto set = [&](ConfigSwitch s, bool value) { on = value ? on | s : on & ~s; };
+    // Switch options: 1 on, 0 off, -1 (the default) keeps the choice.
+    auto override = [&](ConfigSwitch s, int option) {
+      if (option >= 0)
+        set(s, option != 0);
+    };
+    // A tile configuration given by hand keeps ptxas's register choice.
+    if (blockM > 0 || blockN > 0 || numWarps > 0)
+      minBlocks = 0;
+    bm = blockM > 0 ? blockM : bm;
+    bn = blockN > 0 ? blockN : bn;
+    warps = numWarps > 0 ? numWarps : warps;
+    override(ConfigSwitch::Overlap, overlap);
+    override(ConfigSwitch::PingPong, pingPong);
+    override(ConfigSwitch::LazyRescale, lazyRescale);
+    override(ConfigSwitch::DeferRescale, deferRescale);
+    override(ConfigSwitch::Producer, producer);
+    override(ConfigSwitch::LastPvAfterLoops, lastPvAfterLoops);
+    override(ConfigSwitch::Persistent, persistent);
+    override(ConfigSwitch::PeelFirstStep, peelFirstStep);
+    const bool equalInstances = has(ConfigSwitch::Persistent) && facts.maskClass == MaskClass::None;
+    // Facts for launchers (kernel hints): whether the configured kernel splits, and whether asking
+    // for single instances changes it (where not, a kernel cache answers both requests with one).
+    const bool splitByDefault = has(ConfigSwitch::SplitTail) && equalInstances;
+    override(ConfigSwitch::SplitTail, splitTail);
+    if (partialRowSums >= 0)
+      rowSums = partialRowSums;
+    // Switches that cannot apply are off.
+    const bool overlapping = has(ConfigSwitch::Overlap);
+    set(ConfigSwitch::DeferRescale, has(ConfigSwitch::DeferRescale) && overlapping);
+    set(ConfigSwitch::LastPvAfterLoops, has(ConfigSwitch::LastPvAfterLoops) && overlapping);
+    set(ConfigSwitch::PeelFirstStep, has(ConfigSwitch::PeelFirstStep) && overlapping);
+    set(ConfigSwitch::SplitTail, has(ConfigSwitch::SplitTail) && equalInstances);
+    set(ConfigSwitch::PairInstances, !equalInstances || pairInstances != 0);
+    const bool pairs = has(ConfigSwitch::PairInstances), persistentKernel = has(ConfigSwitch::Persistent);
+    const bool withProducer = has(ConfigSwitch::Producer);
+    set(ConfigSwitch::OperandsAfterFirstStage, !(equalInstances && pairs));
+    override(ConfigSwitch::OperandsAfterFirstStage, operandsAfterFirstStage);
+    set(ConfigSwitch::OperandsAfterFirstStage,
+        has(ConfigSwitch::OperandsAfterFirstStage) && persistentKernel && withProducer);
+    set(ConfigSwitch::PrefetchNextInstance, !pairs);
+    override(ConfigSwitch::PrefetchNextInstance, prefetchNextInstance);
+    set(ConfigSwitch::PrefetchNextInstance,
+        has(ConfigSwitch::PrefetchNextInstance) && persistentKernel && !withProducer);
+    set(ConfigSwitch::InvariantAInRegisters, !pairs && withProducer);
+    override(ConfigSwitch::InvariantAInRegisters, invariantAInRegisters);
+    set(ConfigSwitch::InvariantAInRegisters,
+        has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
+    ConfigAttr config = ConfigAttr::getChecked([&] { return op.emitOpError("attn-choose-config: "); },
+                                               op.getContext(), bm, bn, warps, minBlocks, rowSums, on);
+    if (!config)
+      return failure();
+    op.setConfigAttr(config);
+    Builder b(op.getContext());
+    op->setAttr(kSplitByDefaultHint, b.getI32IntegerAttr(splitByDefault ? 1 : 0));
+    op->setAttr(kCanUnpairHint, b.getI32IntegerAttr(equalInstances ? 1 : 0));
+    return success();
+  }
+};
+} // namespace
