@@ -32,6 +32,9 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose configuration is chosen">,
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "the configuration (#attn.config<...>) of every op without one, instead of the configured "
+           "choice; the other options must then be left at their defaults">,
     Option<"blockM", "block-m", "int", /*default=*/"0", "query rows per program (0: configured)">,
     Option<"blockN", "block-n", "int", /*default=*/"0", "key rows per loop step (0: configured)">,
     Option<"numWarps", "num-warps", "int", /*default=*/"0", "warps per program (0: configured)">,

@@ -3,6 +3,7 @@
 #include "flare/Target/Target.h"
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Config.h"
 #include "flare/Dialect/Attn/Passes.h"
 #include "flare/Dialect/TGPU/Passes.h"
 #include "flare/Dialect/Tile/Passes.h"
@@ -98,6 +99,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
     generator.splitTail = options.splitTail == 0 ? -1 : options.splitTail > 0 ? 1 : 0;
     generator.pairInstances = options.pairInstances < 0 ? 0 : -1;
+    generator.config = options.attentionConfig;
     pm.addPass(attn::createAttnChooseConfig(generator));
     pm.addPass(attn::createConvertAttnToTile());
     pm.addPass(createCanonicalizerPass());
@@ -199,6 +201,8 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     for (NamedAttribute attr : func->getDiscardableAttrs())
       if (auto value = dyn_cast<IntegerAttr>(attr.getValue()); value && attr.getName().strref().starts_with("flare."))
         info.hints[attr.getName().strref().drop_front(6).str()] = value.getInt();
+    if (auto config = func->getAttrOfType<StringAttr>(attn::kKernelConfigAttrName))
+      info.attentionConfig = config.str();
     // Hidden parameters after the kernel's own: a persistent kernel's grid, then (TMA) the i32 flag
     // and one tensor map each.
     ArrayRef<Type> argTypes = func.getArgumentTypes();

@@ -208,7 +208,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     fail(where + " must be an object, not " + typeName(v));
   rejectUnknownKeys(*obj,
                     {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets",
-                     "tmaRequired", "splitSlotBytes"},
+                     "tmaRequired", "splitSlotBytes", "attentionConfig"},
                     where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
@@ -238,6 +238,8 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
         fail(where + "." + key + " must be a boolean, not " + typeName(*value));
       *field = *flag;
     }
+  if (obj->get("attentionConfig"))
+    k.attentionConfig = requireString(*obj, "attentionConfig", where);
   if (obj->get("splitSlotBytes")) {
     k.splitSlotBytes = requireInt(*obj, "splitSlotBytes", where, 0, int64_t(1) << 30);
     if (!k.persistent)
@@ -274,6 +276,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";pairs=" + std::to_string(pairInstances);
   if (!tmaFallback)
     text += ";tma-fallback=0";
+  if (!attentionConfig.empty())
+    text += ";config=" + attentionConfig;
   return text;
 }
 
@@ -322,6 +326,8 @@ std::string CompiledModule::metadataJson() const {
             j.attribute("tmaRequired", true);
           if (k.splitSlotBytes >= 0)
             j.attribute("splitSlotBytes", k.splitSlotBytes);
+          if (!k.attentionConfig.empty())
+            j.attribute("attentionConfig", k.attentionConfig);
           if (!k.hints.empty())
             j.attributeObject("hints", [&] {
               for (const auto &[name, value] : k.hints)

@@ -58,6 +58,12 @@ int flare::tools::flarecMain(int argc, char **argv) {
                             cl::desc("kernels that copy through TMA also carry the copies that launches whose "
                                      "tensor maps do not encode take (=false: smaller, tgpu.tma_required)"),
                             cl::init(true), cl::cat(category));
+  cl::opt<std::string> attentionConfig(
+      "attention-config",
+      cl::desc("the configuration of every generated attention kernel (#attn.config<...>, as --emit=meta "
+               "reports it in attentionConfig and the runtime's kernels in KernelInfo::attentionConfig); "
+               "default: the configured choice"),
+      cl::value_desc("#attn.config<...>"), cl::init(""), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -101,6 +107,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.arch = arch;
   options.optLevel = optLevel;
   options.tmaFallback = tmaFallback;
+  options.attentionConfig = attentionConfig;
   flare::CompiledModule meta;
   meta.arch = options.arch;
   static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,

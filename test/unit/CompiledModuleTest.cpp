@@ -70,6 +70,8 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].registerBudgets, b.kernels[i].registerBudgets);
     EXPECT_EQ(a.kernels[i].tmaRequired, b.kernels[i].tmaRequired);
     EXPECT_EQ(a.kernels[i].splitSlotBytes, b.kernels[i].splitSlotBytes);
+    EXPECT_EQ(a.kernels[i].hints, b.kernels[i].hints);
+    EXPECT_EQ(a.kernels[i].attentionConfig, b.kernels[i].attentionConfig);
     ASSERT_EQ(a.kernels[i].tensorMaps.size(), b.kernels[i].tensorMaps.size());
     for (size_t j = 0; j < a.kernels[i].tensorMaps.size(); ++j) {
       const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
@@ -146,6 +148,25 @@ TEST(CompiledModuleTest, JsonRoundTripOfSplitSlotBytes) {
   CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
   expectSameModule(m, back);
   EXPECT_EQ(back.kernels.front().splitSlotBytes, -1);
+}
+
+// A generated attention kernel's configuration ("attentionConfig", absent for other kernels) comes
+// back on its kernel as text; a value that is not a string is an error.
+TEST(CompiledModuleTest, JsonRoundTripOfAttentionConfig) {
+  CompiledModule m = sampleModule();
+  m.kernels.push_back(tmaKernel());
+  m.kernels.back().attentionConfig = "#attn.config<block_m = 64, block_n = 32, warps = 4, pair_instances>";
+  std::string json = m.metadataJson();
+  SCOPED_TRACE("metadata JSON: " + json);
+  EXPECT_EQ(json.find("attentionConfig"), json.rfind("attentionConfig")); // only the kernel that has one
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  EXPECT_EQ(back.kernels.back().attentionConfig, m.kernels.back().attentionConfig);
+  EXPECT_TRUE(back.kernels.front().attentionConfig.empty());
+  EXPECT_THROW(CompiledModule::fromMetadataJson(
+                   kernelJson(R"({"name": "k", "numThreads": 32, "sharedBytes": 0, "args": [], "attentionConfig": 7})"),
+                   "ptx"),
+               Error);
 }
 
 TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
@@ -345,6 +366,11 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   CompileOptions noFallback = base;
   noFallback.tmaFallback = false;
   expectNew(noFallback, "tmaFallback");
+  for (const char *config : {"#attn.config<pair_instances>", "#attn.config<block_n = 32, pair_instances>"}) {
+    CompileOptions given = base;
+    given.attentionConfig = config;
+    expectNew(given, config);
+  }
 }
 
 TEST(CompiledModuleTest, SupportedArchs) {

@@ -50,6 +50,11 @@ struct CompileOptions {
   /// throws flare::Error (KernelInfo::tmaRequired). flare::attention, which checks its views, turns
   /// it off.
   bool tmaFallback = true;
+  /// Generated attention kernels: the configuration (`#attn.config<...>`, dialects/Attn/AttnAttrs.td)
+  /// of every attn.attention that carries none, instead of the configured choice and the options
+  /// above. Every compiled attention kernel reports its configuration (KernelInfo::attentionConfig):
+  /// compiling the same module with that text gives the same PTX (`flarec --attention-config`).
+  std::string attentionConfig = {};
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
@@ -123,6 +128,8 @@ struct KernelInfo {
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).
   std::map<std::string, int64_t> hints;
+  /// A generated attention kernel's configuration (`#attn.config<...>`); empty for other kernels.
+  std::string attentionConfig = {};
   int64_t hint(const std::string &name, int64_t fallback = 0) const {
     auto it = hints.find(name);
     return it == hints.end() ? fallback : it->second;

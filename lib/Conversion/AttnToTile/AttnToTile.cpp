@@ -617,6 +617,7 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.getNumWarps()));
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
   for (const char *hint : {kSplitByDefaultHint, kCanUnpairHint})
     if (Attribute value = op->getAttr(hint))
       kernel->setAttr(hint, value);

@@ -34,6 +34,10 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
 inline constexpr const char *kSplitByDefaultHint = "flare.attention.split_by_default";
 inline constexpr const char *kCanUnpairHint = "flare.attention.can_unpair";
 
+/// The generated kernel's configuration as text, on the kernel function through the GPU layer (read
+/// into KernelInfo::attentionConfig): what reproduces the kernel (CompileOptions::attentionConfig).
+inline constexpr const char *kKernelConfigAttrName = "flare.attention_config";
+
 /// Only a persistent kernel whose program instances all take the same steps (no mask) can split
 /// them between CTAs or run them one per turn; a masked one pairs them for balance.
 inline bool hasEqualInstances(ConfigAttr config, MaskClass maskClass) {

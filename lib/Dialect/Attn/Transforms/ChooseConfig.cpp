@@ -10,7 +10,9 @@
 #include "flare/Dialect/Attn/Config.h"
 #include "flare/Dialect/Attn/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 
 namespace flare::attn {
 #define GEN_PASS_DEF_ATTNCHOOSECONFIG
@@ -121,16 +123,52 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
       if (!op.getMaskClass())
         op.setMaskClass(analyzeMask(op).maskClass);
       const MaskClass mask = *op.getMaskClass();
-      if (failed(choose(op, *target, AttentionFacts::of(op, mask))))
+      const AttentionFacts facts = AttentionFacts::of(op, mask);
+      const ConfigAttr configured = chooseAttentionConfig(op.getContext(), *target, facts);
+      ConfigAttr chosen = config.empty() ? choose(op, configured, facts) : given(op);
+      if (!chosen)
         return WalkResult::interrupt();
+      op.setConfigAttr(chosen);
+      // Facts for launchers (kernel hints): whether the configured kernel would split its last
+      // instances, and whether asking for single instances changes this one (where not, a kernel
+      // cache answers both requests with one kernel).
+      const bool equalInstances = hasEqualInstances(chosen, mask);
+      Builder b(op.getContext());
+      op->setAttr(kSplitByDefaultHint, b.getI32IntegerAttr(configured.has(ConfigSwitch::SplitTail) && equalInstances));
+      op->setAttr(kCanUnpairHint, b.getI32IntegerAttr(equalInstances));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       signalPassFailure();
   }
 
-  LogicalResult choose(AttentionOp op, const Target &target, const AttentionFacts &facts) {
-    const ConfigAttr chosen = chooseAttentionConfig(op.getContext(), target, facts);
+  /// The `config` option: parsed and verified (errors located at the op), then attached as it is.
+  ConfigAttr given(AttentionOp op) {
+    if (blockM || blockN || numWarps || overlap >= 0 || pingPong >= 0 || lazyRescale >= 0 || deferRescale >= 0 ||
+        producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 || splitTail >= 0 || pairInstances >= 0 ||
+        operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 || invariantAInRegisters >= 0 ||
+        peelFirstStep >= 0 || partialRowSums >= 0) {
+      op.emitOpError("attn-choose-config: a given config cannot be combined with overrides");
+      return {};
+    }
+    std::string error;
+    Attribute parsed;
+    {
+      ScopedDiagnosticHandler collect(op.getContext(), [&](Diagnostic &d) {
+        error += (error.empty() ? "" : "; ") + d.str();
+        return success();
+      });
+      parsed = parseAttribute(config, op.getContext());
+    }
+    auto result = dyn_cast_or_null<ConfigAttr>(parsed);
+    if (!result)
+      op.emitOpError() << "attn-choose-config: config '" << config << "' is not an #attn.config"
+                       << (error.empty() ? "" : ": ") << error;
+    return result;
+  }
+
+  /// The configured choice with this pass's overrides, normalised; null after a located error.
+  ConfigAttr choose(AttentionOp op, ConfigAttr chosen, const AttentionFacts &facts) {
     int64_t bm = chosen.getBlockM(), bn = chosen.getBlockN(), warps = chosen.getNumWarps();
     int64_t minBlocks = chosen.getMinBlocksPerSM(), rowSums = chosen.getPartialRowSums();
     ConfigSwitch on = chosen.getSwitches();
@@ -156,9 +194,6 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     override(ConfigSwitch::Persistent, persistent);
     override(ConfigSwitch::PeelFirstStep, peelFirstStep);
     const bool equalInstances = has(ConfigSwitch::Persistent) && facts.maskClass == MaskClass::None;
-    // Facts for launchers (kernel hints): whether the configured kernel splits, and whether asking
-    // for single instances changes it (where not, a kernel cache answers both requests with one).
-    const bool splitByDefault = has(ConfigSwitch::SplitTail) && equalInstances;
     override(ConfigSwitch::SplitTail, splitTail);
     if (partialRowSums >= 0)
       rowSums = partialRowSums;
@@ -183,15 +218,8 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     override(ConfigSwitch::InvariantAInRegisters, invariantAInRegisters);
     set(ConfigSwitch::InvariantAInRegisters,
         has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
-    ConfigAttr config = ConfigAttr::getChecked([&] { return op.emitOpError("attn-choose-config: "); },
-                                               op.getContext(), bm, bn, warps, minBlocks, rowSums, on);
-    if (!config)
-      return failure();
-    op.setConfigAttr(config);
-    Builder b(op.getContext());
-    op->setAttr(kSplitByDefaultHint, b.getI32IntegerAttr(splitByDefault ? 1 : 0));
-    op->setAttr(kCanUnpairHint, b.getI32IntegerAttr(equalInstances ? 1 : 0));
-    return success();
+    return ConfigAttr::getChecked([&] { return op.emitOpError("attn-choose-config: "); }, op.getContext(), bm, bn,
+                                  warps, minBlocks, rowSums, on);
   }
 };
 } // namespace

@@ -1,0 +1,107 @@
+//===- FakeDriverAttentionConfigTest.cpp - flarec reproduces what flare::attention launches -===//
+//
+// Every generated attention kernel reports its configuration (KernelInfo::attentionConfig, the
+// #attn.config text). For calls of flare::attention of several masks, head dims, lengths (which move
+// the runtime's split and pairing requests) and both architectures, the kernel the runtime compiled
+// is compiled again by flarec from the call's module and that text alone: the PTX is the same, byte
+// for byte. Compiles are real; the stand-in driver loads and launches.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeDriver.h"
+
+#include "../../lib/Attention/AttentionInternal.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace flare::test {
+namespace {
+
+struct Call {
+  const char *what;
+  int64_t batch, heads, seq, headDim;
+  AttentionOptions options;
+  /// Switches the launched kernel's configuration must name, and must not (", x," form), where
+  /// the call decides them: single query blocks per turn up to 1k keys, a split last round, ...
+  std::vector<const char *> on = {}, off = {};
+};
+
+std::string readFile(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
+  std::error_code ec;
+  const std::filesystem::path flarec = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "flarec";
+  ASSERT_TRUE(std::filesystem::exists(flarec)) << flarec;
+  AttentionOptions causal, window, sm80, tiled;
+  causal.causal = true;
+  window.windowLeft = 100;
+  window.windowRight = 0;
+  window.softcap = 30.f;
+  sm80.arch = "sm_80";
+  tiled.tile.blockM = tiled.tile.blockN = 64;
+  tiled.tile.numWarps = 4;
+  const Call calls[] = {
+      {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
+       {"pair_instances", "split_tail"}},
+      {"no mask, 4k keys, a part-filled last round (split)", 1, 17, 4096, 128, {}, {"pair_instances", "split_tail"}},
+      {"causal, 2k keys", 2, 4, 2048, 128, causal, {"rows_grow", "operands_after_first_stage"}, {"split_tail"}},
+      {"head dim 64, causal, 512 keys (64 x 64 tiles)", 1, 4, 512, 64, causal, {"block_m = 64, block_n = 64, warps = 4"}},
+      {"head dim 256, sliding window and softcap", 1, 4, 1000, 256, window, {"persistent", "lazy_rescale"}, {"producer"}},
+      {"a tile configuration given by hand", 1, 4, 700, 128, tiled, {"block_m = 64, block_n = 64, warps = 4"}},
+      {"sm_80", 1, 4, 300, 128, sm80, {"ping_pong"}, {"overlap", "producer"}},
+  };
+  int index = 0;
+  for (const Call &call : calls) {
+    SCOPED_TRACE(call.what);
+    const std::vector<int64_t> shape = {call.batch, call.heads, call.seq, call.headDim};
+    const size_t bytes = static_cast<size_t>(call.batch * call.heads * call.seq * call.headDim) * 2;
+    rt::DeviceBuffer q(*ctx, bytes), k(*ctx, bytes), v(*ctx, bytes), out(*ctx, bytes);
+    auto view = [&](const rt::DeviceBuffer &b) { return TensorView{b.ptr(), DType::BF16, shape, {}}; };
+    const AttentionPlan plan = planAttention(view(q), view(k), view(v), view(out), call.options);
+    const std::string arch = detail::targetArch(*cache, call.options);
+    std::vector<rt::CacheAnswer> answers;
+    // As flare::attention chooses (without autotuning): the call's tile override, else the launch's.
+    const AttentionTileConfig tile =
+        call.options.tile != AttentionTileConfig{} ? call.options.tile : launchTileConfig(plan, call.options, arch);
+    detail::attentionKernel(*cache, plan, tile, call.options.arch, &answers);
+    ASSERT_FALSE(answers.empty());
+    const CompiledModule &launched = answers.back().module->compiled();
+    const KernelInfo *info = launched.findKernel(plan.kernelName);
+    ASSERT_NE(info, nullptr);
+    const std::string config = info->attentionConfig;
+    ASSERT_EQ(config.rfind("#attn.config<", 0), 0u) << config;
+    const std::string items = ", " + config.substr(13, config.size() - 14) + ",";
+    for (const char *name : call.on)
+      EXPECT_NE(items.find(std::string(", ") + name + ","), std::string::npos) << name << " not in " << config;
+    for (const char *name : call.off)
+      EXPECT_EQ(items.find(std::string(", ") + name + ","), std::string::npos) << name << " in " << config;
+
+    const std::filesystem::path input = cacheDir / ("call" + std::to_string(index) + ".mlir");
+    const std::filesystem::path output = cacheDir / ("call" + std::to_string(index++) + ".ptx");
+    std::filesystem::create_directories(cacheDir);
+    std::ofstream(input) << plan.module;
+    const std::string command = "'" + flarec.string() + "' --arch=" + launched.arch +
+                                " --tma-fallback=" + (info->tmaRequired ? "false" : "true") +
+                                " --attention-config='" + info->attentionConfig + "' '" + input.string() +
+                                "' -o '" + output.string() + "' 2>&1";
+    FILE *pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string diagnostics;
+    char buffer[1024];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;)
+      diagnostics.append(buffer, n);
+    ASSERT_EQ(::pclose(pipe), 0) << command << "\n" << diagnostics;
+    EXPECT_TRUE(readFile(output) == launched.ptx) << "flarec's PTX differs from the launched kernel's: " << command;
+  }
+}
+
+} // namespace
+} // namespace flare::test
