@@ -25,9 +25,8 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     (flare::attn::chooseAttentionConfig: target, head dim, element type, mask class, aux reads),
     then overridden by this pass's options (for tuning and measurement), then normalised: switches
     that cannot apply are turned off, so that one kernel has one configuration. The result is the
-    op's `config` attribute; an op that already carries one keeps it. Also records the launcher
-    hints `flare.attention.split_by_default` and `flare.attention.can_unpair` on the op, which
-    convert-attn-to-tile moves to the kernel.
+    op's `config` attribute (with the `mask_class` it was chosen for); an op that already carries
+    one keeps it.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",

@@ -2,6 +2,8 @@
 #include "flare/Attention.h"
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Config.h"
+#include "flare/Target/Target.h"
 #include "flare/Dialect/Attn/ModifierRanges.h"
 #include "flare/Error.h"
 
@@ -180,6 +182,7 @@ struct ModuleFacts {
   bool hasLse = false;
   std::vector<std::string> auxTypes;
   std::vector<int64_t> qShape, kShape; // static dims (-1 dynamic)
+  attn::AttentionFacts config;         // what its configured choice depends on
 };
 
 std::string typeText(mlir::Type t) {
@@ -216,6 +219,7 @@ ModuleFacts inspectModuleOnThisStack(const std::string &text) {
     facts.qShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
   for (int64_t d : k.getShape())
     facts.kShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  facts.config = attn::AttentionFacts::of(op);
   return facts;
 }
 
@@ -440,42 +444,105 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   return plan;
 }
 
+namespace {
+
+/// A configuration flare::attention compiles with, and the facts of it the launch decisions read.
+struct LaunchConfig {
+  std::string text; ///< `#attn.config<...>`
+  int64_t blockM = 0, blockN = 0;
+  bool splitTail = false;
+};
+
+/// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
+/// choice with `overrides`, once per distinct request (a call of attention() reads it from a map).
+LaunchConfig launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, LaunchConfig> known;
+  static mlir::MLIRContext *context = [] {
+    auto *ctx = new mlir::MLIRContext(detail::attentionDialects(), mlir::MLIRContext::Threading::DISABLED);
+    ctx->loadDialect<attn::AttnDialect>();
+    return ctx; // kept for the process: it holds the uniqued configurations
+  }();
+  std::string key = arch;
+  for (int64_t v : {o.blockM, o.blockN, o.numWarps, o.partialRowSums})
+    key += "," + std::to_string(v);
+  for (int v : {o.overlap, o.pingPong, o.lazyRescale, o.deferRescale, o.producer, o.lastPvAfterLoops, o.persistent,
+                o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage, o.prefetchNextInstance,
+                o.invariantAInRegisters, o.pairInstances})
+    key += "," + std::to_string(v);
+  key += "\n" + module;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end())
+    return it->second;
+  const std::optional<Target> target = Target::get(arch);
+  if (!target)
+    fail("unsupported architecture '" + arch + "'");
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler collect(context, [&](mlir::Diagnostic &d) {
+    diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
+    return mlir::success();
+  });
+  const attn::ConfigAttr config =
+      attn::applyOverrides(attn::chooseAttentionConfig(context, *target, moduleFacts(module).config),
+                           moduleFacts(module).config.maskClass, o,
+                           [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); });
+  if (!config)
+    fail("the tile configuration does not apply to this kernel: " + diagnostics);
+  LaunchConfig launch{config.text(), config.getBlockM(), config.getBlockN(),
+                      config.has(attn::ConfigSwitch::SplitTail)};
+  return known.emplace(std::move(key), std::move(launch)).first->second;
+}
+
+} // namespace
+
 rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
-                                   const AttentionTileConfig &config, const std::string &arch,
+                                   const AttentionTileConfig &tile, const std::string &arch,
                                    std::vector<rt::CacheAnswer> *answers) {
+  // The configuration is decided here, before compiling: the configured choice for the module's head
+  // dim, element type and mask on this target, the call's tile override, and the launch shape.
+  attn::ConfigOverrides request;
+  request.blockM = tile.blockM;
+  request.blockN = tile.blockN;
+  request.numWarps = tile.numWarps;
+  auto sw = [](int v) { return v == 0 ? -1 : v > 0 ? 1 : 0; }; // AttentionTileConfig: 1 on, -1 off, 0 chosen
+  request.overlap = sw(tile.overlap);
+  request.pingPong = sw(tile.pingPong);
+  request.producer = sw(tile.producer);
+  request.persistent = sw(tile.persistent);
+  // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
+  // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
+  // (bench/NOTES.md a68: +2.6% / +3.9% at 512 keys at head dims 128 / 256, level at 1k, slower
+  // from 2k). Kernels that cannot (a mask, not persistent) keep their pairs.
+  constexpr int64_t kUnpairedMaxKeys = 1024;
+  if (plan.seqKV <= kUnpairedMaxKeys)
+    request.pairInstances = 0;
+  const std::string target = arch.empty() ? cache.context().arch() : arch;
+  LaunchConfig config = launchConfig(plan.module, target, request);
+  // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
+  // in every instance (1-2% at 512 tokens): launches it would not split get the kernel without it.
+  // Its CTAs: one per SM (a persistent kernel's shared memory leaves room for one), checked below.
+  auto splits = [&](const LaunchConfig &c, int64_t ctas) {
+    const int64_t instances = (plan.seqQ + c.blockM - 1) / c.blockM * plan.headsQ * plan.batch;
+    return splitsLaunch(instances, ctas, (plan.seqKV + c.blockN - 1) / c.blockN);
+  };
+  const int64_t predictedCtas = cache.context().multiprocessors();
+  attn::ConfigOverrides unsplit = request;
+  unsplit.splitTail = 0;
+  const bool mayNotSplit = config.splitTail && !splits(config, predictedCtas);
+  if (mayNotSplit)
+    config = launchConfig(plan.module, target, unsplit);
+
   CompileOptions compile;
   compile.arch = arch; // empty: the cache uses the device's
-  compile.attentionBlockM = config.blockM;
-  compile.attentionBlockN = config.blockN;
-  compile.attentionWarps = config.numWarps;
-  compile.attentionOverlap = config.overlap;
-  compile.pingPong = config.pingPong;
-  compile.producer = config.producer;
-  compile.persistent = config.persistent;
+  compile.attentionConfig = config.text;
   // planAttention admits 16-byte aligned views only, whose tensor maps encode: the kernel without the
   // element-wise copies for maps that do not (a fifth less code and compile time). A driver that
   // cannot encode them gets the kernel with those copies.
   compile.tmaFallback = false;
-  // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
-  // in every instance (1-2% at 512 tokens), so launches it would not split get the kernel without
-  // it (splitTail -1). Launches with fewer keys than kSplitMinSteps steps of the widest step never
-  // split; they ask for that kernel first, so that their first call compiles one kernel, not two.
-  constexpr int64_t kWidestStep = 128;
-  const bool shortLaunch = plan.seqKV <= (kSplitMinSteps - 1) * (config.blockN > 0 ? config.blockN : kWidestStep);
-  compile.splitTail = shortLaunch ? -1 : 0;
-  // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
-  // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
-  // (bench/NOTES.md a68: +2.6% / +3.9% at 512 keys at head dims 128 / 256, level at 1k, slower
-  // from 2k). Kernels that cannot (a mask, not persistent) compile the same either way.
-  constexpr int64_t kUnpairedMaxKeys = 1024;
-  compile.pairInstances = plan.seqKV <= kUnpairedMaxKeys ? -1 : 0;
   const std::string bufferName = "<flare::attention>";
-  std::shared_ptr<rt::Module> module;
-  bool compiledHere = false; // by this call (not by another thread's at the same time)
   auto compileKernel = [&] {
     rt::CacheAnswer answer = cache.lookup(plan.module, compile, bufferName);
-    compiledHere |= answer.source == rt::CacheSource::Compiled;
-    module = answer.module;
+    std::shared_ptr<rt::Module> module = answer.module;
     if (answers)
       answers->push_back(std::move(answer));
     return module->kernel(plan.kernelName);
@@ -485,48 +552,18 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     compile.tmaFallback = true;
     kernel = compileKernel();
   }
-  auto splits = [&](const rt::Kernel &k) {
-    const int64_t blockM = k.info().hint("attention.block_m"), blockN = k.info().hint("attention.block_n");
-    if (blockM <= 0 || blockN <= 0)
-      return false;
-    const int64_t instances = (plan.seqQ + blockM - 1) / blockM * plan.headsQ * plan.batch;
-    return splitsLaunch(instances, k.residentCtas(), (plan.seqKV + blockN - 1) / blockN);
-  };
-  // Requests that differ only in an option this kernel ignores compile to the same code: where the
-  // configured kernel never splits (either split request), and where it cannot run single instances
-  // (a mask, not persistent: either pairing request). The cache answers them with this module (once,
-  // after a compile; later calls find it).
-  const bool anyPairing = kernel.info().hint("attention.can_unpair", -1) == 0;
-  auto answerEquivalentRequests = [&](bool anySplit) {
-    if (!compiledHere)
-      return;
-    auto other = [](int option) { return option == 0 ? -1 : 0; };
-    for (int split : {compile.splitTail, other(compile.splitTail)})
-      for (int pairs : {compile.pairInstances, other(compile.pairInstances)}) {
-        const bool same = split == compile.splitTail && pairs == compile.pairInstances;
-        if (same || (split != compile.splitTail && !anySplit) || (pairs != compile.pairInstances && !anyPairing))
-          continue;
-        CompileOptions equivalent = compile;
-        equivalent.splitTail = split;
-        equivalent.pairInstances = pairs;
-        cache.alias(plan.module, equivalent, bufferName, module);
+  // The split kernel's CTAs as the device fits them, where they differ from the prediction (another
+  // device, a kernel with less shared memory): the other kernel where the launch decides otherwise.
+  if (kernel.info().persistent && (config.splitTail || mayNotSplit)) {
+    const int64_t ctas = kernel.residentCtas();
+    if (ctas != predictedCtas) {
+      const LaunchConfig split = launchConfig(plan.module, target, request);
+      const LaunchConfig wanted = splits(split, ctas) ? split : launchConfig(plan.module, target, unsplit);
+      if (wanted.text != config.text) {
+        compile.attentionConfig = wanted.text;
+        kernel = compileKernel();
       }
-  };
-  if (shortLaunch) {
-    if (kernel.info().hint("attention.split_by_default", -1) == 0) {
-      answerEquivalentRequests(/*anySplit=*/true);
-    } else if (splits(kernel)) {
-      // Narrower steps than guessed (a tile configuration given by hand): this launch splits.
-      compile.splitTail = 0;
-      kernel = compileKernel();
-    } else {
-      answerEquivalentRequests(/*anySplit=*/false);
     }
-  } else if (kernel.info().splitSlotBytes < 0) {
-    answerEquivalentRequests(/*anySplit=*/true);
-  } else if (!splits(kernel)) {
-    compile.splitTail = -1;
-    kernel = compileKernel();
   }
   return kernel;
 }

@@ -90,15 +90,6 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(attn::createAttnClassifyMask());
     attn::AttnChooseConfigOptions generator;
     generator.arch = options.arch;
-    generator.blockM = options.attentionBlockM;
-    generator.blockN = options.attentionBlockN;
-    generator.numWarps = options.attentionWarps;
-    generator.overlap = options.attentionOverlap == 0 ? -1 : options.attentionOverlap > 0 ? 1 : 0;
-    generator.pingPong = options.pingPong == 0 ? -1 : options.pingPong > 0 ? 1 : 0;
-    generator.producer = options.producer == 0 ? -1 : options.producer > 0 ? 1 : 0;
-    generator.persistent = options.persistent == 0 ? -1 : options.persistent > 0 ? 1 : 0;
-    generator.splitTail = options.splitTail == 0 ? -1 : options.splitTail > 0 ? 1 : 0;
-    generator.pairInstances = options.pairInstances < 0 ? 0 : -1;
     generator.config = options.attentionConfig;
     pm.addPass(attn::createAttnChooseConfig(generator));
     pm.addPass(attn::createConvertAttnToTile());
@@ -116,7 +107,6 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     const Target target = targetOf(options);
     lowering.maxSharedBytes = target.maxSharedBytesPerCTA;
     lowering.wgmma = target.hasWgmma;
-    lowering.pingPong = options.pingPong >= 0;
     lowering.tmaFallback = options.tmaFallback;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     // CSE first: the per-register code repeats address and index arithmetic many times, and the

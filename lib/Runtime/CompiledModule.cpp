@@ -259,21 +259,6 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
 
 std::string CompileOptions::fingerprint() const {
   std::string text = "arch=" + arch + ";O=" + std::to_string(optLevel);
-  if (attentionBlockM || attentionBlockN || attentionWarps)
-    text += ";attention=" + std::to_string(attentionBlockM) + "x" + std::to_string(attentionBlockN) + "x" +
-            std::to_string(attentionWarps);
-  if (attentionOverlap)
-    text += ";overlap=" + std::to_string(attentionOverlap);
-  if (pingPong)
-    text += ";pingpong=" + std::to_string(pingPong);
-  if (producer)
-    text += ";producer=" + std::to_string(producer);
-  if (persistent)
-    text += ";persistent=" + std::to_string(persistent);
-  if (splitTail)
-    text += ";split=" + std::to_string(splitTail);
-  if (pairInstances)
-    text += ";pairs=" + std::to_string(pairInstances);
   if (!tmaFallback)
     text += ";tma-fallback=0";
   if (!attentionConfig.empty())

@@ -93,6 +93,8 @@ Context::Context(int device) : device_(device) {
         "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
   check(d.cuDeviceGetAttribute(&ccMinor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
         "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+  check(d.cuDeviceGetAttribute(&multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
   check(d.cuDriverGetVersion(&driverVersion_), "cuDriverGetVersion");
 
   CUcontext ctx = nullptr;

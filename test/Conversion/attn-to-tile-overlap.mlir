@@ -152,7 +152,7 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // to skip thread by thread; head dims 64 and 128 keep the plain form (@causal above, @d64 below).
 // The normalizer is kept as 4 partial sums per row.
 // CHECK-LABEL: func.func @d256(
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention.can_unpair = 1 : i32, flare.attention.split_by_default = 0 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
 // CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
 // CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
@@ -173,7 +173,7 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // lazy as at head dim 256 (bench/NOTES.md a79); a hand-given tile configuration (block-n=64 above)
 // leaves the registers to ptxas and keeps the softmax.
 // CFG-LABEL: func.func @d64(
-// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention.can_unpair = 0 : i32, flare.attention.split_by_default = 0 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true}
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true}
 // CFG: tile.online_softmax {{.*}} {lazy}
 // CFG: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
 // CHECK-LABEL: func.func @d64(

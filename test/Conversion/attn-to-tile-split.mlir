@@ -11,16 +11,14 @@
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 // Off: split-tail=0, a causal mask (instances differ in work), head dim 64 (no producer warpgroup,
 // not persistent).
-// The kernel's hint flare.attention.split_by_default says whether it would split without the option
-// (1 for plain.mlir with split-tail=0, 0 for the others): the runtime's kernel cache then knows when
-// both values of the option compile to the same kernel.
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-tail=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,BYDEFAULT
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefixes=OFF,NEVER
+// The kernel's configuration names split_tail exactly where it splits.
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-tail=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
-// CHECK-SAME: flare.attention.split_by_default = 1 : i32
+// CHECK-SAME: flare.attention_config = "#attn.config<{{[^"]*}}, split_tail{{[^"]*}}"
 // CHECK-SAME: tile.persistent = true
 // CHECK: %[[R:.*]] = arith.addi %[[SKV]], %c127_i32 : i32
 // CHECK: %[[STEPS:.*]] = arith.shrsi %[[R]], %c7_i32 : i32
@@ -55,7 +53,7 @@
 // CHECK-NEXT: return
 
 // OFF-LABEL: func.func @
-// BYDEFAULT-SAME: flare.attention.split_by_default = 1 : i32
-// NEVER-SAME: flare.attention.split_by_default = 0 : i32
+// OFF-NOT: split
+// OFF: tile.kernel
 // OFF-NOT: tile.split
 // OFF: return

@@ -1,10 +1,12 @@
 //===- FakeDriverAttentionConfigTest.cpp - flarec reproduces what flare::attention launches -===//
 //
-// Every generated attention kernel reports its configuration (KernelInfo::attentionConfig, the
-// #attn.config text). For calls of flare::attention of several masks, head dims, lengths (which move
-// the runtime's split and pairing requests) and both architectures, the kernel the runtime compiled
-// is compiled again by flarec from the call's module and that text alone: the PTX is the same, byte
-// for byte. Compiles are real; the stand-in driver loads and launches.
+// flare::attention decides a kernel's whole configuration (#attn.config) before compiling: the
+// configured choice for the module, the call's tile override and the launch shape (single query
+// blocks per turn up to 1k keys, a split last round where the launch splits on the device's SMs).
+// For calls of several masks (a custom module with an aux tensor among them), head dims, lengths and
+// both architectures, each call compiles one kernel, and that kernel is compiled again by flarec
+// from the call's module and its reported configuration alone (KernelInfo::attentionConfig): the PTX
+// is the same, byte for byte. Compiles are real; the stand-in driver (132 SMs) loads; nothing runs.
 //
 //===----------------------------------------------------------------------===//
 #include "FakeDriver.h"
@@ -40,7 +42,7 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   std::error_code ec;
   const std::filesystem::path flarec = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "flarec";
   ASSERT_TRUE(std::filesystem::exists(flarec)) << flarec;
-  AttentionOptions causal, window, sm80, tiled;
+  AttentionOptions causal, window, sm80, tiled, document;
   causal.causal = true;
   window.windowLeft = 100;
   window.windowRight = 0;
@@ -48,6 +50,11 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   sm80.arch = "sm_80";
   tiled.tile.blockM = tiled.tile.blockN = 64;
   tiled.tile.numWarps = 4;
+  // Fake device addresses: nothing is launched, and nothing reads them.
+  const uint64_t gib = uint64_t(1) << 30;
+  document.module = readExample("attention/document.mlir");
+  document.aux = {TensorView{40 * gib, DType::I32, {1500}, {}}};
+  document.lse = TensorView{41 * gib, DType::F32, {1, 4, 1500}, {}};
   const Call calls[] = {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
@@ -57,22 +64,24 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       {"head dim 256, sliding window and softcap", 1, 4, 1000, 256, window, {"persistent", "lazy_rescale"}, {"producer"}},
       {"a tile configuration given by hand", 1, 4, 700, 128, tiled, {"block_m = 64, block_n = 64, warps = 4"}},
       {"sm_80", 1, 4, 300, 128, sm80, {"ping_pong"}, {"overlap", "producer"}},
+      {"a custom module: document ids from an aux tensor (per element)", 1, 4, 1500, 128, document,
+       {"block_n = 32"}, {"producer", "last_pv_after_loops"}},
   };
   int index = 0;
   for (const Call &call : calls) {
     SCOPED_TRACE(call.what);
     const std::vector<int64_t> shape = {call.batch, call.heads, call.seq, call.headDim};
-    const size_t bytes = static_cast<size_t>(call.batch * call.heads * call.seq * call.headDim) * 2;
-    rt::DeviceBuffer q(*ctx, bytes), k(*ctx, bytes), v(*ctx, bytes), out(*ctx, bytes);
-    auto view = [&](const rt::DeviceBuffer &b) { return TensorView{b.ptr(), DType::BF16, shape, {}}; };
-    const AttentionPlan plan = planAttention(view(q), view(k), view(v), view(out), call.options);
+    auto view = [&](uint64_t at) { return TensorView{at * gib, DType::BF16, shape, {}}; };
+    const AttentionPlan plan = planAttention(view(1), view(10), view(20), view(30), call.options);
     const std::string arch = detail::targetArch(*cache, call.options);
     std::vector<rt::CacheAnswer> answers;
     // As flare::attention chooses (without autotuning): the call's tile override, else the launch's.
     const AttentionTileConfig tile =
         call.options.tile != AttentionTileConfig{} ? call.options.tile : launchTileConfig(plan, call.options, arch);
     detail::attentionKernel(*cache, plan, tile, call.options.arch, &answers);
-    ASSERT_FALSE(answers.empty());
+    // One compile: decided before compiling, not read back from a first kernel.
+    ASSERT_EQ(answers.size(), 1u);
+    EXPECT_EQ(answers[0].source, rt::CacheSource::Compiled);
     const CompiledModule &launched = answers.back().module->compiled();
     const KernelInfo *info = launched.findKernel(plan.kernelName);
     ASSERT_NE(info, nullptr);

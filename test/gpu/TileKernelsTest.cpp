@@ -108,13 +108,13 @@ TEST_F(TileKernels, KernelCacheServesTheSecondRequestFromMemoryAndDisk) {
               ms(t1, t2), ms(t3, t4));
 }
 
-// An alias answers another request (here the same kernel asked for with the split-tail option, which
-// a tile kernel ignores) with a module the cache has, in memory and on disk; it refuses no module and
+// An alias answers another request (here the same kernel asked for with an attention configuration,
+// which a tile kernel ignores) with a module the cache has, in memory and on disk; it refuses no module and
 // a module for another architecture.
 TEST_F(TileKernels, KernelCacheAliasAnswersAnotherRequestWithoutCompiling) {
   std::string src = readExample("tile/softmax.mlir");
   flare::CompileOptions other;
-  other.splitTail = -1;
+  other.attentionConfig = "#attn.config<pair_instances>";
   std::shared_ptr<flare::rt::Module> module = cache->getOrCompile(src, {}, "softmax.mlir");
   cache->alias(src, other, "softmax.mlir", module);
   EXPECT_EQ(cache->getOrCompile(src, other, "softmax.mlir"), module);

@@ -342,27 +342,13 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   EXPECT_NE(base.fingerprint(), otherOpt.fingerprint()) << "optLevel change not reflected";
   EXPECT_NE(otherArch.fingerprint(), otherOpt.fingerprint());
   EXPECT_NE(base.fingerprint().find(base.arch), std::string::npos) << base.fingerprint();
-  // The attention tuning knobs change the generated kernel: each setting is its own cache entry.
+  // Settings that change the generated kernel: each is its own cache entry.
   std::vector<std::string> seen = {base.fingerprint()};
   auto expectNew = [&](const CompileOptions &o, const char *what) {
     for (const std::string &f : seen)
       EXPECT_NE(o.fingerprint(), f) << what << " not reflected (or equal to another setting): " << o.fingerprint();
     seen.push_back(o.fingerprint());
   };
-  const std::pair<int CompileOptions::*, const char *> switches[] = {
-      {&CompileOptions::attentionOverlap, "attentionOverlap"},
-      {&CompileOptions::pingPong, "pingPong"},
-      {&CompileOptions::producer, "producer"},
-      {&CompileOptions::persistent, "persistent"}};
-  for (int v : {1, -1})
-    for (auto [field, name] : switches) {
-      CompileOptions o = base;
-      o.*field = v;
-      expectNew(o, name);
-    }
-  CompileOptions tile = base;
-  tile.attentionBlockN = 128;
-  expectNew(tile, "attentionBlockN");
   CompileOptions noFallback = base;
   noFallback.tmaFallback = false;
   expectNew(noFallback, "tmaFallback");

@@ -78,46 +78,31 @@ TEST(Compiler, KernelsWithoutTheTmaFallbackRequireTheirMaps) {
   EXPECT_FALSE(c.kernels[0].tmaRequired);
 }
 
-TEST(Compiler, AttentionKernelsSayWhetherTheyWouldSplitByDefault) {
-  // Head dim 128 without a mask may split the last wave (a hand-over slot); asked not to, it says
-  // that it would have. Causal kernels never split, so every split option gives them the same code.
-  const std::string plain = readExample("attention/plain.mlir"), causal = readExample("attention/causal.mlir");
-  flare::CompileOptions unsplit;
-  unsplit.splitTail = -1;
+TEST(Compiler, TheAttentionConfigDecidesTheKernel) {
+  // Head dim 128 without a mask: the configured kernel may split the last round (a hand-over slot);
+  // the same configuration without split_tail has none, and other PTX. Each configuration is its
+  // own cache key, and each kernel reports the configuration it was compiled with.
+  const std::string plain = readExample("attention/plain.mlir");
   auto only = [](const flare::CompiledModule &m) {
     EXPECT_EQ(m.kernels.size(), 1u);
     return m.kernels.empty() ? flare::KernelInfo{} : m.kernels[0];
   };
-  flare::KernelInfo byDefault = only(flare::compileToPTX(plain, {}, "plain.mlir"));
-  flare::KernelInfo without = only(flare::compileToPTX(plain, unsplit, "plain.mlir"));
-  flare::KernelInfo never = only(flare::compileToPTX(causal, unsplit, "causal.mlir"));
-  EXPECT_GE(byDefault.splitSlotBytes, 0);
-  EXPECT_EQ(byDefault.hint("attention.split_by_default", -1), 1);
-  EXPECT_LT(without.splitSlotBytes, 0);
-  EXPECT_EQ(without.hint("attention.split_by_default", -1), 1);
-  EXPECT_LT(never.splitSlotBytes, 0);
-  EXPECT_EQ(never.hint("attention.split_by_default", -1), 0);
-}
-
-TEST(Compiler, OnlyKernelsWithoutAMaskRunSingleInstancesWhenAsked) {
-  // pairInstances = -1 asks a persistent kernel for one query block per CTA and turn: head dim 128
-  // without a mask takes it (other PTX, its own cache key), a causal kernel keeps its pairs and
-  // compiles to the very same PTX, and each says which it is (attention.can_unpair), so that the
-  // kernel cache may answer both requests with one module there.
-  const std::string plain = readExample("attention/plain.mlir"), causal = readExample("attention/causal.mlir");
-  flare::CompileOptions single;
-  single.pairInstances = -1;
-  EXPECT_NE(single.fingerprint(), flare::CompileOptions{}.fingerprint());
-  flare::CompiledModule plainPaired = flare::compileToPTX(plain, {}, "plain.mlir");
-  flare::CompiledModule plainSingle = flare::compileToPTX(plain, single, "plain.mlir");
-  flare::CompiledModule causalPaired = flare::compileToPTX(causal, {}, "causal.mlir");
-  flare::CompiledModule causalSingle = flare::compileToPTX(causal, single, "causal.mlir");
-  ASSERT_EQ(plainSingle.kernels.size(), 1u);
-  ASSERT_EQ(causalSingle.kernels.size(), 1u);
-  EXPECT_EQ(plainSingle.kernels[0].hint("attention.can_unpair", -1), 1);
-  EXPECT_EQ(causalSingle.kernels[0].hint("attention.can_unpair", -1), 0);
-  EXPECT_NE(plainSingle.ptx, plainPaired.ptx);
-  EXPECT_EQ(causalSingle.ptx, causalPaired.ptx);
+  flare::CompiledModule configured = flare::compileToPTX(plain, {}, "plain.mlir");
+  const flare::KernelInfo split = only(configured);
+  ASSERT_NE(split.attentionConfig.find(", split_tail"), std::string::npos) << split.attentionConfig;
+  EXPECT_GE(split.splitSlotBytes, 0);
+  flare::CompileOptions unsplit;
+  unsplit.attentionConfig = split.attentionConfig;
+  unsplit.attentionConfig.erase(unsplit.attentionConfig.find(", split_tail"), 12);
+  EXPECT_NE(unsplit.fingerprint(), flare::CompileOptions{}.fingerprint());
+  flare::CompiledModule other = flare::compileToPTX(plain, unsplit, "plain.mlir");
+  EXPECT_LT(only(other).splitSlotBytes, 0);
+  EXPECT_EQ(only(other).attentionConfig, unsplit.attentionConfig);
+  EXPECT_NE(other.ptx, configured.ptx);
+  // The configured choice given back is the same kernel.
+  flare::CompileOptions same;
+  same.attentionConfig = split.attentionConfig;
+  EXPECT_EQ(flare::compileToPTX(plain, same, "plain.mlir").ptx, configured.ptx);
 }
 
 TEST(Compiler, SplitsOnlyLaunchesWithAPartLastRoundOfLongInstances) {

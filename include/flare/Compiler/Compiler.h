@@ -22,28 +22,6 @@ struct CompileOptions {
   std::string arch = "sm_90a";
   /// LLVM optimisation level for the NVPTX backend (0-3).
   int optLevel = 3;
-  /// Tile configuration of generated attention kernels (query rows per program, keys per step, warps);
-  /// 0 keeps the configured choice (flare::attn::chooseAttentionConfig). For tuning and measurement.
-  int attentionBlockM = 0, attentionBlockN = 0, attentionWarps = 0;
-  /// Software pipelining of generated attention loops (softmax under the previous P V): 1 on, -1 off,
-  /// 0 the configured choice.
-  int attentionOverlap = 0;
-  /// Warpgroups of a streamed loop issue their MMAs in turn (ping-pong): 1 on, -1 off, 0 the
-  /// configured choice (generated attention kernels decide per head dim; tile kernels: on).
-  int pingPong = 0;
-  /// Generated attention kernels: a producer warpgroup issues the K/V copies (1 on, -1 off, 0 the
-  /// configured choice).
-  int producer = 0;
-  /// Generated attention kernels: a persistent kernel whose CTAs run query blocks in turn (1 on, -1
-  /// off, 0 the configured choice).
-  int persistent = 0;
-  /// Generated attention kernels: a persistent kernel without a mask may split the last program
-  /// instances' KV steps between CTAs (1 on, -1 off, 0 the configured choice; see kSplitMinSteps).
-  int splitTail = 0;
-  /// Generated attention kernels: a persistent kernel's CTAs take pairs of query blocks per turn (1
-  /// or 0, the configured choice) or one (-1; honoured without a mask only, see
-  /// attn::AttentionConfig::pairInstances).
-  int pairInstances = 0;
   /// Kernels that copy through TMA also carry the element-wise copies that launches whose tensor maps
   /// do not encode (views that are not 16-byte aligned) take instead. Off: smaller kernels that
   /// compile faster (about a fifth less for an attention kernel); launching one with such views
@@ -51,9 +29,10 @@ struct CompileOptions {
   /// it off.
   bool tmaFallback = true;
   /// Generated attention kernels: the configuration (`#attn.config<...>`, dialects/Attn/AttnAttrs.td)
-  /// of every attn.attention that carries none, instead of the configured choice and the options
-  /// above. Every compiled attention kernel reports its configuration (KernelInfo::attentionConfig):
-  /// compiling the same module with that text gives the same PTX (`flarec --attention-config`).
+  /// of every attn.attention that carries none; empty: the configured choice. Every compiled
+  /// attention kernel reports its configuration (KernelInfo::attentionConfig): compiling the same
+  /// module with that text gives the same PTX (`flarec --attention-config`). flare::attention
+  /// decides it before compiling (tile overrides and launch shape included).
   std::string attentionConfig = {};
 
   /// A stable text form of every option, used in cache keys and printed in metadata.

@@ -48,6 +48,8 @@ public:
   const std::string &name() const { return name_; }
   int ccMajor() const { return ccMajor_; }
   int ccMinor() const { return ccMinor_; }
+  /// Streaming multiprocessors of the device.
+  int multiprocessors() const { return multiprocessors_; }
   /// The compile target for this device: "sm_90a" for compute capability 9.0 (Flare uses the
   /// Hopper-specific instructions there), otherwise "sm_<major><minor>".
   std::string arch() const;
@@ -68,6 +70,7 @@ private:
   void *ctx_ = nullptr;
   std::string name_;
   int ccMajor_ = 0, ccMinor_ = 0;
+  int multiprocessors_ = 0;
   int driverVersion_ = 0;
 };
 

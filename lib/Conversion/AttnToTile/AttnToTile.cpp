@@ -618,9 +618,6 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
   kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
-  for (const char *hint : {kSplitByDefaultHint, kCanUnpairHint})
-    if (Attribute value = op->getAttr(hint))
-      kernel->setAttr(hint, value);
   if (!config.has(ConfigSwitch::PingPong))
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   if (config.getMinBlocksPerSM() > 0)

@@ -7,10 +7,8 @@
 // persistent kernel with stream-K at 128, persistent without ping-pong at 256.
 // RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-choose-config | FileCheck %s --check-prefix=D64
 // D64: config = #attn.config<block_m = 128, block_n = 64, warps = 8, min_blocks_per_sm = 2, partial_row_sums = 4, overlap, ping_pong, lazy_rescale, last_pv_after_loops, peel_first_step, pair_instances, uniform_warpgroup>
-// D64-SAME: flare.attention.can_unpair = 0 : i32, flare.attention.split_by_default = 0 : i32
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config | FileCheck %s --check-prefix=D128
 // D128: config = #attn.config<block_m = 128, block_n = 128, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, overlap, ping_pong, producer, last_pv_after_loops, persistent, split_tail, pair_instances, uniform_warpgroup>
-// D128-SAME: flare.attention.can_unpair = 1 : i32, flare.attention.split_by_default = 1 : i32
 // RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-choose-config | FileCheck %s --check-prefix=D256
 // D256: config = #attn.config<block_m = 128, block_n = 64, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, overlap, lazy_rescale, last_pv_after_loops, persistent, pair_instances>
 //

@@ -20,19 +20,36 @@ struct AttentionFacts {
   MaskClass maskClass = MaskClass::None;
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)
 
-  /// The facts of `op`, whose mask class is `maskClass` (attn-classify-mask's analysis).
-  static AttentionFacts of(AttentionOp op, MaskClass maskClass);
+  /// The facts of `op`: its mask class is the op's `mask_class`, else attn-classify-mask's analysis.
+  static AttentionFacts of(AttentionOp op);
 };
 
 /// The configured choice for `facts` on `target` (measured on the H200; bench/NOTES.md).
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts);
 
-/// Kernel hints for launchers that attn-choose-config records on the op and convert-attn-to-tile
-/// moves to the kernel: whether the configured kernel splits its last instances (1 or 0), and
-/// whether asking for single instances per turn changes it (where not, a kernel cache answers both
-/// requests with one kernel).
-inline constexpr const char *kSplitByDefaultHint = "flare.attention.split_by_default";
-inline constexpr const char *kCanUnpairHint = "flare.attention.can_unpair";
+/// Changes to the configured choice: for tuning and measurement (attn-choose-config's options,
+/// flare::AttentionTileConfig) and for the launch-shape decisions of flare::attention (single query
+/// blocks per turn, no split of the last round). Sizes: 0 keeps the choice; switches: -1 keeps it,
+/// 0 turns it off, 1 on.
+struct ConfigOverrides {
+  int64_t blockM = 0, blockN = 0, numWarps = 0;
+  int64_t partialRowSums = -1; ///< -1 keeps the choice
+  int overlap = -1, pingPong = -1, lazyRescale = -1, deferRescale = -1, producer = -1, lastPvAfterLoops = -1,
+      persistent = -1, peelFirstStep = -1, splitTail = -1, operandsAfterFirstStage = -1, prefetchNextInstance = -1,
+      invariantAInRegisters = -1;
+  /// 0: one query block per CTA and turn (honoured by a persistent kernel without a mask only); -1
+  /// or 1: the choice (pairs).
+  int pairInstances = -1;
+
+  bool any() const;
+};
+
+/// `configured` (chooseAttentionConfig's choice for an op of mask class `mask`) with `overrides`
+/// applied, then normalised: switches that cannot apply beside the others are turned off, so that one
+/// kernel has one configuration. Null, after a diagnostic through `emitError`, when the result does
+/// not verify (block sizes, warps, partial sums).
+ConfigAttr applyOverrides(ConfigAttr configured, MaskClass mask, const ConfigOverrides &overrides,
+                          llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// The generated kernel's configuration as text, on the kernel function through the GPU layer (read
 /// into KernelInfo::attentionConfig): what reproduces the kernel (CompileOptions::attentionConfig).

@@ -18,9 +18,17 @@ namespace flare::attn {
 #define GEN_PASS_DEF_ATTNCHOOSECONFIG
 #include "Attn/Passes.h.inc"
 
-AttentionFacts AttentionFacts::of(AttentionOp op, MaskClass maskClass) {
+AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
-  return {q.getDimSize(3), q.getElementType().isF16(), maskClass, !op.getAux().empty()};
+  const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
+  return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty()};
+}
+
+bool ConfigOverrides::any() const {
+  return blockM > 0 || blockN > 0 || numWarps > 0 || partialRowSums >= 0 || overlap >= 0 || pingPong >= 0 ||
+         lazyRescale >= 0 || deferRescale >= 0 || producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 ||
+         peelFirstStep >= 0 || splitTail >= 0 || operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 ||
+         invariantAInRegisters >= 0 || pairInstances == 0;
 }
 
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts) {
@@ -101,6 +109,59 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
       has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask != MaskClass::None);
   return ConfigAttr::get(ctx, blockM, blockN, numWarps, minBlocksPerSM, partialRowSums, on);
 }
+ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrides &o,
+                        llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
+  int64_t bm = chosen.getBlockM(), bn = chosen.getBlockN(), warps = chosen.getNumWarps();
+  int64_t minBlocks = chosen.getMinBlocksPerSM(), rowSums = chosen.getPartialRowSums();
+  ConfigSwitch on = chosen.getSwitches();
+  auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
+  auto set = [&](ConfigSwitch s, bool value) { on = value ? on | s : on & ~s; };
+  // Switch options: 1 on, 0 off, -1 (the default) keeps the choice.
+  auto override = [&](ConfigSwitch s, int option) {
+    if (option >= 0)
+      set(s, option != 0);
+  };
+  // A tile configuration given by hand keeps ptxas's register choice.
+  if (o.blockM > 0 || o.blockN > 0 || o.numWarps > 0)
+    minBlocks = 0;
+  bm = o.blockM > 0 ? o.blockM : bm;
+  bn = o.blockN > 0 ? o.blockN : bn;
+  warps = o.numWarps > 0 ? o.numWarps : warps;
+  override(ConfigSwitch::Overlap, o.overlap);
+  override(ConfigSwitch::PingPong, o.pingPong);
+  override(ConfigSwitch::LazyRescale, o.lazyRescale);
+  override(ConfigSwitch::DeferRescale, o.deferRescale);
+  override(ConfigSwitch::Producer, o.producer);
+  override(ConfigSwitch::LastPvAfterLoops, o.lastPvAfterLoops);
+  override(ConfigSwitch::Persistent, o.persistent);
+  override(ConfigSwitch::PeelFirstStep, o.peelFirstStep);
+  const bool equalInstances = has(ConfigSwitch::Persistent) && mask == MaskClass::None;
+  override(ConfigSwitch::SplitTail, o.splitTail);
+  if (o.partialRowSums >= 0)
+    rowSums = o.partialRowSums;
+  // Switches that cannot apply are off.
+  const bool overlapping = has(ConfigSwitch::Overlap);
+  set(ConfigSwitch::DeferRescale, has(ConfigSwitch::DeferRescale) && overlapping);
+  set(ConfigSwitch::LastPvAfterLoops, has(ConfigSwitch::LastPvAfterLoops) && overlapping);
+  set(ConfigSwitch::PeelFirstStep, has(ConfigSwitch::PeelFirstStep) && overlapping);
+  set(ConfigSwitch::SplitTail, has(ConfigSwitch::SplitTail) && equalInstances);
+  set(ConfigSwitch::PairInstances, !equalInstances || o.pairInstances != 0);
+  const bool pairs = has(ConfigSwitch::PairInstances), persistentKernel = has(ConfigSwitch::Persistent);
+  const bool withProducer = has(ConfigSwitch::Producer);
+  set(ConfigSwitch::OperandsAfterFirstStage, !(equalInstances && pairs));
+  override(ConfigSwitch::OperandsAfterFirstStage, o.operandsAfterFirstStage);
+  set(ConfigSwitch::OperandsAfterFirstStage,
+      has(ConfigSwitch::OperandsAfterFirstStage) && persistentKernel && withProducer);
+  set(ConfigSwitch::PrefetchNextInstance, !pairs);
+  override(ConfigSwitch::PrefetchNextInstance, o.prefetchNextInstance);
+  set(ConfigSwitch::PrefetchNextInstance,
+      has(ConfigSwitch::PrefetchNextInstance) && persistentKernel && !withProducer);
+  set(ConfigSwitch::InvariantAInRegisters, !pairs && withProducer);
+  override(ConfigSwitch::InvariantAInRegisters, o.invariantAInRegisters);
+  set(ConfigSwitch::InvariantAInRegisters,
+      has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
+  return ConfigAttr::getChecked(emitError, chosen.getContext(), bm, bn, warps, minBlocks, rowSums, on);
+}
 } // namespace flare::attn
 
 using namespace mlir;
@@ -120,34 +181,37 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
         op.emitOpError() << "attn-choose-config: unknown arch '" << arch << "'";
         return WalkResult::interrupt();
       }
-      if (!op.getMaskClass())
-        op.setMaskClass(analyzeMask(op).maskClass);
-      const MaskClass mask = *op.getMaskClass();
-      const AttentionFacts facts = AttentionFacts::of(op, mask);
-      const ConfigAttr configured = chooseAttentionConfig(op.getContext(), *target, facts);
-      ConfigAttr chosen = config.empty() ? choose(op, configured, facts) : given(op);
+      const AttentionFacts facts = AttentionFacts::of(op);
+      op.setMaskClass(facts.maskClass);
+      ConfigAttr chosen;
+      if (!config.empty())
+        chosen = given(op);
+      else
+        chosen = applyOverrides(chooseAttentionConfig(op.getContext(), *target, facts), facts.maskClass,
+                                overrides(), [&] { return op.emitOpError("attn-choose-config: "); });
       if (!chosen)
         return WalkResult::interrupt();
       op.setConfigAttr(chosen);
-      // Facts for launchers (kernel hints): whether the configured kernel would split its last
-      // instances, and whether asking for single instances changes this one (where not, a kernel
-      // cache answers both requests with one kernel).
-      const bool equalInstances = hasEqualInstances(chosen, mask);
-      Builder b(op.getContext());
-      op->setAttr(kSplitByDefaultHint, b.getI32IntegerAttr(configured.has(ConfigSwitch::SplitTail) && equalInstances));
-      op->setAttr(kCanUnpairHint, b.getI32IntegerAttr(equalInstances));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       signalPassFailure();
   }
 
+  ConfigOverrides overrides() const {
+    ConfigOverrides o;
+    o.blockM = blockM, o.blockN = blockN, o.numWarps = numWarps, o.partialRowSums = partialRowSums;
+    o.overlap = overlap, o.pingPong = pingPong, o.lazyRescale = lazyRescale, o.deferRescale = deferRescale;
+    o.producer = producer, o.lastPvAfterLoops = lastPvAfterLoops, o.persistent = persistent;
+    o.peelFirstStep = peelFirstStep, o.splitTail = splitTail, o.pairInstances = pairInstances;
+    o.operandsAfterFirstStage = operandsAfterFirstStage, o.prefetchNextInstance = prefetchNextInstance;
+    o.invariantAInRegisters = invariantAInRegisters;
+    return o;
+  }
+
   /// The `config` option: parsed and verified (errors located at the op), then attached as it is.
   ConfigAttr given(AttentionOp op) {
-    if (blockM || blockN || numWarps || overlap >= 0 || pingPong >= 0 || lazyRescale >= 0 || deferRescale >= 0 ||
-        producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 || splitTail >= 0 || pairInstances >= 0 ||
-        operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 || invariantAInRegisters >= 0 ||
-        peelFirstStep >= 0 || partialRowSums >= 0) {
+    if (overrides().any()) {
       op.emitOpError("attn-choose-config: a given config cannot be combined with overrides");
       return {};
     }
@@ -167,59 +231,5 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     return result;
   }
 
-  /// The configured choice with this pass's overrides, normalised; null after a located error.
-  ConfigAttr choose(AttentionOp op, ConfigAttr chosen, const AttentionFacts &facts) {
-    int64_t bm = chosen.getBlockM(), bn = chosen.getBlockN(), warps = chosen.getNumWarps();
-    int64_t minBlocks = chosen.getMinBlocksPerSM(), rowSums = chosen.getPartialRowSums();
-    ConfigSwitch on = chosen.getSwitches();
-    auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
-    auto set = [&](ConfigSwitch s, bool value) { on = value ? on | s : on & ~s; };
-    // Switch options: 1 on, 0 off, -1 (the default) keeps the choice.
-    auto override = [&](ConfigSwitch s, int option) {
-      if (option >= 0)
-        set(s, option != 0);
-    };
-    // A tile configuration given by hand keeps ptxas's register choice.
-    if (blockM > 0 || blockN > 0 || numWarps > 0)
-      minBlocks = 0;
-    bm = blockM > 0 ? blockM : bm;
-    bn = blockN > 0 ? blockN : bn;
-    warps = numWarps > 0 ? numWarps : warps;
-    override(ConfigSwitch::Overlap, overlap);
-    override(ConfigSwitch::PingPong, pingPong);
-    override(ConfigSwitch::LazyRescale, lazyRescale);
-    override(ConfigSwitch::DeferRescale, deferRescale);
-    override(ConfigSwitch::Producer, producer);
-    override(ConfigSwitch::LastPvAfterLoops, lastPvAfterLoops);
-    override(ConfigSwitch::Persistent, persistent);
-    override(ConfigSwitch::PeelFirstStep, peelFirstStep);
-    const bool equalInstances = has(ConfigSwitch::Persistent) && facts.maskClass == MaskClass::None;
-    override(ConfigSwitch::SplitTail, splitTail);
-    if (partialRowSums >= 0)
-      rowSums = partialRowSums;
-    // Switches that cannot apply are off.
-    const bool overlapping = has(ConfigSwitch::Overlap);
-    set(ConfigSwitch::DeferRescale, has(ConfigSwitch::DeferRescale) && overlapping);
-    set(ConfigSwitch::LastPvAfterLoops, has(ConfigSwitch::LastPvAfterLoops) && overlapping);
-    set(ConfigSwitch::PeelFirstStep, has(ConfigSwitch::PeelFirstStep) && overlapping);
-    set(ConfigSwitch::SplitTail, has(ConfigSwitch::SplitTail) && equalInstances);
-    set(ConfigSwitch::PairInstances, !equalInstances || pairInstances != 0);
-    const bool pairs = has(ConfigSwitch::PairInstances), persistentKernel = has(ConfigSwitch::Persistent);
-    const bool withProducer = has(ConfigSwitch::Producer);
-    set(ConfigSwitch::OperandsAfterFirstStage, !(equalInstances && pairs));
-    override(ConfigSwitch::OperandsAfterFirstStage, operandsAfterFirstStage);
-    set(ConfigSwitch::OperandsAfterFirstStage,
-        has(ConfigSwitch::OperandsAfterFirstStage) && persistentKernel && withProducer);
-    set(ConfigSwitch::PrefetchNextInstance, !pairs);
-    override(ConfigSwitch::PrefetchNextInstance, prefetchNextInstance);
-    set(ConfigSwitch::PrefetchNextInstance,
-        has(ConfigSwitch::PrefetchNextInstance) && persistentKernel && !withProducer);
-    set(ConfigSwitch::InvariantAInRegisters, !pairs && withProducer);
-    override(ConfigSwitch::InvariantAInRegisters, invariantAInRegisters);
-    set(ConfigSwitch::InvariantAInRegisters,
-        has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
-    return ConfigAttr::getChecked([&] { return op.emitOpError("attn-choose-config: "); }, op.getContext(), bm, bn,
-                                  warps, minBlocks, rowSums, on);
-  }
 };
 } // namespace
