@@ -157,34 +157,7 @@ private:
   LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
 
   /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32).
-  ArrayRef<Value> threadCoord(Attribute layoutAttr) {
-    auto it = threadCoords.find(layoutAttr);
-    if (it != threadCoords.end())
-      return it->second;
-    // Computed once, in the kernel's prologue, so that every region can use them.
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(prologueAnchor);
-    Location savedLoc = loc;
-    loc = func.getLoc();
-    LinearLayout layout = cast<LinearLayoutAttr>(layoutAttr).getLayout();
-    SmallVector<Value> coords;
-    for (int d = 0; d < layout.rank(); ++d) {
-      Value acc = i32(0);
-      for (auto [in, id] : {std::pair<LayoutInput, Value>{LayoutInput::Lane, laneId}, {LayoutInput::Warp, warpId}}) {
-        const auto &bases = layout.bases(in);
-        for (size_t bit = 0; bit < bases.size(); ++bit) {
-          if (bases[bit][d] == 0)
-            continue;
-          // ((id >> bit) & 1) * basis, XOR-ed in.
-          Value sel = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, i32(bit)), i32(1));
-          acc = arith::XOrIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, sel, i32(bases[bit][d])));
-        }
-      }
-      coords.push_back(acc);
-    }
-    loc = savedLoc;
-    return threadCoords[layoutAttr] = coords;
-  }
+  ArrayRef<Value> threadCoord(Attribute layoutAttr);
 
   /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
   SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
@@ -343,10 +316,7 @@ private:
   Value operandAreaOffset(int64_t bytes) {
     return arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(bytes));
   }
-  Value operandAreaPtr(int64_t bytes) {
-    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-                               ValueRange{operandAreaOffset(bytes)});
-  }
+  Value operandAreaPtr(int64_t bytes);
   void lowerLazyConvert(ConvertLayoutOp conv);
   /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
   /// source registers straight into its shared-memory layout (no register shuffle at all).
@@ -822,19 +792,7 @@ private:
   /// Runs `body` with the top-level scalars and views of the instance this CTA runs at `turn` of its
   /// tile loop, lowered anew from the kernel's arguments and that instance's program ids; the current
   /// instance's scalars, program ids, split piece and location are restored afterwards.
-  void inInstanceScope(Value turn, llvm::function_ref<void()> body) {
-    ScalarScope instanceScope = freshScalarScope();
-    swapScalarScope(instanceScope);
-    std::array<Value, 3> savedPids = virtualPids;
-    auto savedItem = splitItem;
-    Location savedLoc = loc;
-    virtualPids = instancePids(turn);
-    body();
-    virtualPids = savedPids;
-    splitItem = savedItem;
-    loc = savedLoc;
-    swapScalarScope(instanceScope);
-  }
+  void inInstanceScope(Value turn, llvm::function_ref<void()> body);
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
@@ -903,9 +861,7 @@ private:
   /// released this instance's block and copies the next instance's.
   void issueNextInstance(Value v);
   /// A produced operand's `full` / `empty` barriers as a one-stage ring.
-  BarrierRing operandRing(int64_t barrierAt) {
-    return {operandAreaOffset(barrierAt), 1};
-  }
+  BarrierRing operandRing(int64_t barrierAt);
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
   /// A produced operand read by dots inside top-level loops (Q): released right after the last of
@@ -950,12 +906,7 @@ private:
   /// arith ops between them), for copies issued ahead of their iteration.
   Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
   /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
-  SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
-    SmallVector<Value> offsets;
-    for (Value o : load.getOffsets())
-      offsets.push_back(scalarAt(o, op, iv, memo));
-    return offsets;
-  }
+  SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
   bool isRecomputable(Value v, scf::ForOp op);
   /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
   /// else K-major) at byte offset `base`; returns whether B was stored N-major.

@@ -1,0 +1,172 @@
+//===- Generator.h - The FlashAttention generator of convert-attn-to-tile -*- C++ -*-===//
+//
+// The class that turns one attn.attention into a tile kernel, shared by its pieces: region inlining
+// (RegionInlining.cpp), the mask's KV block ranges (MaskBlockRanges.cpp), one KV step (KvStep.cpp)
+// and the kernel's construction (KernelConstruction.cpp). AttnToTile.cpp holds the pass; the file
+// comment there describes the kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_LIB_CONVERSION_ATTNTOTILE_GENERATOR_H
+#define FLARE_LIB_CONVERSION_ATTNTOTILE_GENERATOR_H
+
+#include "../../Dialect/Attn/Transforms/MaskAnalysis.h"
+#include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/Config.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace flare::attn::generator {
+using namespace mlir;
+
+inline constexpr double kLog2E = 1.4426950408889634;
+inline constexpr double kLn2 = 0.6931471805599453;
+
+enum class Shape { Uniform, Row, Col, Full };
+
+inline Shape join(Shape a, Shape b) {
+  if (a == b || b == Shape::Uniform)
+    return a;
+  if (a == Shape::Uniform)
+    return b;
+  return Shape::Full;
+}
+
+/// An interval [lo, hi) of KV block indices (i32 values).
+struct Interval {
+  Value lo, hi;
+};
+
+class Generator {
+public:
+  Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, ConfigAttr config)
+      : op(op), func(func), mask(std::move(mask)), config(config), ranges(op), b(op.getContext()),
+        loc(op.getLoc()) {}
+
+  LogicalResult run();
+
+private:
+  AttentionOp op;
+  func::FuncOp func;
+  MaskInfo mask;
+  ConfigAttr config;
+  ModifierRanges ranges;
+  OpBuilder b;
+  Location loc;
+  int64_t headDim = 0;
+  Type elemType, f32, i32Type;
+  /// What the regions' index values compute in: i32 where ModifierRanges proves that exact (every
+  /// shipped modifier), else i64, the op's own index semantics.
+  Type indexType;
+  func::FuncOp kernel;
+
+  // Kernel scalars (i32 unless noted).
+  Value batchIdx, headIdx, seqQ, seqKV, q0, q1, numBlocks;
+  Value qView, kView, vView, oView, lseView, qTile;
+  SmallVector<Value> auxPtrs, auxLens;
+  Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1
+  /// [BLOCK_M] i32: the last key each query row keeps (keptKeyBound), Skv - 1 at most; null where
+  /// the mask is not of that form.
+  Value keptBound;
+
+  // Region values: shape class, and the emitted value (hoisted ones shared, per-body ones local).
+  DenseMap<Value, Shape> shapes;
+  DenseMap<Value, Value> hoisted;
+  DenseMap<Value, Value> *body = nullptr;
+  DenseMap<std::pair<Value, int>, Value> *broadcasts = nullptr;
+
+  // --- scalar helpers ---------------------------------------------------------------------------
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value smin(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value smax(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) { return arith::CmpIOp::create(b, loc, p, x, y); }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, loc, b.getI64Type(), x); }
+  /// floor(x / BLOCK_N) and ceil(x / BLOCK_N) for a power-of-two BLOCK_N (an arithmetic shift
+  /// rounds toward -inf, also for negative x).
+  Value floorBlocks(Value x) { return arith::ShRSIOp::create(b, loc, x, c32(llvm::Log2_64(config.getBlockN()))); }
+  Value ceilBlocks(Value x) { return floorBlocks(add(x, c32(config.getBlockN() - 1))); }
+
+  RankedTensorType tileType(ArrayRef<int64_t> shape, Type elem) { return RankedTensorType::get(shape, elem); }
+  Value splat(Value scalar, ArrayRef<int64_t> shape) {
+    return tile::SplatOp::create(b, loc, tileType(shape, scalar.getType()), scalar);
+  }
+  Value splatF32(double v, ArrayRef<int64_t> shape) {
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType(shape, f32), b.getF32FloatAttr(v)));
+  }
+  Value broadcastRows(Value row, int64_t cols) { // [M] -> [M, cols]
+    auto t = cast<RankedTensorType>(row.getType());
+    int64_t m = t.getDimSize(0);
+    Value e = tile::ExpandDimsOp::create(b, loc, tileType({m, 1}, t.getElementType()), row, 1);
+    return tile::BroadcastOp::create(b, loc, tileType({m, cols}, t.getElementType()), e);
+  }
+  Value broadcastCols(Value col, int64_t rows) { // [N] -> [rows, N]
+    auto t = cast<RankedTensorType>(col.getType());
+    int64_t n = t.getDimSize(0);
+    Value e = tile::ExpandDimsOp::create(b, loc, tileType({1, n}, t.getElementType()), col, 0);
+    return tile::BroadcastOp::create(b, loc, tileType({rows, n}, t.getElementType()), e);
+  }
+  Value indexRange(Value start, int64_t n) {
+    Value r = tile::RangeOp::create(b, loc, tileType({n}, i32Type), 0, static_cast<int32_t>(n));
+    return arith::AddIOp::create(b, loc, r, splat(start, {n}));
+  }
+
+  SmallVector<int64_t> dims(Shape s) {
+    switch (s) {
+    case Shape::Uniform:
+      return {};
+    case Shape::Row:
+      return {config.getBlockM()};
+    case Shape::Col:
+      return {config.getBlockN()};
+    case Shape::Full:
+      return {config.getBlockM(), config.getBlockN()};
+    }
+    return {};
+  }
+  Type convertScalar(Type t) { return t.isIndex() ? indexType : t; }
+  /// An i32 kernel index (scalar or tile) as a region index value.
+  Value asIndex(Value x) {
+    if (indexType == i32Type)
+      return x;
+    Type t = isa<RankedTensorType>(x.getType()) ? Type(tileType(cast<RankedTensorType>(x.getType()).getShape(), indexType))
+                                                 : indexType;
+    return arith::ExtSIOp::create(b, loc, t, x);
+  }
+  Type shaped(Type scalar, Shape s) {
+    Type t = convertScalar(scalar);
+    return s == Shape::Uniform ? t : Type(tileType(dims(s), t));
+  }
+
+  // --- modifier regions ----------------------------------------------------------------------------
+  void classify(Region &region, bool isScore);
+  Value lookup(Value v);
+  Value at(Value v, Shape s);
+  LogicalResult emitOp(Operation *inner, DenseMap<Value, Value> &into);
+  LogicalResult emitRegion(Region &region, bool hoistedPart, DenseMap<Value, Value> &into);
+
+  // --- kernel pieces -------------------------------------------------------------------------------
+  LogicalResult buildKernel();
+  Value evalLeaves(const LinearExpr &e);
+  std::pair<Interval, Interval> blocksOf(const MaskNode &node);
+  Value keptKeyBound(const MaskNode &node);
+  /// With `overlap`, `state` also carries P of the previous block, whose rows of V start at
+  /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
+  /// that only finishes the previous block.
+  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state, Value valid = Value(),
+                                       Value prevKv0 = Value());
+};
+
+/// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
+inline constexpr int64_t kFarAway = -(int64_t(1) << 30);
+
+} // namespace flare::attn::generator
+
+#endif // FLARE_LIB_CONVERSION_ATTNTOTILE_GENERATOR_H

@@ -1,0 +1,331 @@
+//===- KernelConstruction.cpp - the generated kernel around the KV loops ---===//
+//
+// The kernel function and its ABI, the program instance's scalars and views, the Q block, the KV
+// loops over the mask's block ranges (full blocks without mask code), the persistent and split
+// schedules' attributes, and the epilogue (O = acc / l, LSE).
+//
+//===----------------------------------------------------------------------===//
+#include "Generator.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+
+namespace flare::attn::generator {
+
+LogicalResult Generator::run() {
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  headDim = qType.getDimSize(3);
+  elemType = qType.getElementType();
+  f32 = b.getF32Type();
+  i32Type = b.getI32Type();
+  indexType = ranges.indexFitsI32() ? i32Type : Type(b.getI64Type());
+  if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
+    return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
+
+  // The function must be exactly `return attn.attention(arguments)`.
+  Block &entry = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
+  if (!ret || &entry.front() != op.getOperation() || op->getNextNode() != ret ||
+      ret.getOperands() != ValueRange(op->getResults()) ||
+      llvm::any_of(op->getOperands(), [&](Value v) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        return !arg || arg.getOwner() != &entry;
+      }))
+    return op.emitOpError("convert-attn-to-tile: the function '")
+           << func.getName() << "' must consist of one attn.attention on its arguments and return its results";
+
+  classify(op.getScoreMod(), /*isScore=*/true);
+  classify(op.getMaskMod(), /*isScore=*/false);
+  return buildKernel();
+}
+
+LogicalResult Generator::buildKernel() {
+  MLIRContext *ctx = op.getContext();
+  const int64_t bm = config.getBlockM(), bn = config.getBlockN();
+  auto ptrOf = [&](Type elem) { return tile::PtrType::get(ctx, elem); };
+  Type i64Type = b.getI64Type();
+  SmallVector<Type> args = {ptrOf(elemType), ptrOf(elemType), ptrOf(elemType), ptrOf(elemType)};
+  bool withLse = static_cast<bool>(op.getLse());
+  if (withLse)
+    args.push_back(ptrOf(f32));
+  for (Value aux : op.getAux())
+    args.push_back(ptrOf(cast<RankedTensorType>(aux.getType()).getElementType()));
+  args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
+  args.append(op.getAux().size(), i32Type);
+  args.append(12, i64Type); // (batch, head, row) strides of q, k, v, o
+
+  b.setInsertionPoint(func);
+  kernel = func::FuncOp::create(b, func.getLoc(), func.getName(), b.getFunctionType(args, {}));
+  kernel->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
+  kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.getNumWarps()));
+  kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
+  kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
+  if (!config.has(ConfigSwitch::PingPong))
+    kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
+  if (config.getMinBlocksPerSM() > 0)
+    kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.getMinBlocksPerSM()));
+  if (config.has(ConfigSwitch::Producer))
+    kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
+  if (config.has(ConfigSwitch::Persistent))
+    kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
+  if (config.has(ConfigSwitch::Persistent) && !config.has(ConfigSwitch::PairInstances))
+    kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
+  if (config.has(ConfigSwitch::OperandsAfterFirstStage))
+    kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
+  if (config.has(ConfigSwitch::PrefetchNextInstance))
+    kernel->setAttr(tile::TileDialect::kPrefetchNextInstanceAttrName, b.getBoolAttr(true));
+  if (config.has(ConfigSwitch::InvariantAInRegisters))
+    kernel->setAttr(tile::TileDialect::kInvariantAInRegistersAttrName, b.getBoolAttr(true));
+  if (!config.has(ConfigSwitch::UniformWarpgroup))
+    kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
+  if (config.has(ConfigSwitch::PeelFirstStep) && config.has(ConfigSwitch::Overlap))
+    kernel->setAttr(tile::TileDialect::kPeelZeroFirstAttrName, b.getBoolAttr(true));
+  Block *entry = kernel.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  unsigned a = 0;
+  Value qPtr = entry->getArgument(a++), kPtr = entry->getArgument(a++), vPtr = entry->getArgument(a++),
+        oPtr = entry->getArgument(a++);
+  Value lsePtr = withLse ? entry->getArgument(a++) : Value();
+  for (size_t i = 0; i < op.getAux().size(); ++i)
+    auxPtrs.push_back(entry->getArgument(a++));
+  Value headsQ = entry->getArgument(a++), headsKV = entry->getArgument(a++);
+  seqQ = entry->getArgument(a++);
+  seqKV = entry->getArgument(a++);
+  for (size_t i = 0; i < op.getAux().size(); ++i)
+    auxLens.push_back(entry->getArgument(a++));
+  SmallVector<Value> strides;
+  for (int i = 0; i < 12; ++i)
+    strides.push_back(entry->getArgument(a++));
+
+  // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
+  Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  Value lastBlock = sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), c32(1));
+  if (config.has(ConfigSwitch::RowsGrow) && config.has(ConfigSwitch::Persistent)) {
+    // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
+    // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
+    // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.
+    Value half = arith::ShRUIOp::create(b, loc, mBlock, c32(1));
+    Value light = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        arith::AndIOp::create(b, loc, mBlock, c32(1)), c32(0));
+    mBlock = arith::SelectOp::create(b, loc, light, half, sub(lastBlock, half));
+  } else if (config.has(ConfigSwitch::RowsGrow)) {
+    // Heaviest first: the GPU starts programs in index order, so the last ones to start are the
+    // lightest and the last wave ends evenly.
+    mBlock = sub(lastBlock, mBlock);
+  }
+  headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
+  batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+  Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  q0 = mul(mBlock, c32(bm));
+  // The last row that exists: rows past Sq are computed but never stored, and must not widen the
+  // range of visited blocks.
+  q1 = sub(smin(add(q0, c32(bm)), seqQ), c32(1));
+  numBlocks = ceilBlocks(seqKV);
+
+  Value b64 = ext64(batchIdx);
+  auto sliceOf = [&](Value ptr, int tensor, Value head) {
+    Value off = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, strides[3 * tensor]),
+                                      arith::MulIOp::create(b, loc, ext64(head), strides[3 * tensor + 1]));
+    return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
+  };
+  Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
+  auto view2d = [&](Value base, Value rows, int tensor) {
+    Value rowStride = arith::TruncIOp::create(b, loc, i32Type, strides[3 * tensor + 2]);
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, d},
+                                    ValueRange{rowStride, c1})
+        .getResult();
+  };
+  qView = view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
+  kView = view2d(sliceOf(kPtr, 1, kvHead), seqKV, 1);
+  vView = view2d(sliceOf(vPtr, 2, kvHead), seqKV, 2);
+  oView = view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
+  if (withLse) {
+    // LSE is a dense [B, Hq, Sq] tensor.
+    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, ext64(headsQ)), ext64(headIdx));
+    Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr,
+                                        arith::MulIOp::create(b, loc, row, ext64(seqQ)));
+    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqQ}, ValueRange{c1});
+  }
+  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{q0, c0}, nullptr);
+
+  // Region values that do not depend on the KV block.
+  qRows = indexRange(q0, bm);
+  for (auto [region, first] : {std::pair<Region *, unsigned>{&op.getScoreMod(), 1}, {&op.getMaskMod(), 0}}) {
+    if (region->empty())
+      continue;
+    Block &blk = region->front();
+    hoisted[blk.getArgument(first + 0)] = asIndex(batchIdx);
+    hoisted[blk.getArgument(first + 1)] = asIndex(headIdx);
+    hoisted[blk.getArgument(first + 2)] = asIndex(qRows);
+    if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
+      return failure();
+  }
+
+  // Which KV blocks to visit, and which of them need no mask.
+  auto [nonEmpty, full] = blocksOf(mask.root);
+  Value lo = smax(nonEmpty.lo, c0);
+  Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  // Stream-K (`split_tail`, no mask: every instance visits blocks [0, numBlocks)): this
+  // instance may run only blocks [lo + splitLo, lo + splitHi) of them.
+  Value splitLo, splitHi;
+  if (config.has(ConfigSwitch::SplitTail)) {
+    auto range = tile::SplitRangeOp::create(b, loc, numBlocks);
+    splitLo = range.getLo();
+    splitHi = range.getHi();
+    hi = smin(add(lo, splitHi), hi);
+    lo = smin(add(lo, splitLo), hi);
+  }
+  Value flo = hi, fhi = hi;
+  bool fullLoop = mask.root.mayHaveFullBlocks();
+  if (fullLoop) {
+    // Keys past Skv are masked: only blocks wholly below Skv can be full.
+    Value fullHi = smin(full.hi, floorBlocks(seqKV));
+    flo = smin(smax(full.lo, lo), hi);
+    fhi = smin(smax(fullHi, flo), hi);
+  }
+
+  // Masked steps compare each key with its row's last kept key (keptKeyBound), when the mask allows.
+  // (bench/NOTES.md a36: +2-4% at 512 causal, +1-2% at 1k-2k.)
+  if (mask.hasMask && mask.root.kind != MaskNode::Kind::True)
+    if (Value bound = keptKeyBound(mask.root))
+      keptBound = arith::MinSIOp::create(b, loc, bound, splat(sub(seqKV, c32(1)), {bm}));
+  Value ninf = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
+  // The normalizer as `partial_row_sums` partial sums per row (one per lane of a quad of the MMA
+  // layouts: no cross-lane adds in the loop), summed after it.
+  const int64_t sumGroups = config.getPartialRowSums();
+  Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
+  SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDim})};
+  // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
+  Value pendingKv0 = c32(kFarAway);
+  if (config.has(ConfigSwitch::Overlap))
+    state.push_back(arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
+  // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
+  if (config.has(ConfigSwitch::DeferRescale))
+    state.push_back(splatF32(1.0, {bm}));
+  // Every bound is computed before the first loop: the lowering may then issue the second loop's
+  // first copies from the first loop's last iteration (one ring of stages for both). The last loop
+  // of an overlapped kernel takes one more step, to finish its last block's P V.
+  Value left = sub(flo, lo);
+  Value partialCount = add(left, sub(hi, fhi));
+  // Overlapped, the last block's P V is still due after the loops: either one more step of the last
+  // loop (an S product and softmax thrown away, `valid` false) or, with lastPvAfterLoops, one P V
+  // after them on that block's V, loaded before the loops (its rows are known then): the lowering
+  // copies it into shared memory while the loops run.
+  const bool pvAfterLoops = config.has(ConfigSwitch::Overlap) && config.has(ConfigSwitch::LastPvAfterLoops);
+  Value partialEnd = config.has(ConfigSwitch::Overlap) && !pvAfterLoops ? add(partialCount, c1) : partialCount;
+  // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
+  auto partialBlock = [&](Value t) {
+    return select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left)));
+  };
+  // The full-block loop's last block is still pending after it (none when the loop is empty).
+  Value pendingAfterFull = pendingKv0;
+  if (fullLoop && config.has(ConfigSwitch::Overlap))
+    pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(sub(fhi, c1), c32(bn)), pendingKv0);
+  Value vLast; // the last block's V (the partial loop's last block, else the full loop's)
+  if (pvAfterLoops) {
+    Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
+                           mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
+    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{lastKv0, c0}, nullptr);
+  }
+  // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
+  // loop); P of block `pending` (a key offset) is the first iteration's previous block.
+  auto loop = [&](Value lower, Value upper, Value end, bool partial, Value pending) -> LogicalResult {
+    auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    auto blockAt = [&](Value t) { return partial ? partialBlock(t) : t; };
+    Value iv = forOp.getInductionVar();
+    Value valid, prevKv0;
+    if (config.has(ConfigSwitch::Overlap)) {
+      if (end != upper)
+        valid = cmp(arith::CmpIPredicate::slt, iv, upper);
+      Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
+      prevKv0 = select(first, pending, mul(blockAt(sub(iv, c1)), c32(bn)));
+    }
+    FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), /*masked=*/partial, forOp.getRegionIterArgs(), valid, prevKv0);
+    if (failed(next))
+      return failure();
+    scf::YieldOp::create(b, loc, *next);
+    state.assign(forOp.getResults().begin(), forOp.getResults().end());
+    return success();
+  };
+  if (fullLoop && failed(loop(flo, fhi, fhi, /*partial=*/false, pendingKv0)))
+    return failure();
+  if (failed(loop(c0, partialCount, partialEnd, /*partial=*/true, pendingAfterFull)))
+    return failure();
+  if (pvAfterLoops) {
+    // The last block's P V (P = 0 and V read far away when no block was visited).
+    Value acc = state[2];
+    if (config.has(ConfigSwitch::DeferRescale)) {
+      acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDim));
+      if (config.has(ConfigSwitch::LazyRescale))
+        acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
+    }
+    state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
+  }
+
+  // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
+  if (sumGroups)
+    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
+  auto epilogue = [&](Value m, Value l, Value acc) {
+    Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
+    Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value lSafe = arith::SelectOp::create(b, loc, noKey, one, l);
+    Value invL = arith::DivFOp::create(b, loc, one, lSafe);
+    Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
+    Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
+    tile::StoreOp::create(b, loc, out16, oView, ValueRange{q0, c0});
+    if (withLse) {
+      Value log2l = math::Log2Op::create(b, loc, lSafe);
+      Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), splatF32(kLn2, {bm}));
+      lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
+      tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
+    }
+  };
+  if (!config.has(ConfigSwitch::SplitTail)) {
+    epilogue(state[0], state[1], state[2]);
+    func::ReturnOp::create(b, loc);
+    return success();
+  }
+  // A split instance: the piece that ends it (lo > 0) hands its state over and stores nothing; the
+  // piece that began it (lo == 0, hi < steps) merges that in first. Each path has its own epilogue
+  // (the branches are the same for the whole CTA): the unsplit one carries no merged values.
+  Value writer = cmp(arith::CmpIPredicate::ne, splitLo, c0);
+  Value owner = cmp(arith::CmpIPredicate::ne, splitHi, numBlocks);
+  auto hand = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(hand.thenBlock());
+    tile::SplitStoreOp::create(b, loc, ValueRange{state[0], state[1], state[2]});
+    b.setInsertionPointToStart(hand.elseBlock());
+    auto merge = scf::IfOp::create(b, loc, TypeRange{}, owner, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(merge.thenBlock());
+    SmallVector<Type> types = {state[0].getType(), state[1].getType(), state[2].getType()};
+    auto theirs = tile::SplitLoadOp::create(b, loc, types);
+    Value m1 = state[0], m2 = theirs.getResult(0);
+    Value m = arith::MaximumFOp::create(b, loc, m1, m2);
+    // Rows that kept no key in either piece: both maxima -inf, both factors 0.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+    Value ref = arith::SelectOp::create(b, loc, none, splatF32(0.0, {bm}), m);
+    Value a1 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m1, ref));
+    Value a2 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m2, ref));
+    Value l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[1], a1),
+                                    arith::MulFOp::create(b, loc, theirs.getResult(1), a2));
+    Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[2], broadcastRows(a1, headDim)),
+                                      arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDim)));
+    epilogue(m, l, acc);
+    b.setInsertionPointToStart(merge.elseBlock());
+    epilogue(state[0], state[1], state[2]);
+  }
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+} // namespace flare::attn::generator

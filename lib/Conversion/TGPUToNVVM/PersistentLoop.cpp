@@ -1,0 +1,293 @@
+//===- PersistentLoop.cpp - the persistent tile loop and split instances ---===//
+//
+// A persistent kernel (tile.persistent) runs the program instances of its grid in a loop on the CTAs
+// the device fits, in pairs or one per turn; a kernel that splits instances (tile.split_range,
+// stream-K) hands a piece's partial softmax state to the CTA that began the instance. See the
+// persistent-kernel section of KernelLowering.h and dialects/TGPU/Rationale.md.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLowering.h"
+
+namespace flare::tgpu::lowering {
+
+scf::ForOp KernelLowering::beginTileLoop() {
+  auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
+  Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, virtualGrid[0], virtualGrid[1]),
+                                      virtualGrid[2]);
+  // CTA c of G takes chunks c, c + G, c + 2G, ... of `size` consecutive instances: pairs when there
+  // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
+  // heavy and light query blocks of one head), single instances otherwise or when the kernel asks
+  // for them (tile.pair_instances = false).
+  Value pairs = pairInstances
+                    ? cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas))
+                    : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+  Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
+  Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
+  Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
+  Value lastOfAll = arith::SubIOp::create(b, loc, chunks, i32(1));
+  Value later = arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, lastOfAll, cta), ctas);
+  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0)); // chunks of this CTA
+  // An odd total leaves the last chunk one instance short.
+  Value lastChunk = arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, later, ctas));
+  Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));
+  Value isShort = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, has, odd),
+      cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
+  Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
+                                      arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+  if (splitRange) {
+    // Stream-K (see splitRange): instances in x-fastest order, single ones; without splits the
+    // chunks above.
+    auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+    auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
+    auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+    auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+    auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
+    produceValue(splitRange.getSteps());
+    Value steps = scalars.lookup(splitRange.getSteps());
+    Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
+    Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
+    // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps, and
+    // the tail's steps (fewer than 2 G S) within 32 bits.
+    auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
+    Value fits = cmp(arith::CmpIPredicate::ult, arith::MulIOp::create(b, loc, i64(steps), i64(ctas)),
+                     arith::ConstantIntOp::create(b, loc, kSplitMaxStepsTimesCtas, 64));
+    Value on = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
+                              cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
+        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)), fits));
+    Value whole = sel(on, sub(rounds, i32(1)), rounds);
+    // The cut points c * T * S / G (T tail instances of S steps on G CTAs) in 32 bits: with T S =
+    // q G + r, that is c q + c r / G, and c r < G^2. A 64-bit division would be a call, and a call
+    // makes ptxas serialize every wgmma of the kernel (C7509).
+    Value tailSteps = mul(sub(total, mul(whole, ctas)), safeSteps);
+    Value perCta = div(tailSteps, ctas), spare = sub(tailSteps, mul(perCta, ctas));
+    auto cut = [&](Value c) { return add(mul(c, perCta), div(mul(c, spare), ctas)); };
+    Value next = add(cta, i32(1));
+    Value hasTail = cmp(arith::CmpIPredicate::ult, cta, rest);
+    Value s0 = sel(on, cut(cta), mul(cta, steps));
+    Value s1 = sel(on, cut(next), mul(next, steps));
+    Value first = sel(on, div(s0, safeSteps), cta);
+    Value last = div(sub(s1, i32(1)), safeSteps);
+    Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
+    splitSchedule = {on, whole, first, s0, s1, steps};
+    trips = sel(on, add(whole, count), trips);
+  }
+  auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
+  tileSchedule = {ctas, cta, shift};
+  enterLoopBody(loop);
+  virtualPids = instancePids(loop.getInductionVar());
+  return loop;
+}
+
+Value KernelLowering::splitInstance(Value turn, Value chunked) {
+  auto [on, rounds, first, s0, s1, steps] = splitSchedule;
+  auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+  auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+  auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+  Value ctas = tileSchedule.ctas, cta = tileSchedule.cta;
+  Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
+                                     arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
+  Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
+  Value instance = sel(on, sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
+                                arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex)),
+                       chunked);
+  Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
+  Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
+  Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
+  // A piece that ends an instance uses this CTA's slot; one that begins it, the next CTA's.
+  Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lo, i32(0));
+  splitItem = {lo, hi, sel(ends, cta, arith::AddIOp::create(b, loc, cta, i32(1)))};
+  return instance;
+}
+
+LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, bool store) {
+  if (!splitWorkspace || !tileLoop)
+    return op->emitOpError("needs the tile loop of a persistent kernel with a tile.split_range");
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  const int64_t threads = numWarps * kWarpSize;
+  Type f32 = b.getF32Type(), i32Type = b.getI32Type();
+  // Slots of splitSlotRegs * threads floats, then one i32 flag per CTA.
+  Value slotFloats = i32(splitSlotRegs * threads);
+  Value flagPtr = LLVM::GEPOp::create(
+      b, loc, globalPtr, i32Type, splitWorkspace,
+      ValueRange{arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tileSchedule.ctas, slotFloats),
+                                       splitItem.slot)});
+  Value flag = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), flagPtr);
+  Value slot = arith::MulIOp::create(b, loc, splitItem.slot, slotFloats);
+  auto address = [&](int64_t reg) {
+    Value index = arith::AddIOp::create(b, loc, slot, arith::AddIOp::create(b, loc, i32(reg * threads), threadId));
+    return LLVM::GEPOp::create(b, loc, globalPtr, f32, splitWorkspace,
+                               ValueRange{arith::ExtUIOp::create(b, loc, b.getI64Type(), index)})
+        .getResult();
+  };
+  auto asmOp = [&](StringRef text) {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{flag}, text, "l,~{memory}", /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  };
+  if (!store) {
+    // Thread 0 waits for the other piece's flag (and clears it for the next launch); a lost signal
+    // traps after about 2^30 polls instead of hanging.
+    ifThen(isThreadZero(), [&] {
+      asmOp("{\n.reg .pred p;\n.reg .b32 v, n;\nmov.u32 n, 0;\nWAIT:\nld.acquire.gpu.global.b32 v, [$0];\n"
+            "setp.ne.b32 p, v, 0;\n@p bra DONE;\nadd.u32 n, n, 1;\nsetp.lt.u32 p, n, 1073741824;\n@p bra WAIT;\n"
+            "trap;\nDONE:\nst.relaxed.gpu.global.b32 [$0], 0;\n}");
+    });
+    barrier();
+  }
+  int64_t reg = 0;
+  for (Value t : tiles) {
+    const int64_t n = layoutOf(t).numRegs();
+    SmallVector<Value> values;
+    for (int64_t r = 0; r < n; ++r) {
+      Value at = address(reg + r);
+      if (store)
+        LLVM::StoreOp::create(b, loc, regs[t][r], at);
+      else
+        values.push_back(LLVM::LoadOp::create(b, loc, f32, at));
+    }
+    if (!store)
+      regs[t] = values;
+    reg += n;
+  }
+  if (reg != splitSlotRegs)
+    return op->emitOpError() << "carries " << reg << " registers a thread, the kernel's slots " << splitSlotRegs;
+  if (store) {
+    // Every thread's stores, then one release of them.
+    barrier();
+    ifThen(isThreadZero(), [&] { asmOp("{\nfence.acq_rel.gpu;\nst.relaxed.gpu.global.b32 [$0], 1;\n}"); });
+  }
+  return success();
+}
+
+std::array<Value, 3> KernelLowering::instancePids(Value turn) {
+  auto [ctas, cta, shift] = tileSchedule;
+  Value chunk = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
+  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
+                                         arith::AndIOp::create(b, loc, turn, shift));
+  if (splitRange)
+    instance = splitInstance(turn, instance);
+  Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
+  return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
+          arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
+          arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
+}
+
+Value KernelLowering::warpUniform(Value v) {
+  return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32(-1), v, i32(0), i32(kWarpSize - 1), NVVM::ShflKind::idx,
+                              UnitAttr());
+}
+
+Value KernelLowering::warpgroupId() {
+  if (!warpgroup) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(warpId);
+    warpgroup = arith::ShRUIOp::create(b, loc, warpId, i32(2));
+    if (uniformWarpgroup)
+      warpgroup = warpUniform(warpgroup);
+  }
+  return warpgroup;
+}
+
+void KernelLowering::rebindThreadValues() {
+  kernelThread = {threadId, laneId, warpId, warpgroup, smemBase, prologueAnchor};
+  // LLVM would hoist everything the body derives from the thread id and the shared buffer's address
+  // out of the tile loop (wgmma descriptors, shared addresses: dozens of registers), and keep it live
+  // through every instance's epilogue. A zero it cannot see through, made once per instance, keeps
+  // them where the body computes them.
+  Value zero = LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, 0;", "=r",
+                                         /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                         LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                   .getResult(0);
+  threadId = arith::AddIOp::create(b, loc, kernelThread.threadId, zero);
+  laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
+  warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
+  warpgroup = {};
+  smemBase = LLVM::GEPOp::create(b, loc, smemBase.getType(), b.getI8Type(), kernelThread.smemBase, ValueRange{zero});
+  prologueAnchor = i32(0).getDefiningOp();
+  threadCoords.clear();
+}
+
+void KernelLowering::restoreThreadValues() {
+  if (!kernelThread.threadId)
+    return;
+  threadId = kernelThread.threadId;
+  laneId = kernelThread.laneId;
+  warpId = kernelThread.warpId;
+  warpgroup = kernelThread.warpgroup;
+  smemBase = kernelThread.smemBase;
+  prologueAnchor = kernelThread.prologueAnchor;
+  threadCoords.clear();
+  kernelThread = {};
+}
+
+void KernelLowering::withKernelThreadValues(const std::function<void()> &body) {
+  auto swapAll = [&](auto &saved) {
+    std::swap(threadId, saved.threadId);
+    std::swap(laneId, saved.laneId);
+    std::swap(warpId, saved.warpId);
+    std::swap(warpgroup, saved.warpgroup);
+    std::swap(smemBase, saved.smemBase);
+    std::swap(prologueAnchor, saved.prologueAnchor);
+  };
+  auto saved = kernelThread;
+  swapAll(saved);
+  std::swap(threadCoords, savedThreadCoords);
+  body();
+  std::swap(threadCoords, savedThreadCoords);
+  swapAll(saved);
+  kernelThread.warpgroup = saved.warpgroup; // made by `body`, for the next visit
+}
+
+void KernelLowering::endTileLoop() {
+  // The next instance overwrites what this one's threads read (operands' panels, a TMA store's
+  // staging, a ring's barriers they set up): every consumer is done here. Unless nothing of that is
+  // theirs: the producer's rings and operands order themselves, each warpgroup's staging has its own
+  // barriers, scratch users start with one; then only launches whose maps did not encode (the
+  // consumers copy the operands themselves) need it.
+  const bool ownStateOnly = producerMode && perWarpgroupStores && !consumersSetUpState && lazyBytes == 0;
+  if (ownStateOnly)
+    ifThen(notI1(tensorMapsUsable()), [&] { barrier(); });
+  else
+    barrier();
+  scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
+  b.setInsertionPointAfter(tileLoop);
+  restoreThreadValues();
+  // The MMA turns: when every loop that takes turns sits in the instance's body, warpgroup 1 gives
+  // the first turn once before the tile loop and warpgroup 0 takes the last back after it, so that
+  // the turn passes on from one instance's last loop to the next one's first (as between a ring's
+  // loops), and neither warpgroup waits for the other at an instance's end.
+  SmallVector<Operation *> turns;
+  bool allInBody = true;
+  kernelFunc.walk([&](scf::IfOp ifOp) {
+    if (!ifOp->hasAttr(kTurnAttrName))
+      return;
+    ifOp->removeAttr(kTurnAttrName);
+    turns.push_back(ifOp);
+    allInBody &= ifOp->getBlock() == tileLoop.getBody();
+  });
+  if (allInBody && !turns.empty()) {
+    for (Operation *turn : turns)
+      turn->erase();
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(tileLoop);
+      giveFirstTurn();
+    }
+    takeTurnBack();
+  }
+  // The last TMA stores must have read their panels before the CTA exits (each warpgroup's first
+  // thread issued its own).
+  if (tmaStoresInFlight) {
+    Value issuer = perWarpgroupStores ? arith::AndIOp::create(b, loc, threadId, i32(127)).getResult() : threadId;
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, issuer, i32(0)),
+           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
+  }
+}
+
+} // namespace flare::tgpu::lowering
