@@ -16,6 +16,7 @@
 #define FLARE_PIPELINES_PIPELINES_H
 
 #include "flare/Compiler/Compiler.h"
+#include "flare/InitAll.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -42,12 +43,6 @@ mlir::LogicalResult collectKernelInfo(mlir::ModuleOp module, CompiledModule &met
 /// Extracts the PTX text of the gpu.binary that Stage::PTX produced.
 mlir::LogicalResult extractPTX(mlir::ModuleOp module, std::string &ptx);
 
-/// Registers Flare's dialects, the upstream dialects a Flare module may contain, and the external
-/// models and translations the pipeline needs.
-void registerAllDialects(mlir::DialectRegistry &registry);
-/// Registers Flare's passes, the upstream passes the pipeline uses and the `flare-tile-to-ptx`
-/// pipelines. Idempotent.
-void registerAllPasses();
 /// Initialises LLVM's NVPTX target once (needed before serialising to PTX).
 void initializeNVPTXTarget();
 
