@@ -22,6 +22,17 @@ def TGPUAssignLayouts : Pass<"tgpu-assign-layouts", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertTGPUMachineToNVVM : Pass<"convert-tgpu-machine-to-nvvm"> {
+  let summary = "lower the tgpu machine protocol ops (mbarriers, named barriers, fences, register budgets, wgmma groups) to NVVM";
+  let description = [{
+    One conversion pattern per op (lib/Conversion/TGPUToNVVM/MachineToNVVM.cpp), each to the NVVM op
+    that implements it: `tgpu.mbarrier_wait` to `nvvm.mbarrier.try_wait.parity` with a suspend-time
+    hint, `tgpu.named_barrier_sync` to `nvvm.barrier` with an id and a thread count, ... Runs on the
+    per-thread code convert-tgpu-to-nvvm produced, before the gpu.module goes to LLVM.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect"];
+}
+
 def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "lower laid-out tile kernels to per-thread code in a gpu.module";
   let description = [{

@@ -4,6 +4,7 @@
 
 include "TGPUDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "TGPUMachineOps.td"
 
 class TGPU_Op<string mnemonic, list<Trait> traits = []> : Op<TGPU_Dialect, mnemonic, traits>;
 

@@ -103,6 +103,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
   }
   case Stage::NVVM: {
     OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
+    gpm.addPass(tgpu::createConvertTGPUMachineToNVVM());
     gpm.addPass(createSCFToControlFlowPass());
     gpm.addPass(createConvertGpuOpsToNVVMOps());
     gpm.addPass(std::make_unique<MarkTensorMapParams>());

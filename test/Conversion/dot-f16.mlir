@@ -8,10 +8,10 @@
 // CHECK-LABEL: gpu.func @warpgroup_f16
 // CHECK-SAME: tgpu.shared_bytes = 8192 : i32
 // CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
-// CHECK-NEXT: nvvm.fence.proxy
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK: tgpu.wgmma_fence
 // CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
-// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.return
 func.func @warpgroup_f16(%a: !tile.ptr<f16>, %b: !tile.ptr<f16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {

@@ -103,7 +103,7 @@ func.func @k32(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n:
 // WGMMA-NOT: nvvm.mma.sync
 // WGMMA-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // The generic-proxy stores are made visible to the async proxy wgmma reads through, then all warps sync.
-// WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: tgpu.fence_async_shared
 // WGMMA-NEXT: gpu.barrier
 // The accumulator's 32 registers per thread (64 x 64 / 128 threads) travel as one struct; the
 // warpgroup fence orders the register writes before the MMAs.
@@ -114,14 +114,14 @@ func.func @k32(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n:
 // 524288 + 137438953472 = 137439477760. Built once per operand; the second K step (two core matrices,
 // 256 bytes, further) adds 256 >> 4 = 16.
 // WGMMA: arith.ori %{{.*}}, %c137439477760_i64{{[_0-9]*}} : i64
-// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: tgpu.wgmma_fence
 // Two K steps of 16, chained through the accumulator. A is row-major (K-major); B was loaded row by row,
 // so its registers run along N and it is stored N-major: wgmma's transposed B, layout row.
 // WGMMA: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>] : !llvm.struct<(f32{{(, f32){31}[)]}}> -> !llvm.struct<(f32{{(, f32){31}[)]}}>
 // WGMMA: arith.addi %{{.*}}, %c16_i64{{[_0-9]*}} : i64
 // WGMMA: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
-// WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NEXT: tgpu.wgmma_commit
+// WGMMA-NEXT: tgpu.wgmma_wait 0
 // WGMMA-NEXT: llvm.extractvalue %[[W1]][0]
 // WGMMA-NOT: nvvm.wgmma.mma_async
 // Every warpgroup has read A and B: the space may be reused.
@@ -151,10 +151,10 @@ func.func @warpgroup_64x64(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // MMA-NOT: nvvm.wgmma
 // WGMMA-LABEL: gpu.func @transposed_b
 // WGMMA-NOT: nvvm.mma.sync
-// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: tgpu.wgmma_fence
 // WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-// WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NEXT: tgpu.wgmma_commit
+// WGMMA-NEXT: tgpu.wgmma_wait 0
 // WGMMA-NOT: nvvm.mma.sync
 // WGMMA: gpu.return
 func.func @transposed_b(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %s: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
@@ -183,10 +183,10 @@ func.func @transposed_b(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %s: !tile.ptr<
 // WGMMA: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32 : i32
 // WGMMA: %[[GROUP0:.*]] = arith.shrui %[[WARP]], %c2_i32{{[_0-9]*}} : i32
 // WGMMA: %[[GROUP:.*]] = nvvm.shfl.sync idx %c-1_i32, %[[GROUP0]], %c0_i32{{[_0-9]*}}, %c31_i32{{[_0-9]*}} : i32 -> i32
-// WGMMA: nvvm.fence.proxy
+// WGMMA: tgpu.fence_async_shared
 // WGMMA: llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
 // WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
-// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: tgpu.wgmma_fence
 // WGMMA-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}>
 // WGMMA-NOT: nvvm.wgmma.mma_async
 // WGMMA-NOT: nvvm.mma.sync
@@ -242,7 +242,7 @@ func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf
 // CHECK-COUNT-32: nvvm.mma.sync {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: nvvm.wgmma
-// CHECK-NOT: nvvm.fence.proxy
+// CHECK-NOT: tgpu.fence_async_shared
 // CHECK: gpu.return
 func.func @m128_on_4_warps(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32

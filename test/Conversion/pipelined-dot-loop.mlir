@@ -38,16 +38,16 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK:       nvvm.cp.async.commit.group
 // CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32,
 // CHECK:         nvvm.cp.async.wait.group 1
-// CHECK-NEXT:    nvvm.fence.proxy
+// CHECK-NEXT:    tgpu.fence_async_shared
 // CHECK-NEXT:    gpu.barrier
-// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK:         tgpu.wgmma_fence
 // CHECK-COUNT-2: nvvm.wgmma.mma_async
-// CHECK-NEXT:    nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NEXT:    tgpu.wgmma_commit
+// CHECK-NEXT:    tgpu.wgmma_wait 1
 // CHECK-NEXT:    gpu.barrier
 // CHECK:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK:         nvvm.cp.async.commit.group
-// CHECK:       nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:       tgpu.wgmma_wait 0
 // CHECK-NEXT:  nvvm.cp.async.wait.group 0
 // CHECK:       } else {
 // CHECK:         scf.for

@@ -19,31 +19,31 @@
 // CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRST]] {
 // CHECK-NEXT: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
-// CHECK-NEXT: nvvm.mbarrier.init %[[FULL0]], %c1_i32
+// CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
 // CHECK: }
 // CHECK-NEXT: %[[FULL1:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82952]
-// CHECK-NEXT: nvvm.mbarrier.init %[[FULL1]], %c1_i32
-// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: tgpu.mbarrier_init %[[FULL1]], %c1_i32
+// CHECK: tgpu.fence_async_shared
 // CHECK: gpu.barrier
 // The instance's own first copy, into stage 0, only in the first turn.
 // CHECK: %[[FIRST_TURN:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32
 // CHECK: %[[OWN:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[FIRST_TURN]]
 // CHECK-NEXT: scf.if %[[OWN]] {
 // CHECK-NOT: nvvm.mbarrier.try_wait
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for
 // CHECK: scf.yield
 // After the loop: when there is a next instance, thread 0 waits for this instance's last use of
 // stage 0 to be released, initialises its barriers afresh and issues the next instance's copy.
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK: }
 // CHECK-NEXT: %[[NEXT_FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[82944]
-// CHECK-NEXT: nvvm.mbarrier.init %[[NEXT_FULL0]], %c1_i32
-// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c8_i32
-// CHECK-NEXT: nvvm.fence.proxy
-// CHECK: nvvm.mbarrier.arrive.expect_tx %[[NEXT_FULL0]], %c16384_i32
+// CHECK-NEXT: tgpu.mbarrier_init %[[NEXT_FULL0]], %c1_i32
+// CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK: tgpu.mbarrier_arrive_expect_tx %[[NEXT_FULL0]], %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %{{.*}}, %[[NEXT_FULL0]]
 // The output staged in the last stage.
@@ -57,9 +57,9 @@
 // FALLBACK: gpu.barrier
 // FALLBACK-NEXT: scf.if
 // FALLBACK-NEXT: llvm.getelementptr %{{[0-9]+}}[82944]
-// FALLBACK-NEXT: nvvm.mbarrier.init
+// FALLBACK-NEXT: tgpu.mbarrier_init
 // FALLBACK: scf.yield
-// FALLBACK-NOT: nvvm.mbarrier.init
+// FALLBACK-NOT: tgpu.mbarrier_init
 // FALLBACK: llvm.getelementptr %{{[0-9]+}}[66560]
 // FALLBACK: gpu.return
 func.func @cross_instance(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.prefetch_next_instance = true} {

@@ -10,17 +10,17 @@
 
 // CHECK-LABEL: gpu.func @peeled(
 // CHECK: scf.if %{{.*}} -> (bf16,
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-NOT: wgmma.mma_async
 // CHECK: scf.yield
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield
 // CHECK: scf.for %{{.*}} = %c1_i32 to %{{.*}} step %c1_i32 iter_args(
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {
 // CHECK: scf.yield
 

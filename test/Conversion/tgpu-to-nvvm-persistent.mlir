@@ -26,7 +26,7 @@
 // RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=LATE
 // RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // LATE-LABEL: gpu.func @persistent(
-// LATE: nvvm.setmaxregister decrease 40
+// LATE: tgpu.set_max_registers decrease 40
 // LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
 // LATE-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
@@ -37,26 +37,26 @@
 // LATE-NEXT: %[[QHERE:[0-9]+]] = arith.andi %[[FIRSTIT]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QHERE]] {
 // LATE-NEXT: %{{[0-9]+}} = arith.subi %[[PTURN]], %c1_i32 : i32
-// LATE: nvvm.mbarrier.try_wait.parity
-// LATE: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// LATE: tgpu.mbarrier_wait
+// LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
 // LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
 // LATE: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
 // LATE-NEXT: %[[QAFTER:[0-9]+]] = arith.andi %[[NONE]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QAFTER]] {
-// LATE: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
 // LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
 // LATE: scf.yield
 // LATE: nvvm.exit
 // LATEFB-LABEL: gpu.func @persistent(
-// LATEFB: nvvm.setmaxregister decrease 40
+// LATEFB: tgpu.set_max_registers decrease 40
 // LATEFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
 // LATEFB: scf.for
 // LATEFB-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
 // LATEFB: nvvm.exit
 // SINGLE-LABEL: gpu.func @persistent(
-// SINGLE: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
+// SINGLE: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // SINGLE-NEXT: %[[GX:.*]] = gpu.grid_dim x
 // SINGLE-NEXT: %[[CTAS:[0-9]+]] = arith.index_castui %[[GX]] : index to i32
 // SINGLE-NEXT: %[[BX:.*]] = gpu.block_id x
@@ -67,7 +67,7 @@
 // SINGLE-NEXT: %[[INST:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
 // SINGLE-NEXT: arith.remui %[[INST]], %arg5 : i32
 // SINGLE: nvvm.exit
-// SINGLE: nvvm.setmaxregister increase 232
+// SINGLE: tgpu.set_max_registers increase 232
 // SINGLE-NOT: arith.cmpi uge, %{{[0-9]+}}, %{{[0-9]+}} : i32
 // SINGLE: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SINGLE-NEXT: %[[CROUND:[0-9]+]] = arith.muli %[[TURN]], %{{[0-9]+}} : i32
@@ -80,12 +80,12 @@
 // CHECK-SAME: tgpu.user_args = 5 : i32
 // The producer: registers given up, the ring's three stages and the operand's two barriers
 // initialised once (`full` of the operand: one expect-tx; `empty`: the 8 consumer warps), announced.
-// CHECK: nvvm.setmaxregister decrease 40
-// CHECK-COUNT-6: nvvm.mbarrier.init
-// CHECK: nvvm.mbarrier.init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK: tgpu.set_max_registers decrease 40
+// CHECK-COUNT-6: tgpu.mbarrier_init
+// CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>
 // CHECK-NEXT: llvm.getelementptr
-// CHECK-NEXT: nvvm.mbarrier.init %{{[0-9]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
+// CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
 // CHECK: %[[CTAS:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[CTA:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
@@ -107,62 +107,62 @@
 // CHECK: %[[PREV:[0-9]+]] = arith.subi %[[PTURN]], %c1_i32 : i32
 // CHECK-NEXT: %[[HADPREV:[0-9]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[HADPREV]] {
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
 // Then the streamed loop's stages, their ring index numbered on from the instance's first.
 // CHECK: scf.for
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c8192_i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg11
 // CHECK: scf.yield %{{[0-9]+}} : i32
 // CHECK: nvvm.exit
 // The consumers.
-// CHECK: nvvm.setmaxregister increase 232
-// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c384_i32
+// CHECK: tgpu.set_max_registers increase 232
+// CHECK: tgpu.named_barrier_sync %c4_i32, %c384_i32
 // CHECK-NEXT: %[[SECONDWG:[0-9]+]] = arith.cmpi uge, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK-NEXT: scf.if %[[SECONDWG]] {
-// CHECK-NEXT: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: tgpu.named_barrier_arrive %c1_i32, %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
 // CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
 // No copy of theirs when the maps encoded; the operand arrives with the parity of their turn.
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %[[PARITY]], %c10000000_i32
+// CHECK-NEXT: tgpu.mbarrier_wait %{{[0-9]+}}, %[[PARITY]]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32
 // CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
 // CHECK-NEXT: %[[LASTIT:[0-9]+]] = arith.cmpi sge, %[[NEXT]], %[[NB]] : i32
 // CHECK: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: tgpu.wgmma_wait 0
 // Each warp's lane 0 releases the operand once the last product reading it is done: in the loop's
 // last iteration (then, with the ring's stage)...
 // CHECK: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[LASTREL:[0-9]+]] = arith.andi %[[LASTIT]], %[[LANE0]] : i1
 // CHECK-NEXT: scf.if %[[LASTREL]] {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if %[[LANE0]] {
-// CHECK: nvvm.mbarrier.arrive
+// CHECK: tgpu.mbarrier_arrive
 // CHECK: scf.yield
 // ...or after the loop when it ran no iteration.
 // CHECK: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
 // CHECK-NEXT: %[[LANE0B:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[NONEREL:[0-9]+]] = arith.andi %[[NONE]], %[[LANE0B]] : i1
 // CHECK-NEXT: scf.if %[[NONEREL]] {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // The store, per warpgroup (named barrier 5 + g over its 128 threads): its first thread waits for the
 // previous instance's copy to have read the panels, then the panels, its TMA store of 64 rows from
 // row 64 g, committed and left in flight.
-// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: %[[LOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
 // CHECK-NEXT: %[[LEADER:[0-9]+]] = arith.cmpi eq, %[[LOCAL]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[LEADER]] {
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[WGBAR:[0-9]+]] = arith.addi %[[GROUP:[0-9]+]], %c5_i32 : i32
-// CHECK-NEXT: nvvm.barrier id = %[[WGBAR]] number_of_threads = %c128_i32
-// CHECK: nvvm.barrier id = %[[WGBAR]] number_of_threads = %c128_i32
+// CHECK-NEXT: tgpu.named_barrier_sync %[[WGBAR]], %c128_i32
+// CHECK: tgpu.named_barrier_sync %[[WGBAR]], %c128_i32
 // CHECK-NEXT: scf.if %[[LEADER]] {
 // CHECK-NEXT: %{{[0-9]+}} = arith.muli %[[GROUP]], %c64_i32 : i32
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg10
@@ -170,13 +170,13 @@
 // CHECK-NOT: nvvm.cp.async.bulk.wait_group
 // The instance's last barrier only where the maps did not encode (the direct store's branch).
 // CHECK: } else {
-// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield %{{[0-9]+}} : i32
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRSTWG]] {
-// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: tgpu.named_barrier_sync %c1_i32, %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[ANYLOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
 // CHECK-NEXT: %[[ISSUER:[0-9]+]] = arith.cmpi eq, %[[ANYLOCAL]], %c0_i32 : i32
@@ -223,12 +223,12 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: tgpu.persistent
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
-// CHECK-NEXT: nvvm.mbarrier.init %[[FULL0]], %c1_i32
+// CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
 // CHECK-NEXT: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
-// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY0]], %c8_i32
-// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL0]], %c16384_i32
+// CHECK-NEXT: tgpu.mbarrier_init %[[EMPTY0]], %c8_i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL0]], box[%c0_i32, %{{[0-9]+}}]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
@@ -244,21 +244,21 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: llvm.store %c0_i32, %{{[0-9]+}} : i32, !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK: gpu.barrier
-// CHECK: nvvm.mbarrier.init
+// CHECK: tgpu.mbarrier_init
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32
+// CHECK: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]]
 // CHECK: scf.for
-// CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
+// CHECK: tgpu.mbarrier_arrive %[[EMPTY]]
 // CHECK: scf.yield
-// CHECK: nvvm.mbarrier.arrive %[[EMPTY]]
+// CHECK: tgpu.mbarrier_arrive %[[EMPTY]]
 // CHECK: scf.if
 // CHECK-NEXT: %[[PARITY2:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[PARITY2]], %c10000000_i32
+// CHECK-NEXT: tgpu.mbarrier_wait %[[EMPTY]], %[[PARITY2]]
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16400]
 // CHECK-NEXT: %[[ROW:[0-9]+]] = llvm.load
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16404]
 // CHECK-NEXT: %[[COL:[0-9]+]] = llvm.load
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c16384_i32
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL]], %c16384_i32
 // CHECK-NEXT: llvm.addrspacecast
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL]], box[%[[COL]], %[[ROW]]]
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11
@@ -268,7 +268,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRSTWG]] {
-// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: tgpu.named_barrier_sync %c1_i32, %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
@@ -303,16 +303,16 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // stage's `empty`, thread 0 waits for it before the next instance writes the staging, and once
 // after the tile loop.
 // CHECK-LABEL: gpu.func @last_stage(
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: %[[S0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK-NEXT: llvm.addrspacecast %[[S0]]
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: arith.divui %{{[0-9]+}}, %c3_i32 : i32
 // CHECK-NEXT: arith.andi
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: tgpu.mbarrier_wait
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
@@ -388,24 +388,24 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // only when neither ran.
 // CHECK-LABEL: gpu.func @two_loops(
 // The consumers' first loop: its last iteration while the second loop runs none (lb2 >= ub2).
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: tgpu.set_max_registers increase 232
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[UB1:[0-9]+]] step %c1_i32 iter_args({{.*}}) -> (f32,
 // CHECK: %[[NEXT1:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
 // CHECK-NEXT: %[[LAST1:[0-9]+]] = arith.cmpi sge, %[[NEXT1]], %[[UB1]] : i32
 // CHECK-NEXT: %[[IDLE2:[0-9]+]] = arith.cmpi sge, %[[UB1]], %[[UB2:arg[0-9]+]] : i32
 // CHECK-NEXT: %[[REL1:[0-9]+]] = arith.andi %[[LAST1]], %[[IDLE2]] : i1
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: tgpu.wgmma_wait 0
 // CHECK: %[[L0:[0-9]+]] = arith.andi %[[REL1]], %{{[0-9]+}} : i1
 // CHECK-NEXT: scf.if %[[L0]] {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
 // The second loop: its own last iteration.
 // CHECK: scf.for %[[J:arg[0-9]+]] = %[[UB1]] to %[[UB2]] step %c1_i32 iter_args({{.*}}) -> (f32,
 // CHECK: %[[NEXT2:[0-9]+]] = arith.addi %[[J]], %c1_i32 : i32
 // CHECK-NEXT: %[[LAST2:[0-9]+]] = arith.cmpi sge, %[[NEXT2]], %[[UB2]] : i32
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: tgpu.wgmma_wait 0
 // CHECK: %[[L1:[0-9]+]] = arith.andi %[[LAST2]], %{{[0-9]+}} : i1
 // CHECK-NEXT: scf.if %[[L1]] {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // After the loops, unless the first loop released it (it ran, the second did not) or the second
 // did (it ran).
 // CHECK: scf.yield
@@ -413,7 +413,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // CHECK-NEXT: %[[RUNS1:[0-9]+]] = arith.cmpi sgt, %[[UB1]], %c0_i32 : i32
 // CHECK-NEXT: arith.andi %[[RUNS1]], %[[IDLE2B]] : i1
 // CHECK: scf.if %{{[0-9]+}} {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32, %n2: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -27,27 +27,27 @@
 // CHECK: %[[WARP:[a-z0-9_]+]] = arith.shrui %[[TID]], %c5_i32 : i32
 // CHECK: %[[ISPRODUCER:[a-z0-9_]+]] = arith.cmpi uge, %[[WARP]], %c8_i32 : i32
 // CHECK-NEXT: scf.if %[[ISPRODUCER]] {
-// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: tgpu.set_max_registers decrease 40
 // CHECK-NEXT: %[[PTID:[a-z0-9_]+]] = arith.subi %[[TID]], %c256_i32 : i32
 // CHECK-NEXT: %[[INIT:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
 // CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %[[MAPS]], %c1_i32, %c128_i32 : i32
 // CHECK-NEXT: scf.if %[[INIT]] {
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>, i32
-// CHECK: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK-NEXT: nvvm.fence.proxy
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.fence_async_shared
 // CHECK-NEXT: {{^ *}}}{{ *$}}
 // Where the maps did not encode, all 128 producer threads arrive on `full` after their copies: they
 // first meet on the producer's own named barrier 7, after its thread 0 initialised the barriers.
 // CHECK-NEXT: %[[NOMAPS:[a-z0-9_]+]] = arith.cmpi eq, %{{[a-z0-9_]+}}, %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[NOMAPS]] {
-// CHECK-NEXT: nvvm.barrier id = %c7_i32 number_of_threads = %c128_i32
+// CHECK-NEXT: tgpu.named_barrier_sync %c7_i32, %c128_i32
 // CHECK-NEXT: }
-// CHECK-NEXT: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c384_i32
+// CHECK-NEXT: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // The producer's first loop (ring index = iteration, 3 stages). Its thread 0 waits for the stage's
 // previous use to be released on `empty` (from ring index 3 on), expects the stage's 8192 bytes on
 // `full` and issues the TMA copy. Launches whose tensor maps did not encode: all 128 producer
@@ -61,16 +61,16 @@
 // CHECK-NEXT: scf.if %[[INIT]] {
 // CHECK-NEXT: %[[REUSE:[a-z0-9_]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[REUSE]] {
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK: }
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>, i32
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{[a-z0-9_]+}}, %[[FULL0]], box[
 // CHECK: } else {
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[FULL0]] : !llvm.ptr<3>
+// CHECK: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[FULL0]] : !llvm.ptr<3>
 // The second loop continues the ring: no second meeting with the consumers, and its ring index is
 // the first loop's iteration count plus its own iteration. Then the producer exits.
 // CHECK-NOT: gpu.barrier
@@ -81,44 +81,44 @@
 // CHECK-NEXT: %[[T:[a-z0-9_]+]] = arith.addi %[[COUNT]], %[[J]] : i32
 // CHECK-NEXT: %{{[a-z0-9_]+}} = arith.remui %[[T]], %c3_i32 : i32
 // CHECK-NEXT: %{{[a-z0-9_]+}} = arith.subi %[[T]], %c3_i32 : i32
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.exit
 // CHECK-NEXT: }
 // The consumers take the registers. (Before the ring, thread 0 loads A, a copy outside the loops.)
-// CHECK-NEXT: nvvm.setmaxregister increase 232
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NEXT: tgpu.set_max_registers increase 232
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: gpu.barrier
 // The consumers initialise nothing of the ring: they wait on named barrier 4 (their 256 threads and
 // the producer's 128 arrivals) before the first loop.
-// CHECK-NOT: nvvm.mbarrier.init %{{[a-z0-9_]+}}, %c8_i32
-// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c384_i32
+// CHECK-NOT: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32
+// CHECK: tgpu.named_barrier_sync %c4_i32, %c384_i32
 // The consumers' loops: wait on `full`, the MMAs, lane 0 of each warp arrives on `empty`; no copy,
 // no expect-tx, no whole-CTA barrier in either loop or after them.
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: nvvm.cp.async
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK-NOT: nvvm.cp.async
-// CHECK-NOT: nvvm.mbarrier.arrive.expect_tx
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
+// CHECK: tgpu.mbarrier_wait
 // CHECK-NOT: nvvm.cp.async
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: nvvm.cp.async
-// CHECK: nvvm.mbarrier.arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: nvvm.cp.async
-// CHECK-NOT: nvvm.mbarrier.init
+// CHECK-NOT: tgpu.mbarrier_init
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK-NOT: nvvm.cp.async
-// CHECK-NOT: nvvm.mbarrier.arrive.expect_tx
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
+// CHECK: tgpu.mbarrier_wait
 // CHECK-NOT: nvvm.cp.async
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: nvvm.cp.async
-// CHECK: nvvm.mbarrier.arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
@@ -130,13 +130,13 @@
 // NOTMA-LABEL: gpu.func @produced(
 // NOTMA-SAME: known_block_size = array<i32: 256, 1, 1>
 // NOTMA-NOT: nvvm.minctasm
-// NOTMA-NOT: nvvm.setmaxregister
+// NOTMA-NOT: tgpu.set_max_registers
 // NOTMA-NOT: nvvm.exit
-// NOTMA-NOT: nvvm.barrier id = %c3_i32
+// NOTMA-NOT: tgpu.named_barrier_sync %c3_i32,
 // NOTMA: scf.for {{.*}} iter_args(
 // NOTMA: nvvm.cp.async.mbarrier.arrive
 // NOTMA: nvvm.wgmma.mma_async
-// NOTMA-NOT: nvvm.setmaxregister
+// NOTMA-NOT: tgpu.set_max_registers
 // NOTMA-NOT: nvvm.exit
 // NOTMA: gpu.return
 func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
@@ -177,15 +177,15 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: tgpu.register_budgets
 // CHECK-SAME: {
 // CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: nvvm.setmaxregister
-// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: tgpu.set_max_registers
+// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
-// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = false} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -222,15 +222,15 @@ func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK-LABEL: gpu.func @two_ctas(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 2 : i32
-// CHECK-NOT: nvvm.setmaxregister
-// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: tgpu.set_max_registers
+// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
-// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -269,14 +269,14 @@ func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-LABEL: gpu.func @nested(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: gpu.barrier
-// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: gpu.barrier
 func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {

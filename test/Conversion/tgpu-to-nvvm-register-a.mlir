@@ -20,13 +20,13 @@
 // RUN: diff %t.registers %t.smem
 
 // CHECK-LABEL: gpu.func @persistent(
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: tgpu.set_max_registers increase 232
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // The operand's barriers (`full`, then `empty`), and its wait with the parity of the turn.
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// CHECK-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
 // The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
 // releases the operand right after the last one.
 // CHECK-NOT: scf.for
@@ -40,75 +40,75 @@
 // CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32 : i32
 // CHECK-NEXT: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[LANE0]] {
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // In the loop: the products take the fragments as four 32-bit registers and B's descriptor; the
 // operand is not released again, in the loop or after it.
-// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
+// CHECK-NOT: tgpu.mbarrier_arrive %[[EMPTY]] :
 // CHECK: %[[V0:[0-9]+]] = llvm.insertelement %[[A0]], %{{[0-9]+}}[%c0_i32 : i32] : vector<2xbf16>
 // CHECK-NEXT: %[[V1:[0-9]+]] = llvm.insertelement %[[A1]], %[[V0]][%c1_i32 : i32] : vector<2xbf16>
 // CHECK-NEXT: %[[R0:[0-9]+]] = llvm.bitcast %[[V1]] : vector<2xbf16> to i32
 // CHECK-NOT: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: tgpu.wgmma_fence
 // CHECK-NEXT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l" {{.*}}, %[[R0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : (
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l"
 // CHECK-NOT: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NOT: nvvm.mbarrier.arrive %[[EMPTY]] :
+// CHECK-NOT: tgpu.mbarrier_arrive %[[EMPTY]] :
+// CHECK: tgpu.wgmma_commit
+// CHECK-NOT: tgpu.mbarrier_arrive %[[EMPTY]] :
 // CHECK: scf.yield %{{[0-9]+}} : i32
 // CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}} = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK: gpu.return
 
 // SMEM-LABEL: gpu.func @persistent(
-// SMEM: nvvm.setmaxregister increase 232
+// SMEM: tgpu.set_max_registers increase 232
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SMEM: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // SMEM-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // SMEM: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// SMEM-NEXT: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// SMEM-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
 // No reads into registers, no early release: the loop follows the wait.
 // SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
-// SMEM: nvvm.wgmma.fence.aligned
+// SMEM: tgpu.wgmma_fence
 // SMEM-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
-// SMEM: nvvm.wgmma.commit.group.sync.aligned
+// SMEM: tgpu.wgmma_commit
 // The release in the loop's last iteration, and after the loop when it ran no iteration.
 // SMEM: scf.if %{{[0-9]+}} {
-// SMEM-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // SMEM: scf.yield
 // SMEM-NEXT: }
 // SMEM: scf.if %{{[0-9]+}} {
-// SMEM-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // SMEM-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // SMEM-NOT: nvvm.bar.warp.sync
 // SMEM: gpu.return
 
 // FALLBACK-LABEL: gpu.func @persistent(
 // FALLBACK-NOT: nvvm.bar.warp.sync
-// FALLBACK: nvvm.setmaxregister increase 232
+// FALLBACK: tgpu.set_max_registers increase 232
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// FALLBACK-NEXT: nvvm.mbarrier.try_wait.parity %{{[0-9]+}}, %[[PARITY]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// FALLBACK-NEXT: tgpu.mbarrier_wait %{{[0-9]+}}, %[[PARITY]] : !llvm.ptr<3>
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
-// FALLBACK: nvvm.wgmma.fence.aligned
+// FALLBACK: tgpu.wgmma_fence
 // FALLBACK-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
-// FALLBACK: nvvm.wgmma.commit.group.sync.aligned
+// FALLBACK: tgpu.wgmma_commit
 // FALLBACK: scf.if %{{[0-9]+}} {
-// FALLBACK-NEXT: nvvm.mbarrier.arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
 // FALLBACK: scf.yield
 // FALLBACK-NEXT: }
 // FALLBACK: scf.if %{{[0-9]+}} {
-// FALLBACK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: gpu.return
 

@@ -9,8 +9,8 @@
 
 // One ring of 3 stages: 6 barriers, initialised once (with TMA also A's own barrier, 7).
 // CHECK-LABEL: gpu.func @continued(
-// CHECK-COUNT-6: nvvm.mbarrier.init
-// CHECK-NOT: nvvm.mbarrier.init
+// CHECK-COUNT-6: tgpu.mbarrier_init
+// CHECK-NOT: tgpu.mbarrier_init
 // CHECK: scf.for
 // The refill, issued once: the next iteration's blocks while there is one, else (the last iteration)
 // the second loop's first blocks, when it has an iteration (both read the same views: the offsets are
@@ -18,7 +18,7 @@
 // CHECK: %[[HASNEXT:[a-z0-9_]+]] = arith.cmpi slt, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: %[[DUE:[a-z0-9_]+]] = arith.ori %[[HASNEXT]], %{{[a-z0-9_]+}} : i1
 // CHECK-NEXT: scf.if %[[DUE]] {
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK: arith.select %[[HASNEXT]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
@@ -29,37 +29,37 @@
 // not take its turn back after the first loop nor warpgroup 1 give it again before the second (with
 // no CTA barrier between them, warpgroup 1's two arrivals could complete named barrier 1 alone).
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.barrier id = %c1_i32
-// CHECK-NOT: nvvm.barrier.arrive id = %c1_i32
+// CHECK-NOT: tgpu.named_barrier_sync %c1_i32,
+// CHECK-NOT: tgpu.named_barrier_arrive %c1_i32,
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.barrier id = %c1_i32
-// CHECK-NOT: nvvm.barrier.arrive id = %c1_i32
+// CHECK-NOT: tgpu.named_barrier_sync %c1_i32,
+// CHECK-NOT: tgpu.named_barrier_arrive %c1_i32,
 // CHECK: scf.for
-// CHECK-NOT: nvvm.mbarrier.init
+// CHECK-NOT: tgpu.mbarrier_init
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.wgmma.mma_async
 // After the second loop warpgroup 0 takes back the turn.
 // CHECK: scf.yield
 // CHECK-NEXT: }
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_sync %c1_i32, %c256_i32
 // CHECK: gpu.return
 
 // With TMA, thread 0 issues the second loop's first copies through the tensor map as well, with the
 // same single expect-tx and copy as the next iteration's.
 // TMA-LABEL: gpu.func @continued(
-// TMA-COUNT-7: nvvm.mbarrier.init
-// TMA-NOT: nvvm.mbarrier.init
+// TMA-COUNT-7: tgpu.mbarrier_init
+// TMA-NOT: tgpu.mbarrier_init
 // TMA: scf.for
-// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// TMA: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
 // TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA-NOT: nvvm.mbarrier.arrive.expect_tx
+// TMA-NOT: tgpu.mbarrier_arrive_expect_tx
 // TMA: nvvm.wgmma.mma_async
 // TMA: scf.yield
 // TMA-NOT: gpu.barrier
 // TMA: scf.for
-// TMA-NOT: nvvm.mbarrier.init
+// TMA-NOT: tgpu.mbarrier_init
 // TMA: gpu.return
 func.func @continued(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
@@ -95,13 +95,13 @@ func.func @continued(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32
 // A store between the loops (a TMA store's panels would reuse the ring's area): each loop sets up its
 // own ring.
 // CHECK-LABEL: gpu.func @store_between(
-// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: gpu.barrier
-// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
 func.func @store_between(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
@@ -138,14 +138,14 @@ func.func @store_between(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // The second loop's bound is computed after the first loop: it cannot be known in the first loop's
 // last iteration, so the second loop sets up its own ring.
 // CHECK-LABEL: gpu.func @bound_after(
-// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.yield
 // CHECK: gpu.barrier
-// CHECK-COUNT-6: nvvm.mbarrier.init
+// CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
 func.func @bound_after(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32

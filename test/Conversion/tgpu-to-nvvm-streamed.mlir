@@ -18,7 +18,7 @@
 // CHECK-DAG: %[[DESCA:.*]] = arith.constant 274878431232 : i64
 // CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293338849280 : i64
 // Per stage: `full` expects every thread (256), `empty` every warp (8).
-// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>, i32
+// CHECK-COUNT-3: tgpu.mbarrier_init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>
 // CHECK: gpu.barrier
 // Prologue: iteration 0's copies, then this thread's arrival on stage 0's `full` once they land.
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
@@ -26,43 +26,43 @@
 // Then A is stored once (its loads and the first copies are in flight together) and made visible to
 // wgmma's async proxy.
 // CHECK: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: tgpu.fence_async_shared
 // CHECK-NEXT: gpu.barrier
 // Warpgroup 1 gives warpgroup 0 the first turn.
-// CHECK: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_arrive %c1_i32, %c256_i32
 // CHECK: scf.for
 // Refill: wait until every warp released the stage (iteration i - 2), copy iteration i + 1.
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
 // This iteration's stage has landed.
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: tgpu.mbarrier_wait
+// CHECK-NEXT: tgpu.fence_async_shared
 // No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.
 // CHECK-NOT: gpu.barrier
-// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_sync %{{.*}}, %c256_i32
 // Each operand's descriptor is built once; later K steps add their offset >> 4 (B, N-major: 16 rows
 // of 128 bytes, 128; A, core matrices: 256 bytes, 16).
 // CHECK: arith.ori %{{.*}}, %[[DESCB]] : i64
 // CHECK: arith.ori %{{.*}}, %[[DESCA]] : i64
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: tgpu.wgmma_fence
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: arith.addi %{{.*}}, %c128_i64 : i64
 // CHECK: arith.addi %{{.*}}, %c16_i64 : i64
 // CHECK-COUNT-3: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: tgpu.wgmma_commit
+// CHECK: tgpu.named_barrier_arrive %{{.*}}, %c256_i32
 // The accumulator is yielded: wait for the group, then release the stage (lane 0 of each warp).
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.wgmma_wait 0
+// CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: scf.yield
 // After the loop warpgroup 0 takes back the turn warpgroup 1 left open.
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: tgpu.named_barrier_sync %c1_i32, %c256_i32
 
 // NOPP-LABEL: gpu.func @stream(
-// NOPP-NOT: nvvm.barrier
+// NOPP-NOT: tgpu.named_barrier_sync
 // NOPP: nvvm.wgmma.mma_async
-// NOPP-NOT: nvvm.barrier
+// NOPP-NOT: tgpu.named_barrier_sync
 // NOPP: gpu.return
 func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
@@ -89,9 +89,9 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 
 // A kernel may opt out of the turns (generated attention kernels do at head dim 256).
 // CHECK-LABEL: gpu.func @no_turns(
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: tgpu.named_barrier_sync
 // CHECK: nvvm.wgmma.mma_async
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: tgpu.named_barrier_sync
 // CHECK: gpu.return
 func.func @no_turns(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false} {
   %c0 = arith.constant 0 : i32
@@ -119,10 +119,10 @@ func.func @no_turns(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // A loop body that needs CTA-wide barriers (a reduction across the warps) would deadlock against the
 // turns: the lowering drops them.
 // CHECK-LABEL: gpu.func @body_with_barrier(
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: tgpu.named_barrier_sync
 // CHECK: scf.for
 // CHECK: gpu.barrier
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: tgpu.named_barrier_sync
 // CHECK: gpu.return
 func.func @body_with_barrier(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
@@ -155,17 +155,17 @@ func.func @body_with_barrier(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile
 // never-taken branch on the last value computed before it, since ptxas would hoist a plain wait.
 // NOPP-LABEL: gpu.func @pinned_wait(
 // NOPP: scf.for
-// NOPP: nvvm.wgmma.commit.group.sync.aligned
+// NOPP: tgpu.wgmma_commit
 // NOPP: arith.addf %[[W:arg[0-9]+]], %[[W]] fastmath<contract> : f32
-// NOPP-NOT: nvvm.wgmma.wait.group.sync.aligned
+// NOPP-NOT: tgpu.wgmma_wait
 // NOPP: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.geu.f32 p, $0, 0fFF800000;\0A@p bra PINNED;\0Amembar.cta;\0APINNED:\0Awgmma.wait_group.sync.aligned 0;\0A}", "f" %{{[0-9]+}} : (f32) -> ()
-// NOPP-NOT: nvvm.wgmma.wait.group.sync.aligned
+// NOPP-NOT: tgpu.wgmma_wait
 // NOPP: arith.mulf
 // NOPP: scf.yield
 // With the turns the other warpgroup's MMAs hide the softmax: a plain wait.
 // CHECK-LABEL: gpu.func @pinned_wait(
 // CHECK-NOT: llvm.inline_asm has_side_effects "{{.*}}PINNED
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: tgpu.wgmma_wait 0
 // CHECK-NOT: llvm.inline_asm has_side_effects "{{.*}}PINNED
 // CHECK: gpu.return
 func.func @pinned_wait(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {

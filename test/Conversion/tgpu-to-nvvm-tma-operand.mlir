@@ -19,25 +19,25 @@
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] {
 // CHECK: scf.if
-// CHECK-NEXT: nvvm.mbarrier.init %[[BAR]], %c1_i32 : !llvm.ptr<3>, i32
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[BAR]], %c32768_i32 : !llvm.ptr<3>, i32
+// CHECK-NEXT: tgpu.mbarrier_init %[[BAR]], %c1_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[BAR]], %c32768_i32 : !llvm.ptr<3>
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[BAR]], box[%c0_i32, %[[ROW:.*]]] :
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[BAR]], box[%c64_i32, %[[ROW]]] :
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: tgpu.fence_async_shared
 // The first loop's ring, then the wait for A, then the loop: no store of A's registers anywhere.
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.if %[[USE]] {
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[BAR]], %c0_i32, %c10000000_i32
+// CHECK-NEXT: tgpu.mbarrier_wait %[[BAR]], %c0_i32
 // CHECK-NOT: llvm.store %{{.*}} : vector<{{.*}}>, !llvm.ptr<3>
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.yield
-// CHECK-NOT: nvvm.mbarrier.try_wait.parity %[[BAR]]
+// CHECK-NOT: tgpu.mbarrier_wait %[[BAR]]
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: gpu.return

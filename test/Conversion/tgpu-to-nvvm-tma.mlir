@@ -21,13 +21,13 @@
 // `full` expects thread 0's arrival (TMA) or every thread's (cp.async), chosen by the flag.
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: %[[COUNT:.*]] = arith.select %[[USE]], %c1_i32, %c256_i32 : i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %[[COUNT]] : !llvm.ptr<3>, i32
+// CHECK: tgpu.mbarrier_init %{{.*}}, %[[COUNT]] : !llvm.ptr<3>
 // The async proxy completes the barriers: their initialisation is fenced for it.
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: tgpu.fence_async_shared
 // CHECK: gpu.barrier
 // Prologue, TMA path: 64 x 64 x 2 bytes, one box.
 // CHECK: scf.if %[[USE]] {
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32 : !llvm.ptr<3>, i32
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32 : !llvm.ptr<3>
 // CHECK: %[[DST:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %{{.*}}, box[%c0_i32, %c0_i32, %[[PID]]]
 // Maps not encoded: every thread copies 16-byte chunks element by element in a rolled loop, stores
@@ -36,20 +36,20 @@
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: nvvm.mbarrier.arrive
+// CHECK: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.mbarrier_arrive
 // In the loop the refill takes the same two paths.
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
 // CHECK: } else {
 // CHECK: scf.for
-// CHECK: nvvm.fence.proxy
-// CHECK-NEXT: nvvm.mbarrier.arrive
+// CHECK: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.mbarrier_arrive
 // Waiting for the stage needs no proxy fence on the consumers' side (TMA writes through the async
 // proxy; the fallback's writers fenced).
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK-NOT: nvvm.fence.proxy
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: tgpu.mbarrier_wait
+// CHECK-NOT: tgpu.fence_async_shared
+// CHECK: tgpu.wgmma_fence
 // CHECK: nvvm.wgmma.mma_async
 
 // With tma-fallback=0 the kernel keeps its hidden parameters but not the other path: it is marked
@@ -59,7 +59,7 @@
 // NOFB-SAME: %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64}, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // NOFB-SAME: tgpu.tma_required
 // NOFB-NOT: arith.select
-// NOFB: nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// NOFB: tgpu.mbarrier_init %{{.*}}, %c1_i32 : !llvm.ptr<3>
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
@@ -147,22 +147,22 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, {{.*}}pointer = 0 : i32{{.*}}}, {box = array<i32: 64, 64>, {{.*}}pointer = 1 : i32
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] -> (f32
-// CHECK-COUNT-12: nvvm.mbarrier.init
+// CHECK-COUNT-12: tgpu.mbarrier_init
 // CHECK: gpu.barrier
-// CHECK-COUNT-4: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK-COUNT-4: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tgpu.mbarrier_wait
 // CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK: tgpu.wgmma_wait 1
+// CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MA]]
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MB]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: tgpu.wgmma_wait 0
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: gpu.barrier
@@ -220,7 +220,7 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK: scf.if %[[USE]] {
 // CHECK-NEXT: gpu.barrier
 // CHECK: llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: tgpu.fence_async_shared
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[17408] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8

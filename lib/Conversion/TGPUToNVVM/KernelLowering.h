@@ -187,13 +187,11 @@ private:
 
   /// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (wgmma).
   void fenceAsyncProxy() {
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    FenceAsyncSharedOp::create(b, loc);
   }
   /// This thread announces `bytes` more of asynchronous copies (TMA) that complete `barrier`'s phase.
   void expectTx(Value barrier, Value bytes) {
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrier, bytes, NVVM::MemScopeKind::CTA,
-                                           /*relaxed=*/false, Value());
+    MBarrierArriveExpectTxOp::create(b, loc, barrier, bytes);
   }
   /// The builder's insertion block is `block` or nested in it (what was emitted into `block` before
   /// dominates the insertion point).
@@ -222,17 +220,17 @@ private:
   void arriveFromLane0(Value barrier, Value cond = Value()) {
     Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
     ifThen(cond ? arith::AndIOp::create(b, loc, cond, lane0).getResult() : lane0,
-           [&] { NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value()); });
+           [&] { MBarrierArriveOp::create(b, loc, barrier); });
   }
   /// The MMA turn of two warpgroups (ping-pong, named barrier 1): warpgroup 1 gives warpgroup 0 the
   /// first turn, and warpgroup 0 takes back the last one warpgroup 1 left open.
   scf::IfOp giveFirstTurn() {
     Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-    return ifThen(isSecond, [&] { NVVM::BarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
+    return ifThen(isSecond, [&] { NamedBarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
   }
   scf::IfOp takeTurnBack() {
     Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    return ifThen(isFirst, [&] { NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1), i32(2 * 128), {}, Value()); });
+    return ifThen(isFirst, [&] { NamedBarrierSyncOp::create(b, loc, i32(1), i32(2 * 128)); });
   }
 
   /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
@@ -240,7 +238,7 @@ private:
   Value barrier() {
     ++barriersEmitted;
     if (producerMode)
-      NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kConsumerBarrier), i32(numWarps * kWarpSize), {}, Value());
+      NamedBarrierSyncOp::create(b, loc, i32(kConsumerBarrier), i32(numWarps * kWarpSize));
     else
       gpu::BarrierOp::create(b, loc);
     return Value();
@@ -495,7 +493,7 @@ private:
   /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
     Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
+    MBarrierWaitOp::create(b, loc, barrier, parity);
   }
   /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
   /// barrier: the stage may be refilled.
@@ -513,8 +511,8 @@ private:
   }
   /// The `full` and `empty` barriers of one stage (see initRingBarriers).
   void initStageBarriers(const BarrierRing &ring, Value stage, Value fullCount, int emptyCount) {
-    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, false), fullCount, Value());
-    NVVM::MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, true), i32(emptyCount), Value());
+    MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, false), fullCount);
+    MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, true), i32(emptyCount));
   }
   /// Iterations of a loop over [lb, ub) by `step` (0 when ub <= lb).
   Value tripCount(Value lb, Value ub, Value step) {

@@ -172,7 +172,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  WgmmaFenceOp::create(b, loc);
   for (int64_t kk = 0; kk < k / 16; ++kk) {
     Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
@@ -198,7 +198,7 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
         NVVM::MMALayoutAttr::get(ctx, bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  WgmmaCommitOp::create(b, loc);
   return acc;
 }
 
@@ -218,7 +218,7 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
 void KernelLowering::emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
                                Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
   Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(c), aRegs);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  WgmmaWaitOp::create(b, loc, 0);
   unpackAccumulator(acc, c);
 }
 
@@ -275,7 +275,7 @@ void KernelLowering::waitForDots(Value v) {
     LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{anchor}, text, "f", /*has_side_effects=*/true,
                               /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
   } else {
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, younger);
+    WgmmaWaitOp::create(b, loc, younger);
   }
   for (size_t i = 0; i <= upTo; ++i) {
     const PendingDot &d = pendingDots[i];
@@ -583,14 +583,14 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
     waitPhase(barrierAt(slot, false), i);
     Value acc = stageMmas(dot, slotBase(slot), aBytes, /*swizzled=*/true, accIn);
     // The previous iteration's MMAs are done in this warpgroup: each warp releases its stage.
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    WgmmaWaitOp::create(b, loc, 1);
     Value previous = arith::SubIOp::create(b, loc, i, i32(1));
     Value release = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, previous, i32(0)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)));
     ifThen(release, [&] {
       Value prevSlot = arith::RemUIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages));
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrierAt(prevSlot, true), Value());
+      MBarrierArriveOp::create(b, loc, barrierAt(prevSlot, true));
     });
     // Thread 0 refills the stage released one iteration ago with iteration i + stages - 2.
     Value target = arith::AddIOp::create(b, loc, i, i32(ahead));
@@ -605,7 +605,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
            });
     return acc;
   });
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  WgmmaWaitOp::create(b, loc, 0);
   SmallVector<Value> c = flatten(op.getInitArgs());
   unpackAccumulator(result, c);
   return c;
@@ -631,7 +631,7 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
     fenceAsyncProxy();
     barrier();
     Value acc = stageMmas(dot, base, aBytes, /*swizzled=*/true, accIn);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    WgmmaWaitOp::create(b, loc, 0);
     return acc;
   });
   SmallVector<Value> c = flatten(op.getInitArgs());
@@ -709,14 +709,14 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       Value acc = stageMmas(dot, slotBase, aBytes, swizzled, accIn);
       // The previous iteration's MMAs are done in every warpgroup: its slot can be refilled, with
       // iteration i + stages - 1.
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      WgmmaWaitOp::create(b, loc, 1);
       barrier();
       Value ahead = arith::AddIOp::create(b, loc, iv, arith::MulIOp::create(b, loc, step, i32(stages - 1)));
       issue(ahead, arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, i, i32(stages - 1)), i32(stages)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, ub));
       return acc;
     });
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    WgmmaWaitOp::create(b, loc, 0);
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     SmallVector<Value> c = flatten(op.getInitArgs());
     unpackAccumulator(result, c);

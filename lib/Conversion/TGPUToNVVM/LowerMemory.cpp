@@ -355,7 +355,7 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
     });
     // The stores are ordinary: a release arrival publishes them.
     if (mbarrier)
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), mbarrier, Value());
+      MBarrierArriveOp::create(b, loc, mbarrier);
   });
 }
 

@@ -86,12 +86,12 @@ void KernelLowering::beginProducer() {
       std::min<int64_t>(256, (kRegisterFile - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(numWarps));
   scf::IfOp branch = ifThen(isProducer, [&] {
-    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    SetMaxRegistersOp::create(b, loc, /*increase=*/false, kProducerRegisters);
     producerExit = NVVM::Exit::create(b, loc).getOperation();
   });
   producerOnlyOps.push_back(branch);
   producerOnlyOps.push_back(
-      NVVM::SetMaxRegisterOp::create(b, loc, consumerRegisters, NVVM::SetMaxRegisterAction::increase).getOperation());
+      SetMaxRegistersOp::create(b, loc, /*increase=*/true, consumerRegisters).getOperation());
 }
 
 void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {
@@ -173,10 +173,10 @@ LogicalResult KernelLowering::emitProducer() {
     // named barrier orders them; with TMA only the first thread touches the barriers.
     if (tmaFallback)
       ifThen(notI1(ring.useTma), [&] {
-        NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kProducerBarrier), i32(numWarps * kWarpSize), {}, Value());
+        NamedBarrierSyncOp::create(b, loc, i32(kProducerBarrier), i32(numWarps * kWarpSize));
       });
   };
-  auto announce = [&] { NVVM::BarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize)); };
+  auto announce = [&] { NamedBarrierArriveOp::create(b, loc, i32(kRingReady), i32((savedWarps + 4) * kWarpSize)); };
   // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
   // over program instances as the consumers', the first ring's index carried from one instance to the
   // next. Each instance starts with its produced operands (Q), copied as soon as the consumers have

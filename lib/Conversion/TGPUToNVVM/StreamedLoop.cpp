@@ -318,7 +318,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
         for (auto [idx, s] : llvm::enumerate(copies.streams))
           copyTileRolled(s.load, offsetsOf(idx), arith::AddIOp::create(b, loc, base, i32(s.offset)));
         fenceAsyncProxy(); // the stores, visible to the async proxy before the arrival publishes them
-        NVVM::MBarrierArriveOp::create(b, loc, Type(), full, Value());
+        MBarrierArriveOp::create(b, loc, full);
       });
 }
 
@@ -709,14 +709,14 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       if (streamedOps.contains(&inner))
         continue;
       if (pingPong && &inner == firstDot) // my turn: named barrier 1 + g
-        pingPongOps.push_back(NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(1)),
-                                                      i32(2 * 128), {}, Value()));
+        pingPongOps.push_back(NamedBarrierSyncOp::create(b, loc, arith::AddIOp::create(b, loc, group, i32(1)),
+                                                      i32(2 * 128)));
       if (skipped.contains(&inner))
         regs[inner.getResult(0)] = SmallVector<Value>(regs.lookup(cast<tile::DotOp>(inner).getC()));
       else if (failed(lowerOp(&inner)))
         return failure();
       if (pingPong && &inner == lastDot) // the other warpgroup's turn: named barrier 2 - g
-        pingPongOps.push_back(NVVM::BarrierArriveOp::create(b, loc, arith::SubIOp::create(b, loc, i32(2), group),
+        pingPongOps.push_back(NamedBarrierArriveOp::create(b, loc, arith::SubIOp::create(b, loc, i32(2), group),
                                                             i32(2 * 128)));
     }
     inStreamedLoop = false;
@@ -726,7 +726,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     waitForDots();
     releaseAfterDot.clear(); // releases not emitted stay after the loops (EarlyRelease::inLoop)
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0)), [&] {
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), ringBarrier(ring.barriers, stage, true), Value());
+      MBarrierArriveOp::create(b, loc, ringBarrier(ring.barriers, stage, true));
     });
     return flatten(yield.getOperands());
   };

@@ -229,7 +229,7 @@ void KernelLowering::waitForProducerInit() {
   OpBuilder::InsertionGuard guard(b);
   if (persistent)
     b.setInsertionPoint(tileLoop);
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kRingReady), i32((numWarps + 4) * kWarpSize), {}, Value());
+  NamedBarrierSyncOp::create(b, loc, i32(kRingReady), i32((numWarps + 4) * kWarpSize));
 }
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {

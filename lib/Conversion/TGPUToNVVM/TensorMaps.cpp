@@ -371,7 +371,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       operand.useTma,
       [&] {
         ifThen(isThreadZero(), [&] {
-          NVVM::MBarrierInitOp::create(b, loc, barrierPtr, i32(1), Value());
+          MBarrierInitOp::create(b, loc, barrierPtr, i32(1));
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
           expectTx(barrierPtr, i32(bytes));
           copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
@@ -464,9 +464,7 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
     ifThen(
         operand.useTma,
         [&] {
-          NVVM::MBarrierTryWaitParityOp::create(
-              b, loc, operand.barrier, arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1)),
-              i32(0x989680));
+          MBarrierWaitOp::create(b, loc, operand.barrier, arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1)));
         },
         [&] { barrier(); });
     operand.waited = b.getInsertionBlock();
@@ -476,7 +474,7 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   // fallback) visible; then the TMA bytes are waited for (phase 0: the barrier completes once).
   barrier();
   ifThen(operand.useTma,
-         [&] { NVVM::MBarrierTryWaitParityOp::create(b, loc, operand.barrier, i32(0), i32(0x989680)); });
+         [&] { MBarrierWaitOp::create(b, loc, operand.barrier, i32(0)); });
   operand.waited = b.getInsertionBlock();
 }
 
@@ -567,8 +565,8 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
   auto sync = [&] {
     if (!perWarpgroup)
       return (void)barrier();
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, arith::AddIOp::create(b, loc, group, i32(kWarpgroupBarrier)),
-                            i32(128), {}, Value());
+    NamedBarrierSyncOp::create(b, loc, arith::AddIOp::create(b, loc, group, i32(kWarpgroupBarrier)),
+                            i32(128));
   };
   // The previous instance of a persistent kernel left its store in flight: its issuing thread waits
   // until the copy has read the panels, before the barrier that lets the others write them again.

@@ -4,6 +4,7 @@
 
 #include "flare/Layout/LinearLayout.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/IR/Dialect.h"

@@ -2,6 +2,7 @@
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -166,5 +167,37 @@ LogicalResult ConvertLayoutOp::verify() {
     if (layout.getShape() != type.getShape())
       return emitOpError() << what << " layout shape differs from the tile shape";
   }
+  return success();
+}
+
+// --- machine ops --------------------------------------------------------------------------------
+
+/// Checks a named barrier's id and thread count where they are constants.
+static LogicalResult verifyNamedBarrier(Operation *op, Value id, Value threads) {
+  APInt value;
+  if (matchPattern(id, m_ConstantInt(&value)) && (value.getSExtValue() < 0 || value.getSExtValue() > 15))
+    return op->emitOpError() << "named barrier id " << value.getSExtValue() << " is outside 0-15";
+  if (matchPattern(threads, m_ConstantInt(&value))) {
+    const int64_t n = value.getSExtValue();
+    if (n < 32 || n > 1024 || n % 32 != 0)
+      return op->emitOpError() << "named barrier thread count " << n << " must be a multiple of 32 from 32 to 1024";
+  }
+  return success();
+}
+
+LogicalResult NamedBarrierSyncOp::verify() { return verifyNamedBarrier(*this, getId(), getThreads()); }
+LogicalResult NamedBarrierArriveOp::verify() { return verifyNamedBarrier(*this, getId(), getThreads()); }
+
+LogicalResult SetMaxRegistersOp::verify() {
+  const int64_t n = static_cast<int64_t>(getCount());
+  if (n < 24 || n > 256 || n % 8 != 0)
+    return emitOpError() << "register count " << n << " must be a multiple of 8 from 24 to 256";
+  return success();
+}
+
+LogicalResult WgmmaWaitOp::verify() {
+  const int64_t pending = static_cast<int64_t>(getPending());
+  if (pending < 0 || pending > 7)
+    return emitOpError() << "pending groups " << pending << " must be from 0 to 7";
   return success();
 }

@@ -1,0 +1,137 @@
+//===- TGPUMachineOps.td - The machine protocol ops of the tgpu dialect ---===//
+//
+// The synchronisation protocol of Hopper kernels as ops of their own: mbarriers and their phases,
+// named barriers, the async-proxy fence, register budgets and wgmma groups. convert-tgpu-to-nvvm
+// emits them into the per-thread code, where `flarec --emit=gpu` shows them; the patterns of
+// convert-tgpu-machine-to-nvvm lower each to its NVVM op. dialects/TGPU/Rationale.md describes who
+// waits on which barrier in which phase.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_TGPU_MACHINE_OPS
+#define FLARE_TGPU_MACHINE_OPS
+
+include "TGPUDialect.td"
+
+class TGPU_MachineOp<string mnemonic, list<Trait> traits = []> : Op<TGPU_Dialect, mnemonic, traits>;
+
+def TGPU_SharedPointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self) && "
+          "::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self).getAddressSpace() == 3">,
+    "pointer to shared memory (!llvm.ptr<3>)">;
+
+def TGPU_MBarrierInitOp : TGPU_MachineOp<"mbarrier_init"> {
+  let summary = "initialise an mbarrier for a number of arrivals per phase";
+  let description = [{
+    `tgpu.mbarrier_init %bar, %count`: the 8-byte mbarrier at `%bar` (shared memory) completes a
+    phase when `%count` arrivals (and every byte announced by `mbarrier_arrive_expect_tx`) have
+    come. One thread initialises; a CTA barrier (or a named one) publishes it before others use it,
+    and `fence_async_shared` before TMA completes it.
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$count);
+  let assemblyFormat = "$barrier `,` $count attr-dict `:` type($barrier)";
+}
+
+def TGPU_MBarrierArriveOp : TGPU_MachineOp<"mbarrier_arrive"> {
+  let summary = "arrive on an mbarrier";
+  let description = [{
+    `tgpu.mbarrier_arrive %bar`: one arrival of this thread on the barrier's current phase (a ring's
+    `empty` barrier counts one per warp: lane 0 arrives for its warp).
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier);
+  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+}
+
+def TGPU_MBarrierArriveExpectTxOp : TGPU_MachineOp<"mbarrier_arrive_expect_tx"> {
+  let summary = "arrive on an mbarrier and announce bytes of asynchronous copies";
+  let description = [{
+    `tgpu.mbarrier_arrive_expect_tx %bar, %bytes`: one arrival, and the phase also waits for
+    `%bytes` bytes of TMA copies that complete on this barrier (the issuing thread announces the
+    stage's bytes before issuing its copies).
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$bytes);
+  let assemblyFormat = "$barrier `,` $bytes attr-dict `:` type($barrier)";
+}
+
+def TGPU_MBarrierWaitOp : TGPU_MachineOp<"mbarrier_wait"> {
+  let summary = "wait until an mbarrier's phase of the given parity has completed";
+  let description = [{
+    `tgpu.mbarrier_wait %bar, %parity`: returns once the phase whose parity is `%parity` (i32, 0 or
+    1) has completed. The k-th use of a ring stage waits for parity (k / stages) & 1. Lowered to
+    `mbarrier.try_wait.parity` with a suspend-time hint, which the hardware retries until done.
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict `:` type($barrier)";
+}
+
+def TGPU_NamedBarrierSyncOp : TGPU_MachineOp<"named_barrier_sync"> {
+  let summary = "wait on a named CTA barrier until a number of threads arrived";
+  let description = [{
+    `tgpu.named_barrier_sync %id, %threads`: barrier `%id` (0-15; 0 is the whole CTA's
+    `gpu.barrier`) completes when `%threads` threads (a multiple of 32) have arrived or synced on
+    it; this thread waits for that. Flare's kernels use 1-2 for the warpgroups' MMA turns,
+    `kConsumerBarrier` for the consumers of a producer warpgroup, and the ring-ready and producer
+    barriers (KernelLowering.h names them).
+  }];
+  let arguments = (ins I32:$id, I32:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+def TGPU_NamedBarrierArriveOp : TGPU_MachineOp<"named_barrier_arrive"> {
+  let summary = "arrive on a named CTA barrier without waiting";
+  let description = [{
+    `tgpu.named_barrier_arrive %id, %threads`: counts this thread towards `%threads` arrivals on
+    barrier `%id` and goes on (a warpgroup hands the MMA turn to the other this way).
+  }];
+  let arguments = (ins I32:$id, I32:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+def TGPU_FenceAsyncSharedOp : TGPU_MachineOp<"fence_async_shared"> {
+  let summary = "make this thread's shared-memory writes visible to the async proxy";
+  let description = [{
+    `tgpu.fence_async_shared`: shared-memory writes of the generic proxy (st.shared, mbarrier.init)
+    before it are seen by the async proxy (wgmma operand reads, TMA) after it.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_SetMaxRegistersOp : TGPU_MachineOp<"set_max_registers"> {
+  let summary = "move this warpgroup's register budget";
+  let description = [{
+    `tgpu.set_max_registers decrease 40` / `increase 232`: a warp-specialised kernel's producer
+    warpgroup gives registers back and its consumer warpgroups take them (setmaxnreg; the count is
+    per thread, a multiple of 8 from 24 to 256).
+  }];
+  let arguments = (ins UnitAttr:$increase, I32Attr:$count);
+  let assemblyFormat = "(`increase` $increase^):(`decrease`)? $count attr-dict";
+  let hasVerifier = 1;
+}
+
+def TGPU_WgmmaFenceOp : TGPU_MachineOp<"wgmma_fence"> {
+  let summary = "order register writes before the wgmma ops that read them";
+  let description = [{
+    `tgpu.wgmma_fence`: before the first wgmma of a group, so that accumulator and A-operand
+    registers written by ordinary instructions are what the asynchronous MMAs read.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_WgmmaCommitOp : TGPU_MachineOp<"wgmma_commit"> {
+  let summary = "close the group of wgmma ops issued since the last commit";
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_WgmmaWaitOp : TGPU_MachineOp<"wgmma_wait"> {
+  let summary = "wait until at most a number of wgmma groups are in flight";
+  let description = [{
+    `tgpu.wgmma_wait 1`: returns once at most `pending` committed groups of this warpgroup are still
+    running; their accumulators (and shared-memory operands) are not touched before that.
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // FLARE_TGPU_MACHINE_OPS

@@ -1,0 +1,148 @@
+//===- MachineToNVVM.cpp - The tgpu machine protocol ops to NVVM ----------===//
+//
+// convert-tgpu-machine-to-nvvm: one conversion pattern per machine op, each building the NVVM op
+// that implements it (no types change). A partial conversion: every other op stays as it is.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace flare::tgpu {
+#define GEN_PASS_DEF_CONVERTTGPUMACHINETONVVM
+#include "TGPU/Passes.h.inc"
+} // namespace flare::tgpu
+
+using namespace mlir;
+using namespace flare::tgpu;
+
+namespace {
+
+/// Cycles a thread may be suspended in one try_wait before it polls again (a hint to the hardware).
+constexpr int64_t kSuspendTimeHint = 0x989680;
+
+template <typename Op>
+struct MachinePattern : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  using Adaptor = typename Op::Adaptor;
+};
+
+struct MBarrierInitLowering : MachinePattern<MBarrierInitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(MBarrierInitOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::MBarrierInitOp>(op, a.getBarrier(), a.getCount(), Value());
+    return success();
+  }
+};
+
+struct MBarrierArriveLowering : MachinePattern<MBarrierArriveOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(MBarrierArriveOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::MBarrierArriveOp::create(rw, op.getLoc(), Type(), a.getBarrier(), Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierArriveExpectTxLowering : MachinePattern<MBarrierArriveExpectTxOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(MBarrierArriveExpectTxOp op, Adaptor a,
+                                ConversionPatternRewriter &rw) const override {
+    NVVM::MBarrierArriveExpectTxOp::create(rw, op.getLoc(), Type(), a.getBarrier(), a.getBytes(),
+                                           NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierWaitLowering : MachinePattern<MBarrierWaitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(MBarrierWaitOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    Value hint = arith::ConstantIntOp::create(rw, op.getLoc(), kSuspendTimeHint, 32);
+    rw.replaceOpWithNewOp<NVVM::MBarrierTryWaitParityOp>(op, a.getBarrier(), a.getParity(), hint);
+    return success();
+  }
+};
+
+struct NamedBarrierSyncLowering : MachinePattern<NamedBarrierSyncOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(NamedBarrierSyncOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::BarrierOp::create(rw, op.getLoc(), TypeRange{}, a.getId(), a.getThreads(), {}, Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct NamedBarrierArriveLowering : MachinePattern<NamedBarrierArriveOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(NamedBarrierArriveOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::BarrierArriveOp>(op, a.getId(), a.getThreads());
+    return success();
+  }
+};
+
+struct FenceAsyncSharedLowering : MachinePattern<FenceAsyncSharedOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(FenceAsyncSharedOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::FenceProxyOp>(op, NVVM::ProxyKindAttr::get(rw.getContext(), NVVM::ProxyKind::async_shared),
+                                              NVVM::SharedSpaceAttr::get(rw.getContext(), NVVM::SharedSpace::shared_cta));
+    return success();
+  }
+};
+
+struct SetMaxRegistersLowering : MachinePattern<SetMaxRegistersOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(SetMaxRegistersOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(
+        op, op.getCount(), op.getIncrease() ? NVVM::SetMaxRegisterAction::increase : NVVM::SetMaxRegisterAction::decrease);
+    return success();
+  }
+};
+
+struct WgmmaFenceLowering : MachinePattern<WgmmaFenceOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(WgmmaFenceOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::WgmmaFenceAlignedOp>(op);
+    return success();
+  }
+};
+
+struct WgmmaCommitLowering : MachinePattern<WgmmaCommitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(WgmmaCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::WgmmaGroupSyncAlignedOp>(op);
+    return success();
+  }
+};
+
+struct WgmmaWaitLowering : MachinePattern<WgmmaWaitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(WgmmaWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::WgmmaWaitGroupSyncOp>(op, op.getPending());
+    return success();
+  }
+};
+
+struct ConvertTGPUMachineToNVVMPass
+    : public flare::tgpu::impl::ConvertTGPUMachineToNVVMBase<ConvertTGPUMachineToNVVMPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp, MBarrierWaitOp,
+                        NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
+                        WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
+                 MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
+                 FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaFenceLowering, WgmmaCommitLowering,
+                 WgmmaWaitLowering>(ctx);
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

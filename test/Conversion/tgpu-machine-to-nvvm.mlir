@@ -1,0 +1,42 @@
+// convert-tgpu-machine-to-nvvm: each machine op of tgpu becomes the NVVM op that implements it (the
+// wait a try_wait.parity with its suspend-time hint, the named barriers nvvm.barrier with an id and
+// a thread count, ...); other ops stay.
+// RUN: flare-opt %s --convert-tgpu-machine-to-nvvm | FileCheck %s
+
+// CHECK-LABEL: func.func @protocol
+// CHECK-SAME: (%[[FULL:.*]]: !llvm.ptr<3>, %[[EMPTY:.*]]: !llvm.ptr<3>, %[[ID:.*]]: i32)
+// CHECK: nvvm.mbarrier.init %[[FULL]], %c1_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c16384_i32
+// CHECK: %[[HINT:.*]] = arith.constant 10000000 : i32
+// CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %c0_i32, %[[HINT]] : !llvm.ptr<3>, i32, i32
+// CHECK: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: nvvm.barrier id = %[[ID]] number_of_threads = %c256_i32
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: arith.addi
+// CHECK-NOT: tgpu.
+func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c256 = arith.constant 256 : i32
+  %bytes = arith.constant 16384 : i32
+  tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+  tgpu.fence_async_shared
+  tgpu.mbarrier_arrive_expect_tx %full, %bytes : !llvm.ptr<3>
+  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  tgpu.mbarrier_arrive %empty : !llvm.ptr<3>
+  tgpu.named_barrier_arrive %c1, %c256
+  tgpu.named_barrier_sync %id, %c256
+  tgpu.set_max_registers decrease 40
+  tgpu.set_max_registers increase 232
+  tgpu.wgmma_fence
+  tgpu.wgmma_commit
+  tgpu.wgmma_wait 1
+  %sum = arith.addi %id, %c1 : i32
+  return %sum : i32
+}

@@ -1,0 +1,109 @@
+// The machine protocol ops of tgpu: their text form (parsed, printed, parsed again) and what their
+// verifiers reject. convert-tgpu-to-nvvm emits them into per-thread code; test/Conversion/
+// tgpu-machine-to-nvvm.mlir lowers each to NVVM.
+// RUN: flare-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: flare-opt %s -split-input-file -verify-diagnostics | flare-opt -split-input-file | FileCheck %s
+
+// One stage of a ring: the producer initialises its full barrier (one arrival plus the TMA bytes)
+// and empty barrier (8 consumer warps), announces 16 KiB, the consumers wait for phase 0 and release
+// the stage; the two consumer warpgroups hand the MMA turn over on named barrier 1.
+// CHECK-LABEL: func.func @ring_stage
+// CHECK: tgpu.mbarrier_init %arg0, %c1_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %arg1, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.fence_async_shared
+// CHECK: tgpu.mbarrier_arrive_expect_tx %arg0, %c16384_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_wait %arg0, %c0_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %arg1 : !llvm.ptr<3>
+// CHECK: tgpu.named_barrier_arrive %c1_i32, %c256_i32
+// CHECK: tgpu.named_barrier_sync %c1_i32, %c256_i32
+func.func @ring_stage(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c8 = arith.constant 8 : i32
+  %c256 = arith.constant 256 : i32
+  %bytes = arith.constant 16384 : i32
+  tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+  tgpu.mbarrier_init %empty, %c8 : !llvm.ptr<3>
+  tgpu.fence_async_shared
+  tgpu.mbarrier_arrive_expect_tx %full, %bytes : !llvm.ptr<3>
+  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  tgpu.mbarrier_arrive %empty : !llvm.ptr<3>
+  tgpu.named_barrier_arrive %c1, %c256
+  tgpu.named_barrier_sync %c1, %c256
+  return
+}
+
+// -----
+
+// A warp-specialised kernel's register budgets and one wgmma group.
+// CHECK-LABEL: func.func @budgets_and_groups
+// CHECK: tgpu.set_max_registers decrease 40
+// CHECK: tgpu.set_max_registers increase 232
+// CHECK: tgpu.wgmma_fence
+// CHECK: tgpu.wgmma_commit
+// CHECK: tgpu.wgmma_wait 1
+// CHECK: tgpu.wgmma_wait 0
+func.func @budgets_and_groups() {
+  tgpu.set_max_registers decrease 40
+  tgpu.set_max_registers increase 232
+  tgpu.wgmma_fence
+  tgpu.wgmma_commit
+  tgpu.wgmma_wait 1
+  tgpu.wgmma_wait 0
+  return
+}
+
+// -----
+
+// A barrier id computed at run time (a warpgroup's own barrier) is not checked.
+// CHECK-LABEL: func.func @dynamic_id
+// CHECK: tgpu.named_barrier_sync %arg0, %c128_i32
+func.func @dynamic_id(%id: i32) {
+  %c128 = arith.constant 128 : i32
+  tgpu.named_barrier_sync %id, %c128
+  return
+}
+
+// -----
+
+func.func @barrier_id() {
+  %c16 = arith.constant 16 : i32
+  %c128 = arith.constant 128 : i32
+  // expected-error @+1 {{named barrier id 16 is outside 0-15}}
+  tgpu.named_barrier_sync %c16, %c128
+  return
+}
+
+// -----
+
+func.func @barrier_threads() {
+  %c1 = arith.constant 1 : i32
+  %c100 = arith.constant 100 : i32
+  // expected-error @+1 {{named barrier thread count 100 must be a multiple of 32 from 32 to 1024}}
+  tgpu.named_barrier_arrive %c1, %c100
+  return
+}
+
+// -----
+
+func.func @registers() {
+  // expected-error @+1 {{register count 20 must be a multiple of 8 from 24 to 256}}
+  tgpu.set_max_registers decrease 20
+  return
+}
+
+// -----
+
+func.func @pending() {
+  // expected-error @+1 {{pending groups 8 must be from 0 to 7}}
+  tgpu.wgmma_wait 8
+  return
+}
+
+// -----
+
+func.func @global_barrier(%bar: !llvm.ptr<1>, %count: i32) {
+  // expected-error @+1 {{must be pointer to shared memory (!llvm.ptr<3>)}}
+  tgpu.mbarrier_init %bar, %count : !llvm.ptr<1>
+  return
+}
