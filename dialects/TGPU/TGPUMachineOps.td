@@ -19,6 +19,8 @@ def TGPU_SharedPointer : Type<
           "::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self).getAddressSpace() == 3">,
     "pointer to shared memory (!llvm.ptr<3>)">;
 
+def TGPU_Pointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">, "LLVM pointer">;
+
 def TGPU_MBarrierInitOp : TGPU_MachineOp<"mbarrier_init"> {
   let summary = "initialise an mbarrier for a number of arrivals per phase";
   let description = [{
@@ -132,6 +134,49 @@ def TGPU_WgmmaWaitOp : TGPU_MachineOp<"wgmma_wait"> {
   let arguments = (ins I64Attr:$pending);
   let assemblyFormat = "$pending attr-dict";
   let hasVerifier = 1;
+}
+
+def TGPU_TmaLoadOp : TGPU_MachineOp<"tma_load"> {
+  let summary = "copy a box of a tensor map into shared memory, completing an mbarrier";
+  let description = [{
+    `tgpu.tma_load %dst, %map[%col, %row, ...], %bar`: the box of the tensor map `%map` (a 128-byte
+    CUtensorMap the runtime encodes, a kernel parameter) at the coordinates (innermost first) lands
+    at `%dst` (shared memory, shared::cluster addressing); its bytes count towards the phase of the
+    mbarrier `%bar` that `mbarrier_arrive_expect_tx` announced. Out-of-bounds elements read as zero.
+  }];
+  let arguments = (ins TGPU_Pointer:$dst, TGPU_Pointer:$map, Variadic<I32>:$coords,
+                       TGPU_SharedPointer:$barrier);
+  let assemblyFormat = [{
+    $dst `,` $map `[` $coords `]` `,` $barrier attr-dict `:` type($dst) `,` type($map) `,` type($barrier)
+  }];
+  let hasVerifier = 1;
+}
+
+def TGPU_TmaStoreOp : TGPU_MachineOp<"tma_store"> {
+  let summary = "copy shared memory into a box of a tensor map";
+  let description = [{
+    `tgpu.tma_store %map[%col, %row, ...], %src`: the box at the coordinates is written from `%src`
+    (rows past the tensor's bounds are left out). Stores are grouped by `tma_store_commit` and
+    waited for by `tma_store_wait`.
+  }];
+  let arguments = (ins TGPU_Pointer:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
+  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($map) `,` type($src)";
+  let hasVerifier = 1;
+}
+
+def TGPU_TmaStoreCommitOp : TGPU_MachineOp<"tma_store_commit"> {
+  let summary = "close the group of TMA stores issued since the last commit";
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_TmaStoreWaitOp : TGPU_MachineOp<"tma_store_wait"> {
+  let summary = "wait until at most a number of TMA store groups still read their source";
+  let description = [{
+    `tgpu.tma_store_wait 0`: after it, the shared memory the committed stores read may be written
+    again (their global writes may still be in flight).
+  }];
+  let arguments = (ins I32Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
 }
 
 #endif // FLARE_TGPU_MACHINE_OPS

@@ -1,10 +1,10 @@
 // convert-tgpu-machine-to-nvvm: each machine op of tgpu becomes the NVVM op that implements it (the
 // wait a try_wait.parity with its suspend-time hint, the named barriers nvvm.barrier with an id and
-// a thread count, ...); other ops stay.
+// a thread count, the TMA copies cp.async.bulk.tensor with a box, ...); other ops stay.
 // RUN: flare-opt %s --convert-tgpu-machine-to-nvvm | FileCheck %s
 
 // CHECK-LABEL: func.func @protocol
-// CHECK-SAME: (%[[FULL:.*]]: !llvm.ptr<3>, %[[EMPTY:.*]]: !llvm.ptr<3>, %[[ID:.*]]: i32)
+// CHECK-SAME: (%[[FULL:[^:]*]]: !llvm.ptr<3>, %[[EMPTY:[^:]*]]: !llvm.ptr<3>, %[[ID:[^:]*]]: i32, %[[DST:[^:]*]]: !llvm.ptr<7>, %[[MAP:[^:]*]]: !llvm.ptr)
 // CHECK: nvvm.mbarrier.init %[[FULL]], %c1_i32 : !llvm.ptr<3>, i32
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c16384_i32
@@ -18,9 +18,13 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: arith.addi
 // CHECK-NOT: tgpu.
-func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32) -> i32 {
+func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32, %dst: !llvm.ptr<7>, %map: !llvm.ptr) -> i32 {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c256 = arith.constant 256 : i32
@@ -37,6 +41,10 @@ func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32) -> i32 
   tgpu.wgmma_fence
   tgpu.wgmma_commit
   tgpu.wgmma_wait 1
+  tgpu.tma_load %dst, %map[%c0, %id], %full : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_store %map[%c0, %id], %full : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_store_commit
+  tgpu.tma_store_wait 0
   %sum = arith.addi %id, %c1 : i32
   return %sum : i32
 }

@@ -32,7 +32,7 @@
 // CHECK-NOT: nvvm.mbarrier.try_wait
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: tgpu.tma_load
 // CHECK: scf.for
 // CHECK: scf.yield
 // After the loop: when there is a next instance, thread 0 waits for this instance's last use of
@@ -45,10 +45,10 @@
 // CHECK-NEXT: tgpu.fence_async_shared
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[NEXT_FULL0]], %c16384_i32
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[33792]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %{{.*}}, %[[NEXT_FULL0]]
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %{{.*}}, %[[NEXT_FULL0]]
 // The output staged in the last stage.
 // CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[STAGING]]
+// CHECK-NEXT: tgpu.tma_store %{{.*}}, %[[STAGING]]
 // CHECK: gpu.return
 
 // Per instance: every barrier initialised in every turn, no copy for the next instance.

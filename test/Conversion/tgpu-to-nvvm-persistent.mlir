@@ -29,10 +29,10 @@
 // LATE: tgpu.set_max_registers decrease 40
 // LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
-// LATE-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
 // LATE: scf.for %[[KV:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32  : i32 {
-// LATE-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
-// LATE: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg11
+// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
+// LATE: tgpu.tma_load %{{[0-9]+}}, %arg11
 // LATE: %[[FIRSTIT:[0-9]+]] = arith.cmpi eq, %[[KV]], %c0_i32 : i32
 // LATE-NEXT: %[[QHERE:[0-9]+]] = arith.andi %[[FIRSTIT]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QHERE]] {
@@ -40,20 +40,20 @@
 // LATE: tgpu.mbarrier_wait
 // LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
-// LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // LATE: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
 // LATE-NEXT: %[[QAFTER:[0-9]+]] = arith.andi %[[NONE]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QAFTER]] {
 // LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
-// LATE-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // LATE: scf.yield
 // LATE: nvvm.exit
 // LATEFB-LABEL: gpu.func @persistent(
 // LATEFB: tgpu.set_max_registers decrease 40
-// LATEFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATEFB: tgpu.tma_load %{{[0-9]+}}, %arg9
 // LATEFB: scf.for
-// LATEFB-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9
+// LATEFB-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
 // LATEFB: nvvm.exit
 // SINGLE-LABEL: gpu.func @persistent(
 // SINGLE: tgpu.named_barrier_arrive %c4_i32, %c384_i32
@@ -109,11 +109,11 @@
 // CHECK-NEXT: scf.if %[[HADPREV]] {
 // CHECK: tgpu.mbarrier_wait
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %{{[0-9]+}}, box[%c0_i32, %[[PROW]]]
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // Then the streamed loop's stages, their ring index numbered on from the instance's first.
 // CHECK: scf.for
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c8192_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg11
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg11
 // CHECK: scf.yield %{{[0-9]+}} : i32
 // CHECK: nvvm.exit
 // The consumers.
@@ -126,10 +126,10 @@
 // CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
 // CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
 // No copy of theirs when the maps encoded; the operand arrives with the parity of their turn.
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: tgpu.tma_load
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: tgpu.mbarrier_wait %{{[0-9]+}}, %[[PARITY]]
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: tgpu.tma_load
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32
 // CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
 // CHECK-NEXT: %[[LASTIT:[0-9]+]] = arith.cmpi sge, %[[NEXT]], %[[NB]] : i32
@@ -158,16 +158,16 @@
 // CHECK: %[[LOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
 // CHECK-NEXT: %[[LEADER:[0-9]+]] = arith.cmpi eq, %[[LOCAL]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[LEADER]] {
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[WGBAR:[0-9]+]] = arith.addi %[[GROUP:[0-9]+]], %c5_i32 : i32
 // CHECK-NEXT: tgpu.named_barrier_sync %[[WGBAR]], %c128_i32
 // CHECK: tgpu.named_barrier_sync %[[WGBAR]], %c128_i32
 // CHECK-NEXT: scf.if %[[LEADER]] {
 // CHECK-NEXT: %{{[0-9]+}} = arith.muli %[[GROUP]], %c64_i32 : i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg10
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+// CHECK: tgpu.tma_store %arg10
+// CHECK-NEXT: tgpu.tma_store_commit
+// CHECK-NOT: tgpu.tma_store_wait
 // The instance's last barrier only where the maps did not encode (the direct store's branch).
 // CHECK: } else {
 // CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
@@ -181,7 +181,7 @@
 // CHECK-NEXT: %[[ANYLOCAL:[0-9]+]] = arith.andi %{{[0-9]+}}, %c127_i32 : i32
 // CHECK-NEXT: %[[ISSUER:[0-9]+]] = arith.cmpi eq, %[[ANYLOCAL]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[ISSUER]] {
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
@@ -229,7 +229,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
 // CHECK-NEXT: tgpu.mbarrier_init %[[EMPTY0]], %c8_i32
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL0]], box[%c0_i32, %{{[0-9]+}}]
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
@@ -260,10 +260,10 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: %[[COL:[0-9]+]] = llvm.load
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL]], %c16384_i32
 // CHECK-NEXT: llvm.addrspacecast
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{[0-9]+}}, %arg9, %[[FULL]], box[%[[COL]], %[[ROW]]]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%[[COL]], %[[ROW]]], %[[FULL]]
+// CHECK: tgpu.tma_store %arg11
+// CHECK-NEXT: tgpu.tma_store_commit
+// CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK: gpu.barrier
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FIRSTWG:[0-9]+]] = arith.cmpi ult, %{{[0-9]+}}, %c4_i32 : i32
@@ -306,21 +306,21 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: %[[S0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK-NEXT: llvm.addrspacecast %[[S0]]
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NEXT: tgpu.tma_load
 // CHECK: arith.divui %{{[0-9]+}}, %c3_i32 : i32
 // CHECK-NEXT: arith.andi
 // CHECK-NEXT: tgpu.mbarrier_wait
 // CHECK-NEXT: }
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %arg11, %[[STAGING]]
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: tgpu.tma_store %arg11[{{.*}}], %[[STAGING]]
+// CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NEXT: }
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 func.func @last_stage(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {

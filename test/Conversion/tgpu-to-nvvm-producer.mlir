@@ -64,7 +64,7 @@
 // CHECK: tgpu.mbarrier_wait
 // CHECK: }
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{[a-z0-9_]+}}, %[[FULL0]], box[
+// CHECK: tgpu.tma_load %{{.*}}, %{{[a-z0-9_]+}}[{{.*}}], %[[FULL0]]
 // CHECK: } else {
 // CHECK: tgpu.mbarrier_wait
 // CHECK: scf.for
@@ -82,7 +82,7 @@
 // CHECK-NEXT: %{{[a-z0-9_]+}} = arith.remui %[[T]], %c3_i32 : i32
 // CHECK-NEXT: %{{[a-z0-9_]+}} = arith.subi %[[T]], %c3_i32 : i32
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: tgpu.tma_load
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.exit
 // CHECK-NEXT: }
@@ -181,7 +181,7 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: tgpu.tma_load
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
@@ -226,7 +226,7 @@ func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: tgpu.tma_load
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
@@ -274,7 +274,7 @@ func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: gpu.barrier
 // CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
 // CHECK: scf.for {{.*}} iter_args(
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: tgpu.tma_load
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit

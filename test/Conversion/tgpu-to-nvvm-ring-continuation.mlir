@@ -53,7 +53,7 @@
 // TMA-NOT: tgpu.mbarrier_init
 // TMA: scf.for
 // TMA: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
-// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: tgpu.tma_load
 // TMA-NOT: tgpu.mbarrier_arrive_expect_tx
 // TMA: nvvm.wgmma.mma_async
 // TMA: scf.yield

@@ -22,14 +22,14 @@
 // CHECK-NEXT: tgpu.mbarrier_init %[[BAR]], %c1_i32 : !llvm.ptr<3>
 // CHECK-NEXT: tgpu.fence_async_shared
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[BAR]], %c32768_i32 : !llvm.ptr<3>
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[BAR]], box[%c0_i32, %[[ROW:.*]]] :
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[BAR]], box[%c64_i32, %[[ROW]]] :
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPA]][%c0_i32, %[[ROW:[0-9]+]]], %[[BAR]] :
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPA]][%c64_i32, %[[ROW]]], %[[BAR]] :
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // CHECK: tgpu.fence_async_shared
 // The first loop's ring, then the wait for A, then the loop: no store of A's registers anywhere.
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPB]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.if %[[USE]] {
 // CHECK-NEXT: tgpu.mbarrier_wait %[[BAR]], %c0_i32
@@ -45,7 +45,7 @@
 // Without wgmma A is loaded into registers as before: no map.
 // SM80-LABEL: gpu.func @two_loops(
 // SM80-NOT: tgpu.tensor_maps
-// SM80-NOT: nvvm.cp.async.bulk
+// SM80-NOT: tgpu.tma_
 // SM80: gpu.return
 func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %lda: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32

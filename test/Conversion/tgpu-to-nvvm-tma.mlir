@@ -29,7 +29,7 @@
 // CHECK: scf.if %[[USE]] {
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32 : !llvm.ptr<3>
 // CHECK: %[[DST:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %{{.*}}, box[%c0_i32, %c0_i32, %[[PID]]]
+// CHECK: tgpu.tma_load %[[DST]], %[[MAP]][%c0_i32, %c0_i32, %[[PID]]], %{{.*}}
 // Maps not encoded: every thread copies 16-byte chunks element by element in a rolled loop, stores
 // them to the swizzled panel and arrives (no cp.async path: maps fail only where it would too).
 // The writers fence their generic-proxy stores for wgmma's async proxy before they arrive.
@@ -40,7 +40,7 @@
 // CHECK-NEXT: tgpu.mbarrier_arrive
 // In the loop the refill takes the same two paths.
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAP]]
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: tgpu.fence_async_shared
@@ -61,11 +61,11 @@
 // NOFB-NOT: arith.select
 // NOFB: tgpu.mbarrier_init %{{.*}}, %c1_i32 : !llvm.ptr<3>
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
-// NOFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// NOFB: tgpu.tma_load %{{.*}}, %[[MAP]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: scf.for
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
-// NOFB: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]]
+// NOFB: tgpu.tma_load %{{.*}}, %[[MAP]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: nvvm.wgmma.mma_async
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
@@ -74,7 +74,7 @@
 // Without wgmma nothing streams and no map is made.
 // SM80-LABEL: gpu.func @stream(
 // SM80-NOT: tgpu.tensor_maps
-// SM80-NOT: nvvm.cp.async.bulk.tensor
+// SM80-NOT: tgpu.tma_
 // SM80: gpu.return
 func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %ldb: i64) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
@@ -109,7 +109,7 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // NOFB-NOT: tgpu.tma_required
 // NOFB: nvvm.cp.async.shared.global
 // CHECK-NOT: tgpu.tensor_maps
-// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK-NOT: tgpu.tma_
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: gpu.return
 func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
@@ -158,8 +158,8 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: tgpu.mbarrier_wait
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MA]]
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MB]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MA]]
+// CHECK-COUNT-2: tgpu.tma_load %{{.*}}, %[[MB]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
 // CHECK: tgpu.wgmma_wait 0
@@ -205,7 +205,7 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // NOFB-LABEL: gpu.func @store_out(
 // NOFB-SAME: tgpu.tma_required
 // NOFB-NOT: bf16, !llvm.ptr<1>
-// NOFB: nvvm.cp.async.bulk.tensor.global.shared.cta
+// NOFB: tgpu.tma_store
 // NOFB-NOT: bf16, !llvm.ptr<1>
 // NOFB: gpu.return
 // CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPC:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
@@ -224,11 +224,11 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[17408] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC0]], box[%c0_i32, %c0_i32, %[[PID]]]
+// CHECK: tgpu.tma_store %[[MAPC]][%c0_i32, %c0_i32, %[[PID]]], %[[SRC0]]
 // CHECK: %[[SRC1:.*]] = llvm.getelementptr %{{.*}}[33792] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAPC]], %[[SRC1]], box[%c64_i32, %c0_i32, %[[PID]]]
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: tgpu.tma_store %[[MAPC]][%c64_i32, %c0_i32, %[[PID]]], %[[SRC1]]
+// CHECK-NEXT: tgpu.tma_store_commit
+// CHECK-NEXT: tgpu.tma_store_wait 0
 // Maps not encoded: the registers go straight to global memory under their bounds checks.
 // CHECK: } else {
 // CHECK: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
@@ -236,7 +236,7 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 
 // Without wgmma (and so without tensor maps) the store is direct.
 // SM80-LABEL: gpu.func @store_out(
-// SM80-NOT: nvvm.cp.async.bulk
+// SM80-NOT: tgpu.tma_
 // SM80: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
 // SM80: gpu.return
 func.func @store_out(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %ldb: i64, %ldc: i64) attributes {tile.kernel, tile.num_warps = 8 : i32} {
@@ -275,14 +275,14 @@ func.func @store_out(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf1
 // CHECK-LABEL: gpu.func @store_plain(
 // CHECK-SAME: tgpu.shared_bytes = 32768 : i32
 // CHECK: scf.for
-// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK-NOT: tgpu.tma_
 // CHECK: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
 // CHECK: gpu.barrier
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%c0_i32, %{{.*}}]
+// CHECK: tgpu.tma_store %{{.*}}[%c0_i32, %{{.*}}], %{{.*}}
 // CHECK: %[[SRC:.*]] = llvm.getelementptr %{{.*}}[16384] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[SRC]], box[%c64_i32, %{{.*}}]
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: tgpu.tma_store %{{.*}}[%c64_i32, %{{.*}}], %[[SRC]]
+// CHECK: tgpu.tma_store_wait 0
 func.func @store_plain(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -305,11 +305,11 @@ func.func @store_plain(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %n: i32) attrib
 // number of whole chunks (here N, an argument), or a column offset not on a chunk, is stored directly.
 // CHECK-LABEL: gpu.func @store_runtime_cols(
 // CHECK-NOT: tgpu.tensor_maps
-// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK-NOT: tgpu.tma_
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @store_odd_offset(
 // CHECK-NOT: tgpu.tensor_maps
-// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK-NOT: tgpu.tma_
 // CHECK: gpu.return
 func.func @store_runtime_cols(%x: !tile.ptr<bf16>, %y: !tile.ptr<bf16>, %m: i32, %n: i32, %ld: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32

@@ -126,6 +126,45 @@ struct WgmmaWaitLowering : MachinePattern<WgmmaWaitOp> {
   }
 };
 
+struct TmaLoadLowering : MachinePattern<TmaLoadOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TmaLoadOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(rw, op.getLoc(), a.getDst(), a.getMap(), a.getCoords(),
+                                                           a.getBarrier(), ValueRange{}, Value(), Value(),
+                                                           NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                                                           NVVM::CTAGroupKindAttr(), Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaStoreLowering : MachinePattern<TmaStoreOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TmaStoreOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(rw, op.getLoc(), a.getMap(), a.getSrc(), a.getCoords(), Value(),
+                                                       NVVM::TMAStoreMode::TILE, Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaStoreCommitLowering : MachinePattern<TmaStoreCommitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TmaStoreCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::CpAsyncBulkCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct TmaStoreWaitLowering : MachinePattern<TmaStoreWaitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TmaStoreWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    // .read: until the groups have read their shared-memory source.
+    rw.replaceOpWithNewOp<NVVM::CpAsyncBulkWaitGroupOp>(op, op.getPending(), rw.getUnitAttr());
+    return success();
+  }
+};
+
 struct ConvertTGPUMachineToNVVMPass
     : public flare::tgpu::impl::ConvertTGPUMachineToNVVMBase<ConvertTGPUMachineToNVVMPass> {
   void runOnOperation() override {
@@ -133,13 +172,15 @@ struct ConvertTGPUMachineToNVVMPass
     ConversionTarget target(*ctx);
     target.addIllegalOp<MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp, MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
-                        WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp>();
+                        WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
+                        TmaStoreWaitOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaFenceLowering, WgmmaCommitLowering,
-                 WgmmaWaitLowering>(ctx);
+                 WgmmaWaitLowering, TmaLoadLowering, TmaStoreLowering, TmaStoreCommitLowering,
+                 TmaStoreWaitLowering>(ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }

@@ -286,7 +286,7 @@ void KernelLowering::endTileLoop() {
   if (tmaStoresInFlight) {
     Value issuer = perWarpgroupStores ? arith::AndIOp::create(b, loc, threadId, i32(127)).getResult() : threadId;
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, issuer, i32(0)),
-           [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
+           [&] { TmaStoreWaitOp::create(b, loc, 0); });
   }
 }
 

@@ -300,7 +300,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
           // stage waits until the store has read its panels (at once when none is pending). An
           // instance's first copy (stage 0, no `empty` wait) goes ahead of it.
           if (waitEmpty && persistent && !producerMode)
-            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+            TmaStoreWaitOp::create(b, loc, 0);
           expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);

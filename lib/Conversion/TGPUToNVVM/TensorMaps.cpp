@@ -228,9 +228,7 @@ void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col
     dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
     SmallVector<Value> coords{p ? arith::AddIOp::create(b, loc, col, i32(p * read.boxCols)).getResult() : col, row};
     llvm::append_range(coords, read.outerCoords);
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, read.map, coords, mbarrier, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
-        /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+    TmaLoadOp::create(b, loc, dst, read.map, coords, mbarrier);
   }
 }
 
@@ -571,7 +569,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
   // The previous instance of a persistent kernel left its store in flight: its issuing thread waits
   // until the copy has read the panels, before the barrier that lets the others write them again.
   if (deferWait)
-    ifThen(leader, [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr()); });
+    ifThen(leader, [&] { TmaStoreWaitOp::create(b, loc, 0); });
   sync(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
   storeTile(
@@ -596,16 +594,15 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, map.map, src, coords, Value(),
-                                                         NVVM::TMAStoreMode::TILE, Value());
+      TmaStoreOp::create(b, loc, map.map, coords, src);
     }
-    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    TmaStoreCommitOp::create(b, loc);
     // The panels must stay until the copies have read them: before the CTA exits or a later loop or
     // store (each starting with a CTA barrier) reuses the area. With `deferWait` it waits only then
     // (the next instance's store into the same area, a copy into the ring's used stages, the end of
     // the tile loop).
     if (!deferWait)
-      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+      TmaStoreWaitOp::create(b, loc, 0);
   });
   tmaStoresInFlight |= deferWait;
 }

@@ -55,6 +55,24 @@ func.func @budgets_and_groups() {
 
 // -----
 
+// TMA: a box of a tensor map into a ring stage, completing its full barrier; a store out of shared
+// memory, committed and waited for until its source was read.
+// CHECK-LABEL: func.func @tma
+// CHECK: tgpu.tma_load %arg0, %arg1[%c0_i32, %arg3], %arg2 : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+// CHECK: tgpu.tma_store %arg1[%c0_i32, %arg3, %c0_i32], %arg2 : !llvm.ptr, !llvm.ptr<3>
+// CHECK: tgpu.tma_store_commit
+// CHECK: tgpu.tma_store_wait 0
+func.func @tma(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>, %row: i32) {
+  %c0 = arith.constant 0 : i32
+  tgpu.tma_load %dst, %map[%c0, %row], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_store %map[%c0, %row, %c0], %bar : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_store_commit
+  tgpu.tma_store_wait 0
+  return
+}
+
+// -----
+
 // A barrier id computed at run time (a warpgroup's own barrier) is not checked.
 // CHECK-LABEL: func.func @dynamic_id
 // CHECK: tgpu.named_barrier_sync %arg0, %c128_i32
@@ -105,5 +123,13 @@ func.func @pending() {
 func.func @global_barrier(%bar: !llvm.ptr<1>, %count: i32) {
   // expected-error @+1 {{must be pointer to shared memory (!llvm.ptr<3>)}}
   tgpu.mbarrier_init %bar, %count : !llvm.ptr<1>
+  return
+}
+
+// -----
+
+func.func @tma_rank(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>) {
+  // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 0}}
+  tgpu.tma_load %dst, %map[], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
   return
 }

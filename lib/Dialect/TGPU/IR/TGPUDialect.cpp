@@ -201,3 +201,13 @@ LogicalResult WgmmaWaitOp::verify() {
     return emitOpError() << "pending groups " << pending << " must be from 0 to 7";
   return success();
 }
+
+/// A tensor map has 1 to 5 dimensions: one coordinate each.
+static LogicalResult verifyTmaCoords(Operation *op, ValueRange coords) {
+  if (coords.empty() || coords.size() > 5)
+    return op->emitOpError() << "takes 1 to 5 coordinates (one per tensor map dimension), got " << coords.size();
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() { return verifyTmaCoords(*this, getCoords()); }
+LogicalResult TmaStoreOp::verify() { return verifyTmaCoords(*this, getCoords()); }
