@@ -179,4 +179,29 @@ def TGPU_TmaStoreWaitOp : TGPU_MachineOp<"tma_store_wait"> {
   let assemblyFormat = "$pending attr-dict";
 }
 
+def TGPU_WgmmaOp : TGPU_MachineOp<"wgmma", [AttrSizedOperandSegments, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "issue one warpgroup MMA (m64nNk16, f32 accumulator) into the open group";
+  let description = [{
+    ```mlir
+    %d = tgpu.wgmma %acc, a_desc %descA, b_desc %descB n = 128, bf16 : !llvm.struct<(f32, ...)>
+    %d = tgpu.wgmma %acc, a_regs(%a0, %a1, %a2, %a3), b_desc %descB b_n_major n = 64, f16
+        : !llvm.struct<(f32, ...)>
+    ```
+    acc += A B over one 16-deep K step of a warpgroup's 64 rows: A from shared memory (a wgmma
+    descriptor, i64) or from registers (four i32 registers of packed 16-bit pairs, the fragment
+    layout of LinearLayout::mmaOperandA); B from shared memory (a descriptor), K-major or, with
+    `b_n_major`, N-major. The accumulator is the warpgroup's n/2 f32 registers per thread as an
+    LLVM struct, tied to the result. It runs asynchronously: between `wgmma_fence` and
+    `wgmma_commit`, and its result is read only after a `wgmma_wait` that covers its group.
+  }];
+  let arguments = (ins AnyType:$acc, Optional<I64>:$descA, Variadic<I32>:$regsA, I64:$descB, I64Attr:$n,
+                       TypeAttr:$element_type, UnitAttr:$b_n_major);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $acc `,` (`a_desc` $descA^)? (`a_regs` `(` $regsA^ `)`)? `,` `b_desc` $descB (`b_n_major` $b_n_major^)?
+    `n` `=` $n `,` $element_type attr-dict `:` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FLARE_TGPU_MACHINE_OPS

@@ -10,7 +10,7 @@
 // CHECK-COUNT-4: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK-NEXT: tgpu.fence_async_shared
 // CHECK: tgpu.wgmma_fence
-// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK-COUNT-2: tgpu.wgmma {{.*}} b_n_major n = 64, f16
 // CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.return

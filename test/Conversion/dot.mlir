@@ -3,7 +3,7 @@
 // layouts of tgpu-assign-layouts put in place (two 16-bit values packed per 32-bit register). With
 // `wgmma=true` (flarec sets it for sm_90a), a dot whose warps all stack along M -- M == 16 * num_warps,
 // num_warps a multiple of 4, N a multiple of 8 and at most 256 -- becomes warpgroup
-// nvvm.wgmma.mma_async m64nNk16 on operands stored to shared memory; any other dot stays mma.sync.
+// tgpu.wgmma m64nNk16 on operands stored to shared memory; any other dot stays mma.sync.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s --check-prefixes=CHECK,MMA
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true | FileCheck %s --check-prefixes=CHECK,WGMMA
 //
@@ -117,13 +117,13 @@ func.func @k32(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n:
 // WGMMA: tgpu.wgmma_fence
 // Two K steps of 16, chained through the accumulator. A is row-major (K-major); B was loaded row by row,
 // so its registers run along N and it is stored N-major: wgmma's transposed B, layout row.
-// WGMMA: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>] : !llvm.struct<(f32{{(, f32){31}[)]}}> -> !llvm.struct<(f32{{(, f32){31}[)]}}>
+// WGMMA: %[[W0:.*]] = tgpu.wgmma %{{.*}}, a_desc %{{.*}}, b_desc %{{.*}} b_n_major n = 64, bf16 : !llvm.struct<(f32{{(, f32){31}[)]}}>
 // WGMMA: arith.addi %{{.*}}, %c16_i64{{[_0-9]*}} : i64
-// WGMMA: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// WGMMA: %[[W1:.*]] = tgpu.wgmma %[[W0]], a_desc %{{.*}}, b_desc %{{.*}} b_n_major n = 64, bf16
 // WGMMA-NEXT: tgpu.wgmma_commit
 // WGMMA-NEXT: tgpu.wgmma_wait 0
 // WGMMA-NEXT: llvm.extractvalue %[[W1]][0]
-// WGMMA-NOT: nvvm.wgmma.mma_async
+// WGMMA-NOT: = tgpu.wgmma 
 // Every warpgroup has read A and B: the space may be reused.
 // WGMMA: gpu.barrier
 // WGMMA-NOT: nvvm.mma.sync
@@ -152,7 +152,7 @@ func.func @warpgroup_64x64(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // WGMMA-LABEL: gpu.func @transposed_b
 // WGMMA-NOT: nvvm.mma.sync
 // WGMMA: tgpu.wgmma_fence
-// WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA-COUNT-4: tgpu.wgmma {{.*}} n = 64, bf16
 // WGMMA-NEXT: tgpu.wgmma_commit
 // WGMMA-NEXT: tgpu.wgmma_wait 0
 // WGMMA-NOT: nvvm.mma.sync
@@ -187,8 +187,8 @@ func.func @transposed_b(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %s: !tile.ptr<
 // WGMMA: llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i32
 // WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
 // WGMMA: tgpu.wgmma_fence
-// WGMMA-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}>
-// WGMMA-NOT: nvvm.wgmma.mma_async
+// WGMMA-COUNT-2: tgpu.wgmma {{.*}} n = 128, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}>
+// WGMMA-NOT: = tgpu.wgmma 
 // WGMMA-NOT: nvvm.mma.sync
 // WGMMA: gpu.return
 // MMA-LABEL: gpu.func @two_warpgroups
@@ -217,7 +217,7 @@ func.func @two_warpgroups(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 // WGMMA: %[[GROUP:.*]] = arith.shrui %[[WARP]], %c2_i32{{[_0-9]*}} : i32
 // WGMMA-NOT: nvvm.shfl.sync
 // WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
-// WGMMA-COUNT-2: nvvm.wgmma.mma_async
+// WGMMA-COUNT-2: = tgpu.wgmma 
 // WGMMA: gpu.return
 func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.uniform_warpgroup = false} {
   %c0 = arith.constant 0 : i32

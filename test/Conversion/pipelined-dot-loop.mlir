@@ -41,7 +41,7 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK-NEXT:    tgpu.fence_async_shared
 // CHECK-NEXT:    gpu.barrier
 // CHECK:         tgpu.wgmma_fence
-// CHECK-COUNT-2: nvvm.wgmma.mma_async
+// CHECK-COUNT-2: = tgpu.wgmma 
 // CHECK-NEXT:    tgpu.wgmma_commit
 // CHECK-NEXT:    tgpu.wgmma_wait 1
 // CHECK-NEXT:    gpu.barrier
@@ -52,4 +52,4 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK:       } else {
 // CHECK:         scf.for
 // CHECK-NOT:       nvvm.cp.async
-// CHECK:           nvvm.wgmma.mma_async
+// CHECK:           tgpu.wgmma

@@ -11,7 +11,7 @@
 // CHECK-LABEL: gpu.func @peeled(
 // CHECK: scf.if %{{.*}} -> (bf16,
 // CHECK: tgpu.mbarrier_wait
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-NOT: wgmma.mma_async
 // CHECK: scf.yield
@@ -19,9 +19,9 @@
 // CHECK-NEXT: scf.yield
 // CHECK: scf.for %{{.*}} = %c1_i32 to %{{.*}} step %c1_i32 iter_args(
 // CHECK: tgpu.mbarrier_wait
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK-NEXT: tgpu.wgmma_commit
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {
+// CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
 // CHECK: scf.yield
 
 func.func @peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.peel_zero_first = true} {
@@ -56,8 +56,8 @@ func.func @peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>,
 // CHECK-LABEL: gpu.func @not_peeled(
 // CHECK-NOT: -> (bf16,
 // CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32 iter_args(
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {
+// CHECK-COUNT-4: = tgpu.wgmma 
+// CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
 func.func @not_peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -90,8 +90,8 @@ func.func @not_peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf
 // CHECK-LABEL: gpu.func @ones_first(
 // CHECK-NOT: -> (bf16,
 // CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32 iter_args(
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {
+// CHECK-COUNT-4: = tgpu.wgmma 
+// CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
 func.func @ones_first(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.peel_zero_first = true} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -133,7 +133,7 @@
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32
 // CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
 // CHECK-NEXT: %[[LASTIT:[0-9]+]] = arith.cmpi sge, %[[NEXT]], %[[NB]] : i32
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_wait 0
 // Each warp's lane 0 releases the operand once the last product reading it is done: in the loop's
 // last iteration (then, with the ring's stage)...

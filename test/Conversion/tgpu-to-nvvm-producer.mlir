@@ -103,7 +103,7 @@
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
 // CHECK: tgpu.mbarrier_wait
 // CHECK-NOT: nvvm.cp.async
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: nvvm.cp.async
 // CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
@@ -116,7 +116,7 @@
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
 // CHECK: tgpu.mbarrier_wait
 // CHECK-NOT: nvvm.cp.async
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: nvvm.cp.async
 // CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
@@ -135,7 +135,7 @@
 // NOTMA-NOT: tgpu.named_barrier_sync %c3_i32,
 // NOTMA: scf.for {{.*}} iter_args(
 // NOTMA: nvvm.cp.async.mbarrier.arrive
-// NOTMA: nvvm.wgmma.mma_async
+// NOTMA: = tgpu.wgmma 
 // NOTMA-NOT: tgpu.set_max_registers
 // NOTMA-NOT: nvvm.exit
 // NOTMA: gpu.return
@@ -182,7 +182,7 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
@@ -227,7 +227,7 @@ func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
@@ -275,7 +275,7 @@ func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.set_max_registers
 // CHECK-NOT: nvvm.exit
 // CHECK-NOT: gpu.barrier

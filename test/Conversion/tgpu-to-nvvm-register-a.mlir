@@ -7,7 +7,7 @@
 // (`bar.warp.sync`) and its lane 0 arrives on the operand's `empty` barrier right there, before the
 // loop: the operand is released neither in the loop's last iteration nor after the loop. The loop's
 // dots then run wgmma with A from registers (inline PTX, four 32-bit A registers and B's
-// descriptor) instead of `nvvm.wgmma.mma_async` with two descriptors.
+// descriptor) instead of `tgpu.wgmma` with two descriptors.
 // RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s
 // Without the attribute the dots read the operand from shared memory through descriptors and the
 // operand is released after the last product reading it (see tgpu-to-nvvm-persistent.mlir).
@@ -49,11 +49,11 @@
 // CHECK: %[[V0:[0-9]+]] = llvm.insertelement %[[A0]], %{{[0-9]+}}[%c0_i32 : i32] : vector<2xbf16>
 // CHECK-NEXT: %[[V1:[0-9]+]] = llvm.insertelement %[[A1]], %[[V0]][%c1_i32 : i32] : vector<2xbf16>
 // CHECK-NEXT: %[[R0:[0-9]+]] = llvm.bitcast %[[V1]] : vector<2xbf16> to i32
-// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NOT: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_fence
-// CHECK-NEXT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l" {{.*}}, %[[R0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : (
-// CHECK-COUNT-3: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}},r,r,r,r,l"
-// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NEXT: tgpu.wgmma {{.*}}, a_regs(%[[R0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}), b_desc %{{[0-9]+}}{{( b_n_major)?}} n = 64, bf16
+// CHECK-COUNT-3: tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
+// CHECK-NOT: = tgpu.wgmma 
 // CHECK-NOT: tgpu.mbarrier_arrive %[[EMPTY]] :
 // CHECK: tgpu.wgmma_commit
 // CHECK-NOT: tgpu.mbarrier_arrive %[[EMPTY]] :
@@ -71,10 +71,10 @@
 // SMEM-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
 // No reads into registers, no early release: the loop follows the wait.
 // SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
-// SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// SMEM-NOT: tgpu.wgmma {{.*}}a_regs
 // SMEM: tgpu.wgmma_fence
-// SMEM-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
-// SMEM-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// SMEM-NEXT: tgpu.wgmma %{{[0-9]+}}, a_desc %{{[0-9]+}}, b_desc %{{[0-9]+}} b_n_major n = 64, bf16
+// SMEM-NOT: tgpu.wgmma {{.*}}a_regs
 // SMEM: tgpu.wgmma_commit
 // The release in the loop's last iteration, and after the loop when it ran no iteration.
 // SMEM: scf.if %{{[0-9]+}} {
@@ -98,10 +98,10 @@
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
-// FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// FALLBACK-NOT: tgpu.wgmma {{.*}}a_regs
 // FALLBACK: tgpu.wgmma_fence
-// FALLBACK-NEXT: nvvm.wgmma.mma_async %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
-// FALLBACK-NOT: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned
+// FALLBACK-NEXT: tgpu.wgmma %{{[0-9]+}}, a_desc %{{[0-9]+}}, b_desc %{{[0-9]+}} b_n_major n = 64, bf16
+// FALLBACK-NOT: tgpu.wgmma {{.*}}a_regs
 // FALLBACK: tgpu.wgmma_commit
 // FALLBACK: scf.if %{{[0-9]+}} {
 // FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>

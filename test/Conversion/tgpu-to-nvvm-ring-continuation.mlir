@@ -22,7 +22,7 @@
 // CHECK: arith.select %[[HASNEXT]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: scf.yield
 // Between the loops: no CTA barrier; the second loop's first copies, issued here only when the first
 // loop ran no iteration. The two warpgroups' turns pass from one loop to the next: warpgroup 0 does
@@ -39,7 +39,7 @@
 // CHECK-NOT: tgpu.mbarrier_init
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // After the second loop warpgroup 0 takes back the turn.
 // CHECK: scf.yield
 // CHECK-NEXT: }
@@ -55,7 +55,7 @@
 // TMA: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
 // TMA: tgpu.tma_load
 // TMA-NOT: tgpu.mbarrier_arrive_expect_tx
-// TMA: nvvm.wgmma.mma_async
+// TMA: = tgpu.wgmma 
 // TMA: scf.yield
 // TMA-NOT: gpu.barrier
 // TMA: scf.for
@@ -99,7 +99,7 @@ func.func @continued(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: gpu.barrier
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
@@ -142,7 +142,7 @@ func.func @store_between(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK-NOT: nvvm.cp.async.mbarrier.arrive
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: scf.yield
 // CHECK: gpu.barrier
 // CHECK-COUNT-6: tgpu.mbarrier_init

@@ -46,10 +46,10 @@
 // CHECK: arith.ori %{{.*}}, %[[DESCB]] : i64
 // CHECK: arith.ori %{{.*}}, %[[DESCA]] : i64
 // CHECK: tgpu.wgmma_fence
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: arith.addi %{{.*}}, %c128_i64 : i64
 // CHECK: arith.addi %{{.*}}, %c16_i64 : i64
-// CHECK-COUNT-3: nvvm.wgmma.mma_async
+// CHECK-COUNT-3: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_commit
 // CHECK: tgpu.named_barrier_arrive %{{.*}}, %c256_i32
 // The accumulator is yielded: wait for the group, then release the stage (lane 0 of each warp).
@@ -61,7 +61,7 @@
 
 // NOPP-LABEL: gpu.func @stream(
 // NOPP-NOT: tgpu.named_barrier_sync
-// NOPP: nvvm.wgmma.mma_async
+// NOPP: = tgpu.wgmma 
 // NOPP-NOT: tgpu.named_barrier_sync
 // NOPP: gpu.return
 func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
@@ -90,7 +90,7 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // A kernel may opt out of the turns (generated attention kernels do at head dim 256).
 // CHECK-LABEL: gpu.func @no_turns(
 // CHECK-NOT: tgpu.named_barrier_sync
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.named_barrier_sync
 // CHECK: gpu.return
 func.func @no_turns(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = false} {

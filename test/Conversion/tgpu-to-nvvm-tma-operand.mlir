@@ -35,11 +35,11 @@
 // CHECK-NEXT: tgpu.mbarrier_wait %[[BAR]], %c0_i32
 // CHECK-NOT: llvm.store %{{.*}} : vector<{{.*}}>, !llvm.ptr<3>
 // CHECK: scf.for
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: scf.yield
 // CHECK-NOT: tgpu.mbarrier_wait %[[BAR]]
 // CHECK: scf.for
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: gpu.return
 
 // Without wgmma A is loaded into registers as before: no map.
@@ -115,7 +115,7 @@ func.func @also_in_registers(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile
 // CHECK-LABEL: gpu.func @top_level_dot(
 // CHECK-NOT: tgpu.tensor_maps
 // CHECK: ld.global.v4.b32
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 // CHECK: gpu.return
 func.func @top_level_dot(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32

@@ -50,7 +50,7 @@
 // CHECK: tgpu.mbarrier_wait
 // CHECK-NOT: tgpu.fence_async_shared
 // CHECK: tgpu.wgmma_fence
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: = tgpu.wgmma 
 
 // With tma-fallback=0 the kernel keeps its hidden parameters but not the other path: it is marked
 // tgpu.tma_required (the runtime refuses launches whose maps do not encode), `full` expects thread 0
@@ -67,7 +67,7 @@
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: tgpu.tma_load %{{.*}}, %[[MAP]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
-// NOFB: nvvm.wgmma.mma_async
+// NOFB: = tgpu.wgmma 
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: gpu.return
 
@@ -153,7 +153,7 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
 // CHECK: tgpu.mbarrier_wait
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_wait 1
 // CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
 // CHECK: tgpu.mbarrier_wait

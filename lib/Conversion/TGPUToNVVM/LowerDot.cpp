@@ -140,28 +140,6 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     aGroup = arith::AddIOp::create(b, loc, a.base,
                                    arith::MulIOp::create(b, loc, group, i32(aSwizzled ? 64 * kSwizzleRow : 8 * sbo)));
   }
-  Type accType = acc.getType();
-  auto wgType = elem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  MLIRContext *ctx = b.getContext();
-  // Register A: the PTX form has no NVVM op; one inline instruction with the accumulator tied.
-  const int64_t accRegs = n / 2;
-  std::string regAsm, regConstraints;
-  if (!aRegs.empty()) {
-    std::string d;
-    for (int64_t i = 0; i < accRegs; ++i) {
-      d += (i ? ", $" : "$") + std::to_string(i);
-      regConstraints += "=f,";
-    }
-    for (int64_t i = 0; i < accRegs; ++i)
-      regConstraints += std::to_string(i) + ",";
-    regConstraints += "r,r,r,r,l";
-    const int64_t a0 = 2 * accRegs;
-    std::string t = elem.isBF16() ? "bf16" : "f16";
-    regAsm = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-             "k16.f32." + t + "." + t + " {" + d + "}, {$" + std::to_string(a0) + ", $" + std::to_string(a0 + 1) +
-             ", $" + std::to_string(a0 + 2) + ", $" + std::to_string(a0 + 3) + "}, $" + std::to_string(a0 + 4) +
-             ", p, 1, 1, " + (bNMajor ? "1" : "0") + ";\n}";
-  }
   auto pack = [&](Value lo, Value hi) -> Value {
     return LLVM::BitcastOp::create(b, loc, b.getI32Type(), packHalves(lo, hi));
   };
@@ -176,27 +154,13 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   for (int64_t kk = 0; kk < k / 16; ++kk) {
     Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
-      SmallVector<Value> operands;
-      for (int64_t i = 0; i < accRegs; ++i)
-        operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
-      for (int j = 0; j < 4; ++j)
-        operands.push_back(packedA[4 * kk + j]);
-      operands.push_back(descB);
-      acc = LLVM::InlineAsmOp::create(b, loc, accType, operands, regAsm, regConstraints, /*has_side_effects=*/true,
-                                      /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
-                                      ArrayAttr())
-                .getResult(0);
+      acc = WgmmaOp::create(b, loc, acc.getType(), acc, Value(), ArrayRef<Value>(packedA).slice(4 * kk, 4), descB,
+                            static_cast<uint64_t>(n), elem, bNMajor);
       continue;
     }
     Value descA = stepDescriptor(firstA, aStepOffset(kk));
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16),
-        NVVM::WGMMATypesAttr::get(ctx, wgType), NVVM::WGMMATypesAttr::get(ctx, wgType),
-        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
+    acc = WgmmaOp::create(b, loc, acc.getType(), acc, descA, ValueRange{}, descB, static_cast<uint64_t>(n), elem,
+                          bNMajor);
   }
   WgmmaCommitOp::create(b, loc);
   return acc;

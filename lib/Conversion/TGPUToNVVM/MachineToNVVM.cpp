@@ -8,6 +8,7 @@
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -165,6 +166,56 @@ struct TmaStoreWaitLowering : MachinePattern<TmaStoreWaitOp> {
   }
 };
 
+struct WgmmaLowering : MachinePattern<WgmmaOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(WgmmaOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    MLIRContext *ctx = rw.getContext();
+    Location loc = op.getLoc();
+    const int64_t n = static_cast<int64_t>(op.getN());
+    const bool bf16 = op.getElementType().isBF16();
+    if (a.getDescA()) {
+      auto type = bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+      rw.replaceOpWithNewOp<NVVM::WgmmaMmaAsyncOp>(
+          op, op.getType(), a.getAcc(), a.getDescA(), a.getDescB(),
+          NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(n), 16), NVVM::WGMMATypesAttr::get(ctx, type),
+          NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(ctx, op.getBNMajor() ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+          NVVM::MMAIntOverflowAttr());
+      return success();
+    }
+    // A in registers: the PTX form has no NVVM op; one inline instruction with the accumulator tied
+    // (outputs $0 .. $(n/2 - 1), the same registers as inputs, then A's four registers and B).
+    const int64_t accRegs = n / 2;
+    std::string d, constraints;
+    for (int64_t i = 0; i < accRegs; ++i) {
+      d += (i ? ", $" : "$") + std::to_string(i);
+      constraints += "=f,";
+    }
+    for (int64_t i = 0; i < accRegs; ++i)
+      constraints += std::to_string(i) + ",";
+    constraints += "r,r,r,r,l";
+    const int64_t a0 = 2 * accRegs;
+    const std::string t = bf16 ? "bf16" : "f16";
+    const std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                             std::to_string(n) + "k16.f32." + t + "." + t + " {" + d + "}, {$" + std::to_string(a0) +
+                             ", $" + std::to_string(a0 + 1) + ", $" + std::to_string(a0 + 2) + ", $" +
+                             std::to_string(a0 + 3) + "}, $" + std::to_string(a0 + 4) + ", p, 1, 1, " +
+                             (op.getBNMajor() ? "1" : "0") + ";\n}";
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < accRegs; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(rw, loc, a.getAcc(), ArrayRef<int64_t>{i}));
+    llvm::append_range(operands, a.getRegsA());
+    operands.push_back(a.getDescB());
+    rw.replaceOpWithNewOp<LLVM::InlineAsmOp>(op, op.getType(), operands, text, constraints, /*has_side_effects=*/true,
+                                             /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                                             LLVM::AsmDialectAttr(), ArrayAttr());
+    return success();
+  }
+};
+
 struct ConvertTGPUMachineToNVVMPass
     : public flare::tgpu::impl::ConvertTGPUMachineToNVVMBase<ConvertTGPUMachineToNVVMPass> {
   void runOnOperation() override {
@@ -173,14 +224,14 @@ struct ConvertTGPUMachineToNVVMPass
     target.addIllegalOp<MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp, MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
                         WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
-                        TmaStoreWaitOp>();
+                        TmaStoreWaitOp, WgmmaOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaFenceLowering, WgmmaCommitLowering,
                  WgmmaWaitLowering, TmaLoadLowering, TmaStoreLowering, TmaStoreCommitLowering,
-                 TmaStoreWaitLowering>(ctx);
+                 TmaStoreWaitLowering, WgmmaLowering>(ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }

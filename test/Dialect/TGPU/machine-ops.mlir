@@ -73,6 +73,20 @@ func.func @tma(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>, %row: i3
 
 // -----
 
+// One m64n8k16 step each way: A from shared memory (a descriptor), and A from registers with an
+// N-major B.
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-LABEL: func.func @wgmma
+// CHECK: %[[D:.*]] = tgpu.wgmma %arg0, a_desc %arg1, b_desc %arg2 n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: tgpu.wgmma %[[D]], a_regs(%arg3, %arg3, %arg3, %arg3), b_desc %arg2 b_n_major n = 8, f16 : !llvm.struct<(f32, f32, f32, f32)>
+func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
+  %d = tgpu.wgmma %acc, a_desc %descA, b_desc %descB n = 8, bf16 : !acc
+  %e = tgpu.wgmma %d, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
+  return %e : !acc
+}
+
+// -----
+
 // A barrier id computed at run time (a warpgroup's own barrier) is not checked.
 // CHECK-LABEL: func.func @dynamic_id
 // CHECK: tgpu.named_barrier_sync %arg0, %c128_i32
@@ -131,5 +145,21 @@ func.func @global_barrier(%bar: !llvm.ptr<1>, %count: i32) {
 func.func @tma_rank(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>) {
   // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 0}}
   tgpu.tma_load %dst, %map[], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @wgmma_both(%acc: !llvm.struct<(f32, f32, f32, f32)>, %d: i64, %r: i32) {
+  // expected-error @+1 {{takes A either from shared memory (a_desc) or from registers (a_regs), not both or neither}}
+  %e = tgpu.wgmma %acc, a_desc %d a_regs(%r, %r, %r, %r), b_desc %d n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
+  return
+}
+
+// -----
+
+func.func @wgmma_acc(%acc: !llvm.struct<(f32, f32)>, %d: i64) {
+  // expected-error @+1 {{accumulator must be an LLVM struct of n / 2 = 4 f32 values}}
+  %e = tgpu.wgmma %acc, a_desc %d, b_desc %d n = 8, bf16 : !llvm.struct<(f32, f32)>
   return
 }

@@ -211,3 +211,22 @@ static LogicalResult verifyTmaCoords(Operation *op, ValueRange coords) {
 
 LogicalResult TmaLoadOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaStoreOp::verify() { return verifyTmaCoords(*this, getCoords()); }
+
+LogicalResult WgmmaOp::verify() {
+  if (static_cast<bool>(getDescA()) == !getRegsA().empty())
+    return emitOpError() << "takes A either from shared memory (a_desc) or from registers (a_regs), not both or neither";
+  if (!getRegsA().empty() && getRegsA().size() != 4)
+    return emitOpError() << "takes A in 4 registers (packed 16-bit pairs), got " << getRegsA().size();
+  const int64_t n = static_cast<int64_t>(getN());
+  if (n < 8 || n > 256 || n % 8 != 0)
+    return emitOpError() << "n = " << n << " must be a multiple of 8 from 8 to 256";
+  Type elem = getElementType();
+  if (!elem.isBF16() && !elem.isF16())
+    return emitOpError() << "element type must be bf16 or f16, got " << elem;
+  auto acc = dyn_cast<LLVM::LLVMStructType>(getAcc().getType());
+  if (!acc || static_cast<int64_t>(acc.getBody().size()) != n / 2 ||
+      !llvm::all_of(acc.getBody(), [](Type t) { return t.isF32(); }))
+    return emitOpError() << "accumulator must be an LLVM struct of n / 2 = " << n / 2 << " f32 values, got "
+                         << getAcc().getType();
+  return success();
+}
