@@ -204,4 +204,38 @@ def TGPU_WgmmaOp : TGPU_MachineOp<"wgmma", [AttrSizedOperandSegments, AllTypesMa
   let hasVerifier = 1;
 }
 
+def TGPU_CpAsyncOp : TGPU_MachineOp<"cp_async"> {
+  let summary = "copy 16 bytes from global to shared memory asynchronously";
+  let description = [{
+    `tgpu.cp_async %dst, %src, %bytes`: 16 bytes at `%dst` (shared memory) from `%src` (global),
+    of which the first `%bytes` (0 to 16) are read and the rest filled with zeros (cp.async.cg: the
+    copy bypasses L1). Completed by `cp_async_wait` of its group, or announced on an mbarrier by
+    `cp_async_mbarrier_arrive`.
+  }];
+  let arguments = (ins TGPU_SharedPointer:$dst, TGPU_Pointer:$src, I32:$bytes);
+  let assemblyFormat = "$dst `,` $src `,` $bytes attr-dict `:` type($dst) `,` type($src)";
+}
+
+def TGPU_CpAsyncCommitOp : TGPU_MachineOp<"cp_async_commit"> {
+  let summary = "close the group of cp.async copies issued since the last commit";
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_CpAsyncWaitOp : TGPU_MachineOp<"cp_async_wait"> {
+  let summary = "wait until at most a number of cp.async groups are in flight";
+  let arguments = (ins I32Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def TGPU_CpAsyncMBarrierArriveOp : TGPU_MachineOp<"cp_async_mbarrier_arrive"> {
+  let summary = "arrive on an mbarrier once this thread's cp.async copies have landed";
+  let description = [{
+    `tgpu.cp_async_mbarrier_arrive %bar`: the arrival happens when the copies this thread issued
+    before it complete, and counts as one of the arrivals the barrier expects (.noinc): a stage's
+    `full` barrier in a ring filled by cp.async expects every copying thread.
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier);
+  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+}
+
 #endif // FLARE_TGPU_MACHINE_OPS

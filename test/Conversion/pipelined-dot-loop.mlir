@@ -32,12 +32,12 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK-SAME:  tgpu.shared_bytes = 24576
 // CHECK:       scf.if
 // Prologue: two commit groups before the loop.
-// CHECK:       nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK:       nvvm.cp.async.commit.group
-// CHECK:       nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK:       nvvm.cp.async.commit.group
+// CHECK:       tgpu.cp_async {{.*}}
+// CHECK:       tgpu.cp_async_commit
+// CHECK:       tgpu.cp_async {{.*}}
+// CHECK:       tgpu.cp_async_commit
 // CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32,
-// CHECK:         nvvm.cp.async.wait.group 1
+// CHECK:         tgpu.cp_async_wait 1
 // CHECK-NEXT:    tgpu.fence_async_shared
 // CHECK-NEXT:    gpu.barrier
 // CHECK:         tgpu.wgmma_fence
@@ -45,11 +45,11 @@ func.func @mm(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: 
 // CHECK-NEXT:    tgpu.wgmma_commit
 // CHECK-NEXT:    tgpu.wgmma_wait 1
 // CHECK-NEXT:    gpu.barrier
-// CHECK:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK:         nvvm.cp.async.commit.group
+// CHECK:         tgpu.cp_async {{.*}}
+// CHECK:         tgpu.cp_async_commit
 // CHECK:       tgpu.wgmma_wait 0
-// CHECK-NEXT:  nvvm.cp.async.wait.group 0
+// CHECK-NEXT:  tgpu.cp_async_wait 0
 // CHECK:       } else {
 // CHECK:         scf.for
-// CHECK-NOT:       nvvm.cp.async
+// CHECK-NOT:       tgpu.cp_async
 // CHECK:           tgpu.wgmma

@@ -60,3 +60,18 @@ func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
   %e = tgpu.wgmma %d, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
   return %e : !acc
 }
+
+// cp.async: the .cg form of 16 bytes with the bytes to read, its groups, and the .noinc arrival.
+// CHECK-LABEL: func.func @cp_async
+// CHECK: nvvm.cp.async.shared.global %arg0, %arg1, 16, cache =  cg, %c8_i32 : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.mbarrier.arrive %arg2 {noinc = true} : !llvm.ptr<3>
+// CHECK: nvvm.cp.async.wait.group 1
+func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) {
+  %c8 = arith.constant 8 : i32
+  tgpu.cp_async %dst, %src, %c8 : !llvm.ptr<3>, !llvm.ptr<1>
+  tgpu.cp_async_commit
+  tgpu.cp_async_mbarrier_arrive %bar : !llvm.ptr<3>
+  tgpu.cp_async_wait 1
+  return
+}

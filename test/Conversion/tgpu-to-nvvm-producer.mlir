@@ -97,32 +97,32 @@
 // The consumers' loops: wait on `full`, the MMAs, lane 0 of each warp arrives on `empty`; no copy,
 // no expect-tx, no whole-CTA barrier in either loop or after them.
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK: scf.for {{.*}} iter_args(
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
 // CHECK: tgpu.mbarrier_wait
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: tgpu.mbarrier_init
 // CHECK: scf.for {{.*}} iter_args(
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
 // CHECK: tgpu.mbarrier_wait
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: nvvm.exit
 // CHECK: gpu.return
 
@@ -134,7 +134,7 @@
 // NOTMA-NOT: nvvm.exit
 // NOTMA-NOT: tgpu.named_barrier_sync %c3_i32,
 // NOTMA: scf.for {{.*}} iter_args(
-// NOTMA: nvvm.cp.async.mbarrier.arrive
+// NOTMA: tgpu.cp_async_mbarrier_arrive
 // NOTMA: = tgpu.wgmma 
 // NOTMA-NOT: tgpu.set_max_registers
 // NOTMA-NOT: nvvm.exit

@@ -20,8 +20,8 @@
 // CHECK-NEXT: scf.if %[[DUE]] {
 // CHECK: tgpu.mbarrier_wait
 // CHECK: arith.select %[[HASNEXT]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
-// CHECK: nvvm.cp.async.mbarrier.arrive
-// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: tgpu.cp_async_mbarrier_arrive
+// CHECK-NOT: tgpu.cp_async_mbarrier_arrive
 // CHECK: = tgpu.wgmma 
 // CHECK: scf.yield
 // Between the loops: no CTA barrier; the second loop's first copies, issued here only when the first
@@ -31,14 +31,14 @@
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: tgpu.named_barrier_sync %c1_i32,
 // CHECK-NOT: tgpu.named_barrier_arrive %c1_i32,
-// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: tgpu.cp_async_mbarrier_arrive
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: tgpu.named_barrier_sync %c1_i32,
 // CHECK-NOT: tgpu.named_barrier_arrive %c1_i32,
 // CHECK: scf.for
 // CHECK-NOT: tgpu.mbarrier_init
-// CHECK: nvvm.cp.async.mbarrier.arrive
-// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: tgpu.cp_async_mbarrier_arrive
+// CHECK-NOT: tgpu.cp_async_mbarrier_arrive
 // CHECK: = tgpu.wgmma 
 // After the second loop warpgroup 0 takes back the turn.
 // CHECK: scf.yield
@@ -97,8 +97,8 @@ func.func @continued(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32
 // CHECK-LABEL: gpu.func @store_between(
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.mbarrier.arrive
-// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: tgpu.cp_async_mbarrier_arrive
+// CHECK-NOT: tgpu.cp_async_mbarrier_arrive
 // CHECK: = tgpu.wgmma 
 // CHECK: gpu.barrier
 // CHECK-COUNT-6: tgpu.mbarrier_init
@@ -140,8 +140,8 @@ func.func @store_between(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK-LABEL: gpu.func @bound_after(
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: scf.for
-// CHECK: nvvm.cp.async.mbarrier.arrive
-// CHECK-NOT: nvvm.cp.async.mbarrier.arrive
+// CHECK: tgpu.cp_async_mbarrier_arrive
+// CHECK-NOT: tgpu.cp_async_mbarrier_arrive
 // CHECK: = tgpu.wgmma 
 // CHECK: scf.yield
 // CHECK: gpu.barrier

@@ -21,8 +21,8 @@
 // CHECK-COUNT-3: tgpu.mbarrier_init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>
 // CHECK: gpu.barrier
 // Prologue: iteration 0's copies, then this thread's arrival on stage 0's `full` once they land.
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
-// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// CHECK: tgpu.cp_async %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: tgpu.cp_async_mbarrier_arrive %{{.*}} : !llvm.ptr<3>
 // Then A is stored once (its loads and the first copies are in flight together) and made visible to
 // wgmma's async proxy.
 // CHECK: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr<3>
@@ -33,8 +33,8 @@
 // CHECK: scf.for
 // Refill: wait until every warp released the stage (iteration i - 2), copy iteration i + 1.
 // CHECK: tgpu.mbarrier_wait
-// CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: tgpu.cp_async 
+// CHECK: tgpu.cp_async_mbarrier_arrive %{{.*}}
 // This iteration's stage has landed.
 // CHECK: tgpu.mbarrier_wait
 // CHECK-NEXT: tgpu.fence_async_shared

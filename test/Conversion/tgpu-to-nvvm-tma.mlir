@@ -16,7 +16,7 @@
 // CHECK-SAME: sizes = [array<i64: 0, 64>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
 // CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 64>, array<i64: 1, 4>], swizzle = 128 : i32}]
 // CHECK-SAME: tgpu.user_args = 5 : i32
-// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: tgpu.cp_async 
 // CHECK: %[[PID:.*]] = arith.index_cast{{.*}}block_id
 // `full` expects thread 0's arrival (TMA) or every thread's (cp.async), chosen by the flag.
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
@@ -107,10 +107,10 @@ func.func @stream(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK-LABEL: gpu.func @computed_stride(
 // NOFB-LABEL: gpu.func @computed_stride(
 // NOFB-NOT: tgpu.tma_required
-// NOFB: nvvm.cp.async.shared.global
+// NOFB: tgpu.cp_async 
 // CHECK-NOT: tgpu.tensor_maps
 // CHECK-NOT: tgpu.tma_
-// CHECK: nvvm.cp.async.shared.global
+// CHECK: tgpu.cp_async 
 // CHECK: gpu.return
 func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32

@@ -654,7 +654,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
         Value operandBase = which == 0 ? slotBase : arith::AddIOp::create(b, loc, slotBase, i32(aBytes)).getResult();
         copyTileAsync(load, offsets, valid, operandBase, /*innerIsK=*/which == 0, k, Value(), Value(), swizzled);
       }
-      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      CpAsyncCommitOp::create(b, loc);
     };
     // Prologue: iterations 0 .. stages - 2 in flight before the loop starts.
     for (int s = 0; s + 1 < stages; ++s) {
@@ -665,7 +665,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
     Value result = accumulatorLoop(op, lb, ub, step, [&](Value iv, Value accIn) {
       Value i = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
       // Iteration i's copies are the oldest of the stages - 1 groups pending: wait for it alone.
-      NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+      CpAsyncWaitOp::create(b, loc, stages - 2);
       fenceAsyncProxy();
       barrier();
       Value slotBase = arith::AddIOp::create(
@@ -681,7 +681,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       return acc;
     });
     WgmmaWaitOp::create(b, loc, 0);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    CpAsyncWaitOp::create(b, loc, 0);
     SmallVector<Value> c = flatten(op.getInitArgs());
     unpackAccumulator(result, c);
     scf::YieldOp::create(b, loc, c);

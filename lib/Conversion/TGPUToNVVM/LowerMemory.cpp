@@ -335,13 +335,11 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
         bytes = arith::SelectOp::create(b, loc, g.rowsOk, bytes, i32(0));
       Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, bytes, i32(0));
       Value src = arith::SelectOp::create(b, loc, nonEmpty, g.src, view.base);
-      NVVM::CpAsyncOp::create(b, loc, g.dst, src, b.getI32IntegerAttr(16),
-                              NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                              bytes);
+      CpAsyncOp::create(b, loc, g.dst, src, bytes);
     });
     // Arrives once the copies above have landed (noinc: the arrival is one of the expected count).
     if (mbarrier)
-      NVVM::CpAsyncMBarrierArriveOp::create(b, loc, mbarrier, /*noinc=*/true);
+      CpAsyncMBarrierArriveOp::create(b, loc, mbarrier);
   };
   if (!aligned) {
     emitCopies();

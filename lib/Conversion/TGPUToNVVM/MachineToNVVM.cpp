@@ -216,6 +216,41 @@ struct WgmmaLowering : MachinePattern<WgmmaOp> {
   }
 };
 
+struct CpAsyncLowering : MachinePattern<CpAsyncOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(CpAsyncOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::CpAsyncOp::create(rw, op.getLoc(), a.getDst(), a.getSrc(), rw.getI32IntegerAttr(16),
+                            NVVM::LoadCacheModifierKindAttr::get(rw.getContext(), NVVM::LoadCacheModifierKind::CG),
+                            a.getBytes());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct CpAsyncCommitLowering : MachinePattern<CpAsyncCommitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(CpAsyncCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
+    return success();
+  }
+};
+
+struct CpAsyncWaitLowering : MachinePattern<CpAsyncWaitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(CpAsyncWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, op.getPending());
+    return success();
+  }
+};
+
+struct CpAsyncMBarrierArriveLowering : MachinePattern<CpAsyncMBarrierArriveOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(CpAsyncMBarrierArriveOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::CpAsyncMBarrierArriveOp>(op, a.getBarrier(), /*noinc=*/true);
+    return success();
+  }
+};
+
 struct ConvertTGPUMachineToNVVMPass
     : public flare::tgpu::impl::ConvertTGPUMachineToNVVMBase<ConvertTGPUMachineToNVVMPass> {
   void runOnOperation() override {
@@ -224,14 +259,16 @@ struct ConvertTGPUMachineToNVVMPass
     target.addIllegalOp<MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp, MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
                         WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
-                        TmaStoreWaitOp, WgmmaOp>();
+                        TmaStoreWaitOp, WgmmaOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp,
+                        CpAsyncMBarrierArriveOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaFenceLowering, WgmmaCommitLowering,
                  WgmmaWaitLowering, TmaLoadLowering, TmaStoreLowering, TmaStoreCommitLowering,
-                 TmaStoreWaitLowering, WgmmaLowering>(ctx);
+                 TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering, CpAsyncCommitLowering, CpAsyncWaitLowering,
+                 CpAsyncMBarrierArriveLowering>(ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }

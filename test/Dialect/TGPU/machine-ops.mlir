@@ -87,6 +87,24 @@ func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
 
 // -----
 
+// cp.async (sm_80 and the TMA fallback): 16 bytes of which 8 are read, into a stage whose full
+// barrier the copying threads complete.
+// CHECK-LABEL: func.func @cp_async
+// CHECK: tgpu.cp_async %arg0, %arg1, %c8_i32 : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: tgpu.cp_async_commit
+// CHECK: tgpu.cp_async_mbarrier_arrive %arg2 : !llvm.ptr<3>
+// CHECK: tgpu.cp_async_wait 1
+func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) {
+  %c8 = arith.constant 8 : i32
+  tgpu.cp_async %dst, %src, %c8 : !llvm.ptr<3>, !llvm.ptr<1>
+  tgpu.cp_async_commit
+  tgpu.cp_async_mbarrier_arrive %bar : !llvm.ptr<3>
+  tgpu.cp_async_wait 1
+  return
+}
+
+// -----
+
 // A barrier id computed at run time (a warpgroup's own barrier) is not checked.
 // CHECK-LABEL: func.func @dynamic_id
 // CHECK: tgpu.named_barrier_sync %arg0, %c128_i32
