@@ -31,6 +31,25 @@ struct MachinePattern : OpConversionPattern<Op> {
   using Adaptor = typename Op::Adaptor;
 };
 
+/// An op without operands or attributes, lowered to an NVVM op without them either.
+template <typename Op, typename NVVMOp>
+struct NullaryLowering : MachinePattern<Op> {
+  using MachinePattern<Op>::MachinePattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVMOp>(op);
+    return success();
+  }
+};
+
+struct FenceAsyncSharedLowering : MachinePattern<FenceAsyncSharedOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(FenceAsyncSharedOp op, Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::FenceProxyOp>(op, NVVM::ProxyKindAttr::get(rw.getContext(), NVVM::ProxyKind::async_shared),
+                                              NVVM::SharedSpaceAttr::get(rw.getContext(), NVVM::SharedSpace::shared_cta));
+    return success();
+  }
+};
+
 struct MBarrierInitLowering : MachinePattern<MBarrierInitOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(MBarrierInitOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
@@ -85,36 +104,11 @@ struct NamedBarrierArriveLowering : MachinePattern<NamedBarrierArriveOp> {
   }
 };
 
-struct FenceAsyncSharedLowering : MachinePattern<FenceAsyncSharedOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(FenceAsyncSharedOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::FenceProxyOp>(op, NVVM::ProxyKindAttr::get(rw.getContext(), NVVM::ProxyKind::async_shared),
-                                              NVVM::SharedSpaceAttr::get(rw.getContext(), NVVM::SharedSpace::shared_cta));
-    return success();
-  }
-};
-
 struct SetMaxRegistersLowering : MachinePattern<SetMaxRegistersOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(SetMaxRegistersOp op, Adaptor, ConversionPatternRewriter &rw) const override {
     rw.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(
         op, op.getCount(), op.getIncrease() ? NVVM::SetMaxRegisterAction::increase : NVVM::SetMaxRegisterAction::decrease);
-    return success();
-  }
-};
-
-struct WgmmaFenceLowering : MachinePattern<WgmmaFenceOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(WgmmaFenceOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::WgmmaFenceAlignedOp>(op);
-    return success();
-  }
-};
-
-struct WgmmaCommitLowering : MachinePattern<WgmmaCommitOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(WgmmaCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::WgmmaGroupSyncAlignedOp>(op);
     return success();
   }
 };
@@ -145,14 +139,6 @@ struct TmaStoreLowering : MachinePattern<TmaStoreOp> {
     NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(rw, op.getLoc(), a.getMap(), a.getSrc(), a.getCoords(), Value(),
                                                        NVVM::TMAStoreMode::TILE, Value());
     rw.eraseOp(op);
-    return success();
-  }
-};
-
-struct TmaStoreCommitLowering : MachinePattern<TmaStoreCommitOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(TmaStoreCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::CpAsyncBulkCommitGroupOp>(op);
     return success();
   }
 };
@@ -227,14 +213,6 @@ struct CpAsyncLowering : MachinePattern<CpAsyncOp> {
   }
 };
 
-struct CpAsyncCommitLowering : MachinePattern<CpAsyncCommitOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(CpAsyncCommitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::CpAsyncCommitGroupOp>(op);
-    return success();
-  }
-};
-
 struct CpAsyncWaitLowering : MachinePattern<CpAsyncWaitOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(CpAsyncWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
@@ -265,10 +243,12 @@ struct ConvertTGPUMachineToNVVMPass
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
-                 FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaFenceLowering, WgmmaCommitLowering,
-                 WgmmaWaitLowering, TmaLoadLowering, TmaStoreLowering, TmaStoreCommitLowering,
-                 TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering, CpAsyncCommitLowering, CpAsyncWaitLowering,
-                 CpAsyncMBarrierArriveLowering>(ctx);
+                 FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaWaitLowering, TmaLoadLowering,
+                 TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering, CpAsyncWaitLowering,
+                 CpAsyncMBarrierArriveLowering, NullaryLowering<WgmmaFenceOp, NVVM::WgmmaFenceAlignedOp>,
+                 NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
+                 NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
+                 NullaryLowering<CpAsyncCommitOp, NVVM::CpAsyncCommitGroupOp>>(ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }
