@@ -482,9 +482,9 @@ LaunchConfig launchConfig(const std::string &module, const std::string &arch, co
     diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
     return mlir::success();
   });
+  const attn::AttentionFacts &facts = moduleFacts(module).config;
   const attn::ConfigAttr config =
-      attn::applyOverrides(attn::chooseAttentionConfig(context, *target, moduleFacts(module).config),
-                           moduleFacts(module).config.maskClass, o,
+      attn::applyOverrides(attn::chooseAttentionConfig(context, *target, facts), facts.maskClass, o,
                            [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); });
   if (!config)
     fail("the tile configuration does not apply to this kernel: " + diagnostics);
