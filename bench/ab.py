@@ -11,6 +11,11 @@ shape's median TFLOP/s per variant, its rounds, and the change against the first
     python3 bench/ab.py compare ab.csv
 
 A variant is NAME or NAME:VAR=VALUE[,VAR=VALUE...]: the environment it runs with on top of this one's.
+Two names are not environment: `lib=PATH` and `examples=PATH` replace attention_bench.py's --lib and
+--examples for that variant, so that two builds of the library (and their examples) run side by side:
+
+    python3 bench/ab.py run --out ab.csv --variant base:lib=old/lib/libflare.so,examples=old/examples \
+        --variant new -- --lib new/lib/libflare.so --examples new/examples
 The arguments after `--` go to attention_bench.py (with --no-peers, --no-memory and --out added).
 """
 import argparse
@@ -39,6 +44,21 @@ def parse_variant(text):
     return name, env
 
 
+def with_paths(bench_args, paths):
+    """bench_args with the value of each option in paths (--lib, --examples) replaced or appended."""
+    out, i = [], 0
+    while i < len(bench_args):
+        arg = bench_args[i]
+        if arg in paths and i + 1 < len(bench_args):
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    for option, value in paths.items():
+        out += [option, value]
+    return out
+
+
 def run(args, bench_args):
     names = [name for name, _ in args.variant]
     if len(set(names)) != len(names):
@@ -47,10 +67,12 @@ def run(args, bench_args):
     header, rows = None, []
     for r in range(1, args.rounds + 1):
         for name, extra in args.variant:
+            extra = dict(extra)
+            paths = {f"--{key}": extra.pop(key) for key in ("lib", "examples") if key in extra}
             env = dict(os.environ, **extra, FLARE_CACHE_DIR=os.path.join(cache_root, name))
             part = os.path.join(cache_root, f"{name}-{r}.csv")
-            cmd = [sys.executable, os.path.join(HERE, "attention_bench.py"), *bench_args, "--no-peers", "--no-memory",
-                   "--out", part]
+            cmd = [sys.executable, os.path.join(HERE, "attention_bench.py"), *with_paths(bench_args, paths),
+                   "--no-peers", "--no-memory", "--out", part]
             shown = " ".join(f"{k}={v}" for k, v in sorted(extra.items()))
             print(f"round {r}, {name}: {shown + ' ' if shown else ''}FLARE_CACHE_DIR={env['FLARE_CACHE_DIR']} "
                   + " ".join(cmd[1:]), flush=True)
