@@ -22,6 +22,23 @@ def TGPUAssignLayouts : Pass<"tgpu-assign-layouts", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "place each kernel's shared-memory areas and check that they fit";
+  let description = [{
+    In every `gpu.func` kernel, the `tgpu.shared_area` ops (in the order they appear) are laid out one
+    after another in the kernel's dynamic shared memory, each at the next multiple of its alignment,
+    and each is replaced by its byte offset (an i32 constant). The total goes into the kernel's
+    `tgpu.shared_bytes`, the dynamic shared memory a launch must give it. A kernel whose areas need
+    more than `max-shared-bytes` is an error at its largest area's location (the op that needs it):
+    "kernel 'k' needs N bytes of shared memory (M for this op), more than the L a CTA may use".
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"232448",
+           "dynamic shared memory one CTA may use (the target's; 227 KiB on sm_90)">
+  ];
+}
+
 def ConvertTGPUMachineToNVVM : Pass<"convert-tgpu-machine-to-nvvm"> {
   let summary = "lower the tgpu machine protocol ops (mbarriers, named barriers, fences, register budgets, wgmma groups) to NVVM";
   let description = [{
@@ -30,7 +47,7 @@ def ConvertTGPUMachineToNVVM : Pass<"convert-tgpu-machine-to-nvvm"> {
     hint, `tgpu.named_barrier_sync` to `nvvm.barrier` with an id and a thread count, ... Runs on the
     per-thread code convert-tgpu-to-nvvm produced, before the gpu.module goes to LLVM.
   }];
-  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
 def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {

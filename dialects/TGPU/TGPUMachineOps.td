@@ -11,6 +11,7 @@
 #define FLARE_TGPU_MACHINE_OPS
 
 include "TGPUDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class TGPU_MachineOp<string mnemonic, list<Trait> traits = []> : Op<TGPU_Dialect, mnemonic, traits>;
 
@@ -236,6 +237,67 @@ def TGPU_CpAsyncMBarrierArriveOp : TGPU_MachineOp<"cp_async_mbarrier_arrive"> {
   }];
   let arguments = (ins TGPU_SharedPointer:$barrier);
   let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+}
+
+
+//===----------------------------------------------------------------------===//
+// Roles and shared memory
+//===----------------------------------------------------------------------===//
+
+def TGPU_WarpSpecializeOp : TGPU_MachineOp<"warp_specialize",
+    [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "split a CTA into consumer warpgroups and a producer warpgroup with register budgets";
+  let description = [{
+    ```mlir
+    tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+      ... the producer's code: ring set-up, then per stage wait `empty`, expect-tx, TMA copies ...
+      tgpu.warp_exit
+    }
+    ... the consumers' code ...
+    ```
+    The CTA runs `consumer_warps + producer_warps` warps; `%warp` is the executing warp's index in
+    it. Warps from `consumer_warps` on (one warpgroup) give registers back down to
+    `producer_registers` a thread, run the region and leave the kernel at its `tgpu.warp_exit`; the consumer
+    warps raise their budget to `consumer_registers` and go on after the op. Both budgets are
+    multiples of 8 from 24 to 256 and share out the SM's 64K registers (less the 512 the allocator
+    keeps); ptxas honours them only in a kernel of one CTA per SM (`nvvm.minctasm = 1`).
+    The region sees the values defined above it; the roles meet only through mbarriers and named
+    barriers (dialects/TGPU/Rationale.md). convert-tgpu-machine-to-nvvm lowers it to a branch on
+    the warp index with `setmaxnreg` on both sides and `exit` at the region's end.
+  }];
+  let arguments = (ins I32:$warp, I32Attr:$consumer_warps, I32Attr:$consumer_registers,
+                       I32Attr:$producer_warps, I32Attr:$producer_registers);
+  let regions = (region SizedRegion<1>:$producer);
+  let assemblyFormat = [{
+    `(` $warp `)` `consumers` `(` $consumer_warps `warps` `,` $consumer_registers `registers` `)`
+    `producer` `(` $producer_warps `warps` `,` $producer_registers `registers` `)` $producer attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def TGPU_WarpExitOp : TGPU_MachineOp<"warp_exit", [Terminator, HasParent<"WarpSpecializeOp">]> {
+  let summary = "the producer warps leave the kernel (end of a warp_specialize region)";
+  let assemblyFormat = "attr-dict";
+}
+
+def TGPU_SharedAreaOp : TGPU_MachineOp<"shared_area"> {
+  let summary = "a byte range of the kernel's shared memory, placed by tgpu-allocate-shared-memory";
+  let description = [{
+    ```mlir
+    %ring = tgpu.shared_area "rings" 98304 bytes align 1024
+    ```
+    The byte offset (i32) of an area of `bytes` bytes in the kernel's dynamic shared memory
+    (`__flare_smem`, 1024-byte aligned), at a multiple of `alignment` (a power of two).
+    `tgpu-allocate-shared-memory` lays out the areas of a `gpu.func` one after another in the order
+    they appear, replaces each by its offset and records the total; the lowering that emits them
+    only sizes them. An area of zero bytes still aligns what follows it. `name` says what it holds
+    (`scratch`, `operands`, `rings`, ...), for the reader and for the error when the areas do not fit,
+    which the allocator reports at the area's location.
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$bytes, I64Attr:$alignment);
+  let results = (outs I32:$offset);
+  let assemblyFormat = "$name $bytes `bytes` `align` $alignment attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // FLARE_TGPU_MACHINE_OPS

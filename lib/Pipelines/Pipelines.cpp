@@ -91,6 +91,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     lowering.wgmma = target.hasWgmma;
     lowering.tmaFallback = options.tmaFallback;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
+    tgpu::TGPUAllocateSharedMemoryOptions sharedMemory;
+    sharedMemory.maxSharedBytes = target.maxSharedBytesPerCTA;
+    pm.addPass(tgpu::createTGPUAllocateSharedMemory(sharedMemory));
     // CSE first: the per-register code repeats address and index arithmetic many times, and the
     // canonicalizer then folds one copy instead of each (0.23 s -> 0.14 s on an attention kernel).
     pm.addPass(createCSEPass());

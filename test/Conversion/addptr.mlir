@@ -1,7 +1,7 @@
 // tile.addptr advances a global pointer by a number of elements: one llvm.getelementptr typed with the
 // pointee element (so the byte offset is elements x element size), with an i32 offset sign-extended to
 // 64 bits first. Views made from the advanced pointer address relative to it.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 // RUN: flarec %s -o - | FileCheck %s --check-prefix=PTX
 
 // CHECK-LABEL: gpu.func @advance(

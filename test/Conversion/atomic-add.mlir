@@ -2,7 +2,7 @@
 // dimension, a predicated access -- but with llvm.atomicrmw (fadd for f32, add for i32, monotonic
 // ordering, the old value unused) instead of llvm.store. Elements a layout holds more than once (in
 // several lanes or warps) are added by one owner only: anything else would add them several times.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 // RUN: flarec %s -o - | FileCheck %s --check-prefix=PTX
 
 // 64 f32 on one warp (blocked, 4 per thread): lanes 0..15 hold the tile, lanes 16..31 repeat it, so

@@ -5,7 +5,7 @@
 // Regression: f16 pairs used to be packed into i32 as for bf16, which nvvm.mma.sync rejects for f16
 // (it takes vector<2xf16>); every f16 dot off the wgmma path failed to compile.
 //
-// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 // RUN: flarec %s --arch=sm_80 -o - | FileCheck %s --check-prefix=PTX
 
 // One warp, [16, 32] x [32, 8]: two mmas along K.

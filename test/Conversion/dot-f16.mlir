@@ -2,7 +2,7 @@
 // (convert-tgpu-to-nvvm=wgmma=true, what flarec uses for sm_90a): the operands are stored to shared
 // memory as f16 and the warpgroup MMA is typed f16. The mma.sync path (every other architecture) is in
 // dot-f16-mma-sync.mlir.
-// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true --tgpu-allocate-shared-memory | FileCheck %s
 
 // [64, 32] x [32, 64] on 4 warps (one warpgroup, 16 rows per warp), as @warpgroup_64x64 in dot.mlir.
 // CHECK-LABEL: gpu.func @warpgroup_f16

@@ -4,8 +4,8 @@
 // `wgmma=true` (flarec sets it for sm_90a), a dot whose warps all stack along M -- M == 16 * num_warps,
 // num_warps a multiple of 4, N a multiple of 8 and at most 256 -- becomes warpgroup
 // tgpu.wgmma m64nNk16 on operands stored to shared memory; any other dot stays mma.sync.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s --check-prefixes=CHECK,MMA
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true | FileCheck %s --check-prefixes=CHECK,WGMMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,MMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,WGMMA
 //
 // Prefixes: CHECK holds for both runs, MMA for the default one, WGMMA for wgmma=true.
 

@@ -9,7 +9,7 @@
 //     first, as convert-attn-to-tile does).
 // RUN: flare-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --mlir-print-op-generic | flare-opt -split-input-file | FileCheck %s
-// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefix=NVVM
 
 // 1-D gather of f32 at offsets 0..127 on one warp: the range's blocked layout (4 consecutive elements
 // per thread, registers r = 0..3 at elements T ^ r) carries over to the gathered tile, so each thread

@@ -8,7 +8,7 @@
 // (A non-unit stride, which loads element by element, works; so do 8-, 16- and 32-bit elements.)
 // Fixed; kept as a regression test.
 //
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 // RUN: flarec %s -o - | FileCheck %s --check-prefix=PTX
 
 // 64 x i64 on one warp: 2 registers per thread, both stored.

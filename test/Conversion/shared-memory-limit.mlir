@@ -2,7 +2,7 @@
 // pipeline passes the architecture's per-CTA limit, see Pipeline/shared-memory-per-arch.mlir). A kernel
 // over the limit is an error at the op that needs the most: "kernel '<name>' needs N bytes of shared
 // memory (this op alone M), more than the L a CTA may use". A small limit of 64 bytes here.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=max-shared-bytes=64 -verify-diagnostics
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=max-shared-bytes=64 --tgpu-allocate-shared-memory=max-shared-bytes=64 -verify-diagnostics
 // (Dot operands kept in shared memory are in shared-memory-limit-dot.mlir.)
 
 // A cross-warp row reduction keeps [warp][row] partials: 4 warps x 4 rows x 4 bytes = 64 bytes, exactly

@@ -75,3 +75,26 @@ func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) 
   tgpu.cp_async_wait 1
   return
 }
+
+// Warp specialisation: warps from 8 on branch off, give registers back, run the producer's code and
+// exit; the others raise their budget after the branch.
+// CHECK-LABEL: func.func @roles
+// CHECK: %[[C8:.*]] = arith.constant 8 : i32
+// CHECK: %[[P:.*]] = arith.cmpi uge, %arg0, %[[C8]] : i32
+// CHECK: scf.if %[[P]] {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: nvvm.mbarrier.init %arg1
+// CHECK-NEXT: nvvm.exit
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity %arg1
+func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+    tgpu.warp_exit
+  }
+  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  return
+}

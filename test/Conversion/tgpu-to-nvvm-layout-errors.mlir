@@ -1,6 +1,6 @@
 // convert-tgpu-to-nvvm on its own, with layouts written by hand: tiles without a layout and layouts the
 // lowering cannot handle are diagnosed.
-// RUN: flare-opt %s -split-input-file --convert-tgpu-to-nvvm -verify-diagnostics
+// RUN: flare-opt %s -split-input-file --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory -verify-diagnostics
 
 // tgpu-assign-layouts has not run: the first tile without a #tgpu.linear encoding is reported.
 func.func @no_layout(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {

@@ -3,7 +3,7 @@
 // in the kernel's prologue, where every region can use them -- not at the first use, which may be inside
 // the loop and would not dominate the uses after it ("operand #N does not dominate this use").
 //
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // The 32-element layout (one warp, reg 1, 2; lane 4, 8, 16, 0, 0) is first used by the load in the loop,
 // then by the load and store after it. Its thread coordinate T = 4*lane[0] ^ 8*lane[1] ^ 16*lane[2] is

@@ -16,17 +16,17 @@
 // instance to the next (given once before the tile loop, taken back once after it), and with
 // nothing of the consumers' own to protect, the instance ends without a barrier (but for launches
 // whose maps did not encode).
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // With `tile.pair_instances = false` every CTA takes one instance per turn, c + turn * G, in both
 // warpgroup roles; nothing else changes.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
 // With `tile.operands_after_first_stage = true` the producer copies each instance's operand after
 // the first stage of the instance's loop (or after the loop when it runs no iteration), not before
 // the loop; a kernel lowered with the element-wise fallback keeps it first.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=LATE
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // LATE-LABEL: gpu.func @persistent(
-// LATE: tgpu.set_max_registers decrease 40
+// LATE: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
 // LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
@@ -48,13 +48,13 @@
 // LATE-NEXT: llvm.addrspacecast
 // LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // LATE: scf.yield
-// LATE: nvvm.exit
+// LATE: tgpu.warp_exit
 // LATEFB-LABEL: gpu.func @persistent(
-// LATEFB: tgpu.set_max_registers decrease 40
+// LATEFB: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // LATEFB: tgpu.tma_load %{{[0-9]+}}, %arg9
 // LATEFB: scf.for
 // LATEFB-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
-// LATEFB: nvvm.exit
+// LATEFB: tgpu.warp_exit
 // SINGLE-LABEL: gpu.func @persistent(
 // SINGLE: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // SINGLE-NEXT: %[[GX:.*]] = gpu.grid_dim x
@@ -66,8 +66,7 @@
 // SINGLE-NEXT: %[[ROUND:[0-9]+]] = arith.muli %[[PTURN]], %[[CTAS]] : i32
 // SINGLE-NEXT: %[[INST:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
 // SINGLE-NEXT: arith.remui %[[INST]], %arg5 : i32
-// SINGLE: nvvm.exit
-// SINGLE: tgpu.set_max_registers increase 232
+// SINGLE: tgpu.warp_exit
 // SINGLE-NOT: arith.cmpi uge, %{{[0-9]+}}, %{{[0-9]+}} : i32
 // SINGLE: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SINGLE-NEXT: %[[CROUND:[0-9]+]] = arith.muli %[[TURN]], %{{[0-9]+}} : i32
@@ -80,7 +79,7 @@
 // CHECK-SAME: tgpu.user_args = 5 : i32
 // The producer: registers given up, the ring's three stages and the operand's two barriers
 // initialised once (`full` of the operand: one expect-tx; `empty`: the 8 consumer warps), announced.
-// CHECK: tgpu.set_max_registers decrease 40
+// CHECK: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>
 // CHECK-NEXT: llvm.getelementptr
@@ -115,9 +114,8 @@
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c8192_i32
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %arg11
 // CHECK: scf.yield %{{[0-9]+}} : i32
-// CHECK: nvvm.exit
+// CHECK: tgpu.warp_exit
 // The consumers.
-// CHECK: tgpu.set_max_registers increase 232
 // CHECK: tgpu.named_barrier_sync %c4_i32, %c384_i32
 // CHECK-NEXT: %[[SECONDWG:[0-9]+]] = arith.cmpi uge, %{{[0-9]+}}, %c4_i32 : i32
 // CHECK-NEXT: scf.if %[[SECONDWG]] {
@@ -223,7 +221,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: tgpu.persistent
-// CHECK-NOT: tgpu.set_max_registers
+// CHECK-NOT: tgpu.warp_specialize
 // CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
 // CHECK-NEXT: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
@@ -388,7 +386,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // only when neither ran.
 // CHECK-LABEL: gpu.func @two_loops(
 // The consumers' first loop: its last iteration while the second loop runs none (lb2 >= ub2).
-// CHECK: tgpu.set_max_registers increase 232
+// CHECK: tgpu.warp_exit
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[UB1:[0-9]+]] step %c1_i32 iter_args({{.*}}) -> (f32,
 // CHECK: %[[NEXT1:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
 // CHECK-NEXT: %[[LAST1:[0-9]+]] = arith.cmpi sge, %[[NEXT1]], %[[UB1]] : i32

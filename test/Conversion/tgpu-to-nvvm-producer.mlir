@@ -10,8 +10,8 @@
 // that the producer numbers the second loop's ring index on from the first loop's count.
 // Without the attribute, with two CTAs per SM (setmaxnreg needs one), without TMA, or when no
 // streamed loop is one the producer can issue, the kernel keeps its 256 threads.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
 
 // 8 warps of consumers and 4 of the producer; setmaxnreg is honoured with one CTA per SM only.
 // CHECK-LABEL: gpu.func @produced(
@@ -25,9 +25,7 @@
 // barrier 4 without waiting: its first copies leave at once.
 // CHECK: %[[TID:[a-z0-9_]+]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[WARP:[a-z0-9_]+]] = arith.shrui %[[TID]], %c5_i32 : i32
-// CHECK: %[[ISPRODUCER:[a-z0-9_]+]] = arith.cmpi uge, %[[WARP]], %c8_i32 : i32
-// CHECK-NEXT: scf.if %[[ISPRODUCER]] {
-// CHECK-NEXT: tgpu.set_max_registers decrease 40
+// CHECK: tgpu.warp_specialize(%[[WARP]]) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // CHECK-NEXT: %[[PTID:[a-z0-9_]+]] = arith.subi %[[TID]], %c256_i32 : i32
 // CHECK-NEXT: %[[INIT:[a-z0-9_]+]] = arith.cmpi eq, %[[PTID]], %c0_i32 : i32
 // CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
@@ -84,11 +82,11 @@
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
 // CHECK: tgpu.tma_load
 // CHECK-NOT: gpu.barrier
-// CHECK: nvvm.exit
+// CHECK: tgpu.warp_exit
 // CHECK-NEXT: }
-// The consumers take the registers. (Before the ring, thread 0 loads A, a copy outside the loops.)
-// CHECK-NEXT: tgpu.set_max_registers increase 232
-// CHECK-NOT: tgpu.set_max_registers
+// The consumers, with the registers the producer gave back. (Before the ring, thread 0 loads A, a
+// copy outside the loops.)
+// CHECK-NOT: tgpu.warp_specialize
 // CHECK-NOT: gpu.barrier
 // The consumers initialise nothing of the ring: they wait on named barrier 4 (their 256 threads and
 // the producer's 128 arrivals) before the first loop.
@@ -123,21 +121,21 @@
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: tgpu.cp_async
-// CHECK-NOT: nvvm.exit
+// CHECK-NOT: tgpu.warp_exit
 // CHECK: gpu.return
 
 // Without TMA (cp.async rings) there is no producer: 256 threads, the consumers copy in their loops.
 // NOTMA-LABEL: gpu.func @produced(
 // NOTMA-SAME: known_block_size = array<i32: 256, 1, 1>
 // NOTMA-NOT: nvvm.minctasm
-// NOTMA-NOT: tgpu.set_max_registers
-// NOTMA-NOT: nvvm.exit
+// NOTMA-NOT: tgpu.warp_specialize
+// NOTMA-NOT: tgpu.warp_exit
 // NOTMA-NOT: tgpu.named_barrier_sync %c3_i32,
 // NOTMA: scf.for {{.*}} iter_args(
 // NOTMA: tgpu.cp_async_mbarrier_arrive
 // NOTMA: = tgpu.wgmma 
-// NOTMA-NOT: tgpu.set_max_registers
-// NOTMA-NOT: nvvm.exit
+// NOTMA-NOT: tgpu.warp_specialize
+// NOTMA-NOT: tgpu.warp_exit
 // NOTMA: gpu.return
 func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
   %c0 = arith.constant 0 : i32
@@ -177,14 +175,14 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: tgpu.register_budgets
 // CHECK-SAME: {
 // CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: tgpu.set_max_registers
+// CHECK-NOT: tgpu.warp_specialize
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
 // CHECK: = tgpu.wgmma 
-// CHECK-NOT: tgpu.set_max_registers
-// CHECK-NOT: nvvm.exit
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = false} {
   %c0 = arith.constant 0 : i32
@@ -222,14 +220,14 @@ func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr
 // CHECK-LABEL: gpu.func @two_ctas(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 2 : i32
-// CHECK-NOT: tgpu.set_max_registers
+// CHECK-NOT: tgpu.warp_specialize
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
 // CHECK: = tgpu.wgmma 
-// CHECK-NOT: tgpu.set_max_registers
-// CHECK-NOT: nvvm.exit
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
 func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
   %c0 = arith.constant 0 : i32
@@ -269,15 +267,15 @@ func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-LABEL: gpu.func @nested(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: nvvm.minctasm
-// CHECK-NOT: tgpu.set_max_registers
-// CHECK-NOT: nvvm.exit
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: gpu.barrier
 // CHECK: tgpu.named_barrier_sync %c3_i32, %c256_i32
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK: tgpu.tma_load
 // CHECK: = tgpu.wgmma 
-// CHECK-NOT: tgpu.set_max_registers
-// CHECK-NOT: nvvm.exit
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: gpu.barrier
 func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
   %c0 = arith.constant 0 : i32

@@ -8,19 +8,19 @@
 // loop: the operand is released neither in the loop's last iteration nor after the loop. The loop's
 // dots then run wgmma with A from registers (inline PTX, four 32-bit A registers and B's
 // descriptor) instead of `tgpu.wgmma` with two descriptors.
-// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // Without the attribute the dots read the operand from shared memory through descriptors and the
 // operand is released after the last product reading it (see tgpu-to-nvvm-persistent.mlir).
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --cse --canonicalize | FileCheck %s --check-prefix=SMEM
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SMEM
 // With the element-wise TMA fallback (the default) the attribute is not honoured: the kernel is the
 // one lowered without it, byte for byte.
-// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=1" --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
-// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize > %t.registers
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --cse --canonicalize > %t.smem
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1 tma-fallback=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
+// RUN: flare-opt %s --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.registers
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.smem
 // RUN: diff %t.registers %t.smem
 
 // CHECK-LABEL: gpu.func @persistent(
-// CHECK: tgpu.set_max_registers increase 232
+// CHECK: tgpu.warp_exit
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // The operand's barriers (`full`, then `empty`), and its wait with the parity of the turn.
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
@@ -63,7 +63,7 @@
 // CHECK: gpu.return
 
 // SMEM-LABEL: gpu.func @persistent(
-// SMEM: tgpu.set_max_registers increase 232
+// SMEM: tgpu.warp_exit
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SMEM: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 // SMEM-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
@@ -89,7 +89,7 @@
 
 // FALLBACK-LABEL: gpu.func @persistent(
 // FALLBACK-NOT: nvvm.bar.warp.sync
-// FALLBACK: tgpu.set_max_registers increase 232
+// FALLBACK: tgpu.warp_exit
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>

@@ -1,6 +1,6 @@
 // What convert-tgpu-to-nvvm rejects after tgpu-assign-layouts: each case is a diagnostic on the op, not
 // a crash or bad IR. (Every result is stored: tgpu-assign-layouts drops unused ops.)
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm -verify-diagnostics
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory -verify-diagnostics
 
 // Reductions combine 32-bit values (shuffles and shared-memory words): f16 must be extended first.
 func.func @reduce_f16(%p: !tile.ptr<f16>, %n: i32) attributes {tile.kernel} {

@@ -1,6 +1,6 @@
 // convert-tgpu-to-nvvm after tgpu-assign-layouts: tile kernels become gpu.func kernels in
 // gpu.module @flare_kernels, with one SSA value per register of each tile's layout.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 //
 // Constants are emitted where they are used and not yet folded, so their SSA names carry a numeric
 // suffix (%c4_i32_21): the checks match them as %c4_i32{{...}}.

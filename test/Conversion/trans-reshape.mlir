@@ -2,7 +2,7 @@
 // operand's layout re-expressed (dimensions swapped, or the row-major bits regrouped), so the lowering
 // keeps every register as it is -- no shuffle, no shared memory, no barrier: the stores write the
 // loaded values.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // Transpose [8, 16] -> [16, 8] and store it into a view of the transposed shape.
 // CHECK-LABEL: gpu.func @trans

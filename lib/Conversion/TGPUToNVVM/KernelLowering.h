@@ -255,7 +255,7 @@ private:
 
   // Dot operands that need shared memory stay there until the dot loads each fragment just before
   // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live above the
-  // scratch area of the other ops: at lazyBase (patched to the final scratch size at the end) plus a
+  // scratch area of the other ops: at lazyBase (a tgpu.shared_area sized at the end) plus a
   // per-tile offset.
   struct LazyTile {
     Attribute layoutAttr;
@@ -266,7 +266,8 @@ private:
     bool persistent = false; // lives at persistentBase + byteOffset for the whole kernel
   };
   DenseMap<Value, LazyTile> lazyTiles;
-  Operation *lazyBase = nullptr; // arith.constant i32, patched once the scratch size is known
+  Operation *scratchArea = nullptr; // tgpu.shared_area "scratch" at offset 0: the other ops' scratch
+  Operation *lazyBase = nullptr; // tgpu.shared_area "operands", sized at the end
   int64_t lazyCursor = 0, lazyBytes = 0;
   bool lazySwizzled = false; // the lazy area holds swizzled panels: it starts 1024-byte aligned
   Location lazyUser = UnknownLoc::get(b.getContext()); // the dot whose operands needed the most
@@ -304,11 +305,11 @@ private:
   static bool isPersistentDotOperand(ConvertLayoutOp conv, Operation *dot) {
     return dot->getBlock() != conv->getBlock() && conv->getBlock()->findAncestorOpInBlock(*dot);
   }
-  Operation *persistentBase = nullptr; // arith.constant i32, patched to the end of the lazy area
+  Operation *persistentBase = nullptr; // tgpu.shared_area "persistent operands", after the lazy area
   int64_t persistentBytes = 0;
   /// The TMA operands' mbarriers, 8 bytes each, after the persistent area (beside the 1024-byte
   /// aligned panels they would cost an alignment gap each).
-  Operation *operandBarrierBase = nullptr; // arith.constant i32, patched at the end
+  Operation *operandBarrierBase = nullptr; // tgpu.shared_area "operand barriers"
   int64_t operandBarrierBytes = 0;
   /// The offset `bytes` into that area (i32), and the shared pointer to it.
   Value operandAreaOffset(int64_t bytes) {
@@ -401,7 +402,7 @@ private:
   /// for an output staged in the last stage (storeThroughTma).
   int64_t ringStageBytes = 0, ringStages = 0;
   int64_t stagingBytes = 0;              // TMA stores' own area, when no ring is large enough
-  Operation *stagingBase = nullptr;      // arith.constant i32, patched to the area's offset at the end
+  Operation *stagingBase = nullptr;      // tgpu.shared_area "staging"
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
@@ -738,8 +739,8 @@ private:
   bool producerMode = false;
   static constexpr int kConsumerBarrier = 3; // named barrier of the consumers (1 and 2: ping-pong)
   static constexpr int kProducerRegisters = 40; // 24 spills its element-wise fallback
-  Operation *producerExit = nullptr; // the producer's nvvm.exit: its copies are emitted before it
-  SmallVector<Operation *> producerOnlyOps; // the branch and setmaxnreg ops, removed when unused
+  Operation *producerExit = nullptr; // the producer region's tgpu.warp_exit: its copies go before it
+  SmallVector<Operation *> producerOnlyOps; // the tgpu.warp_specialize, removed when unused
   /// One streamed loop whose stages the producer fills, in ring order; `fresh`: it starts a ring
   /// (the producer first meets the consumers at the CTA barrier after the ring's initialisation).
   struct ProducerLoop {
@@ -926,7 +927,7 @@ private:
   void waitForDots(Value v = Value());
   /// The value a pinned wait (pinLastDotWait) branches on, or null where none is near.
   Value pinAnchor();
-  Operation *ringBase = nullptr; // arith.constant i32, patched to the ring area's offset at the end
+  Operation *ringBase = nullptr; // tgpu.shared_area "rings"
   int64_t ringBytes = 0;
   Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;

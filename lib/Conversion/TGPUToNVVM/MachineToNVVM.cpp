@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace flare::tgpu {
@@ -109,6 +110,25 @@ struct SetMaxRegistersLowering : MachinePattern<SetMaxRegistersOp> {
   LogicalResult matchAndRewrite(SetMaxRegistersOp op, Adaptor, ConversionPatternRewriter &rw) const override {
     rw.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(
         op, op.getCount(), op.getIncrease() ? NVVM::SetMaxRegisterAction::increase : NVVM::SetMaxRegisterAction::decrease);
+    return success();
+  }
+};
+
+/// The producer warps (index >= consumer_warps) branch off, give registers back, run the region and
+/// exit (tgpu.warp_exit); the consumers raise their budget after the branch.
+struct WarpSpecializeLowering : MachinePattern<WarpSpecializeOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(WarpSpecializeOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value consumers = arith::ConstantIntOp::create(rw, loc, op.getConsumerWarps(), 32);
+    Value isProducer = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::uge, a.getWarp(), consumers);
+    auto branch = scf::IfOp::create(rw, loc, TypeRange{}, isProducer, /*withElseRegion=*/false);
+    Block *then = branch.thenBlock();
+    rw.setInsertionPointToStart(then);
+    NVVM::SetMaxRegisterOp::create(rw, loc, op.getProducerRegisters(), NVVM::SetMaxRegisterAction::decrease);
+    rw.inlineBlockBefore(&op.getProducer().front(), then->getTerminator());
+    rw.setInsertionPointAfter(branch);
+    rw.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(op, op.getConsumerRegisters(), NVVM::SetMaxRegisterAction::increase);
     return success();
   }
 };
@@ -238,14 +258,15 @@ struct ConvertTGPUMachineToNVVMPass
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
                         WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
                         TmaStoreWaitOp, WgmmaOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp,
-                        CpAsyncMBarrierArriveOp>();
+                        CpAsyncMBarrierArriveOp, WarpSpecializeOp, WarpExitOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaWaitLowering, TmaLoadLowering,
                  TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering, CpAsyncWaitLowering,
-                 CpAsyncMBarrierArriveLowering, NullaryLowering<WgmmaFenceOp, NVVM::WgmmaFenceAlignedOp>,
+                 CpAsyncMBarrierArriveLowering, WarpSpecializeLowering, NullaryLowering<WarpExitOp, NVVM::Exit>,
+                 NullaryLowering<WgmmaFenceOp, NVVM::WgmmaFenceAlignedOp>,
                  NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
                  NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
                  NullaryLowering<CpAsyncCommitOp, NVVM::CpAsyncCommitGroupOp>>(ctx);

@@ -8,7 +8,8 @@
 // to refill a stage, and the copies of the next blocks are in flight while both consumer
 // warpgroups run their MMAs and softmax.
 //
-//     start:     if (warp >= numWarps) { setmaxnreg.dec; <producer>; exit }   setmaxnreg.inc
+//     start:     tgpu.warp_specialize: warps >= numWarps give registers back, run <producer>, exit;
+//                the others take the registers and go on
 //     consumers: [ring set-up: barrier init by thread 0; CTA barrier]        (once per ring)
 //                loop i: wait full[i % S]; body; lane 0 of each warp arrives on empty[i % S]
 //     producer:  [CTA barrier]                                               (once per ring)
@@ -80,18 +81,14 @@ bool KernelLowering::producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams)
 
 void KernelLowering::beginProducer() {
   const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;
-  // The register file (64K) less what the allocator keeps back (1K), shared out in multiples of 8.
-  constexpr int64_t kRegisterFile = 64512;
+  // The registers the producer gives back, shared out among the consumers in multiples of 8.
   const int consumerRegisters =
-      std::min<int64_t>(256, (kRegisterFile - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
-  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(numWarps));
-  scf::IfOp branch = ifThen(isProducer, [&] {
-    SetMaxRegistersOp::create(b, loc, /*increase=*/false, kProducerRegisters);
-    producerExit = NVVM::Exit::create(b, loc).getOperation();
-  });
-  producerOnlyOps.push_back(branch);
-  producerOnlyOps.push_back(
-      SetMaxRegistersOp::create(b, loc, /*increase=*/true, consumerRegisters).getOperation());
+      std::min<int64_t>(256, (kRegistersPerCTA - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
+  auto split = WarpSpecializeOp::create(b, loc, warpId, numWarps, consumerRegisters, /*producer_warps=*/4,
+                                        kProducerRegisters);
+  OpBuilder inRegion = OpBuilder::atBlockEnd(&split.getProducer().emplaceBlock());
+  producerExit = WarpExitOp::create(inRegion, loc);
+  producerOnlyOps.push_back(split);
 }
 
 void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {

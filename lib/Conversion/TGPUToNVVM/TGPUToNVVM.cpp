@@ -79,11 +79,16 @@ LogicalResult KernelLowering::run() {
   warpgroup = {};
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
-  lazyBase = i32(0).getDefiningOp();
-  persistentBase = i32(0).getDefiningOp();
-  operandBarrierBase = i32(0).getDefiningOp();
-  ringBase = i32(0).getDefiningOp();
-  stagingBase = i32(0).getDefiningOp();
+  // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
+  // once per kernel or loop), the TMA operands' barriers, the rings of streamed loops, the panels of
+  // TMA stores without a ring; sized at the end, placed by tgpu-allocate-shared-memory.
+  auto area = [&](StringRef name) { return SharedAreaOp::create(b, loc, b.getI32Type(), name, 0, 1).getOperation(); };
+  scratchArea = area("scratch");
+  lazyBase = area("operands");
+  persistentBase = area("persistent operands");
+  operandBarrierBase = area("operand barriers");
+  ringBase = area("rings");
+  stagingBase = area("staging");
   // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
   // two consumer warpgroups and one CTA per SM (setmaxnreg shares out one SM's registers).
   auto producerAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
@@ -155,36 +160,23 @@ LogicalResult KernelLowering::run() {
   if (hiddenParamFailed)
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";
-  // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
-  // once per kernel or loop), the rings of streamed loops, the panels of TMA stores without a ring.
-  // The ring's stages hold 128-byte swizzled panels: 1024-byte aligned (so is the buffer itself).
-  constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024;
-  const int64_t lazyAlign = lazySwizzled ? kSwizzledRingAlign : kAlign;
-  int64_t scratch = alignUp(sharedBytes, lazyAlign);
-  lazyBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(scratch)));
-  int64_t persistentStart =
-      alignUp(scratch + lazyBytes, persistentSwizzled ? kSwizzledRingAlign : persistentBytes ? kRingAlign : kAlign);
-  persistentBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(persistentStart)));
-  constexpr int64_t kBarrierAlign = 8;
-  int64_t barriersStart = alignUp(persistentStart + persistentBytes, kBarrierAlign);
-  operandBarrierBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(barriersStart)));
-  int64_t ringStart = alignUp(barriersStart + operandBarrierBytes, ringBytes ? kSwizzledRingAlign : 1);
-  ringBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(ringStart)));
-  sharedBytes = ringStart + ringBytes;
-  if (stagingBytes) { // TMA stores' own swizzled panels
-    int64_t stagingStart = alignUp(sharedBytes, kSwizzledRingAlign);
-    stagingBase->setAttr("value", b.getI32IntegerAttr(static_cast<int32_t>(stagingStart)));
-    sharedBytes = stagingStart + stagingBytes;
-  }
-  if (sharedBytes > maxSharedBytes) {
-    // Blame the largest part.
-    int64_t worst = std::max({scratch, lazyBytes, persistentBytes, ringBytes});
-    Location where = worst == ringBytes ? ringUser : worst == lazyBytes ? lazyUser : largestSharedUser;
-    return emitError(where) << "kernel '" << func.getName() << "' needs " << sharedBytes
-                            << " bytes of shared memory (" << worst << " for this op), more than the "
-                            << maxSharedBytes << " a CTA may use: use smaller tiles or fewer warps";
-  }
-  gfunc->setAttr(kSharedBytesAttrName, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes)));
+  // The areas' sizes and alignments: the ring's stages and swizzled operands hold 128-byte swizzled
+  // panels, 1024-byte aligned (so is the buffer itself). Each area's location is the op that needs
+  // the most of it, where the allocator reports a kernel that does not fit.
+  constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024, kBarrierAlign = 8;
+  auto size = [&](Operation *op, int64_t bytes, int64_t align, Location where) {
+    auto sized = cast<SharedAreaOp>(op);
+    sized.setBytes(bytes);
+    sized.setAlignment(align);
+    sized->setLoc(where);
+  };
+  size(scratchArea, sharedBytes, 1, largestSharedUser);
+  size(lazyBase, lazyBytes, lazySwizzled ? kSwizzledRingAlign : kAlign, lazyUser);
+  size(persistentBase, persistentBytes,
+       persistentSwizzled ? kSwizzledRingAlign : persistentBytes ? kRingAlign : kAlign, largestSharedUser);
+  size(operandBarrierBase, operandBarrierBytes, kBarrierAlign, largestSharedUser);
+  size(ringBase, ringBytes, ringBytes ? kSwizzledRingAlign : 1, ringUser);
+  size(stagingBase, stagingBytes, stagingBytes ? kSwizzledRingAlign : 1, largestSharedUser);
   if (tensorMapFlag || persistent)
     gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();

@@ -6,7 +6,7 @@
 // cross-warp reduction with barriers for a value nobody used.)
 //
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefix=NVVM
 
 // Only the live view, load and store are left: the second load (whose only user was the dead
 // reduction) and its 2-D view go too (a load only reads memory, so an unused one is dead).

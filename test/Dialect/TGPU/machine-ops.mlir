@@ -181,3 +181,117 @@ func.func @wgmma_acc(%acc: !llvm.struct<(f32, f32)>, %d: i64) {
   %e = tgpu.wgmma %acc, a_desc %d, b_desc %d n = 8, bf16 : !llvm.struct<(f32, f32)>
   return
 }
+
+// -----
+
+// Warp specialisation: 8 consumer warps take 232 registers a thread, one producer warpgroup runs the
+// region with 40 and leaves at its tgpu.warp_exit.
+// CHECK-LABEL: func.func @roles
+// CHECK: tgpu.warp_specialize(%arg0) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+// CHECK-NEXT: tgpu.mbarrier_init %arg1, %c1_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.warp_exit
+// CHECK-NEXT: }
+// CHECK-NEXT: tgpu.mbarrier_wait
+func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+    tgpu.warp_exit
+  }
+  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @consumer_warps(%warp: i32) {
+  // expected-error @+1 {{consumer warps 6 must be whole warpgroups (a positive multiple of 4)}}
+  tgpu.warp_specialize(%warp) consumers(6 warps, 232 registers) producer(4 warps, 40 registers) {
+    tgpu.warp_exit
+  }
+  return
+}
+
+// -----
+
+func.func @producer_warps(%warp: i32) {
+  // expected-error @+1 {{producer warps 8 must be one warpgroup (4)}}
+  tgpu.warp_specialize(%warp) consumers(8 warps, 160 registers) producer(8 warps, 40 registers) {
+    tgpu.warp_exit
+  }
+  return
+}
+
+// -----
+
+func.func @budget_step(%warp: i32) {
+  // expected-error @+1 {{producer register count 44 must be a multiple of 8 from 24 to 256}}
+  tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 44 registers) {
+    tgpu.warp_exit
+  }
+  return
+}
+
+// -----
+
+// 8 x 32 x 240 + 4 x 32 x 40 = 66560 registers: more than an SM has.
+func.func @register_file(%warp: i32) {
+  // expected-error @+1 {{register budgets need 66560 registers, more than the 64512 an SM gives one CTA}}
+  tgpu.warp_specialize(%warp) consumers(8 warps, 240 registers) producer(4 warps, 40 registers) {
+    tgpu.warp_exit
+  }
+  return
+}
+
+// -----
+
+// The kernel's block must hold both roles: 8 + 4 warps are 384 threads, not 256.
+gpu.module @block_size {
+  gpu.func @k(%warp: i32) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+    // expected-error @+1 {{needs 384 threads, but the kernel's block has 256}}
+    tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+      tgpu.warp_exit
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @no_exit(%warp: i32, %full: !llvm.ptr<3>) {
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{producer region must end in tgpu.warp_exit (the producer warps leave the kernel)}}
+  tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
+    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+  }
+  return
+}
+
+// -----
+
+// Shared-memory areas: a name, a size and an alignment (placed by tgpu-allocate-shared-memory).
+// CHECK-LABEL: func.func @areas
+// CHECK: tgpu.shared_area "rings" 98304 bytes align 1024
+// CHECK: tgpu.shared_area "scratch" 0 bytes align 1
+func.func @areas() -> (i32, i32) {
+  %ring = tgpu.shared_area "rings" 98304 bytes align 1024
+  %none = tgpu.shared_area "scratch" 0 bytes align 1
+  return %ring, %none : i32, i32
+}
+
+// -----
+
+func.func @area_alignment() -> i32 {
+  // expected-error @+1 {{alignment 48 must be a power of two up to 1024 (the buffer's own)}}
+  %a = tgpu.shared_area "odd" 64 bytes align 48
+  return %a : i32
+}
+
+// -----
+
+func.func @area_size() -> i32 {
+  // expected-error @+1 {{size -16 is negative}}
+  %a = tgpu.shared_area "negative" -16 bytes align 16
+  return %a : i32
+}

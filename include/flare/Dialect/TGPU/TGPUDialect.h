@@ -20,6 +20,9 @@
 #include "TGPU/TGPUOps.h.inc"
 
 namespace flare::tgpu {
+/// Registers of an SM that one CTA's warps may share out by setmaxnreg: the 64K register file less
+/// what the allocator keeps back.
+inline constexpr int64_t kRegistersPerCTA = 64512;
 /// Name of the kernel attribute that records the dynamic shared memory a lowered kernel needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tgpu.shared_bytes";
 /// On a lowered kernel with hidden parameters: how many of its parameters are the source kernel's.

@@ -188,10 +188,51 @@ static LogicalResult verifyNamedBarrier(Operation *op, Value id, Value threads) 
 LogicalResult NamedBarrierSyncOp::verify() { return verifyNamedBarrier(*this, getId(), getThreads()); }
 LogicalResult NamedBarrierArriveOp::verify() { return verifyNamedBarrier(*this, getId(), getThreads()); }
 
-LogicalResult SetMaxRegistersOp::verify() {
-  const int64_t n = static_cast<int64_t>(getCount());
+
+/// setmaxnreg's per-thread budgets: multiples of 8 from 24 to 256.
+static LogicalResult verifyRegisterBudget(Operation *op, int64_t n, StringRef role = "") {
   if (n < 24 || n > 256 || n % 8 != 0)
-    return emitOpError() << "register count " << n << " must be a multiple of 8 from 24 to 256";
+    return op->emitOpError() << role << (role.empty() ? "" : " ") << "register count " << n
+                             << " must be a multiple of 8 from 24 to 256";
+  return success();
+}
+
+LogicalResult SetMaxRegistersOp::verify() { return verifyRegisterBudget(*this, getCount()); }
+
+LogicalResult WarpSpecializeOp::verify() {
+  if (getProducer().front().empty() || !isa<WarpExitOp>(getProducer().front().back()))
+    return emitOpError() << "producer region must end in tgpu.warp_exit (the producer warps leave the kernel)";
+  const int64_t consumers = static_cast<int64_t>(getConsumerWarps());
+  const int64_t producers = static_cast<int64_t>(getProducerWarps());
+  if (consumers <= 0 || consumers % 4 != 0)
+    return emitOpError() << "consumer warps " << consumers << " must be whole warpgroups (a positive multiple of 4)";
+  if (producers != 4)
+    return emitOpError() << "producer warps " << producers << " must be one warpgroup (4): register budgets move "
+                         << "per warpgroup";
+  if (failed(verifyRegisterBudget(*this, getConsumerRegisters(), "consumer")) ||
+      failed(verifyRegisterBudget(*this, getProducerRegisters(), "producer")))
+    return failure();
+  const int64_t used = 32 * (consumers * getConsumerRegisters() + producers * getProducerRegisters());
+  if (used > kRegistersPerCTA)
+    return emitOpError() << "register budgets need " << used << " registers, more than the " << kRegistersPerCTA
+                         << " an SM gives one CTA";
+  // The kernel's block is both roles' warps.
+  for (Operation *parent = (*this)->getParentOp(); parent; parent = parent->getParentOp())
+    if (auto size = parent->getAttrOfType<DenseI32ArrayAttr>("known_block_size")) {
+      if (size.size() >= 1 && size[0] != 32 * (consumers + producers))
+        return emitOpError() << "needs " << 32 * (consumers + producers) << " threads, but the kernel's block has "
+                             << size[0];
+      break;
+    }
+  return success();
+}
+
+LogicalResult SharedAreaOp::verify() {
+  const int64_t bytes = getBytesAttr().getInt(), alignment = getAlignmentAttr().getInt();
+  if (bytes < 0)
+    return emitOpError() << "size " << bytes << " is negative";
+  if (alignment <= 0 || !llvm::isPowerOf2_64(static_cast<uint64_t>(alignment)) || alignment > 1024)
+    return emitOpError() << "alignment " << alignment << " must be a power of two up to 1024 (the buffer's own)";
   return success();
 }
 
