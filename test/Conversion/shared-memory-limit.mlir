@@ -1,5 +1,6 @@
-// convert-tgpu-to-nvvm checks the dynamic shared memory a kernel needs against `max-shared-bytes` (the
-// pipeline passes the architecture's per-CTA limit, see Pipeline/shared-memory-per-arch.mlir). A kernel
+// convert-tgpu-to-nvvm sizes the shared-memory areas a kernel needs and tgpu-allocate-shared-memory
+// checks their total against `max-shared-bytes` (the pipeline passes the architecture's per-CTA limit
+// to both, see Pipeline/shared-memory-per-arch.mlir). A kernel
 // over the limit is an error at the op that needs the most: "kernel '<name>' needs N bytes of shared
 // memory (this op alone M), more than the L a CTA may use". A small limit of 64 bytes here.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=max-shared-bytes=64 --tgpu-allocate-shared-memory=max-shared-bytes=64 -verify-diagnostics

@@ -57,7 +57,7 @@ void KernelLowering::inInstanceScope(Value turn, llvm::function_ref<void()> body
   swapScalarScope(instanceScope);
 }
 
-KernelLowering::BarrierRing KernelLowering::operandRing(int64_t barrierAt) {
+BarrierRing KernelLowering::operandRing(int64_t barrierAt) {
   return {operandAreaOffset(barrierAt), 1};
 }
 

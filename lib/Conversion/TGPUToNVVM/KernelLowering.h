@@ -1,12 +1,14 @@
 //===- KernelLowering.h - Per-thread lowering of one tile kernel -*- C++ -*-===//
 //
 // Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
-// accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline.
+// accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
+// the records it keeps are in LoweringPlans.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 
+#include "LoweringPlans.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -27,88 +29,6 @@
 
 namespace flare::tgpu::lowering {
 using namespace mlir;
-
-constexpr double kLog2E = 1.4426950408889634;  // log2(e): exp(x) = exp2(x * log2(e))
-constexpr double kLn2 = 0.6931471805599453;    // ln(2):   log(x) = log2(x) * ln(2)
-constexpr int kWarpSize = 32;
-constexpr StringLiteral kSharedMemorySymbol = "__flare_smem";
-constexpr StringLiteral kKernelModuleName = "flare_kernels";
-
-constexpr int kMaxVectorBytes = 16; // widest global access: ld.global.v4.b32
-constexpr int kCoreRowBytes = 16;   // one row of a wgmma core matrix (8 x 16 bytes)
-constexpr int kCoreBytes = 128;     // one wgmma core matrix
-constexpr int kPipelineStages = 3;  // shared-memory slots of a cp.async-pipelined K loop
-constexpr int kStreamStages = 3;    // shared-memory stages of a loop's streamed dot operands (at most)
-constexpr int kTmaStages = 6;       // shared-memory stages of a TMA-pipelined K loop (at most)
-constexpr int64_t kReservedSharedBytes = 16 * 1024; // left for a streamed loop body's own scratch
-
-/// `v` rounded up to a multiple of `align` (shared-memory offsets and sizes).
-inline int64_t alignUp(int64_t v, int64_t align) { return static_cast<int64_t>(llvm::alignTo(v, align)); }
-
-struct ViewInfo {
-  Value base;                    // !llvm.ptr<1>
-  SmallVector<Value> sizes;      // i32
-  SmallVector<Value> strides;    // i64
-  bool unitInnerStride = false;  // the innermost stride is the constant 1: rows are contiguous
-};
-
-/// How many consecutive registers of `layout` hold consecutive elements of the last dimension: the
-/// low register bits whose bases are (0, ..., 1), (0, ..., 2), ... (at most `maxElems`).
-inline int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems) {
-  const auto &reg = layout.bases(LayoutInput::Reg);
-  int n = 1;
-  for (size_t bit = 0; bit < reg.size() && n * 2 <= maxElems; ++bit) {
-    LinearLayout::Coord want(layout.rank(), 0);
-    want[dim] = n;
-    if (reg[bit] != want)
-      break;
-    n *= 2;
-  }
-  return n;
-}
-/// The bits of input `in` whose basis is zero: registers (or threads) differing in them hold the same
-/// element, so only the one with those bits clear needs to write it.
-inline int zeroBasisMask(const LinearLayout &layout, LayoutInput in) {
-  int mask = 0;
-  const auto &bases = layout.bases(in);
-  for (size_t bit = 0; bit < bases.size(); ++bit)
-    if (llvm::all_of(bases[bit], [](int64_t v) { return v == 0; }))
-      mask |= 1 << bit;
-  return mask;
-}
-
-/// One element of a block access: its view coordinates, its offset from the view's base (elements,
-/// 64-bit), and `inside`: the caller's initial predicate and-ed with 0 <= coord < size for every
-/// checked dimension (null when nothing was checked).
-struct BlockElement {
-  SmallVector<Value> coord; // i32 per dimension
-  Value offset;             // i64
-  Value inside;             // i1 or null
-};
-
-/// An scf.for between `from` and `until` in their block (until its end with a null `until`).
-inline bool loopAfter(Operation *from, Operation *until = nullptr) {
-  for (Operation *at = from->getNextNode(); at && at != until; at = at->getNextNode())
-    if (isa<scf::ForOp>(at))
-      return true;
-  return false;
-}
-
-/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
-inline void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
-  if (v == loop.getInductionVar())
-    return;
-  if (loop.isDefinedOutsideOfLoop(v)) {
-    leaves.push_back(v);
-    return;
-  }
-  for (Value operand : v.getDefiningOp()->getOperands())
-    outsideLeaves(operand, loop, leaves);
-}
-
-inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
-  return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
-}
 
 class KernelLowering {
 public:
@@ -257,14 +177,6 @@ private:
   // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live above the
   // scratch area of the other ops: at lazyBase (a tgpu.shared_area sized at the end) plus a
   // per-tile offset.
-  struct LazyTile {
-    Attribute layoutAttr;
-    LinearLayout layout;
-    Type elem;
-    int64_t byteOffset;
-    DenseMap<int, Value> loaded;
-    bool persistent = false; // lives at persistentBase + byteOffset for the whole kernel
-  };
   DenseMap<Value, LazyTile> lazyTiles;
   Operation *scratchArea = nullptr; // tgpu.shared_area "scratch" at offset 0: the other ops' scratch
   Operation *lazyBase = nullptr; // tgpu.shared_area "operands", sized at the end
@@ -323,13 +235,6 @@ private:
   bool canUseWgmma(tile::DotOp op);
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
-  /// A wgmma dot operand in shared memory: `base` is its byte offset from the shared buffer (i32),
-  /// `nMajor` whether B runs along N (A is always K-major), `swizzled` its layout.
-  struct SmemOperand {
-    Value base;
-    bool nMajor = false;
-    bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
-  };
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
                  SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
@@ -413,24 +318,6 @@ private:
   /// kPipelineStages shared-memory stages filled by cp.async, so copies of the next steps overlap
   /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
   std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
-  /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's
-  /// arguments (a hidden grid-constant parameter, described in the kernel's `tgpu.tensor_maps`), the
-  /// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows).
-  struct TensorMapRead {
-    Value map;                      // !llvm.ptr: the parameter's generic address
-    SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
-    int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
-  };
-  /// What planTensorMap found out about a load's view: the pointer argument, the host-known sizes and
-  /// strides of the map (innermost first, each [kind, value] as in `tgpu.tensor_maps`) and the source
-  /// values whose products with the outer strides make up the view's base offset.
-  struct TensorMapPlan {
-    Value view;                // the block's view (a tile.make_view result)
-    RankedTensorType block;    // the block a copy moves
-    unsigned pointerArg = 0;
-    SmallVector<std::array<int64_t, 2>> sizes, strides;
-    SmallVector<Value> outerValues;
-  };
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
   /// The K loop of a pipelined dot over [lb, ub) by step, carrying the accumulator as wgmma's struct
   /// (its registers are never read while an MMA group is in flight): `body(iv, acc)` emits one
@@ -478,12 +365,6 @@ private:
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
-  /// The mbarriers of a ring of `stages` shared-memory stages (streamed loops, the TMA K loop): a `full`
-  /// and then an `empty` barrier per stage, 8 bytes each, from byte offset `at` of the shared buffer.
-  struct BarrierRing {
-    Value at; // i32
-    int stages;
-  };
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
     constexpr int64_t kBarrierBytes = 8;
     Value off = arith::AddIOp::create(b, loc, ring.at, i32(empty ? ring.stages * kBarrierBytes : 0));
@@ -537,18 +418,6 @@ private:
   /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
   /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
   SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
-  /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
-  /// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
-  /// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
-  struct Stream {
-    tile::LoadOp load;
-    Value operand;       // the dot operand fed by the load
-    bool innerIsK;       // the load's last dimension is the dot's K
-    int64_t k;           // the dot's K
-    int64_t bytes;       // one stage of this operand
-    int64_t offset = 0;  // its byte offset inside a stage
-    bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
-  };
   SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
   /// Dots of `op`'s body whose A operand is carried and enters the loop as zeros (nothing to
   /// multiply in the first iteration) and whose accumulator is carried too.
@@ -588,24 +457,6 @@ private:
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
-  /// A streamed loop's ring of shared-memory stages: where it is, its barriers, how stages are filled.
-  struct StreamRing {
-    Value base;            // i32 shared byte offset of stage 0
-    int64_t stageBytes = 0;
-    int64_t barriersAt = 0; // byte offset of the barriers from `base`
-    BarrierRing barriers;  // `full` and `empty` per stage
-    Value useTma;          // i1: thread 0 fills stages by TMA (null: every thread copies by cp.async)
-    int64_t tmaBytes = 0;  // bytes one stage's TMA copies deliver
-    bool produced = false; // the producer warpgroup fills the stages (ProducerWarpgroup.cpp)
-    bool carried = false;  // a persistent kernel's first ring: its index runs on across instances
-  };
-  /// What one streamed loop copies into a stage, for any of its induction values.
-  struct StageCopies {
-    scf::ForOp loop;
-    SmallVector<Stream> streams;          // with their offsets inside a stage
-    SmallVector<TensorMapRead> tmaReads;  // one per stream when the ring uses TMA
-    Value aligned;                        // cp.async: the rows are 16-byte aligned (null with TMA)
-  };
   /// The blocks `copies.loop` reads at induction value `iv` into `stage`, after `waitEmpty` (run by
   /// every copying thread: the stage's previous readers are done).
   void issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
@@ -618,17 +469,6 @@ private:
   /// TMA reads (with `useTma`) or the cp.async alignment check of `copies.loop`'s streams; false when
   /// its loads cannot be copied the way `useTma` says (a view without a tensor map).
   bool planStageCopies(StageCopies &copies, Value useTma);
-  /// A streamed loop that continues the ring of the loop before it: no barriers or set-up of its own,
-  /// its iterations numbered on from the earlier loop's (stage and barrier phase of iteration t are
-  /// those of ring index `first` + t), its first copies issued by the earlier loop's last iteration.
-  struct RingContinuation {
-    StreamRing ring;
-    StageCopies copies;
-    Value first;      // i32: ring index of the loop's first iteration
-    Value prevEmpty;  // i1: the earlier loop ran no iteration (so the first copies are still due)
-    Operation *handback = nullptr; // the earlier loop's ping-pong turn hand-back (null: no turns)
-    Value noneBefore; // i1: none of the instance's earlier loops ran an iteration
-  };
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
   /// offsets are known before `op`. Emits its tensor-map reads or alignment check at the builder's
@@ -741,17 +581,6 @@ private:
   static constexpr int kProducerRegisters = 40; // 24 spills its element-wise fallback
   Operation *producerExit = nullptr; // the producer region's tgpu.warp_exit: its copies go before it
   SmallVector<Operation *> producerOnlyOps; // the tgpu.warp_specialize, removed when unused
-  /// One streamed loop whose stages the producer fills, in ring order; `fresh`: it starts a ring
-  /// (the producer first meets the consumers at the CTA barrier after the ring's initialisation).
-  struct ProducerLoop {
-    scf::ForOp loop;
-    SmallVector<Stream> streams;
-    StreamRing ring; // its Values are the consumers'; the producer rebuilds them
-    bool fresh;
-    /// The kernel's first ring: the producer initialises its barriers itself at the start and
-    /// announces them on named barrier kRingReady, without waiting for the consumers.
-    bool producerInit = false;
-  };
   static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
   static constexpr int kProducerBarrier = 7; // named barrier of the producer warpgroup's own threads
   SmallVector<ProducerLoop> producerLoops;
@@ -770,13 +599,6 @@ private:
   LogicalResult emitProducer();
   /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
   void produceValue(Value v);
-  /// Lowered scalars and views of their own, for code that lowers the kernel's top-level scalars anew
-  /// (the producer's branch, another program instance's coordinates): swapScalarScope exchanges them
-  /// with the current ones, and exchanging again restores those.
-  struct ScalarScope {
-    IRMapping scalars;
-    DenseMap<Value, ViewInfo> views;
-  };
   /// A scope that knows only the kernel's arguments.
   ScalarScope freshScalarScope() {
     ScalarScope scope;
@@ -798,48 +620,11 @@ private:
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);
-  struct StoredOperand {
-    int64_t offset;
-    bool nMajor;
-    Block *block; // the lowered block the store was emitted in: later uses inside it may reuse it
-  };
   DenseMap<Value, StoredOperand> storedOperands;
-  /// A top-level load whose block only feeds wgmma A operands of loops' dots (Q of an attention
-  /// kernel) or B operands of later top-level dots (its last V block), copied by TMA straight into
-  /// 128-byte swizzled panels at persistentBase + `offset` (TensorMaps.cpp, loadOperandByTma): the
-  /// block never occupies registers. `barrier` (shared byte offset) completes when the bytes have
-  /// landed; the loops or the dots wait for it (waitForTmaOperand).
-  struct TmaOperand {
-    Value base;              // i32 shared byte offset of the panels (emitted at the top level)
-    Value barrier;           // !llvm.ptr<3>: its mbarrier (emitted at the top level)
-    Value useTma;            // i1: the maps encoded (else every thread copied and fenced)
-    bool nMajor = false;     // a B operand (rows along K): N-major panels
-    Block *waited = nullptr; // the lowered block the last wait was emitted in
-    /// Copied by the producer warpgroup (a persistent kernel's Q and last V block): a one-stage ring
-    /// (`full` at `barrier`, then `empty`) whose ring index is the program instance's turn in the
-    /// tile loop. The producer copies the next instance's Q as soon as the consumers have released
-    /// this one's after its last loop, while they finish the instance.
-    bool produced = false;
-    Value empty; // !llvm.ptr<3>: a produced operand's `empty` barrier
-    /// Without a producer warpgroup the consumers copy the next instance's block themselves
-    /// (consumerIssued[issue]; -1: the producer does): thread 0, after the block's last reader, once
-    /// every warp has released it.
-    int issue = -1;
-  };
   DenseMap<Value, TmaOperand> tmaOperands;
   /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
   /// warp's reads), in place of its release after the instance's last product.
   void releaseAtRead(Value operand, TmaOperand &tma);
-  /// What the producer warpgroup needs to copy a produced TmaOperand.
-  struct ProducedOperand {
-    tile::LoadOp load;
-    int64_t panelsAt = 0;  // byte offset of the panels from persistentBase
-    int64_t barrierAt = 0; // byte offset of its barriers from operandBarrierBase
-    int64_t bytes = 0;
-    TensorMapPlan plan;
-    bool afterLoops = false; // a B operand of a top-level dot after the loops: copied after them
-    int64_t coordsAt = 0;    // consumer-issued: byte offset of the next copy's coordinates (i32s)
-  };
   SmallVector<ProducedOperand, 2> producedOperands;
   /// Lowers what a copy of `o` needs (its view, offsets and the map's outer values) with produceValue.
   void produceOperandScalars(const ProducedOperand &o);
@@ -863,25 +648,7 @@ private:
   BarrierRing operandRing(int64_t barrierAt);
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
-  /// A produced operand read by dots inside top-level loops (Q): released right after the last of
-  /// those products completes, in the last iteration of the last loop that runs, instead of after
-  /// the loops (the producer copies the next instance's block sooner). `loops` in block order;
-  /// `inLoop[j]` records that loop j's lowering emitted its release (streamed loops only). The
-  /// release's branch in the loop body also shapes ptxas's schedule: without it the previous P V's
-  /// wait rises to the first row max and the head-dim-128 kernel is 1-3% slower (bench/NOTES.md a52).
-  struct EarlyRelease {
-    SmallVector<scf::ForOp> loops;
-    SmallVector<bool> inLoop;
-  };
   DenseMap<Value, EarlyRelease> earlyReleases; // by operand
-  /// While a streamed loop's body is lowered: its dots that read an early-released operand, and
-  /// where to release it after them: the operand, the loop's index in its EarlyRelease, and the
-  /// condition (this is the instance's last product reading it).
-  struct PendingRelease {
-    Value operand;
-    size_t loop;
-    Value cond;
-  };
   DenseMap<Value, PendingRelease> releaseAfterDot;
   /// Sets up releaseAfterDot for the loop `op` being lowered (iteration `iv`).
   void prepareEarlyReleases(scf::ForOp op, Value iv);
@@ -913,14 +680,6 @@ private:
   /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
   /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
   bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
-  /// wgmma dots whose operands need no shared-memory stores are committed but not waited for: their
-  /// result stays in the accumulator struct until an op uses it (or a region or loop iteration ends),
-  /// and `wgmma.wait_group` then waits for that group only, leaving younger ones in flight. In commit
-  /// order.
-  struct PendingDot {
-    Value result; // the tile.dot result
-    Value acc;    // the accumulator struct the MMAs write
-  };
   SmallVector<PendingDot> pendingDots;
   /// Waits for the pending dots up to and including the one producing `v` (all with a null `v`) and
   /// binds their registers.

@@ -1,4 +1,9 @@
 //===- LowerDot.cpp - Tensor-core dots: mma.sync, wgmma, the pipelined K loop ===//
+//
+// tile.dot as mma.sync or wgmma, the cp.async- and TMA-pipelined K loop, and an invariant A operand
+// (Q) read once into wgmma's register fragments (registerAFits, loadRegisterA).
+//
+//===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
 
 #include "flare/Layout/SharedLayout.h"
@@ -689,6 +694,60 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
   lazyCursor = 0;
   unflatten(op.getResults(), ifOp.getResults());
   return success();
+}
+
+/// The fragments' layout (LinearLayout::mmaOperandA) puts a thread's rows and columns in bits of
+/// their own: lanes and warps give the row's low 3 bits and the column's bits 1-2, the registers
+/// the rest, column bit 0 being the pair of one 32-bit read. In flare::swizzledOffset only the
+/// 16-byte chunk (column bits 3-5) is then XOR-ed with the thread's row % 8, and every register's
+/// address is one of 8 per-thread bases plus a constant.
+bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
+  constexpr int64_t kMaxDepth = 128;
+  if (m % 64 != 0 || k % 64 != 0 || k > kMaxDepth)
+    return false;
+  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
+  int64_t threadRows = 0, threadCols = 0;
+  for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp})
+    for (const auto &basis : layout.bases(in)) {
+      threadRows |= basis[0];
+      threadCols |= basis[1];
+    }
+  if ((threadCols & ~int64_t{6}) != 0 || (threadRows & 7) != 7 || layout.applyInput(LayoutInput::Reg, 1)[1] != 1)
+    return false;
+  for (int r = 2; r < layout.numRegs(); r += 2) {
+    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
+    if ((c[0] & (threadRows | 7)) != 0 || (c[1] & 7) != 0)
+      return false;
+  }
+  return true;
+}
+
+SmallVector<Value> KernelLowering::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
+  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
+  ArrayRef<Value> t = threadCoord(LinearLayoutAttr::get(b.getContext(), layout)); // this thread's row, column
+  // base + row * 128 + col * 2, with the row % 8 in the chunk bits (4-6): the panels start at
+  // 1024-byte boundaries (TMA's 128-byte swizzle), so the or and the XOR below are exact.
+  Value threadBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, t[0], i32(128)));
+  threadBase = arith::AddIOp::create(b, loc, threadBase, arith::ShLIOp::create(b, loc, t[1], i32(1)));
+  threadBase = arith::OrIOp::create(
+      b, loc, threadBase, arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, t[0], i32(7)), i32(4)));
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto pairType = VectorType::get({2}, elem);
+  DenseMap<int64_t, Value> chunkBases;
+  SmallVector<Value> out(layout.numRegs());
+  for (int r = 0; r < layout.numRegs(); r += 2) {
+    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
+    const int64_t chunk = (c[1] >> 3) & 7, panel = c[1] >> 6;
+    Value &chunkBase = chunkBases[chunk];
+    if (!chunkBase)
+      chunkBase = chunk ? arith::XOrIOp::create(b, loc, threadBase, i32(chunk << 4)).getResult() : threadBase;
+    Value offset = arith::AddIOp::create(b, loc, chunkBase, i32(panel * m * 128 + c[0] * 128));
+    Value ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{offset});
+    Value pair = LLVM::LoadOp::create(b, loc, pairType, ptr, /*alignment=*/4);
+    out[r] = LLVM::ExtractElementOp::create(b, loc, pair, i32(0));
+    out[r + 1] = LLVM::ExtractElementOp::create(b, loc, pair, i32(1));
+  }
+  return out;
 }
 
 } // namespace flare::tgpu::lowering

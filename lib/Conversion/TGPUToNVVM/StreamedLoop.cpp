@@ -68,7 +68,7 @@ Value KernelLowering::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value,
   return result;
 }
 
-SmallVector<KernelLowering::Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
+SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
   SmallVector<Stream> streams;
   if (!wgmma || inStreamedLoop || !op.getInductionVar().getType().isInteger(32))
     return streams;
@@ -190,18 +190,6 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   return registered;
 }
 
-/// True when `v` is available at `op`: a block argument or result of an op before `op` (or before one
-/// of its ancestors) in the same block.
-static bool definedBefore(Value v, Operation *op) {
-  for (Operation *at = op; at; at = at->getParentOp()) {
-    if (v.getParentBlock() != at->getBlock())
-      continue;
-    Operation *def = v.getDefiningOp();
-    return !def || def->isBeforeInBlock(at);
-  }
-  return false;
-}
-
 bool KernelLowering::planStageCopies(StageCopies &copies, Value useTma) {
   if (!useTma) {
     for (Stream &s : copies.streams) {
@@ -222,7 +210,7 @@ bool KernelLowering::planStageCopies(StageCopies &copies, Value useTma) {
   return true;
 }
 
-std::optional<KernelLowering::StageCopies>
+std::optional<StageCopies>
 KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, ArrayRef<Stream> streams) {
   // Nothing between the loops may touch shared memory (a TMA store's panels reuse the ring's area).
   Operation *next = op->getNextNode();
@@ -351,100 +339,6 @@ llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp 
   return dots;
 }
 
-bool KernelLowering::crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, const StreamRing &ring) {
-  if (!prefetchNextInstance)
-    return false;
-  Block *entry = &func.getBody().front();
-  // Kernels with the element-wise fallback keep the ring per instance: its copies would be in every
-  // instance's last iteration too (spills at head dim 256).
-  if (!persistent || !tileLoop || producerMode || ring.produced || !ring.useTma || tmaFallback || splitRange ||
-      op->getBlock() != entry)
-    return false;
-  // The instance's loops: this one first, each later one continuing its ring (matchRingContinuation
-  // must accept it: only pure scalar ops between, streams of the same layout), all with bounds and
-  // blocks the program ids determine, so that the next instance's first copies can be computed.
-  SmallVector<std::pair<scf::ForOp, SmallVector<Stream>>> chain;
-  for (Operation &other : *entry) {
-    auto loop = dyn_cast<scf::ForOp>(other);
-    if (!loop)
-      continue;
-    if (chain.empty() && loop != op)
-      return false;
-    SmallVector<Stream> mine =
-        loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : matchStreamedLoop(loop);
-    if (mine.size() != streams.size() || matchPipelinedDotLoop(loop))
-      return false;
-    for (auto [x, y] : llvm::zip(mine, streams)) {
-      if (x.bytes != y.bytes || x.swizzled != y.swizzled || x.innerIsK != y.innerIsK || x.k != y.k)
-        return false;
-      x.offset = y.offset;
-    }
-    if (!llvm::all_of(mine, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); }))
-      return false;
-    if (!chain.empty()) {
-      scf::ForOp previous = chain.back().first;
-      for (Operation *at = previous->getNextNode(); at != loop.getOperation(); at = at->getNextNode())
-        if (at->getNumRegions() || !isMemoryEffectFree(at) ||
-            llvm::any_of(at->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }))
-          return false;
-      if (!llvm::all_of(producerInputs(loop, mine), [&](Value v) { return definedBefore(v, previous); }))
-        return false;
-    }
-    if (!llvm::all_of(producerInputs(loop, mine), [&](Value v) { return producerCanCompute(v); }))
-      return false;
-    chain.push_back({loop, std::move(mine)});
-  }
-  crossInstanceLoops = std::move(chain);
-  return true;
-}
-
-void KernelLowering::issueNextInstanceFirst(const StreamRing &ring, Value uses) {
-  Value nextTurn = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
-  Value due = arith::AndIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, ring.useTma, isThreadZero()),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextTurn, tileLoop.getUpperBound()));
-  // The next instance's bounds and blocks, lowered anew from the kernel's arguments and its program
-  // ids (as the producer warpgroup computes them, ProducerWarpgroup.cpp); its first copies are those
-  // of its first loop that runs.
-  ifThen(due, [&] {
-    inInstanceScope(nextTurn, [&] {
-      // Stage 0, last used by this instance's ring index (uses - 1) / stages * stages, or by an
-      // earlier instance when this one used none.
-      const int stages = ring.barriers.stages;
-      Value stage = i32(0);
-      Value lastRound = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, uses, i32(1)), i32(stages));
-      Value previousUse =
-          arith::SelectOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, uses, i32(0)),
-                                  arith::MulIOp::create(b, loc, lastRound, i32(stages)), i32(-stages));
-      std::function<void(size_t)> issueFrom = [&](size_t j) {
-        auto &[loop, streams] = crossInstanceLoops[j];
-        for (Value v : producerInputs(loop, streams))
-          produceValue(v);
-        StageCopies copies;
-        copies.loop = loop;
-        copies.streams = streams;
-        for (const Stream &s : streams)
-          if (std::optional<TensorMapPlan> plan = planTensorMap(s.load))
-            for (Value v : plan->outerValues)
-              produceValue(v);
-        (void)planStageCopies(copies, ring.useTma);
-        Value lb = scalars.lookup(loop.getLowerBound()), ub = scalars.lookup(loop.getUpperBound());
-        std::function<void()> otherwise;
-        if (j + 1 < crossInstanceLoops.size())
-          otherwise = [&, j] { issueFrom(j + 1); };
-        ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub), [&] {
-          // Every warp is done with stage 0 (and with its barriers: this instance waits on them no
-          // more): fresh barriers for the next instance's first use, visible to the async proxy.
-          waitReleased(ring.barriers, stage, previousUse);
-          initStageBarriers(ring.barriers, stage, i32(1), numWarps);
-          fenceAsyncProxy();
-          issueStage(ring, copies, lb, stage, {});
-        }, otherwise);
-      };
-      issueFrom(0);
-    });
-  });
-}
 
 LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams,
                                                 Operation *prologueAt) {
@@ -803,70 +697,6 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     ringContinuations[successor->loop] = {ring, std::move(*successor), successorFirst, empty, handback, none};
   }
   return success();
-}
-
-/// The fragments' layout (LinearLayout::mmaOperandA) puts a thread's rows and columns in bits of
-/// their own: lanes and warps give the row's low 3 bits and the column's bits 1-2, the registers
-/// the rest, column bit 0 being the pair of one 32-bit read. In flare::swizzledOffset only the
-/// 16-byte chunk (column bits 3-5) is then XOR-ed with the thread's row % 8, and every register's
-/// address is one of 8 per-thread bases plus a constant.
-bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
-  constexpr int64_t kMaxDepth = 128;
-  if (m % 64 != 0 || k % 64 != 0 || k > kMaxDepth)
-    return false;
-  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
-  int64_t threadRows = 0, threadCols = 0;
-  for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp})
-    for (const auto &basis : layout.bases(in)) {
-      threadRows |= basis[0];
-      threadCols |= basis[1];
-    }
-  if ((threadCols & ~int64_t{6}) != 0 || (threadRows & 7) != 7 || layout.applyInput(LayoutInput::Reg, 1)[1] != 1)
-    return false;
-  for (int r = 2; r < layout.numRegs(); r += 2) {
-    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
-    if ((c[0] & (threadRows | 7)) != 0 || (c[1] & 7) != 0)
-      return false;
-  }
-  return true;
-}
-
-SmallVector<Value> KernelLowering::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
-  LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
-  ArrayRef<Value> t = threadCoord(LinearLayoutAttr::get(b.getContext(), layout)); // this thread's row, column
-  // base + row * 128 + col * 2, with the row % 8 in the chunk bits (4-6): the panels start at
-  // 1024-byte boundaries (TMA's 128-byte swizzle), so the or and the XOR below are exact.
-  Value threadBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, t[0], i32(128)));
-  threadBase = arith::AddIOp::create(b, loc, threadBase, arith::ShLIOp::create(b, loc, t[1], i32(1)));
-  threadBase = arith::OrIOp::create(
-      b, loc, threadBase, arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, t[0], i32(7)), i32(4)));
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto pairType = VectorType::get({2}, elem);
-  DenseMap<int64_t, Value> chunkBases;
-  SmallVector<Value> out(layout.numRegs());
-  for (int r = 0; r < layout.numRegs(); r += 2) {
-    LinearLayout::Coord c = layout.applyInput(LayoutInput::Reg, r);
-    const int64_t chunk = (c[1] >> 3) & 7, panel = c[1] >> 6;
-    Value &chunkBase = chunkBases[chunk];
-    if (!chunkBase)
-      chunkBase = chunk ? arith::XOrIOp::create(b, loc, threadBase, i32(chunk << 4)).getResult() : threadBase;
-    Value offset = arith::AddIOp::create(b, loc, chunkBase, i32(panel * m * 128 + c[0] * 128));
-    Value ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{offset});
-    Value pair = LLVM::LoadOp::create(b, loc, pairType, ptr, /*alignment=*/4);
-    out[r] = LLVM::ExtractElementOp::create(b, loc, pair, i32(0));
-    out[r + 1] = LLVM::ExtractElementOp::create(b, loc, pair, i32(1));
-  }
-  return out;
-}
-
-void KernelLowering::releaseAtRead(Value operand, TmaOperand &tma) {
-  // Every lane of the warp holds its fragments: lane 0 releases the buffer for the producer's copy
-  // of the next instance's block, instead of the release after the instance's last product.
-  NVVM::SyncWarpOp::create(b, loc, i32(-1));
-  arriveFromLane0(tma.empty);
-  earlyReleases.erase(operand);
-  for (auto &entry : releaseAfter)
-    llvm::erase(entry.second, operand);
 }
 
 } // namespace flare::tgpu::lowering

@@ -118,7 +118,7 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 
 } // namespace
 
-std::optional<KernelLowering::TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type) {
+std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type) {
   auto view = viewValue.getDefiningOp<tile::MakeViewOp>();
   if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
       type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
@@ -164,7 +164,7 @@ Value KernelLowering::tensorMapsUsable() {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
 }
 
-KernelLowering::TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
+TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
   RankedTensorType type = plan.block;
   TensorMapRead read;
   read.boxCols = kPanelCols;
