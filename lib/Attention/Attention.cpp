@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -453,9 +454,31 @@ struct LaunchConfig {
   bool splitTail = false;
 };
 
+/// A request's overrides as numbers, for keys and comparisons.
+std::array<int64_t, 17> overrideValues(const attn::ConfigOverrides &o) {
+  return {o.blockM, o.blockN, o.numWarps, o.partialRowSums, o.overlap, o.pingPong, o.lazyRescale, o.deferRescale,
+          o.producer, o.lastPvAfterLoops, o.persistent, o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage,
+          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances};
+}
+
 /// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
-/// choice with `overrides`, once per distinct request (a call of attention() reads it from a map).
-LaunchConfig launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
+/// choice with `overrides`, once per distinct request. Every call of attention() asks (once or twice):
+/// the last few requests of the calling thread are compared as they are, without building a key or
+/// taking the lock (a model's calls repeat a few shapes; bench/host_overhead.py times a call), the
+/// others looked up in a map of every request so far. The reference stays valid for the process.
+const LaunchConfig &launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
+  struct Recent {
+    std::string arch, module;
+    std::array<int64_t, 17> overrides{};
+    const LaunchConfig *config = nullptr;
+  };
+  thread_local std::array<Recent, 4> recent;
+  thread_local size_t nextRecent = 0;
+  const std::array<int64_t, 17> values = overrideValues(o);
+  for (const Recent &r : recent)
+    if (r.config && r.overrides == values && r.arch == arch && r.module == module)
+      return *r.config;
+
   static std::mutex mutex;
   static std::unordered_map<std::string, LaunchConfig> known;
   static mlir::MLIRContext *context = [] {
@@ -463,17 +486,17 @@ LaunchConfig launchConfig(const std::string &module, const std::string &arch, co
     ctx->loadDialect<attn::AttnDialect>();
     return ctx; // kept for the process: it holds the uniqued configurations
   }();
+  auto remember = [&](const LaunchConfig &config) -> const LaunchConfig & {
+    recent[nextRecent++ % recent.size()] = Recent{arch, module, values, &config};
+    return config;
+  };
   std::string key = arch;
-  for (int64_t v : {o.blockM, o.blockN, o.numWarps, o.partialRowSums})
-    key += "," + std::to_string(v);
-  for (int v : {o.overlap, o.pingPong, o.lazyRescale, o.deferRescale, o.producer, o.lastPvAfterLoops, o.persistent,
-                o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage, o.prefetchNextInstance,
-                o.invariantAInRegisters, o.pairInstances})
+  for (int64_t v : values)
     key += "," + std::to_string(v);
   key += "\n" + module;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = known.find(key); it != known.end())
-    return it->second;
+    return remember(it->second);
   const std::optional<Target> target = Target::get(arch);
   if (!target)
     fail("unsupported architecture '" + arch + "'");
@@ -490,7 +513,7 @@ LaunchConfig launchConfig(const std::string &module, const std::string &arch, co
     fail("the tile configuration does not apply to this kernel: " + diagnostics);
   LaunchConfig launch{config.text(), config.getBlockM(), config.getBlockN(),
                       config.has(attn::ConfigSwitch::SplitTail)};
-  return known.emplace(std::move(key), std::move(launch)).first->second;
+  return remember(known.emplace(std::move(key), std::move(launch)).first->second);
 }
 
 } // namespace
@@ -517,7 +540,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   if (plan.seqKV <= kUnpairedMaxKeys)
     request.pairInstances = 0;
   const std::string target = arch.empty() ? cache.context().arch() : arch;
-  LaunchConfig config = launchConfig(plan.module, target, request);
+  const LaunchConfig *config = &launchConfig(plan.module, target, request);
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
   // in every instance (1-2% at 512 tokens): launches it would not split get the kernel without it.
   // Its CTAs: one per SM (a persistent kernel's shared memory leaves room for one), checked below.
@@ -528,13 +551,13 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   const int64_t predictedCtas = cache.context().multiprocessors();
   attn::ConfigOverrides unsplit = request;
   unsplit.splitTail = 0;
-  const bool mayNotSplit = config.splitTail && !splits(config, predictedCtas);
+  const bool mayNotSplit = config->splitTail && !splits(*config, predictedCtas);
   if (mayNotSplit)
-    config = launchConfig(plan.module, target, unsplit);
+    config = &launchConfig(plan.module, target, unsplit);
 
   CompileOptions compile;
   compile.arch = arch; // empty: the cache uses the device's
-  compile.attentionConfig = config.text;
+  compile.attentionConfig = config->text;
   // planAttention admits 16-byte aligned views only, whose tensor maps encode: the kernel without the
   // element-wise copies for maps that do not (a fifth less code and compile time). A driver that
   // cannot encode them gets the kernel with those copies.
@@ -554,12 +577,12 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   }
   // The split kernel's CTAs as the device fits them, where they differ from the prediction (another
   // device, a kernel with less shared memory): the other kernel where the launch decides otherwise.
-  if (kernel.info().persistent && (config.splitTail || mayNotSplit)) {
+  if (kernel.info().persistent && (config->splitTail || mayNotSplit)) {
     const int64_t ctas = kernel.residentCtas();
     if (ctas != predictedCtas) {
-      const LaunchConfig split = launchConfig(plan.module, target, request);
-      const LaunchConfig wanted = splits(split, ctas) ? split : launchConfig(plan.module, target, unsplit);
-      if (wanted.text != config.text) {
+      const LaunchConfig &split = launchConfig(plan.module, target, request);
+      const LaunchConfig &wanted = splits(split, ctas) ? split : launchConfig(plan.module, target, unsplit);
+      if (wanted.text != config->text) {
         compile.attentionConfig = wanted.text;
         kernel = compileKernel();
       }
