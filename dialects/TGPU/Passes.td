@@ -96,8 +96,10 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        TMA staging gets its own area, its copy waited for only before the next store; with the
        producer each consumer warpgroup stores its own 64 rows, the MMA turn passes on from one
        instance to the next, and an instance ends without a barrier where nothing needs it.
-    The dynamic shared memory a kernel needs is recorded in its `tgpu.shared_bytes` attribute; a
-    kernel needing more than `max-shared-bytes` is an error at the op that needs the most.
+    The shared memory a kernel uses is one `tgpu.shared_area` per purpose (scratch, dot operands,
+    persistent operands, operand barriers, rings, staging), sized here and placed by
+    tgpu-allocate-shared-memory, which records `tgpu.shared_bytes` and rejects a kernel over the
+    limit; `max-shared-bytes` here bounds how many ring stages and operands are planned.
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"232448",
