@@ -30,7 +30,8 @@ def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::Modu
     and each is replaced by its byte offset (an i32 constant). The total goes into the kernel's
     `tgpu.shared_bytes`, the dynamic shared memory a launch must give it. A kernel whose areas need
     more than `max-shared-bytes` is an error at its largest area's location (the op that needs it):
-    "kernel 'k' needs N bytes of shared memory (M for this op), more than the L a CTA may use".
+    "kernel 'k' needs N bytes of shared memory (M for this op), more than the L a CTA may use: ...
+    (scratch 1024 at 0, rings 196608 at 1024, ...)", each area that holds bytes with its offset.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let options = [

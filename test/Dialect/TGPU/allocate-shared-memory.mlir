@@ -61,11 +61,12 @@ gpu.module @kernels {
 
 // -----
 
-// One byte more does not: the error names the kernel, the total and the largest area, at its location.
+// One byte more does not: the error names the kernel, the total and the largest area, at its location,
+// and lists where the bytes go (each area that holds any, with its offset).
 gpu.module @kernels {
   gpu.func @over() kernel {
     %a = tgpu.shared_area "scratch" 1025 bytes align 1
-    // expected-error @+1 {{kernel 'over' needs 5120 bytes of shared memory (3072 for this op), more than the 4096 a CTA may use: use smaller tiles or fewer warps}}
+    // expected-error @+1 {{kernel 'over' needs 5120 bytes of shared memory (3072 for this op), more than the 4096 a CTA may use: use smaller tiles or fewer warps (scratch 1025 at 0, rings 3072 at 2048)}}
     %b = tgpu.shared_area "rings" 3072 bytes align 1024
     gpu.return
   }

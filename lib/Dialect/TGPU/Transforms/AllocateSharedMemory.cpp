@@ -15,6 +15,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <string>
+
 namespace flare::tgpu {
 #define GEN_PASS_DEF_TGPUALLOCATESHAREDMEMORY
 #include "TGPU/Passes.h.inc"
@@ -46,9 +48,15 @@ struct TGPUAllocateSharedMemoryPass
     }
     const int64_t limit = maxSharedBytes.getValue();
     if (end > limit) {
+      // Where the bytes go: each area that holds any, with its offset.
+      std::string parts;
+      for (auto [area, offset] : llvm::zip(areas, offsets))
+        if (int64_t bytes = area.getBytesAttr().getInt())
+          parts += (parts.empty() ? "" : ", ") + area.getName().str() + " " + std::to_string(bytes) + " at " +
+                   std::to_string(offset);
       largest.emitError() << "kernel '" << func.getName() << "' needs " << end << " bytes of shared memory ("
                           << largest.getBytesAttr().getInt() << " for this op), more than the " << limit
-                          << " a CTA may use: use smaller tiles or fewer warps";
+                          << " a CTA may use: use smaller tiles or fewer warps (" << parts << ")";
       return false;
     }
     for (auto [area, offset] : llvm::zip(areas, offsets)) {
