@@ -54,7 +54,7 @@ struct TGPUAllocateSharedMemoryPass
         if (int64_t bytes = area.getBytesAttr().getInt())
           parts += (parts.empty() ? "" : ", ") + area.getName().str() + " " + std::to_string(bytes) + " at " +
                    std::to_string(offset);
-      largest.emitError() << "kernel '" << func.getName() << "' needs " << end << " bytes of shared memory ("
+      emitError(largest.getLoc()) << "kernel '" << func.getName() << "' needs " << end << " bytes of shared memory ("
                           << largest.getBytesAttr().getInt() << " for this op), more than the " << limit
                           << " a CTA may use: use smaller tiles or fewer warps (" << parts << ")";
       return false;
