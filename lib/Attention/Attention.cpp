@@ -610,7 +610,7 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   const bool plainCausal = options.module.empty() && options.causal && windowSide(options.windowLeft) < 0 &&
                            windowSide(options.windowRight) < 0 && options.softcap == 0.f;
   AttentionTileConfig config;
-  if (arch == "sm_90a" && plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys) {
+  if (detail::hasHopperMachinery(arch) && plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys) {
     config.blockM = config.blockN = 64;
     config.numWarps = 4;
   }

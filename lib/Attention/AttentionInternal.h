@@ -3,6 +3,7 @@
 #define FLARE_LIB_ATTENTION_ATTENTIONINTERNAL_H
 
 #include "flare/Attention.h"
+#include "flare/Target/Target.h"
 
 namespace flare::detail {
 
@@ -13,6 +14,12 @@ rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, co
                            const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
 /// The architecture a call compiles for: options.arch, or the device's when that is empty.
 std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
+/// The architecture has warpgroup MMAs, TMA and register budgets: where the launch-shape choices
+/// measured on the H200 apply (a Target question, not an arch-string comparison).
+inline bool hasHopperMachinery(const std::string &arch) {
+  const std::optional<Target> target = Target::get(arch);
+  return target && target->hasWgmma;
+}
 /// Launches a kernel of attentionKernel on the plan's arguments.
 void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or

@@ -69,7 +69,7 @@ std::vector<AttentionTileConfig> autotuneCandidates(const std::string &arch, int
   AttentionTileConfig oneWarpgroup;
   oneWarpgroup.blockM = oneWarpgroup.blockN = 64;
   oneWarpgroup.numWarps = 4;
-  if (arch != "sm_90a")
+  if (!detail::hasHopperMachinery(arch))
     return {configured, oneWarpgroup};
   if (headDim <= 64) {
     AttentionTileConfig producer{128, 128, 8, 0, 0, 1, 1};
