@@ -540,7 +540,8 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   if (plan.seqKV <= kUnpairedMaxKeys)
     request.pairInstances = 0;
   const std::string target = arch.empty() ? cache.context().arch() : arch;
-  const LaunchConfig *config = &launchConfig(plan.module, target, request);
+  const LaunchConfig &requested = launchConfig(plan.module, target, request);
+  const LaunchConfig *config = &requested;
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
   // in every instance (1-2% at 512 tokens): launches it would not split get the kernel without it.
   // Its CTAs: one per SM (a persistent kernel's shared memory leaves room for one), checked below.
@@ -580,8 +581,7 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   if (kernel.info().persistent && (config->splitTail || mayNotSplit)) {
     const int64_t ctas = kernel.residentCtas();
     if (ctas != predictedCtas) {
-      const LaunchConfig &split = launchConfig(plan.module, target, request);
-      const LaunchConfig &wanted = splits(split, ctas) ? split : launchConfig(plan.module, target, unsplit);
+      const LaunchConfig &wanted = splits(requested, ctas) ? requested : launchConfig(plan.module, target, unsplit);
       if (wanted.text != config->text) {
         compile.attentionConfig = wanted.text;
         kernel = compileKernel();
@@ -610,7 +610,7 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   const bool plainCausal = options.module.empty() && options.causal && windowSide(options.windowLeft) < 0 &&
                            windowSide(options.windowRight) < 0 && options.softcap == 0.f;
   AttentionTileConfig config;
-  if (detail::hasHopperMachinery(arch) && plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys) {
+  if (plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys && detail::hasHopperMachinery(arch)) {
     config.blockM = config.blockN = 64;
     config.numWarps = 4;
   }

@@ -42,6 +42,16 @@ struct NullaryLowering : MachinePattern<Op> {
   }
 };
 
+/// A wait for all but `pending` groups, lowered to the NVVM wait of the same count.
+template <typename Op, typename NVVMOp>
+struct PendingWaitLowering : MachinePattern<Op> {
+  using MachinePattern<Op>::MachinePattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVMOp>(op, op.getPending());
+    return success();
+  }
+};
+
 struct FenceAsyncSharedLowering : MachinePattern<FenceAsyncSharedOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(FenceAsyncSharedOp op, Adaptor, ConversionPatternRewriter &rw) const override {
@@ -129,14 +139,6 @@ struct WarpSpecializeLowering : MachinePattern<WarpSpecializeOp> {
     rw.inlineBlockBefore(&op.getProducer().front(), then->getTerminator());
     rw.setInsertionPointAfter(branch);
     rw.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(op, op.getConsumerRegisters(), NVVM::SetMaxRegisterAction::increase);
-    return success();
-  }
-};
-
-struct WgmmaWaitLowering : MachinePattern<WgmmaWaitOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(WgmmaWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::WgmmaWaitGroupSyncOp>(op, op.getPending());
     return success();
   }
 };
@@ -233,14 +235,6 @@ struct CpAsyncLowering : MachinePattern<CpAsyncOp> {
   }
 };
 
-struct CpAsyncWaitLowering : MachinePattern<CpAsyncWaitOp> {
-  using MachinePattern::MachinePattern;
-  LogicalResult matchAndRewrite(CpAsyncWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, op.getPending());
-    return success();
-  }
-};
-
 struct CpAsyncMBarrierArriveLowering : MachinePattern<CpAsyncMBarrierArriveOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(CpAsyncMBarrierArriveOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
@@ -263,8 +257,10 @@ struct ConvertTGPUMachineToNVVMPass
     RewritePatternSet patterns(ctx);
     patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
                  MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
-                 FenceAsyncSharedLowering, SetMaxRegistersLowering, WgmmaWaitLowering, TmaLoadLowering,
-                 TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering, CpAsyncWaitLowering,
+                 FenceAsyncSharedLowering, SetMaxRegistersLowering, TmaLoadLowering,
+                 TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering,
+                 PendingWaitLowering<WgmmaWaitOp, NVVM::WgmmaWaitGroupSyncOp>,
+                 PendingWaitLowering<CpAsyncWaitOp, NVVM::CpAsyncWaitGroupOp>,
                  CpAsyncMBarrierArriveLowering, WarpSpecializeLowering, NullaryLowering<WarpExitOp, NVVM::Exit>,
                  NullaryLowering<WgmmaFenceOp, NVVM::WgmmaFenceAlignedOp>,
                  NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
