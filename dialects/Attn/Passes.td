@@ -99,7 +99,19 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     blocks the mask empties are never visited. Kernel ABI: see the attn dialect's Rationale.md.
     Follows the op's `config` (#attn.config), which attn-choose-config attaches; an op without
     one is an error.
+
+    With `grad`, generates the op's backward pass instead (dQ, dK, dV by recomputation from the
+    saved LSE, score_mod's derivative derived from its region): three kernels `<name>_bwd_preprocess`,
+    `<name>_bwd` and `<name>_bwd_dq` with one ABI (the attn dialect's Rationale.md, "The backward
+    kernels"). The backward kernels choose their own tiles by head dim.
   }];
+  let options = [
+    Option<"grad", "grad", "bool", /*default=*/"false",
+           "generate the backward kernels (dQ, dK, dV) instead of the forward kernel">,
+    Option<"gradTiles", "grad-tiles", "std::string", /*default=*/"\"\"",
+           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per step, keys per program "
+           "instance, warps); empty: chosen by head dim">,
+  ];
   let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
                            "::mlir::func::FuncDialect"];

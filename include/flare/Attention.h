@@ -153,6 +153,39 @@ std::optional<AttentionTileConfig> autotunedConfig(const std::string &key);
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);
 
+/// What attentionBackward would launch, computed without a GPU: the forward's plan (module, sizes) and
+/// the three backward kernels of that module (`flarec --grad`: dialects/Attn/Rationale.md, "The
+/// backward kernels").
+struct AttentionBackwardPlan {
+  AttentionPlan forward;
+  std::string preprocessKernel, mainKernel, dqKernel;
+  /// The backward ABI's tensors (device addresses) and strides; the workspace is the runtime's.
+  uint64_t dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
+  std::vector<int64_t> strides; ///< (batch, head, row) of q, k, v, out, dout, dq, dk, dv
+  /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq] and the dQ sums [B, Hq, Sq, D].
+  size_t workspaceBytes = 0;
+};
+
+/// Checks every argument of attentionBackward and builds its plan (throws flare::Error). Needs no GPU.
+AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorView &k, const TensorView &v,
+                                            const TensorView &out, const TensorView &dout, const TensorView &lse,
+                                            const TensorView &dq, const TensorView &dk, const TensorView &dv,
+                                            const AttentionOptions &options = {});
+
+/// The gradients of out = attention(q, k, v) (the same options: causal, window, softcap, scale, a custom
+/// module with its aux tensors) for the output gradient `dout`, from the forward's `out` and its `lse`
+/// (f32 [B, Hq, Sq], AttentionOptions::lse of the forward call): dq like q, dk and dv like k, in q's dtype.
+/// Recomputes the scores block by block (no N x N matrix); score_mod's derivative is generated from its
+/// region, aux tensors are constants of it. GQA's dk and dv sum over the query heads of each group.
+/// Rows that kept no key get zero gradients. Asynchronous on `stream`; dq is written by a last kernel
+/// from f32 sums that the runtime keeps per (context, stream), grown when a call needs more (that call
+/// allocates, and frees the smaller buffer after synchronising the context), reused after: warm calls
+/// allocate nothing. options.tile and options.autotune apply to the forward only and must be unset.
+void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                       const TensorView &out, const TensorView &dout, const TensorView &lse, const TensorView &dq,
+                       const TensorView &dk, const TensorView &dv, const AttentionOptions &options = {},
+                       void *stream = nullptr);
+
 } // namespace flare
 
 #endif // FLARE_ATTENTION_H

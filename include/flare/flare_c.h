@@ -59,6 +59,14 @@ void flare_session_destroy(flare_session *session);
 int flare_attention(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                     const flare_tensor *out, const flare_attention_options *options, void *stream);
 
+/* The gradients of flare_attention (flare::attentionBackward in flare/Attention.h): dq like q, dk and dv
+ * like k, from the forward's out and its lse (f32 [B, Hq, Sq], required) and the output gradient dout, with
+ * the forward's options (the tile and autotune fields must be 0). Asynchronous on `stream`. */
+int flare_attention_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
+                             const flare_tensor *v, const flare_tensor *out, const flare_tensor *dout,
+                             const flare_tensor *lse, const flare_tensor *dq, const flare_tensor *dk,
+                             const flare_tensor *dv, const flare_attention_options *options, void *stream);
+
 /* One class of flare_attention calls to compile ahead (flare/Warmup.h): q [batch, heads_q, seq_q, head_dim],
  * k and v [batch, heads_kv, seq_kv, head_dim], out like q, all of `dtype` (FLARE_BF16 or FLARE_F16). `options`
  * (NULL: the defaults) are the calls' own options; no address in them is read: a non-zero lse.data asks

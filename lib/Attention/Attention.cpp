@@ -252,6 +252,16 @@ std::string floatText(double v) {
 
 } // namespace
 
+void detail::checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written) {
+  checkAttentionTensor(t, name);
+  if (t.dtype != like.dtype || t.shape != like.shape)
+    fail(std::string(name) + " must have the " + dtypeName(like.dtype) + " shape " + shapeText(like.shape) + ", got " +
+         dtypeName(t.dtype) + " " + shapeText(t.shape));
+  checkSpan(t, name);
+  if (written)
+    checkNoSelfOverlap(t, name);
+}
+
 std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim) {
   const std::string elem = dtypeName(dtype);
   const std::string t = "tensor<?x?x?x" + std::to_string(headDim) + "x" + elem + ">";

@@ -20,6 +20,9 @@ inline bool hasHopperMachinery(const std::string &arch) {
   const std::optional<Target> target = Target::get(arch);
   return target && target->hasWgmma;
 }
+/// A tensor of the backward pass (dout, dq, dk, dv): checked as an attention tensor with `like`'s
+/// dtype and shape; `written` ones also for elements that share memory.
+void checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written);
 /// Launches a kernel of attentionKernel on the plan's arguments.
 void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or

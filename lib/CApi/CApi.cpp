@@ -150,6 +150,20 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
   });
 }
 
+int flare_attention_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
+                             const flare_tensor *v, const flare_tensor *out, const flare_tensor *dout,
+                             const flare_tensor *lse, const flare_tensor *dq, const flare_tensor *dk,
+                             const flare_tensor *dv, const flare_attention_options *options, void *stream) {
+  return guarded([&] {
+    flare::AttentionOptions opt = toOptions(options);
+    if (!session || !q || !k || !v || !out || !dout || !lse || !dq || !dk || !dv)
+      throw flare::Error("flare_attention_backward: null session or tensor");
+    flare::attentionBackward(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"), toView(*out, "out"),
+                             toView(*dout, "dout"), toView(*lse, "lse"), toView(*dq, "dq"), toView(*dk, "dk"),
+                             toView(*dv, "dv"), opt, stream);
+  });
+}
+
 int flare_warmup(flare_session *session, const flare_warmup_request *requests, int32_t n, int32_t threads,
                  flare_warmup_result *results) {
   return guarded([&] {

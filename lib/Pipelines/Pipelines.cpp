@@ -74,7 +74,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generator.arch = options.arch;
     generator.config = options.attentionConfig;
     pm.addPass(attn::createAttnChooseConfig(generator));
-    pm.addPass(attn::createConvertAttnToTile());
+    attn::ConvertAttnToTileOptions generate;
+    generate.grad = options.backward;
+    pm.addPass(attn::createConvertAttnToTile(generate));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(tile::createTileGuardLoopSteps());

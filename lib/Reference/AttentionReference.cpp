@@ -224,12 +224,10 @@ private:
   std::vector<double> q, s;
 };
 
-} // namespace
-
-AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
-                                   const std::string &funcName) {
-  Program score, mask;
-  double scale;
+/// Parses the source, checks the problem and compiles both regions (score_mod's block starts with
+/// (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv)).
+void prepare(const std::string &mlirSource, const AttentionProblem &problem, const std::string &funcName,
+             Program &score, Program &mask, double &scale) {
   detail::runOnLargeStack([&] { // the parser recurses with the text's nesting
     detail::ParseContext pc(detail::attentionDialects());
     OwningOpRef<ModuleOp> module = pc.parse(mlirSource, kBufferName);
@@ -242,25 +240,22 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
     score = compileRegion(op.getScoreMod(), 5, "score_mod", problem.seqQ, problem.seqKV);
     mask = compileRegion(op.getMaskMod(), 4, "mask_mod", problem.seqQ, problem.seqKV);
   });
+}
 
-  const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
-  AttentionResult result;
-  result.out.assign(rows * problem.headDim, 0.0);
-  result.lse.assign(rows, 0.0);
-
-  std::atomic<int64_t> nextRow{0};
+/// Runs `work(first, last)` over [0, n) in chunks of `grain` on every hardware thread; the first
+/// exception stops the others and is rethrown.
+template <class Fn> void parallelFor(int64_t n, int64_t grain, Fn &&work) {
+  std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex errorMutex;
-  auto work = [&] {
+  auto run = [&] {
     try {
-      RowWorker worker(problem, scale, score, mask, result);
       while (!failed) {
-        int64_t first = nextRow.fetch_add(kRowsPerGrab);
-        if (first >= rows)
+        int64_t first = next.fetch_add(grain);
+        if (first >= n)
           break;
-        for (int64_t row = first; row < std::min(first + kRowsPerGrab, rows); ++row)
-          worker.computeRow(row);
+        work(first, std::min(first + grain, n));
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(errorMutex);
@@ -269,17 +264,122 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
       failed = true;
     }
   };
-  int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                      (rows + kRowsPerGrab - 1) / kRowsPerGrab);
+  int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), (n + grain - 1) / grain);
   std::vector<std::thread> helpers;
   for (int64_t t = 1; t < threads; ++t)
-    helpers.emplace_back(work);
-  work();
+    helpers.emplace_back(run);
+  run();
   for (std::thread &helper : helpers)
     helper.join();
   if (error)
     std::rethrow_exception(error);
+}
+
+} // namespace
+
+AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
+                                   const std::string &funcName) {
+  Program score, mask;
+  double scale;
+  prepare(mlirSource, problem, funcName, score, mask, scale);
+  const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
+  AttentionResult result;
+  result.out.assign(rows * problem.headDim, 0.0);
+  result.lse.assign(rows, 0.0);
+
+  parallelFor(rows, kRowsPerGrab, [&](int64_t first, int64_t last) {
+    RowWorker worker(problem, scale, score, mask, result);
+    for (int64_t row = first; row < last; ++row)
+      worker.computeRow(row);
+  });
   return result;
+}
+
+AttentionGradients attentionBackwardReference(const std::string &mlirSource, const AttentionProblem &problem,
+                                              const float *dout, const std::string &funcName) {
+  Program score, mask;
+  double scale;
+  prepare(mlirSource, problem, funcName, score, mask, scale);
+  const AttentionProblem &p = problem;
+  const int64_t dim = p.headDim, group = p.headsQ / p.headsKV;
+  AttentionGradients g;
+  g.dq.assign(int64_t(p.batch) * p.headsQ * p.seqQ * dim, 0.0);
+  g.dk.assign(int64_t(p.batch) * p.headsKV * p.seqKV * dim, 0.0);
+  g.dv.assign(g.dk.size(), 0.0);
+  // One (batch, KV head) per task: its query heads' dQ rows and its own dK, dV rows, written by no other.
+  parallelFor(int64_t(p.batch) * p.headsKV, 1, [&](int64_t first, int64_t last) {
+    std::vector<Slot> scoreSlots(score.initial), maskSlots(mask.initial);
+    std::vector<double> q(dim), y(p.seqKV), slope(p.seqKV), dp(p.seqKV);
+    auto scoreAt = [&](double x, int64_t b, int64_t h, int64_t i, int64_t j) {
+      scoreSlots[0].f = x;
+      scoreSlots[1].i = b;
+      scoreSlots[2].i = h;
+      scoreSlots[3].i = i;
+      scoreSlots[4].i = j;
+      return score.run(scoreSlots.data(), p.aux).f;
+    };
+    for (int64_t task = first; task < last; ++task) {
+      const int64_t b = task / p.headsKV, hk = task % p.headsKV;
+      const float *k = p.k + task * p.seqKV * dim, *v = p.v + task * p.seqKV * dim;
+      double *dk = g.dk.data() + task * p.seqKV * dim, *dv = g.dv.data() + task * p.seqKV * dim;
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
+        for (int64_t i = 0; i < p.seqQ; ++i) {
+          const int64_t row = (b * p.headsQ + h) * p.seqQ + i;
+          for (int64_t d = 0; d < dim; ++d)
+            q[d] = p.q[row * dim + d];
+          const float *dO = dout + row * dim;
+          double m = -kInf;
+          for (int64_t j = 0; j < p.seqKV; ++j) {
+            y[j] = -kInf;
+            slope[j] = 1.0;
+            if (mask.present()) {
+              maskSlots[0].i = b;
+              maskSlots[1].i = h;
+              maskSlots[2].i = i;
+              maskSlots[3].i = j;
+              if (!mask.run(maskSlots.data(), p.aux).i)
+                continue;
+            }
+            const double x = scale * dot(q.data(), k + j * dim, dim);
+            y[j] = x;
+            if (score.present()) {
+              y[j] = scoreAt(x, b, h, i, j);
+              const double step = 1e-5 * std::max(1.0, std::fabs(x));
+              slope[j] = (scoreAt(x + step, b, h, i, j) - scoreAt(x - step, b, h, i, j)) / (2 * step);
+            }
+            m = std::max(m, y[j]);
+          }
+          if (m == -kInf)
+            continue; // no key: zero gradients
+          double l = 0, delta = 0;
+          for (int64_t j = 0; j < p.seqKV; ++j)
+            if (y[j] != -kInf)
+              l += std::exp(y[j] - m);
+          for (int64_t j = 0; j < p.seqKV; ++j) {
+            if (y[j] == -kInf)
+              continue;
+            y[j] = std::exp(y[j] - m) / l; // P
+            double acc = 0;
+            for (int64_t d = 0; d < dim; ++d)
+              acc += static_cast<double>(dO[d]) * v[j * dim + d];
+            dp[j] = acc;
+            delta += y[j] * acc;
+          }
+          double *dq = g.dq.data() + row * dim;
+          for (int64_t j = 0; j < p.seqKV; ++j) {
+            if (y[j] == -kInf)
+              continue;
+            const double pj = y[j], ds = pj * (dp[j] - delta) * slope[j];
+            for (int64_t d = 0; d < dim; ++d) {
+              dq[d] += scale * ds * static_cast<double>(k[j * dim + d]);
+              dk[j * dim + d] += scale * ds * q[d];
+              dv[j * dim + d] += pj * static_cast<double>(dO[d]);
+            }
+          }
+        }
+    }
+  });
+  return g;
 }
 
 } // namespace flare::reference

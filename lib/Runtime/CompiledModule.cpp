@@ -263,6 +263,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";tma-fallback=0";
   if (!attentionConfig.empty())
     text += ";config=" + attentionConfig;
+  if (backward)
+    text += ";grad";
   return text;
 }
 

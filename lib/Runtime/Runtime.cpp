@@ -331,6 +331,8 @@ Module::~Module() {
     ScopedContext scope(asContext(ctx_));
     for (const auto &[key, ptr] : workspaces_)
       (void)driver().cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
+    for (const auto &[stream, buffer] : streamWorkspaces_)
+      (void)driver().cuMemFree_v2(static_cast<CUdeviceptr>(buffer.first));
     (void)driver().cuModuleUnload(static_cast<CUmodule>(module_));
   } catch (...) {
     // See the file comment.
@@ -358,6 +360,27 @@ std::uint64_t Module::splitWorkspace(size_t kernel, void *stream, int ctas) cons
   }
   workspaces_[key] = static_cast<std::uint64_t>(ptr);
   return static_cast<std::uint64_t>(ptr);
+}
+
+std::uint64_t Module::streamWorkspace(void *stream, size_t bytes) const {
+  std::lock_guard<std::mutex> lock(workspaceMutex_);
+  auto &[ptr, size] = streamWorkspaces_[stream];
+  if (ptr && size >= bytes)
+    return ptr;
+  ScopedContext scope(asContext(ctx_));
+  const CudaDriver &d = driver();
+  if (ptr) { // launches on this stream may still read the smaller buffer
+    check(d.cuCtxSynchronize(), "waiting for the work that uses a stream workspace before growing it");
+    (void)d.cuMemFree_v2(static_cast<CUdeviceptr>(ptr));
+    ptr = 0;
+    size = 0;
+  }
+  CUdeviceptr fresh = 0;
+  check(d.cuMemAlloc_v2(&fresh, std::max<size_t>(bytes, 1)),
+        "cuMemAlloc(" + std::to_string(bytes) + " B) for a stream workspace");
+  ptr = static_cast<std::uint64_t>(fresh);
+  size = bytes;
+  return ptr;
 }
 
 Kernel Module::kernel(const std::string &name) const {

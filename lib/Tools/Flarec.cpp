@@ -64,6 +64,10 @@ int flare::tools::flarecMain(int argc, char **argv) {
                "reports it in attentionConfig and the runtime's kernels in KernelInfo::attentionConfig); "
                "default: the configured choice"),
       cl::value_desc("#attn.config<...>"), cl::init(""), cl::cat(category));
+  cl::opt<bool> grad("grad",
+                     cl::desc("generate the backward kernels of every attn.attention (dQ, dK, dV: "
+                              "<name>_bwd_preprocess, <name>_bwd, <name>_bwd_dq) instead of the forward"),
+                     cl::init(false), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -108,6 +112,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.optLevel = optLevel;
   options.tmaFallback = tmaFallback;
   options.attentionConfig = attentionConfig;
+  options.backward = grad;
   flare::CompiledModule meta;
   meta.arch = options.arch;
   static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,

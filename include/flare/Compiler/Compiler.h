@@ -34,6 +34,10 @@ struct CompileOptions {
   /// module with that text gives the same PTX (`flarec --attention-config`). flare::attention
   /// decides it before compiling (tile overrides and launch shape included).
   std::string attentionConfig = {};
+  /// Every attn.attention becomes its backward kernels (`<name>_bwd_preprocess`, `<name>_bwd`,
+  /// `<name>_bwd_dq`: dQ, dK, dV by recomputation; the attn dialect's Rationale.md) instead of its
+  /// forward kernel (`flarec --grad`).
+  bool backward = false;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;

@@ -40,6 +40,20 @@ struct AttentionResult {
 AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
                                    const std::string &funcName = "");
 
+struct AttentionGradients {
+  std::vector<double> dq;     ///< [B, Hq, Sq, D]
+  std::vector<double> dk, dv; ///< [B, Hkv, Skv, D]
+};
+
+/// The gradients of attentionReference's output for the output gradient `dout` (dense [B, Hq, Sq, D]),
+/// in float64: P recomputed exactly, dV = P^T dO, dS = P * (dP - rowsum(P * dP)) * score_mod'(x) with
+/// dP = dO V^T and x = scale * q.k, dQ = scale * dS K, dK = scale * dS^T Q (GQA: dK, dV summed over the
+/// query heads of each group). score_mod's derivative is taken by central differences of the
+/// interpreted region (independent of the compiler's), aux tensors held constant. Rows that see no key
+/// contribute nothing. Throws like attentionReference.
+AttentionGradients attentionBackwardReference(const std::string &mlirSource, const AttentionProblem &problem,
+                                              const float *dout, const std::string &funcName = "");
+
 } // namespace flare::reference
 
 #endif // FLARE_REFERENCE_ATTENTION_H

@@ -202,6 +202,11 @@ public:
   const CompiledModule &compiled() const { return compiled_; }
   /// The driver's informational JIT log (register usage and the like with verbose logging).
   const std::string &jitLog() const { return jitLog_; }
+  /// Device memory of at least `bytes` (a CUdeviceptr) that this module's launches on `stream` use as
+  /// scratch (e.g. the backward pass's f32 dQ sums), kept per stream and freed with the module: the
+  /// first call of a stream, or one that needs more, allocates (a larger buffer replaces the old one
+  /// after the context is synchronised); later calls return the same memory without driver calls.
+  std::uint64_t streamWorkspace(void *stream, size_t bytes) const;
 
 private:
   friend class Kernel;
@@ -224,6 +229,7 @@ private:
   std::uint64_t splitWorkspace(size_t kernel, void *stream, int ctas) const;
   mutable std::mutex workspaceMutex_;
   mutable std::map<std::pair<size_t, void *>, std::uint64_t> workspaces_; // CUdeviceptr
+  mutable std::map<void *, std::pair<std::uint64_t, size_t>> streamWorkspaces_; // stream -> (CUdeviceptr, bytes)
 };
 
 /// A CUDA event for timing work on a stream.

@@ -54,6 +54,29 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       return signalPassFailure();
     for (auto [op, func] : work) {
       ConfigAttr config = op.getConfigAttr();
+      if (grad) {
+        auto headDim = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3);
+        BackwardTiles tiles = chooseBackwardTiles(headDim);
+        if (!gradTiles.empty()) {
+          SmallVector<StringRef> parts;
+          StringRef(gradTiles).split(parts, ',');
+          int64_t values[3];
+          if (parts.size() != 3 || llvm::any_of(llvm::seq(0, 3), [&](int i) {
+                return parts[i].trim().getAsInteger(10, values[i]) || values[i] <= 0 ||
+                       !llvm::isPowerOf2_64(values[i]);
+              })) {
+            op.emitOpError("convert-attn-to-tile: grad-tiles must be three powers of two BLOCK_M,BLOCK_N,WARPS, got '")
+                << gradTiles << "'";
+            return signalPassFailure();
+          }
+          tiles = {values[0], values[1], values[2]};
+        }
+        Generator gen(op, func, analyzeMask(op), config);
+        if (failed(gen.runBackward(tiles)))
+          return signalPassFailure();
+        func.erase();
+        continue;
+      }
       if (!config) {
         op.emitOpError("convert-attn-to-tile: the op has no config (#attn.config); run attn-choose-config first");
         return signalPassFailure();

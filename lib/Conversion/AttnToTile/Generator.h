@@ -41,13 +41,24 @@ struct Interval {
   Value lo, hi;
 };
 
+/// The backward kernels' tiles: BLOCK_N keys per program instance, BLOCK_M query rows per step.
+struct BackwardTiles {
+  int64_t blockM = 64, blockN = 64, numWarps = 8;
+};
+/// The backward tiles for a head dim (measured zero-spill choices).
+BackwardTiles chooseBackwardTiles(int64_t headDim);
+
 class Generator {
 public:
   Generator(AttentionOp op, func::FuncOp func, MaskInfo mask, ConfigAttr config)
       : op(op), func(func), mask(std::move(mask)), config(config), ranges(op), b(op.getContext()),
         loc(op.getLoc()) {}
 
+  /// The forward kernel (KernelConstruction.cpp).
   LogicalResult run();
+  /// The backward kernels (BackwardKernels.cpp): `<name>_bwd_preprocess`, `<name>_bwd` and
+  /// `<name>_bwd_dq`, with the tiles `tiles` chooses.
+  LogicalResult runBackward(const BackwardTiles &tiles);
 
 private:
   AttentionOp op;
@@ -58,6 +69,12 @@ private:
   OpBuilder b;
   Location loc;
   int64_t headDim = 0;
+  /// The S tile is tileM x tileN (query rows x keys): the forward's BLOCK_M x BLOCK_N, the backward's
+  /// own blocks.
+  int64_t tileM = 0, tileN = 0;
+  /// The region values computed once per instance (hoisted): Uniform and the shape of the rows that
+  /// do not change in the loop: Row in the forward (its Q block is fixed), Col in the backward.
+  Shape invariant = Shape::Row;
   Type elemType, f32, i32Type;
   /// What the regions' index values compute in: i32 where ModifierRanges proves that exact (every
   /// shipped modifier), else i64, the op's own index semantics.
@@ -123,11 +140,11 @@ private:
     case Shape::Uniform:
       return {};
     case Shape::Row:
-      return {config.getBlockM()};
+      return {tileM};
     case Shape::Col:
-      return {config.getBlockN()};
+      return {tileN};
     case Shape::Full:
-      return {config.getBlockM(), config.getBlockN()};
+      return {tileM, tileN};
     }
     return {};
   }
@@ -153,15 +170,29 @@ private:
   LogicalResult emitRegion(Region &region, bool hoistedPart, DenseMap<Value, Value> &into);
 
   // --- kernel pieces -------------------------------------------------------------------------------
+  /// Checks the function's form and sets the types both directions use.
+  LogicalResult prepare();
   LogicalResult buildKernel();
   Value evalLeaves(const LinearExpr &e);
-  std::pair<Interval, Interval> blocksOf(const MaskNode &node);
+  /// Which blocks a mask range runs over: KV blocks for the query rows [fixedLo, fixedHi] (the
+  /// forward) or query blocks for the keys [fixedLo, fixedHi] (the backward), `block` indices each.
+  struct BlockAxis {
+    bool overQueries;
+    Value fixedLo, fixedHi, numBlocks;
+    int64_t block;
+  };
+  std::pair<Interval, Interval> blocksOf(const MaskNode &node, const BlockAxis &axis);
   Value keptKeyBound(const MaskNode &node);
   /// With `overlap`, `state` also carries P of the previous block, whose rows of V start at
   /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
   /// that only finishes the previous block.
   FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state, Value valid = Value(),
                                        Value prevKv0 = Value());
+
+  // --- backward (BackwardKernels.cpp, ScoreModGradient.cpp) ---------------------------------------
+  /// d score_mod(x) / dx, elementwise on the Full tile, for the score_mod region already emitted
+  /// (into `body`): the forward-mode derivative of the straight-line region; null when it is 1.
+  FailureOr<Value> scoreModDerivative();
 };
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.

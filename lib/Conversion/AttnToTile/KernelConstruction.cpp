@@ -15,15 +15,13 @@
 
 namespace flare::attn::generator {
 
-LogicalResult Generator::run() {
+LogicalResult Generator::prepare() {
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   headDim = qType.getDimSize(3);
   elemType = qType.getElementType();
   f32 = b.getF32Type();
   i32Type = b.getI32Type();
   indexType = ranges.indexFitsI32() ? i32Type : Type(b.getI64Type());
-  if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
-    return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
 
   // The function must be exactly `return attn.attention(arguments)`.
   Block &entry = func.getBody().front();
@@ -36,7 +34,16 @@ LogicalResult Generator::run() {
       }))
     return op.emitOpError("convert-attn-to-tile: the function '")
            << func.getName() << "' must consist of one attn.attention on its arguments and return its results";
+  return success();
+}
 
+LogicalResult Generator::run() {
+  if (failed(prepare()))
+    return failure();
+  if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
+    return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
+  tileM = config.getBlockM();
+  tileN = config.getBlockN();
   classify(op.getScoreMod(), /*isScore=*/true);
   classify(op.getMaskMod(), /*isScore=*/false);
   return buildKernel();
@@ -167,7 +174,7 @@ LogicalResult Generator::buildKernel() {
   }
 
   // Which KV blocks to visit, and which of them need no mask.
-  auto [nonEmpty, full] = blocksOf(mask.root);
+  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});
   Value lo = smax(nonEmpty.lo, c0);
   Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
   // Stream-K (`split_tail`, no mask: every instance visits blocks [0, numBlocks)): this

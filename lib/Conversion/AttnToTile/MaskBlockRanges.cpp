@@ -23,48 +23,55 @@ Value Generator::evalLeaves(const LinearExpr &e) {
   return c;
 }
 
-/// (non-empty, full) KV block intervals of `node` for query rows [q0, q1] (MaskAnalysis.h).
-std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node) {
+/// (non-empty, full) block intervals of `node` along `axis` (MaskAnalysis.h): the KV blocks of the
+/// forward's query rows, or the query blocks of the backward's keys.
+std::pair<Interval, Interval> Generator::blocksOf(const MaskNode &node, const BlockAxis &axis) {
   Value zero = c32(0);
-  Interval all{zero, numBlocks}, none{zero, zero};
+  Interval all{zero, axis.numBlocks}, none{zero, zero};
+  auto floorBy = [&](Value x) { return arith::ShRSIOp::create(b, loc, x, c32(llvm::Log2_64(axis.block))).getResult(); };
+  auto ceilBy = [&](Value x) { return floorBy(add(x, c32(axis.block - 1))); };
   switch (node.kind) {
   case MaskNode::Kind::True:
     return {all, all};
   case MaskNode::Kind::Generic:
     return {all, none};
   case MaskNode::Kind::Constraint: {
+    // var * x + fix * y + c >= 0 for the blocked index x and the fixed one y in [y0, y1].
     const LinearExpr &e = node.expr;
+    const int64_t var = axis.overQueries ? e.q : e.kv, fix = axis.overQueries ? e.kv : e.q;
+    if (var < -1 || var > 1)
+      return {all, none};
     Value c = evalLeaves(e);
-    Value aq0 = mul(c32(e.q), q0), aq1 = mul(c32(e.q), q1);
-    Value aqMax = e.q >= 0 ? aq1 : aq0, aqMin = e.q >= 0 ? aq0 : aq1;
-    if (e.kv == -1) { // kv <= a*qi + c
-      Value hiAny = add(floorBlocks(add(aqMax, c)), c32(1));
-      Value hiAll = floorBlocks(add(add(aqMin, c), c32(1)));
+    Value ay0 = mul(c32(fix), axis.fixedLo), ay1 = mul(c32(fix), axis.fixedHi);
+    Value ayMax = fix >= 0 ? ay1 : ay0, ayMin = fix >= 0 ? ay0 : ay1;
+    if (var == -1) { // x <= fix*y + c
+      Value hiAny = add(floorBy(add(ayMax, c)), c32(1));
+      Value hiAll = floorBy(add(add(ayMin, c), c32(1)));
       return {{zero, hiAny}, {zero, hiAll}};
     }
-    if (e.kv == 1) { // kv >= -(a*qi + c)
-      Value loAny = floorBlocks(sub(sub(zero, aqMax), c));
-      Value loAll = ceilBlocks(sub(sub(zero, aqMin), c));
-      return {{loAny, numBlocks}, {loAll, numBlocks}};
+    if (var == 1) { // x >= -(fix*y + c)
+      Value loAny = floorBy(sub(sub(zero, ayMax), c));
+      Value loAll = ceilBy(sub(sub(zero, ayMin), c));
+      return {{loAny, axis.numBlocks}, {loAll, axis.numBlocks}};
     }
-    // a*qi + c >= 0: the same for every key of a row.
-    Value any = cmp(arith::CmpIPredicate::sge, add(aqMax, c), zero);
-    Value every = cmp(arith::CmpIPredicate::sge, add(aqMin, c), zero);
-    return {{zero, select(any, numBlocks, zero)}, {zero, select(every, numBlocks, zero)}};
+    // fix*y + c >= 0: the same for every x.
+    Value any = cmp(arith::CmpIPredicate::sge, add(ayMax, c), zero);
+    Value every = cmp(arith::CmpIPredicate::sge, add(ayMin, c), zero);
+    return {{zero, select(any, axis.numBlocks, zero)}, {zero, select(every, axis.numBlocks, zero)}};
   }
   case MaskNode::Kind::And: {
-    auto [ne, full] = blocksOf(node.children.front());
+    auto [ne, full] = blocksOf(node.children.front(), axis);
     for (const MaskNode &child : ArrayRef<MaskNode>(node.children).drop_front()) {
-      auto [cne, cfull] = blocksOf(child);
+      auto [cne, cfull] = blocksOf(child, axis);
       ne = {smax(ne.lo, cne.lo), smin(ne.hi, cne.hi)};
       full = {smax(full.lo, cfull.lo), smin(full.hi, cfull.hi)};
     }
     return {ne, full};
   }
   case MaskNode::Kind::Or: {
-    auto [ne, full] = blocksOf(node.children.front());
+    auto [ne, full] = blocksOf(node.children.front(), axis);
     for (const MaskNode &child : ArrayRef<MaskNode>(node.children).drop_front()) {
-      auto [cne, cfull] = blocksOf(child);
+      auto [cne, cfull] = blocksOf(child, axis);
       // Keys kept by either lie in the hull of the two ranges.
       ne = {smin(ne.lo, cne.lo), smax(ne.hi, cne.hi)};
       // Blocks full under either are full; the union is one interval when the two overlap or

@@ -30,7 +30,7 @@ void Generator::classify(Region &region, bool isScore) {
     // A table read happens per query row at least: there is no scalar load in tile kernels, and
     // BLOCK_M identical loads hit the same cache line once, before the KV loop.
     if (isa<AuxLoadOp>(inner) && s == Shape::Uniform)
-      s = Shape::Row;
+      s = invariant;
     for (Value r : inner.getResults())
       shapes[r] = s;
   }
@@ -56,9 +56,9 @@ Value Generator::at(Value v, Shape s) {
   if (from == Shape::Uniform)
     r = splat(x, dims(s));
   else if (from == Shape::Row)
-    r = broadcastRows(x, config.getBlockN());
+    r = broadcastRows(x, tileN);
   else
-    r = broadcastCols(x, config.getBlockM());
+    r = broadcastCols(x, tileM);
   if (broadcasts)
     (*broadcasts)[key] = r;
   return r;
@@ -143,7 +143,7 @@ LogicalResult Generator::emitRegion(Region &region, bool hoistedPart, DenseMap<V
     return success();
   for (Operation &inner : region.front().without_terminator()) {
     Shape s = inner.getNumResults() ? shapes.lookup(inner.getResult(0)) : Shape::Uniform;
-    bool isHoisted = s == Shape::Uniform || s == Shape::Row;
+    bool isHoisted = s == Shape::Uniform || s == invariant;
     if (isHoisted != hoistedPart)
       continue;
     if (failed(emitOp(&inner, into)))

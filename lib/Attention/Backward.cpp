@@ -1,0 +1,100 @@
+//===- Backward.cpp - flare::attentionBackward: dQ, dK, dV by recomputation ===//
+//
+// Checks the arguments, compiles the forward's attn.attention module with CompileOptions::backward
+// (its three generated kernels, dialects/Attn/Rationale.md "The backward kernels") and launches
+// them in order on the caller's stream with the module's per-stream f32 workspace.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionInternal.h"
+
+#include "flare/Error.h"
+
+namespace flare {
+
+namespace {
+[[noreturn]] void fail(const std::string &message) { throw Error("flare::attentionBackward: " + message); }
+
+/// The f32 workspace's layout: D [B, Hq, Sq], then (256-byte aligned) the dQ sums [B, Hq, Sq, D].
+size_t deltaBytes(const AttentionPlan &p) {
+  const size_t rows = static_cast<size_t>(p.batch) * p.headsQ * p.seqQ;
+  return (rows * sizeof(float) + 255) / 256 * 256;
+}
+} // namespace
+
+AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorView &k, const TensorView &v,
+                                            const TensorView &out, const TensorView &dout, const TensorView &lse,
+                                            const TensorView &dq, const TensorView &dk, const TensorView &dv,
+                                            const AttentionOptions &options) {
+  if (options.autotune || !(options.tile == AttentionTileConfig{}))
+    fail("options.tile and options.autotune choose the forward's kernel; leave them unset for the backward");
+  if (lse.data == 0)
+    fail("lse (the forward's log-sum-exp, f32 [B, Hq, Sq]) is required");
+  AttentionOptions forward = options;
+  forward.lse = lse;
+  AttentionBackwardPlan plan;
+  plan.forward = planAttention(q, k, v, out, forward); // q, k, v, out, lse, the module and its aux
+  detail::checkGradientTensor(dout, out, "dout", /*written=*/false);
+  detail::checkGradientTensor(dq, q, "dq", /*written=*/true);
+  detail::checkGradientTensor(dk, k, "dk", /*written=*/true);
+  detail::checkGradientTensor(dv, k, "dv", /*written=*/true);
+  const std::string &name = plan.forward.kernelName;
+  plan.preprocessKernel = name + "_bwd_preprocess";
+  plan.mainKernel = name + "_bwd";
+  plan.dqKernel = name + "_bwd_dq";
+  plan.dout = dout.data;
+  plan.lse = lse.data;
+  plan.dq = dq.data;
+  plan.dk = dk.data;
+  plan.dv = dv.data;
+  for (const TensorView *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv}) {
+    std::vector<int64_t> s = t->effectiveStrides();
+    plan.strides.insert(plan.strides.end(), {s[0], s[1], s[2]});
+  }
+  const AttentionPlan &p = plan.forward;
+  plan.workspaceBytes =
+      deltaBytes(p) + static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
+  return plan;
+}
+
+void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                       const TensorView &out, const TensorView &dout, const TensorView &lse, const TensorView &dq,
+                       const TensorView &dk, const TensorView &dv, const AttentionOptions &options, void *stream) {
+  const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, options);
+  const AttentionPlan &p = plan.forward;
+  CompileOptions compile;
+  compile.arch = options.arch; // empty: the device's
+  compile.backward = true;
+  std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, "<flare::attentionBackward>").module;
+  const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
+
+  // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
+  rt::KernelArgs args;
+  args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data).addPointer(plan.dout);
+  args.addPointer(plan.lse).addPointer(workspace).addPointer(workspace + deltaBytes(p));
+  args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
+  for (const TensorView &a : options.aux)
+    args.addPointer(a.data);
+  args.addI32(static_cast<int32_t>(p.headsQ)).addI32(static_cast<int32_t>(p.headsKV));
+  args.addI32(static_cast<int32_t>(p.seqQ)).addI32(static_cast<int32_t>(p.seqKV));
+  for (const TensorView &a : options.aux)
+    args.addI32(static_cast<int32_t>(a.shape[0]));
+  for (int64_t s : plan.strides)
+    args.addI64(s);
+
+  auto launch = [&](const std::string &kernelName, const char *hint, int64_t rows, int64_t heads) {
+    rt::Kernel kernel = module->kernel(kernelName);
+    const int64_t block = kernel.info().hint(hint);
+    if (block <= 0)
+      fail("kernel '" + kernelName + "' has no " + hint + " hint: not a generated backward kernel");
+    rt::Grid grid;
+    grid.x = static_cast<unsigned>((rows + block - 1) / block);
+    grid.y = static_cast<unsigned>(heads);
+    grid.z = static_cast<unsigned>(p.batch);
+    kernel.launch(grid, args, stream);
+  };
+  launch(plan.preprocessKernel, "attention.block_m", p.seqQ, p.headsQ);
+  launch(plan.mainKernel, "attention.block_n", p.seqKV, p.headsKV);
+  launch(plan.dqKernel, "attention.block_m", p.seqQ, p.headsQ);
+}
+
+} // namespace flare

@@ -1,0 +1,246 @@
+//===- AttentionBackwardTest.cpp - Generated backward kernels against float64 ===//
+//
+// The backward kernels (`flarec --grad`) of every example of examples/attention at head dims 64, 128
+// and 256, launched by their ABI with the forward's O and LSE taken from the float64 reference, and
+// flare::attentionBackward with its options after flare::attention's forward. dQ, dK and dV are
+// compared with the float64 backward reference (which differentiates score_mod by central
+// differences of the interpreted region, independently of the compiler's derivative), on random bf16
+// inputs, with poisoned outputs and workspace, at lengths that are not multiples of the tiles, GQA/MQA,
+// Sq != Skv and rows that see no key (zero gradients).
+//
+//===----------------------------------------------------------------------===//
+#include "../ExampleText.h"
+#include "GpuTestUtil.h"
+
+#include "flare/Attention.h"
+#include "flare/Reference/Attention.h"
+
+#include <cmath>
+
+namespace flare::test {
+namespace {
+
+struct Shape {
+  int b, hq, hkv, sq, skv;
+};
+
+std::string describe(const Shape &s) {
+  return "B=" + std::to_string(s.b) + " Hq=" + std::to_string(s.hq) + " Hkv=" + std::to_string(s.hkv) +
+         " Sq=" + std::to_string(s.sq) + " Skv=" + std::to_string(s.skv);
+}
+
+/// Random bf16 bits and their exact values.
+struct Tensor16 {
+  std::vector<uint16_t> bits;
+  std::vector<float> exact;
+};
+Tensor16 random16(size_t n, std::mt19937 &rng) {
+  Tensor16 t;
+  t.bits = randomBF16(n, rng, -1.5f, 1.5f);
+  for (uint16_t b : t.bits)
+    t.exact.push_back(fromBF16(b));
+  return t;
+}
+Tensor16 rounded(const std::vector<double> &values) {
+  Tensor16 t;
+  for (double v : values) {
+    t.bits.push_back(toBF16(static_cast<float>(v)));
+    t.exact.push_back(fromBF16(t.bits.back()));
+  }
+  return t;
+}
+
+/// bf16 gradients against float64: every element within 2% of the tensor's largest magnitude plus
+/// 3% of its own (P and dS are rounded to bf16 before their products, as in every FlashAttention),
+/// never NaN, never the poison.
+void expectGradient(const std::vector<uint16_t> &got, const std::vector<double> &ref, const char *what) {
+  ASSERT_EQ(got.size(), ref.size());
+  double scale = 0, worst = 0;
+  for (double r : ref)
+    scale = std::max(scale, std::fabs(r));
+  int bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = fromBF16(got[i]), err = std::fabs(g - ref[i]);
+    worst = std::max(worst, err);
+    if ((std::isnan(g) || isPoison(got[i]) || err > 2e-2 * scale + 3e-2 * std::fabs(ref[i])) && bad++ < 5)
+      ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << ref[i] << " (largest |ref| " << scale << ")";
+  }
+  std::printf("      %s: worst |error| %.3g of largest |ref| %.3g\n", what, worst, scale);
+}
+
+/// The aux tensors an example reads (as AttentionTest.cpp): ALiBi slopes, document ids (runs of
+/// 1-300 positions).
+void exampleAux(const std::string &file, const Shape &s, std::vector<std::vector<double>> &aux,
+                std::vector<bool> &isInt, std::mt19937 &rng) {
+  if (file == "alibi") {
+    std::vector<double> slopes(s.hq);
+    for (int h = 0; h < s.hq; ++h)
+      slopes[h] = std::exp2(-8.0f * (h + 1) / s.hq);
+    aux.push_back(slopes);
+    isInt.push_back(false);
+  } else if (file == "document") {
+    std::vector<double> ids(std::max(s.sq, s.skv));
+    std::uniform_int_distribution<int> len(1, 300);
+    int doc = 0;
+    for (size_t i = 0; i < ids.size();) {
+      int run = len(rng);
+      for (int j = 0; j < run && i < ids.size(); ++j)
+        ids[i++] = doc;
+      ++doc;
+    }
+    aux.push_back(ids);
+    isInt.push_back(true);
+  }
+}
+
+class AttentionBackward : public GpuTest {
+protected:
+  /// The module's backward kernels on one problem, against the float64 reference.
+  void runBackward(const std::string &ir, rt::Module &module, const std::string &name, const Shape &s, int d,
+                   const std::vector<std::vector<double>> &aux, const std::vector<bool> &auxIsInt) {
+    const size_t qn = size_t(s.b) * s.hq * s.sq * d, kn = size_t(s.b) * s.hkv * s.skv * d,
+                 rows = size_t(s.b) * s.hq * s.sq;
+    Tensor16 q = random16(qn, rng), k = random16(kn, rng), v = random16(kn, rng), dO = random16(qn, rng);
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), aux};
+    reference::AttentionResult fwd = reference::attentionReference(ir, p);
+    Tensor16 o = rounded(fwd.out);
+    std::vector<float> lse(fwd.lse.begin(), fwd.lse.end());
+    auto up16 = [&](const Tensor16 &t) { return rt::DeviceBuffer::fromHost(*ctx, t.bits); };
+    auto bq = up16(q), bk = up16(k), bv = up16(v), bo = up16(o), bdo = up16(dO);
+    auto blse = rt::DeviceBuffer::fromHost(*ctx, lse);
+    auto delta = poisoned(rows * 4), acc = poisoned(rows * d * 4);
+    auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
+    std::vector<rt::DeviceBuffer> auxBuffers;
+    for (size_t i = 0; i < aux.size(); ++i)
+      auxBuffers.push_back(auxIsInt[i] ? rt::DeviceBuffer::fromHost(*ctx, std::vector<int32_t>(aux[i].begin(), aux[i].end()))
+                                       : rt::DeviceBuffer::fromHost(*ctx, std::vector<float>(aux[i].begin(), aux[i].end())));
+    rt::KernelArgs args;
+    args.addPointer(bq).addPointer(bk).addPointer(bv).addPointer(bo).addPointer(bdo).addPointer(blse);
+    args.addPointer(delta).addPointer(acc).addPointer(dq).addPointer(dk).addPointer(dv);
+    for (auto &a : auxBuffers)
+      args.addPointer(a);
+    args.addI32(s.hq).addI32(s.hkv).addI32(s.sq).addI32(s.skv);
+    for (auto &a : aux)
+      args.addI32(static_cast<int32_t>(a.size()));
+    const int64_t qs[3] = {int64_t(s.hq) * s.sq * d, int64_t(s.sq) * d, d};
+    const int64_t ks[3] = {int64_t(s.hkv) * s.skv * d, int64_t(s.skv) * d, d};
+    for (const int64_t *st : {qs, ks, ks, qs, qs, qs, ks, ks}) // q, k, v, o, do, dq, dk, dv
+      args.addI64(st[0]).addI64(st[1]).addI64(st[2]);
+    auto launch = [&](const std::string &kernel, const char *hint, int rowsOf, int heads) {
+      rt::Kernel kk = module.kernel(kernel);
+      const int64_t block = kk.info().hint(hint);
+      ASSERT_GT(block, 0) << kernel;
+      kk.launch({static_cast<unsigned>((rowsOf + block - 1) / block), unsigned(heads), unsigned(s.b)}, args);
+    };
+    launch(name + "_bwd_preprocess", "attention.block_m", s.sq, s.hq);
+    launch(name + "_bwd", "attention.block_n", s.skv, s.hkv);
+    launch(name + "_bwd_dq", "attention.block_m", s.sq, s.hq);
+    reference::AttentionGradients ref = reference::attentionBackwardReference(ir, p, dO.exact.data());
+    expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
+    expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
+    expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+    // Rows that see no key: exactly zero.
+    for (size_t r = 0; r < rows; ++r)
+      if (std::isinf(fwd.lse[r])) {
+        std::vector<uint16_t> row = dq.toHost<uint16_t>(qn);
+        for (int x = 0; x < d; ++x)
+          ASSERT_EQ(fromBF16(row[r * d + x]), 0.f) << "dQ of row " << r << " (no key) must be 0";
+        break;
+      }
+  }
+};
+
+struct Example {
+  const char *file;
+  bool staticHeads;
+  int hq, hkv;
+};
+constexpr Example kExamples[] = {
+    {"plain", false, 0, 0},    {"causal", false, 0, 0},  {"causal_bottom_right", false, 0, 0},
+    {"sliding_window", false, 0, 0}, {"softcap", false, 0, 0}, {"alibi", false, 0, 0},
+    {"prefix_lm", false, 0, 0}, {"document", false, 0, 0}, {"gqa", true, 32, 8},
+    {"mqa", true, 32, 1},
+};
+
+TEST_F(AttentionBackward, EveryExampleMatchesTheFloat64Reference) {
+  for (const std::string &arch : archsToTest())
+    for (const Example &ex : kExamples)
+      for (int d : {64, 128, 256}) {
+        std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
+        SCOPED_TRACE(arch + ", " + ex.file + ", D = " + std::to_string(d));
+        std::printf("[ backward ] %s, %s, D = %d\n", arch.c_str(), ex.file, d);
+        CompileOptions options;
+        options.arch = arch;
+        options.backward = true;
+        std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
+        std::vector<Shape> shapes =
+            ex.staticHeads ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 100}}
+                           : pickShapes<Shape>({{1, 2, 1, 17, 300}, {2, 2, 2, 300, 17}, {1, 2, 2, 1, 1},
+                                                {1, 2, 2, 200, 256}, {1, 1, 1, 700, 1000}},
+                                               {{1, 2, 1, 17, 300}, {1, 2, 2, 200, 256}});
+        if (arch != ctx->arch() || d != 128) // the other arch and head dims: the ragged shapes only
+          shapes.resize(std::min<size_t>(shapes.size(), 2));
+        for (const Shape &s : shapes) {
+          SCOPED_TRACE(describe(s));
+          std::vector<std::vector<double>> aux;
+          std::vector<bool> isInt;
+          exampleAux(ex.file, s, aux, isInt, rng);
+          runBackward(ir, *module, ex.file, s, d, aux, isInt);
+          if (HasFatalFailure() || HasFailure())
+            return;
+        }
+      }
+}
+
+// flare::attentionBackward after flare::attention: the built-in options, the forward's own LSE, the
+// runtime's workspace (twice on one stream: the second call reuses it).
+TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
+  struct Case {
+    bool causal;
+    int64_t windowLeft;
+    float softcap;
+  };
+  for (int d : {64, 128})
+    for (Case c : {Case{false, -1, 0.f}, Case{true, -1, 0.f}, Case{true, 100, 0.f}, Case{false, -1, 20.f}}) {
+      const Shape s{2, 4, 2, 333, 257};
+      SCOPED_TRACE("D = " + std::to_string(d) + (c.causal ? ", causal" : "") + ", window " +
+                   std::to_string(c.windowLeft) + ", softcap " + std::to_string(c.softcap));
+      const size_t qn = size_t(s.b) * s.hq * s.sq * d, kn = size_t(s.b) * s.hkv * s.skv * d;
+      Tensor16 q = random16(qn, rng), k = random16(kn, rng), v = random16(kn, rng), dO = random16(qn, rng);
+      auto bq = rt::DeviceBuffer::fromHost(*ctx, q.bits), bk = rt::DeviceBuffer::fromHost(*ctx, k.bits),
+           bv = rt::DeviceBuffer::fromHost(*ctx, v.bits), bdo = rt::DeviceBuffer::fromHost(*ctx, dO.bits);
+      auto out = poisoned(qn * 2), lse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
+      auto view = [&](const rt::DeviceBuffer &b, int heads, int seq, DType t = DType::BF16) {
+        return TensorView{b.ptr(), t, {s.b, heads, seq, d}, {}};
+      };
+      AttentionOptions opt;
+      opt.causal = c.causal;
+      opt.windowLeft = c.windowLeft;
+      opt.softcap = c.softcap;
+      opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
+      flare::attention(*cache, view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
+                       view(out, s.hq, s.sq), opt);
+      for (int call = 0; call < 2; ++call) {
+        auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
+        AttentionOptions bopt = opt;
+        bopt.lse = {};
+        flare::attentionBackward(*cache, view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
+                                 view(out, s.hq, s.sq), view(bdo, s.hq, s.sq), opt.lse, view(dq, s.hq, s.sq),
+                                 view(dk, s.hkv, s.skv), view(dv, s.hkv, s.skv), bopt);
+        AttentionBackwardPlan plan =
+            planAttentionBackward(view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
+                                  view(out, s.hq, s.sq), view(bdo, s.hq, s.sq), opt.lse, view(dq, s.hq, s.sq),
+                                  view(dk, s.hkv, s.skv), view(dv, s.hkv, s.skv), bopt);
+        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), {}};
+        reference::AttentionGradients ref = reference::attentionBackwardReference(plan.forward.module, p, dO.exact.data());
+        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
+        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
+        expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+        if (HasFailure())
+          return;
+      }
+    }
+}
+
+} // namespace
+} // namespace flare::test
