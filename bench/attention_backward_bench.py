@@ -1,0 +1,126 @@
+"""Flare's generated backward kernels next to PyTorch SDPA's backward backends, in one process.
+
+Setup of the FlashAttention papers (bf16, 16k tokens in total, hidden 2048); FLOPs of the backward =
+2.5 x the forward's (4 * B * H * S^2 * D, halved when causal). Flare: the forward once (flare_attention
+with its LSE), then flare_attention_backward timed. SDPA (FLASH_ATTENTION, CUDNN_ATTENTION,
+EFFICIENT_ATTENTION): the forward once with autograd, then out.backward(dout, retain_graph=True)
+timed. Times: CUDA events around each call (attention_bench.time_calls), --iters calls per method in
+each of --rounds rounds that take the methods in turn, median. Before timing, Flare's dq, dk, dv are
+compared with cuDNN's (max |difference|, and cuDNN's own difference from float64 math on a small
+slice is not computed here: see the GPU tests for the float64 comparison).
+
+    python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
+"""
+import argparse
+import ctypes
+import datetime
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from attention_bench import Flare, FlareOptions, FlareTensor, flare_tensor, time_calls, unavailable
+
+
+class FlareBackward(Flare):
+    def __init__(self, path):
+        super().__init__(path)
+        self.lib.flare_attention_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 9 + [
+            ctypes.POINTER(FlareOptions), ctypes.c_void_p]
+
+    def options(self, causal, lse=None):
+        opt = FlareOptions()
+        opt.causal = int(causal)
+        opt.window_left = opt.window_right = -1
+        if lse is not None:
+            opt.lse = flare_tensor(lse)
+        return opt
+
+    def forward(self, q, k, v, out, lse, causal):
+        opt = self.options(causal, lse)
+        tensors = [flare_tensor(t) for t in (q, k, v, out)]
+        self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+                                             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+
+    def backward(self, q, k, v, out, dout, lse, dq, dk, dv, causal):
+        opt = self.options(causal)
+        tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
+        self._check(self.lib.flare_attention_backward(
+            self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+            ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seqlens", default="1024,4096,16384")
+    ap.add_argument("--head-dims", default="64,128,256")
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    flare = FlareBackward(args.lib)
+    torch.manual_seed(0)
+    rows = []
+    print(f"# {datetime.datetime.now().isoformat(timespec='seconds')} {torch.cuda.get_device_name()} "
+          f"torch {torch.__version__}", flush=True)
+    for d in [int(x) for x in args.head_dims.split(",")]:
+        for s in [int(x) for x in args.seqlens.split(",")]:
+            for causal in (False, True):
+                b, h = max(1, 16384 // s), 2048 // d
+                q, k, v, dout = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+                out = torch.empty_like(q)
+                lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+                dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+                flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+                methods = {}
+                try:
+                    flare.forward(q, k, v, out, lse, causal)
+                    methods["flare"] = lambda: flare.backward(q, k, v, out, dout, lse, dq, dk, dv, causal)
+                    methods["flare"]()
+                except Exception as e:  # noqa: BLE001
+                    print(f"flare d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
+                grads = {}
+                for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION),
+                                      ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+                    try:
+                        qq, kk, vv = (t.detach().clone().requires_grad_() for t in (q, k, v))
+                        with sdpa_kernel(backend):
+                            o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal)
+
+                        def run(o=o, qq=qq, kk=kk, vv=vv):
+                            qq.grad = kk.grad = vv.grad = None
+                            o.backward(dout, retain_graph=True)
+                        run()
+                        grads[name] = (qq.grad.clone(), kk.grad.clone(), vv.grad.clone())
+                        methods[name] = run
+                    except Exception as e:  # noqa: BLE001
+                        print(f"{name} d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
+                diff = ""
+                if "flare" in methods and "cudnn" in grads:
+                    diff = max((a.float() - c.float()).abs().max().item() for a, c in zip((dq, dk, dv), grads["cudnn"]))
+                times = {name: [] for name in methods}
+                for _ in range(args.rounds):
+                    for name, fn in methods.items():
+                        times[name] += time_calls(fn, args.iters)
+                for name, t in times.items():
+                    ms = statistics.median(t)
+                    row = dict(method=name, head_dim=d, seqlen=s, causal=int(causal), batch=b, heads=h, ms=ms,
+                               tflops=flops / ms / 1e9, max_diff_vs_cudnn=diff if name == "flare" else "")
+                    rows.append(row)
+                    print(f"d={d:3d} s={s:5d} causal={int(causal)} {name:9s} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s"
+                          + (f"  max|flare - cudnn| {diff:.3g}" if name == "flare" and diff != "" else ""), flush=True)
+                del q, k, v, dout, out, lse, dq, dk, dv, grads
+                torch.cuda.empty_cache()
+    with open(args.out, "w") as f:
+        keys = list(rows[0].keys())
+        f.write(",".join(keys) + "\n")
+        for r in rows:
+            f.write(",".join(str(r[k]) for k in keys) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
