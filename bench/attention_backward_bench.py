@@ -9,12 +9,17 @@ each of --rounds rounds that take the methods in turn, median. Before timing, Fl
 compared with cuDNN's (max |difference|, and cuDNN's own difference from float64 math on a small
 slice is not computed here: see the GPU tests for the float64 comparison).
 
+With --tiles BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED] (and --flare-opt, --examples), also the backward kernels
+of the examples' plain and causal modules generated with those tiles (convert-attn-to-tile grad-tiles,
+through flare-opt), launched by their ABI ("flare-tiles"), compared with Flare's default kernels.
+
     python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
 """
 import argparse
 import ctypes
 import datetime
 import statistics
+import subprocess
 import sys
 
 import torch
@@ -52,6 +57,29 @@ class FlareBackward(Flare):
             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
 
+def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
+    """The three backward kernels of the example module generated with `tiles`, loaded by flare_kernel_load."""
+    name = "causal" if causal else "plain"
+    text = open(f"{examples}/attention/{name}.mlir").read().replace("x128x", f"x{d}x")
+    ir = subprocess.run([flare_opt, "-", "--attn-classify-mask", "--attn-choose-config",
+                         f"--convert-attn-to-tile=grad=true grad-tiles={tiles}"],
+                        input=text, capture_output=True, text=True, check=True).stdout
+    return {suffix: flare.kernel(ir, name + suffix) for suffix in ("_bwd_preprocess", "_bwd", "_bwd_dq")}
+
+
+def launch_tiles(flare, kernels, tiles, q, k, v, out, dout, lse, delta, acc, dq, dk, dv):
+    b, h, s, d = q.shape
+    ptrs = [t.data_ptr() for t in (q, k, v, out, dout, lse, delta, acc, dq, dk, dv)]
+    args = [(0, p) for p in ptrs] + [(1, h), (1, k.shape[1]), (1, s), (1, k.shape[2])]
+    for t in (q, k, v, out, dout, dq, dk, dv):
+        args += [(2, t.stride(0)), (2, t.stride(1)), (2, t.stride(2))]
+    rows = 4096 // d
+    block_n = int(tiles.split(",")[1])
+    flare.launch(kernels["_bwd_preprocess"], ((s + rows - 1) // rows, h, b), args)
+    flare.launch(kernels["_bwd"], ((k.shape[2] + block_n - 1) // block_n, k.shape[1], b), args)
+    flare.launch(kernels["_bwd_dq"], ((s + rows - 1) // rows, h, b), args)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -60,6 +88,9 @@ def main():
     ap.add_argument("--head-dims", default="64,128,256")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tiles", default="")
+    ap.add_argument("--flare-opt", default="")
+    ap.add_argument("--examples", default="")
     args = ap.parse_args()
     flare = FlareBackward(args.lib)
     torch.manual_seed(0)
@@ -82,6 +113,21 @@ def main():
                     methods["flare"]()
                 except Exception as e:  # noqa: BLE001
                     print(f"flare d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
+                if args.tiles:
+                    try:
+                        kernels = tile_kernels(flare, args.flare_opt, args.examples, d, causal, args.tiles)
+                        delta = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+                        acc = torch.empty(b, h, s, d, device="cuda", dtype=torch.float32)
+                        tq, tk, tv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+                        methods["flare-tiles"] = lambda: launch_tiles(flare, kernels, args.tiles, q, k, v, out, dout,
+                                                                      lse, delta, acc, tq, tk, tv)
+                        methods["flare-tiles"]()
+                        torch.cuda.synchronize()
+                        tdiff = max((a.float() - c.float()).abs().max().item() for a, c in zip((tq, tk, tv), (dq, dk, dv)))
+                        print(f"flare-tiles {args.tiles} d={d} s={s} causal={int(causal)}: max|tiles - flare| {tdiff:.3g}",
+                              flush=True)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"flare-tiles d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
                 grads = {}
                 for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION),
                                       ("efficient", SDPBackend.EFFICIENT_ATTENTION)):

@@ -109,8 +109,8 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"grad", "grad", "bool", /*default=*/"false",
            "generate the backward kernels (dQ, dK, dV) instead of the forward kernel">,
     Option<"gradTiles", "grad-tiles", "std::string", /*default=*/"\"\"",
-           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per step, keys per program "
-           "instance, warps); empty: chosen by head dim">,
+           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED] (query rows per step, keys per "
+           "program instance, warps; 1: the step computes S^T = K Q^T); empty: chosen by head dim">,
   ];
   let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

@@ -60,16 +60,18 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         if (!gradTiles.empty()) {
           SmallVector<StringRef> parts;
           StringRef(gradTiles).split(parts, ',');
-          int64_t values[3];
-          if (parts.size() != 3 || llvm::any_of(llvm::seq(0, 3), [&](int i) {
-                return parts[i].trim().getAsInteger(10, values[i]) || values[i] <= 0 ||
-                       !llvm::isPowerOf2_64(values[i]);
-              })) {
-            op.emitOpError("convert-attn-to-tile: grad-tiles must be three powers of two BLOCK_M,BLOCK_N,WARPS, got '")
+          int64_t values[4] = {0, 0, 0, 0};
+          bool bad = parts.size() != 3 && parts.size() != 4;
+          for (size_t i = 0; !bad && i < parts.size(); ++i)
+            bad = parts[i].trim().getAsInteger(10, values[i]) ||
+                  (i < 3 ? values[i] <= 0 || !llvm::isPowerOf2_64(values[i]) : values[i] < 0 || values[i] > 1);
+          if (bad) {
+            op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two) and "
+                           "optionally TRANSPOSED (0 or 1), got '")
                 << gradTiles << "'";
             return signalPassFailure();
           }
-          tiles = {values[0], values[1], values[2]};
+          tiles = {values[0], values[1], values[2], values[3] == 1};
         }
         Generator gen(op, func, analyzeMask(op), config);
         if (failed(gen.runBackward(tiles)))

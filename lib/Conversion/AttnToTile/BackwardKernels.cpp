@@ -47,9 +47,12 @@ enum BwdStrided { SQ, SK, SV, SO, SDO, SDQ, SDK, SDV, NumStrided };
 LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   if (failed(prepare()))
     return failure();
-  tileM = tiles.blockM;
-  tileN = tiles.blockN;
-  invariant = Shape::Col;
+  // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
+  // once per instance (the key block is fixed), the queries' per step.
+  keysAreRows = tiles.transposed;
+  tileM = keysAreRows ? tiles.blockN : tiles.blockM;
+  tileN = keysAreRows ? tiles.blockM : tiles.blockN;
+  invariant = keysAreRows ? Shape::Row : Shape::Col;
   classify(op.getScoreMod(), /*isScore=*/true);
   classify(op.getMaskMod(), /*isScore=*/false);
 
@@ -161,16 +164,37 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   }
 
   // --- the main kernel: one block of keys, every query block that sees it --------------------------
-  const int64_t bm = tileM, bn = tileN;
+  const int64_t bm = tiles.blockM, bn = tiles.blockN;
+  const bool tr = keysAreRows;
+  const SmallVector<int64_t> scoreShape = dims(Shape::Full);
+  // A per-query ([BLOCK_M]) or per-key ([BLOCK_N]) vector across the score tile.
+  auto byQuery = [&](Value x) { return tr ? broadcastCols(x, bn) : broadcastRows(x, bn); };
+  auto byKey = [&](Value x) { return tr ? broadcastRows(x, bm) : broadcastCols(x, bm); };
+  auto trans = [&](Value x) {
+    auto t = cast<RankedTensorType>(x.getType());
+    return tile::TransOp::create(b, loc, tileType({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()), x)
+        .getResult();
+  };
   begin("_bwd", tiles.numWarps, "flare.attention.block_n", bn);
   Value kvHead = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value kv0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(bn));
   Value kv1 = sub(smin(add(kv0, c32(bn)), seqKV), c1); // the last key that exists
   Value kView = view2d(ptr[K], SK, kvHead, seqKV), vView = view2d(ptr[V], SV, kvHead, seqKV);
-  Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kv0, c0}, nullptr);
-  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
-  Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
-  Value vtt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), vt);
+  // K and V, once per dot operand (K is an operand of S and of dQ): the lowering keeps a loop's
+  // invariant dot operands in shared memory, each in the layout its dot reads.
+  Value kt, vt, ktt, vtt, kForDq;
+  {
+    auto loadKV = [&](Value view, bool second = false) {
+      TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+      return tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), view, ValueRange{kv0, c0}, zero)
+          .getResult();
+    };
+    kt = loadKV(kView);
+    vt = loadKV(vView);
+    kForDq = loadKV(kView, true);
+    ktt = tr ? Value() : trans(kt);
+    vtt = tr ? Value() : trans(vt);
+  }
   Value kvCols = indexRange(kv0, bn);
   Value logBm = c32(llvm::Log2_64(bm));
   Value numQBlocks = arith::ShRSIOp::create(b, loc, add(seqQ, c32(bm - 1)), logBm);
@@ -203,8 +227,11 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     Value hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
     // Rows past Sq are masked: only blocks wholly below Sq can be full.
     Value fullHi = smin(full.hi, arith::ShRSIOp::create(b, loc, seqQ, logBm));
-    Value flo = smin(smax(full.lo, lo), hi);
-    Value fhi = select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
+    // The transposed (wgmma) form runs every block in one masked loop: a second loop would keep K's
+    // and V's registers live across the first (their shared-memory copies are made per loop).
+    const bool oneLoop = tr;
+    Value flo = oneLoop ? lo : smin(smax(full.lo, lo), hi);
+    Value fhi = oneLoop ? lo : select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
     Value left = sub(flo, lo);
     Value partialCount = add(left, sub(hi, fhi));
 
@@ -222,36 +249,45 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
         }
       } reset{*this};
       Value q0s = mul(block, c32(bm));
-      Value qt = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{q0s, c0}, nullptr);
-      Value dOt = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), doView, ValueRange{q0s, c0}, nullptr);
+      // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
+      // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
+      // The second load's padding is spelled out (the same zero) so that CSE keeps the two apart.
+      auto load = [&](Value view, bool second = false) {
+        TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+        return tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), view, ValueRange{q0s, c0}, zero)
+            .getResult();
+      };
+      Value qt = load(qView), dOt = load(doView);
       Value lse = tile::LoadOp::create(b, loc, tileType({bm}, f32), lseView, ValueRange{q0s}, nullptr);
       Value delta = tile::LoadOp::create(b, loc, tileType({bm}, f32), deltaView, ValueRange{q0s}, nullptr);
-      Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qt, ktt, splatF32(0.0, {bm, bn}));
+      // S = Q K^T, or S^T = K Q^T.
+      Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
+                    : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
       Value rows = indexRange(q0s, bm);
       Value sLog2, slope; // the score in log2 units; d score_mod / dx (null: 1)
       Region &scoreMod = op.getScoreMod();
       if (scoreMod.empty()) {
-        sLog2 = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, {bm, bn}));
+        sLog2 = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, scoreShape));
       } else {
         Block &blk = scoreMod.front();
-        local[blk.getArgument(0)] = arith::MulFOp::create(b, loc, qk, splatF32(scale, {bm, bn}));
+        local[blk.getArgument(0)] = arith::MulFOp::create(b, loc, qk, splatF32(scale, scoreShape));
         local[blk.getArgument(3)] = asIndex(rows);
         if (failed(emitRegion(scoreMod, /*hoistedPart=*/false, local)))
           return failure();
         Value s = at(cast<YieldOp>(blk.getTerminator()).getValue(), Shape::Full);
-        sLog2 = arith::MulFOp::create(b, loc, s, splatF32(kLog2E, {bm, bn}));
+        sLog2 = arith::MulFOp::create(b, loc, s, splatF32(kLog2E, scoreShape));
         FailureOr<Value> derivative = scoreModDerivative();
         if (failed(derivative))
           return failure();
         slope = *derivative;
       }
       Value lseLog2 = arith::MulFOp::create(b, loc, lse, splatF32(kLog2E, {bm}));
-      Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, broadcastRows(lseLog2, bn)));
+      Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
       Value keepElem;
       if (masked) {
         Value keyIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
         Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows, splat(seqQ, {bm}));
-        keepElem = arith::AndIOp::create(b, loc, broadcastCols(keyIn, bm), broadcastRows(rowIn, bn));
+        keepElem = arith::AndIOp::create(b, loc, byKey(keyIn), byQuery(rowIn));
         if (Region &maskMod = op.getMaskMod(); !maskMod.empty()) {
           local[maskMod.front().getArgument(2)] = asIndex(rows);
           if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
@@ -259,21 +295,23 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
           Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
           keepElem = arith::AndIOp::create(b, loc, keepElem, user);
         }
-        p = arith::SelectOp::create(b, loc, keepElem, p, splatF32(0.0, {bm, bn}));
+        p = arith::SelectOp::create(b, loc, keepElem, p, splatF32(0.0, scoreShape));
       }
-      Value pb = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), p);
-      Value pbt = tile::TransOp::create(b, loc, tileType({bn, bm}, elemType), pb);
-      Value dv = tile::DotOp::create(b, loc, acc[1].getType(), pbt, dOt, acc[1]);
-      Value dp = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), dOt, vtt, splatF32(0.0, {bm, bn}));
-      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, broadcastRows(delta, bn)));
+      // dV += P^T dO; dP = dO V^T; dS = P * (dP - D) (* score_mod'); dK += dS^T Q; dQ += dS K. The
+      // transposed form holds P^T, dP^T and dS^T.
+      Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), p);
+      Value dv = tile::DotOp::create(b, loc, acc[1].getType(), tr ? pb : trans(pb), dOt, acc[1]);
+      Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
+                    : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
+      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(delta)));
       if (slope)
         ds = arith::MulFOp::create(b, loc, ds, slope);
       if (masked && slope) // a derivative that is not finite where the mask drops the element
-        ds = arith::SelectOp::create(b, loc, keepElem, ds, splatF32(0.0, {bm, bn}));
-      Value dsb = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), ds);
-      Value dsbt = tile::TransOp::create(b, loc, tileType({bn, bm}, elemType), dsb);
-      Value dk = tile::DotOp::create(b, loc, acc[0].getType(), dsbt, qt, acc[0]);
-      Value dq = tile::DotOp::create(b, loc, tileType({bm, headDim}, f32), dsb, kt, splatF32(0.0, {bm, headDim}));
+        ds = arith::SelectOp::create(b, loc, keepElem, ds, splatF32(0.0, scoreShape));
+      Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
+      Value dk = tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb), tr ? load(qView, true) : qt, acc[0]);
+      Value dq = tile::DotOp::create(b, loc, tileType({bm, headDim}, f32), tr ? trans(dsb) : dsb, kForDq,
+                                     splatF32(0.0, {bm, headDim}));
       dq = arith::MulFOp::create(b, loc, dq, splatF32(scale, {bm, headDim}));
       tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c0});
       return SmallVector<Value>{dk, dv};
@@ -281,6 +319,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     SmallVector<Value> acc(groupLoop.getRegionIterArgs().begin(), groupLoop.getRegionIterArgs().end());
     // Blocks [flo, fhi) without mask code, then [lo, flo) u [fhi, hi) with it.
     for (bool masked : {false, true}) {
+      if (oneLoop && !masked)
+        continue;
       Value lower = masked ? c0 : flo, upper = masked ? partialCount : fhi;
       auto loop = scf::ForOp::create(b, loc, lower, upper, c1, acc);
       OpBuilder::InsertionGuard inner(b);

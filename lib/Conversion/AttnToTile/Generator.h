@@ -41,9 +41,13 @@ struct Interval {
   Value lo, hi;
 };
 
-/// The backward kernels' tiles: BLOCK_N keys per program instance, BLOCK_M query rows per step.
+/// The backward kernels' tiles: BLOCK_N keys per program instance, BLOCK_M query rows per step;
+/// `transposed`: the step computes S^T = K Q^T (keys x queries), so that P^T and dS^T, the A
+/// operands of dV += P^T dO and dK += dS^T Q, are the accumulators themselves (wgmma from
+/// registers) and only dQ = dS K reads a transposed tile.
 struct BackwardTiles {
   int64_t blockM = 64, blockN = 64, numWarps = 8;
+  bool transposed = false;
 };
 /// The backward tiles for a head dim (measured zero-spill choices).
 BackwardTiles chooseBackwardTiles(int64_t headDim);
@@ -75,6 +79,8 @@ private:
   /// The region values computed once per instance (hoisted): Uniform and the shape of the rows that
   /// do not change in the loop: Row in the forward (its Q block is fixed), Col in the backward.
   Shape invariant = Shape::Row;
+  /// The score tile is S^T (keys x queries: the backward's transposed form) instead of S.
+  bool keysAreRows = false;
   Type elemType, f32, i32Type;
   /// What the regions' index values compute in: i32 where ModifierRanges proves that exact (every
   /// shipped modifier), else i64, the op's own index semantics.

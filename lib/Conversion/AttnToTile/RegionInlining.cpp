@@ -20,8 +20,8 @@ void Generator::classify(Region &region, bool isScore) {
     shapes[block.getArgument(0)] = Shape::Full;
   shapes[block.getArgument(first + 0)] = Shape::Uniform;
   shapes[block.getArgument(first + 1)] = Shape::Uniform;
-  shapes[block.getArgument(first + 2)] = Shape::Row;
-  shapes[block.getArgument(first + 3)] = Shape::Col;
+  shapes[block.getArgument(first + 2)] = keysAreRows ? Shape::Col : Shape::Row;
+  shapes[block.getArgument(first + 3)] = keysAreRows ? Shape::Row : Shape::Col;
   for (Operation &inner : block.without_terminator()) {
     Shape s = Shape::Uniform;
     for (Value operand : inner.getOperands())
