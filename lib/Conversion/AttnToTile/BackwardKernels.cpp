@@ -258,8 +258,11 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
             .getResult();
       };
       Value qt = load(qView), dOt = load(doView);
-      Value lse = tile::LoadOp::create(b, loc, tileType({bm}, f32), lseView, ValueRange{q0s}, nullptr);
-      Value delta = tile::LoadOp::create(b, loc, tileType({bm}, f32), deltaView, ValueRange{q0s}, nullptr);
+      // LSE and D are read where they are used: across the transposed tile each is a row of columns,
+      // 16 registers per thread.
+      auto loadRow = [&](Value view) {
+        return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
+      };
       // S = Q K^T, or S^T = K Q^T.
       Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
@@ -281,7 +284,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
           return failure();
         slope = *derivative;
       }
-      Value lseLog2 = arith::MulFOp::create(b, loc, lse, splatF32(kLog2E, {bm}));
+      Value lseLog2 = arith::MulFOp::create(b, loc, loadRow(lseView), splatF32(kLog2E, {bm}));
       Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
       Value keepElem;
       if (masked) {
@@ -303,16 +306,16 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
       Value dv = tile::DotOp::create(b, loc, acc[1].getType(), tr ? pb : trans(pb), dOt, acc[1]);
       Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
-      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(delta)));
-      if (slope)
-        ds = arith::MulFOp::create(b, loc, ds, slope);
+      // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
+      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(loadRow(deltaView))));
+      ds = arith::MulFOp::create(b, loc, ds, slope ? arith::MulFOp::create(b, loc, slope, splatF32(scale, scoreShape)).getResult()
+                                                   : splatF32(scale, scoreShape));
       if (masked && slope) // a derivative that is not finite where the mask drops the element
         ds = arith::SelectOp::create(b, loc, keepElem, ds, splatF32(0.0, scoreShape));
       Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
       Value dk = tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb), tr ? load(qView, true) : qt, acc[0]);
       Value dq = tile::DotOp::create(b, loc, tileType({bm, headDim}, f32), tr ? trans(dsb) : dsb, kForDq,
                                      splatF32(0.0, {bm, headDim}));
-      dq = arith::MulFOp::create(b, loc, dq, splatF32(scale, {bm, headDim}));
       tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c0});
       return SmallVector<Value>{dk, dv};
     };
@@ -335,8 +338,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     }
     scf::YieldOp::create(b, loc, acc);
   }
-  Value dk = arith::MulFOp::create(b, loc, groupLoop.getResult(0), splatF32(scale, {bn, headDim}));
-  tile::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), dk).getResult(),
+  tile::StoreOp::create(b, loc,
+                        arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(0))
+                            .getResult(),
                         view2d(ptr[DK], SDK, kvHead, seqKV), ValueRange{kv0, c0});
   tile::StoreOp::create(
       b, loc, arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(1)).getResult(),
