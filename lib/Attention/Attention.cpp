@@ -255,7 +255,7 @@ std::string floatText(double v) {
 void detail::checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written) {
   checkAttentionTensor(t, name);
   if (t.dtype != like.dtype || t.shape != like.shape)
-    fail(std::string(name) + " must have the " + dtypeName(like.dtype) + " shape " + shapeText(like.shape) + ", got " +
+    fail(std::string(name) + " must be " + dtypeName(like.dtype) + " " + shapeText(like.shape) + ", got " +
          dtypeName(t.dtype) + " " + shapeText(t.shape));
   checkSpan(t, name);
   if (written)

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <cmath>
 #include <optional>
@@ -363,3 +364,41 @@ TEST(AttentionAutotune, KeysClassifyShapesByPowersOfTwo) {
 }
 
 } // namespace
+
+// planAttentionBackward checks the forward's arguments (planAttention) and the gradients' own.
+TEST(AttentionBackwardApi, ChecksEveryTensor) {
+  Args a;
+  const TensorView lse = view(0x50000, {2, 8, 100}, DType::F32), dout = view(0x60000, {2, 8, 100, 128}),
+                   dq = view(0x70000, {2, 8, 100, 128}), dk = view(0x80000, {2, 2, 300, 128}),
+                   dv = view(0x90000, {2, 2, 300, 128});
+  a.options.causal = true;
+  flare::AttentionBackwardPlan plan = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, a.options);
+  EXPECT_EQ(plan.mainKernel, "flare_attention_bwd");
+  EXPECT_EQ(plan.preprocessKernel, "flare_attention_bwd_preprocess");
+  EXPECT_EQ(plan.dqKernel, "flare_attention_bwd_dq");
+  EXPECT_EQ(plan.strides.size(), 24u);
+  // D (2 * 8 * 100 floats, 256-byte aligned) and the dQ sums.
+  EXPECT_EQ(plan.workspaceBytes, 6400u + 2u * 8 * 100 * 128 * 4);
+  EXPECT_NE(plan.forward.module.find("mask_mod"), std::string::npos);
+  auto expectBackwardError = [&](const std::function<void()> &call, const std::string &needle) {
+    try {
+      call();
+      ADD_FAILURE() << "expected an error containing '" << needle << "'";
+    } catch (const flare::Error &e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto plan2 = [&](TensorView l, TensorView o, TensorView q2, TensorView k2, TensorView v2, AttentionOptions opt) {
+    return [=] { flare::planAttentionBackward(a.q, a.k, a.v, a.out, o, l, q2, k2, v2, opt); };
+  };
+  expectBackwardError(plan2(TensorView{}, dout, dq, dk, dv, a.options), "lse (the forward's log-sum-exp");
+  expectBackwardError(plan2(lse, view(0x60000, {2, 8, 99, 128}), dq, dk, dv, a.options), "dout must be bf16 [2, 8, 100, 128], got bf16 [2, 8, 99, 128]");
+  expectBackwardError(plan2(lse, dout, view(0x70000, {2, 8, 100, 128}, DType::F16), dk, dv, a.options), "dq must be bf16 [2, 8, 100, 128], got f16");
+  expectBackwardError(plan2(lse, dout, dq, view(0x80000, {2, 2, 300, 64}), dv, a.options), "dk must be bf16 [2, 2, 300, 128], got bf16 [2, 2, 300, 64]");
+  expectBackwardError(plan2(lse, dout, dq, dk, view(0x90000, {2, 2, 300, 128}, DType::BF16, {0, 0, 128, 1}), a.options),
+                      "dv has elements that overlap");
+  expectBackwardError(plan2(view(0x50000, {2, 8, 101}, DType::F32), dout, dq, dk, dv, a.options), "lse must be");
+  AttentionOptions tuned = a.options;
+  tuned.tile.blockM = 64;
+  expectBackwardError(plan2(lse, dout, dq, dk, dv, tuned), "leave them unset for the backward");
+}

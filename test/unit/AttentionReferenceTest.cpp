@@ -614,3 +614,68 @@ func.func @f(%q: tensor<1x1x2x32xbf16>, %k: tensor<1x1x2x32xbf16>, %v: tensor<1x
 }
 
 } // namespace
+
+// The backward reference against central differences of the forward reference: for L = sum(O * dO),
+// dL/dq[i] ~ (L(q + h e_i) - L(q - h e_i)) / (2h), the same for k and v. Causal, softcap (whose
+// derivative the backward takes by differences of its own region) and GQA (dK and dV summed over
+// the query heads of a group) in one problem; a masked-out row gets exact zeros.
+TEST(AttentionReference, BackwardMatchesDifferencesOfTheForward) {
+  const char *src = R"(
+func.func @softcap_causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %o = attn.attention %q, %k, %v attributes {scale = 0.5 : f32}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):
+      %cap = arith.constant 3.0 : f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %r = arith.mulf %t, %cap : f32
+      attn.yield %r : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %c1 = arith.constant 1 : index
+      %lim = arith.subi %qi, %c1 : index
+      %keep = arith.cmpi sle, %kv, %lim : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>
+  return %o : tensor<?x?x?x64xbf16>
+})";
+  Inputs in(1, 4, 2, 5, 7, 64);
+  std::vector<float> dout(in.q.size());
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float &x : dout)
+    x = dist(rng);
+  auto loss = [&](const Inputs &at) {
+    AttentionResult r = attentionReference(src, at.problem());
+    double l = 0;
+    for (size_t i = 0; i < r.out.size(); ++i)
+      l += r.out[i] * dout[i];
+    return l;
+  };
+  flare::reference::AttentionGradients g = flare::reference::attentionBackwardReference(src, in.problem(), dout.data());
+  ASSERT_EQ(g.dq.size(), in.q.size());
+  ASSERT_EQ(g.dk.size(), in.k.size());
+  ASSERT_EQ(g.dv.size(), in.v.size());
+  const float h = 1e-2f; // float inputs: a wide step, the loss is smooth
+  auto check = [&](std::vector<float> Inputs::*tensor, const std::vector<double> &grad, const char *what) {
+    double worst = 0;
+    for (size_t i = 0; i < grad.size(); ++i) {
+      Inputs plus = in, minus = in;
+      (plus.*tensor)[i] += h;
+      (minus.*tensor)[i] -= h;
+      const double numeric = (loss(plus) - loss(minus)) / (double((plus.*tensor)[i]) - double((minus.*tensor)[i]));
+      worst = std::max(worst, std::fabs(numeric - grad[i]));
+      EXPECT_NEAR(grad[i], numeric, 1e-4) << what << "[" << i << "]";
+    }
+    return worst;
+  };
+  check(&Inputs::q, g.dq, "dq");
+  check(&Inputs::k, g.dk, "dk");
+  check(&Inputs::v, g.dv, "dv");
+  // Query row 0 keeps no key (kv <= -1): its gradient is exactly zero.
+  for (int h2 = 0; h2 < in.headsQ; ++h2)
+    for (int d = 0; d < in.headDim; ++d)
+      EXPECT_EQ(g.dq[(size_t(h2) * in.seqQ) * in.headDim + d], 0.0);
+}

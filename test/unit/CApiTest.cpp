@@ -18,6 +18,9 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   flare_tensor t{};
   EXPECT_NE(flare_attention(nullptr, &t, &t, &t, &t, nullptr, nullptr), 0);
   EXPECT_NE(std::string(flare_last_error()).find("null session or tensor"), std::string::npos) << flare_last_error();
+  EXPECT_NE(flare_attention_backward(nullptr, &t, &t, &t, &t, &t, &t, &t, &t, &t, nullptr, nullptr), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("flare_attention_backward: null session or tensor"), std::string::npos)
+      << flare_last_error();
   EXPECT_EQ(flare_kernel_load(nullptr, "module {}", "k"), nullptr);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load: null argument"), std::string::npos);
   uint32_t grid[3] = {1, 1, 1};

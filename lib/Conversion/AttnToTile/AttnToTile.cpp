@@ -64,10 +64,10 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           bool bad = parts.size() != 3 && parts.size() != 4;
           for (size_t i = 0; !bad && i < parts.size(); ++i)
             bad = parts[i].trim().getAsInteger(10, values[i]) ||
-                  (i < 3 ? values[i] <= 0 || !llvm::isPowerOf2_64(values[i]) : values[i] < 0 || values[i] > 1);
+                  (i < 3 ? values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]) : values[i] < 0 || values[i] > 1);
           if (bad) {
-            op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two) and "
-                           "optionally TRANSPOSED (0 or 1), got '")
+            op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from "
+                           "16) and optionally TRANSPOSED (0 or 1), got '")
                 << gradTiles << "'";
             return signalPassFailure();
           }

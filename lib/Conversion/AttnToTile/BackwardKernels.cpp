@@ -31,7 +31,7 @@ BackwardTiles chooseBackwardTiles(int64_t headDim) {
   // Eight warps on mma.sync; the query step shrinks as the head dim grows so that dK, dV, K and V
   // stay in registers without spills (ptxas, sm_80 and sm_90a).
   if (headDim <= 64)
-    return {32, 64, 8};
+    return {16, 64, 8};
   if (headDim <= 128)
     return {16, 32, 8};
   return {16, 16, 8};
@@ -258,11 +258,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
             .getResult();
       };
       Value qt = load(qView), dOt = load(doView);
-      // LSE and D are read where they are used: across the transposed tile each is a row of columns,
-      // 16 registers per thread.
+      // LSE and D: read first in S's orientation (two values per thread); where they are used in the
+      // transposed one, in which each is a row of columns (16 registers per thread).
       auto loadRow = [&](Value view) {
         return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
       };
+      Value lseEarly = tr ? Value() : loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
       // S = Q K^T, or S^T = K Q^T.
       Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
@@ -284,7 +285,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
           return failure();
         slope = *derivative;
       }
-      Value lseLog2 = arith::MulFOp::create(b, loc, loadRow(lseView), splatF32(kLog2E, {bm}));
+      Value lseLog2 = arith::MulFOp::create(b, loc, tr ? loadRow(lseView) : lseEarly, splatF32(kLog2E, {bm}));
       Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
       Value keepElem;
       if (masked) {
@@ -307,7 +308,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
       Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
       // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
-      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(loadRow(deltaView))));
+      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(tr ? loadRow(deltaView) : deltaEarly)));
       ds = arith::MulFOp::create(b, loc, ds, slope ? arith::MulFOp::create(b, loc, slope, splatF32(scale, scoreShape)).getResult()
                                                    : splatF32(scale, scoreShape));
       if (masked && slope) // a derivative that is not finite where the mask drops the element
