@@ -212,16 +212,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     Value dqView = accView(headIdx);
     // Region values that do not depend on the query block (this head's and these keys').
     Value kvIndex = asIndex(kvCols);
-    for (auto [region, first] : {std::pair<Region *, unsigned>{&op.getScoreMod(), 1}, {&op.getMaskMod(), 0}}) {
-      if (region->empty())
-        continue;
-      Block &blk = region->front();
-      hoisted[blk.getArgument(first + 0)] = asIndex(batchIdx);
-      hoisted[blk.getArgument(first + 1)] = asIndex(headIdx);
-      hoisted[blk.getArgument(first + 3)] = kvIndex;
-      if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
-        return failure();
-    }
+    if (failed(emitHoistedRegions(3, [&] { return kvIndex; })))
+      return failure();
     auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{true, kv0, kv1, numQBlocks, bm});
     Value lo = smax(nonEmpty.lo, c0);
     Value hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
@@ -237,17 +229,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
 
     // One query block: recompute P, then dV, dP, dS, dK and dQ.
     auto step = [&](Value block, bool masked, ValueRange acc) -> FailureOr<SmallVector<Value>> {
-      DenseMap<Value, Value> local;
-      DenseMap<std::pair<Value, int>, Value> localBroadcasts;
-      body = &local;
-      broadcasts = &localBroadcasts;
-      struct Reset {
-        Generator &g;
-        ~Reset() {
-          g.body = nullptr;
-          g.broadcasts = nullptr;
-        }
-      } reset{*this};
+      StepScope scope(*this);
+      DenseMap<Value, Value> &local = scope.local;
       Value q0s = mul(block, c32(bm));
       // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
       // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.

@@ -169,6 +169,25 @@ private:
   }
 
   // --- modifier regions ----------------------------------------------------------------------------
+  /// One loop step's region values (body, broadcasts), bound while it lives.
+  struct StepScope {
+    Generator &g;
+    DenseMap<Value, Value> local;
+    DenseMap<std::pair<Value, int>, Value> localBroadcasts;
+    explicit StepScope(Generator &g) : g(g) {
+      g.body = &local;
+      g.broadcasts = &localBroadcasts;
+    }
+    ~StepScope() {
+      g.body = nullptr;
+      g.broadcasts = nullptr;
+    }
+    StepScope(const StepScope &) = delete;
+    StepScope &operator=(const StepScope &) = delete;
+  };
+  /// Binds both regions' batch and head arguments and their index argument `indexArg` (2: the query
+  /// rows, 3: the keys) to `index()`, and emits their hoisted part.
+  LogicalResult emitHoistedRegions(unsigned indexArg, llvm::function_ref<Value()> index);
   void classify(Region &region, bool isScore);
   Value lookup(Value v);
   Value at(Value v, Shape s);

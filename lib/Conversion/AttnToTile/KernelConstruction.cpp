@@ -162,16 +162,8 @@ LogicalResult Generator::buildKernel() {
 
   // Region values that do not depend on the KV block.
   qRows = indexRange(q0, bm);
-  for (auto [region, first] : {std::pair<Region *, unsigned>{&op.getScoreMod(), 1}, {&op.getMaskMod(), 0}}) {
-    if (region->empty())
-      continue;
-    Block &blk = region->front();
-    hoisted[blk.getArgument(first + 0)] = asIndex(batchIdx);
-    hoisted[blk.getArgument(first + 1)] = asIndex(headIdx);
-    hoisted[blk.getArgument(first + 2)] = asIndex(qRows);
-    if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
-      return failure();
-  }
+  if (failed(emitHoistedRegions(2, [&] { return asIndex(qRows); })))
+    return failure();
 
   // Which KV blocks to visit, and which of them need no mask.
   auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});

@@ -13,17 +13,8 @@ namespace flare::attn::generator {
 FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueRange state, Value valid,
                                                 Value prevKv0) {
   const int64_t bm = config.getBlockM(), bn = config.getBlockN();
-  DenseMap<Value, Value> local;
-  DenseMap<std::pair<Value, int>, Value> localBroadcasts;
-  body = &local;
-  broadcasts = &localBroadcasts;
-  struct Reset {
-    Generator &g;
-    ~Reset() {
-      g.body = nullptr;
-      g.broadcasts = nullptr;
-    }
-  } reset{*this};
+  StepScope scope(*this);
+  DenseMap<Value, Value> &local = scope.local;
   Value c0 = c32(0);
   Value kv0 = mul(block, c32(bn));
   Value kLoad0 = valid ? select(valid, kv0, c32(kFarAway)) : kv0;

@@ -138,6 +138,20 @@ LogicalResult Generator::emitOp(Operation *inner, DenseMap<Value, Value> &into) 
   return success();
 }
 
+LogicalResult Generator::emitHoistedRegions(unsigned indexArg, llvm::function_ref<Value()> index) {
+  for (auto [region, first] : {std::pair<Region *, unsigned>{&op.getScoreMod(), 1}, {&op.getMaskMod(), 0}}) {
+    if (region->empty())
+      continue;
+    Block &blk = region->front();
+    hoisted[blk.getArgument(first + 0)] = asIndex(batchIdx);
+    hoisted[blk.getArgument(first + 1)] = asIndex(headIdx);
+    hoisted[blk.getArgument(first + indexArg)] = index();
+    if (failed(emitRegion(*region, /*hoistedPart=*/true, hoisted)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult Generator::emitRegion(Region &region, bool hoistedPart, DenseMap<Value, Value> &into) {
   if (region.empty())
     return success();
