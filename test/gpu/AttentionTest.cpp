@@ -25,14 +25,7 @@
 namespace flare::test {
 namespace {
 
-struct Shape {
-  int b, hq, hkv, sq, skv;
-};
-
-std::string describe(const Shape &s) {
-  return "B=" + std::to_string(s.b) + " Hq=" + std::to_string(s.hq) + " Hkv=" + std::to_string(s.hkv) +
-         " Sq=" + std::to_string(s.sq) + " Skv=" + std::to_string(s.skv);
-}
+using Shape = AttentionShape;
 
 /// bf16 inputs of one problem, with their exact float values for the reference.
 struct Inputs {
