@@ -9,8 +9,8 @@
 //                          group that the mask keeps for them:
 //       S = score_mod(scale * Q K^T),  P = exp(S - LSE)      (masked elements: P = 0)
 //       dV += P^T dO,  dP = dO V^T,  dS = P * (dP - D) * score_mod'(scale * Q K^T)
-//       dK += dS^T Q,  dQacc += scale * dS K                 (f32 atomics)
-//     then dK * scale and dV are stored: GQA's group sums need no extra pass.
+//       dK += scale * dS^T Q,  dQacc += scale * dS K         (f32 atomics; scale folded into dS)
+//     then dK and dV are stored: GQA's group sums need no extra pass.
 //   <name>_bwd_dq          grid (ceil(Sq / R), Hq, B):  dQ = dQacc in the input dtype (R = 4096 / D)
 //
 // The query blocks a key block visits come from the mask's formula read transposed (blocksOf over
@@ -66,13 +66,13 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
   args.append(op.getAux().size(), i32Type);
   args.append(3 * NumStrided, b.getI64Type());
-  const double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
+  const double scale = softmaxScale();
   const std::string name = func.getName().str();
   // Rows per program instance of the preprocess and dQ kernels: 4096 elements, 32 per thread.
   const int64_t kRowBlock = std::max<int64_t>(1, 4096 / headDim);
 
-  // The prologue every kernel shares: arguments, program ids, views. `rowsOfQuery`: the grid's x
-  // runs over query rows (preprocess, dQ) or keys (the main kernel); y over query or KV heads.
+  // The prologue every kernel shares: arguments, the batch index, constants. The grid's x runs over
+  // query rows (preprocess, dQ) or keys (the main kernel), y over query or KV heads.
   Value ptr[NumPtrs], headsQ, headsKV, c0, c1, d;
   SmallVector<Value> strides;
   auto begin = [&](StringRef suffix, int64_t warps, StringRef hint, int64_t block) {
@@ -313,7 +313,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
       Value t = loop.getInductionVar();
-      Value block = masked ? select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left))) : t;
+      Value block = masked ? partialBlock(t, lo, left, fhi) : t;
       FailureOr<SmallVector<Value>> next = step(block, masked, loop.getRegionIterArgs());
       if (failed(next))
         return failure();

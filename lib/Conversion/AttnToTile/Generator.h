@@ -20,6 +20,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 namespace flare::attn::generator {
 using namespace mlir;
 
@@ -135,6 +137,15 @@ private:
     int64_t n = t.getDimSize(0);
     Value e = tile::ExpandDimsOp::create(b, loc, tileType({1, n}, t.getElementType()), col, 0);
     return tile::BroadcastOp::create(b, loc, tileType({rows, n}, t.getElementType()), e);
+  }
+  /// The op's softmax scale (its `scale`, else 1 / sqrt(D)).
+  double softmaxScale() {
+    return op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
+  }
+  /// Iteration t of a loop over the blocks [lo, flo) u [fhi, hi) that the mask cuts: lo + t below
+  /// the full range [flo, fhi), then fhi + (t - left) above it (left = flo - lo).
+  Value partialBlock(Value t, Value lo, Value left, Value fhi) {
+    return select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left)));
   }
   Value indexRange(Value start, int64_t n) {
     Value r = tile::RangeOp::create(b, loc, tileType({n}, i32Type), 0, static_cast<int32_t>(n));

@@ -219,10 +219,7 @@ LogicalResult Generator::buildKernel() {
   // copies it into shared memory while the loops run.
   const bool pvAfterLoops = config.has(ConfigSwitch::Overlap) && config.has(ConfigSwitch::LastPvAfterLoops);
   Value partialEnd = config.has(ConfigSwitch::Overlap) && !pvAfterLoops ? add(partialCount, c1) : partialCount;
-  // Iteration t of the partial loop visits lo + t below the full range, then fhi + (t - left) above it.
-  auto partialBlock = [&](Value t) {
-    return select(cmp(arith::CmpIPredicate::slt, t, left), add(lo, t), add(fhi, sub(t, left)));
-  };
+  auto partialBlock = [&](Value t) { return Generator::partialBlock(t, lo, left, fhi); };
   // The full-block loop's last block is still pending after it (none when the loop is empty).
   Value pendingAfterFull = pendingKv0;
   if (fullLoop && config.has(ConfigSwitch::Overlap))

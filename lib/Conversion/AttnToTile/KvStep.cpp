@@ -40,7 +40,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
   }
-  double scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
+  const double scale = softmaxScale();
   Value kvCols = indexRange(kv0, bn);
   Value kvIndex; // kvCols as a region index value, made once per step
   auto bindIndices = [&](Region &region, unsigned first) {
