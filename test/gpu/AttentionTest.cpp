@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../ExampleText.h"
-#include "GpuTestUtil.h"
+#include "AttentionExamples.h"
 
 #include "flare/Attention.h"
 #include "flare/Reference/Attention.h"
@@ -65,34 +65,6 @@ Inputs randomInputs(const Shape &s, int d, std::mt19937 &rng, DType dtype = DTyp
   return in;
 }
 
-/// A random document id per position: runs of 1 to 300 equal ids.
-std::vector<int32_t> documentIds(int n, std::mt19937 &rng) {
-  std::vector<int32_t> ids(n);
-  std::uniform_int_distribution<int> len(1, 300);
-  int doc = 0;
-  for (int i = 0; i < n;) {
-    int run = len(rng);
-    for (int j = 0; j < run && i < n; ++j)
-      ids[i++] = doc;
-    ++doc;
-  }
-  return ids;
-}
-
-std::vector<float> alibiSlopes(int heads) {
-  std::vector<float> s(heads);
-  for (int h = 0; h < heads; ++h)
-    s[h] = std::exp2(-8.0f * (h + 1) / heads);
-  return s;
-}
-
-/// An aux tensor (i32 or f32) in device memory.
-rt::DeviceBuffer uploadAux(rt::Context &ctx, const std::vector<double> &values, DType dtype) {
-  if (dtype == DType::I32)
-    return rt::DeviceBuffer::fromHost(ctx, std::vector<int32_t>(values.begin(), values.end()));
-  return rt::DeviceBuffer::fromHost(ctx, std::vector<float>(values.begin(), values.end()));
-}
-
 /// Checks O (16-bit, [B, Hq, Sq, D] as laid out by `oStrides`) and LSE against the reference.
 void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> &oStrides, const Shape &s, int d,
                    const reference::AttentionResult &ref, const std::vector<float> *lse,
@@ -127,20 +99,6 @@ void expectMatches(const std::vector<uint16_t> &got, const std::vector<int64_t> 
   std::printf("      %s D=%d: worst |O - ref| %.4f, %zu rows see no key\n", describe(s).c_str(), d, worst, maskedRows);
 }
 
-/// The aux tensors an example reads: ALiBi's slope per query head, the document example's id per
-/// position (random runs).
-void exampleAux(const std::string &file, const Shape &s, std::vector<std::vector<double>> &aux,
-                std::vector<DType> &auxTypes, std::mt19937 &rng) {
-  if (file == "alibi") {
-    auto slopes = alibiSlopes(s.hq);
-    aux.push_back(std::vector<double>(slopes.begin(), slopes.end()));
-    auxTypes.push_back(DType::F32);
-  } else if (file == "document") {
-    auto ids = documentIds(std::max(s.sq, s.skv), rng);
-    aux.push_back(std::vector<double>(ids.begin(), ids.end()));
-    auxTypes.push_back(DType::I32);
-  }
-}
 
 class Attention : public GpuTest {
 protected:

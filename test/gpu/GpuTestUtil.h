@@ -131,15 +131,6 @@ protected:
   std::mt19937 rng{20261129};
 };
 
-/// The sizes of one attention problem: batch, query and KV heads, query and key lengths.
-struct AttentionShape {
-  int b, hq, hkv, sq, skv;
-};
-inline std::string describe(const AttentionShape &s) {
-  return "B=" + std::to_string(s.b) + " Hq=" + std::to_string(s.hq) + " Hkv=" + std::to_string(s.hkv) +
-         " Sq=" + std::to_string(s.sq) + " Skv=" + std::to_string(s.skv);
-}
-
 } // namespace flare::test
 
 #endif // FLARE_TEST_GPU_GPUTESTUTIL_H
