@@ -155,13 +155,48 @@ double dot(const double *q, const float *k, int64_t n) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/// Computes whole query rows; one per thread, each with its own copies of the programs' slots.
+/// The op's modifiers at one element (b, h, i, j), with this thread's own copies of the programs' slots.
+class Modifiers {
+public:
+  Modifiers(const Program &score, const Program &mask, const std::vector<std::vector<double>> &aux)
+      : scoreProgram(score), maskProgram(mask), aux(aux), scoreSlots(score.initial), maskSlots(mask.initial) {}
+
+  /// mask_mod's verdict (true without one).
+  bool keeps(int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (!maskProgram.present())
+      return true;
+    setIndices(maskSlots.data(), b, h, i, j);
+    return maskProgram.run(maskSlots.data(), aux).i;
+  }
+  bool hasScoreMod() const { return scoreProgram.present(); }
+  /// score_mod(x, b, h, i, j) (x without one).
+  double score(double x, int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (!scoreProgram.present())
+      return x;
+    scoreSlots[0].f = x;
+    setIndices(scoreSlots.data() + 1, b, h, i, j);
+    return scoreProgram.run(scoreSlots.data(), aux).f;
+  }
+
+private:
+  static void setIndices(Slot *slots, int64_t b, int64_t h, int64_t i, int64_t j) {
+    slots[0].i = b;
+    slots[1].i = h;
+    slots[2].i = i;
+    slots[3].i = j;
+  }
+
+  const Program &scoreProgram, &maskProgram;
+  const std::vector<std::vector<double>> &aux;
+  std::vector<Slot> scoreSlots, maskSlots;
+};
+
+/// Computes whole query rows; one per thread.
 class RowWorker {
 public:
   RowWorker(const AttentionProblem &p, double scale, const Program &score, const Program &mask,
             AttentionResult &result)
-      : p(p), scale(scale), score(score), mask(mask), result(result), scoreSlots(score.initial),
-        maskSlots(mask.initial), q(p.headDim), s(p.seqKV) {}
+      : p(p), scale(scale), mods(score, mask, p.aux), result(result), q(p.headDim), s(p.seqKV) {}
 
   /// Row `row` of the flattened [B, Hq, Sq]: fills result.out[row, :] (zero on entry) and result.lse[row].
   void computeRow(int64_t row) {
@@ -176,17 +211,9 @@ public:
     double m = -kInf;
     for (int64_t j = 0; j < seqKV; ++j) {
       s[j] = -kInf;
-      if (mask.present()) {
-        setIndices(maskSlots.data(), b, h, i, j);
-        if (!mask.run(maskSlots.data(), p.aux).i)
-          continue;
-      }
-      s[j] = scale * dot(q.data(), k + j * dim, dim);
-      if (score.present()) {
-        scoreSlots[0].f = s[j];
-        setIndices(scoreSlots.data() + 1, b, h, i, j);
-        s[j] = score.run(scoreSlots.data(), p.aux).f;
-      }
+      if (!mods.keeps(b, h, i, j))
+        continue;
+      s[j] = mods.score(scale * dot(q.data(), k + j * dim, dim), b, h, i, j);
       m = std::max(m, s[j]);
     }
     if (m == -kInf) {
@@ -209,18 +236,10 @@ public:
   }
 
 private:
-  static void setIndices(Slot *slots, int64_t b, int64_t h, int64_t i, int64_t j) {
-    slots[0].i = b;
-    slots[1].i = h;
-    slots[2].i = i;
-    slots[3].i = j;
-  }
-
   const AttentionProblem &p;
   double scale;
-  const Program &score, &mask;
+  Modifiers mods;
   AttentionResult &result;
-  std::vector<Slot> scoreSlots, maskSlots;
   std::vector<double> q, s;
 };
 
@@ -308,16 +327,8 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
   g.dv.assign(g.dk.size(), 0.0);
   // One (batch, KV head) per task: its query heads' dQ rows and its own dK, dV rows, written by no other.
   parallelFor(int64_t(p.batch) * p.headsKV, 1, [&](int64_t first, int64_t last) {
-    std::vector<Slot> scoreSlots(score.initial), maskSlots(mask.initial);
+    Modifiers mods(score, mask, p.aux);
     std::vector<double> q(dim), y(p.seqKV), slope(p.seqKV), dp(p.seqKV);
-    auto scoreAt = [&](double x, int64_t b, int64_t h, int64_t i, int64_t j) {
-      scoreSlots[0].f = x;
-      scoreSlots[1].i = b;
-      scoreSlots[2].i = h;
-      scoreSlots[3].i = i;
-      scoreSlots[4].i = j;
-      return score.run(scoreSlots.data(), p.aux).f;
-    };
     for (int64_t task = first; task < last; ++task) {
       const int64_t b = task / p.headsKV, hk = task % p.headsKV;
       const float *k = p.k + task * p.seqKV * dim, *v = p.v + task * p.seqKV * dim;
@@ -332,20 +343,13 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
           for (int64_t j = 0; j < p.seqKV; ++j) {
             y[j] = -kInf;
             slope[j] = 1.0;
-            if (mask.present()) {
-              maskSlots[0].i = b;
-              maskSlots[1].i = h;
-              maskSlots[2].i = i;
-              maskSlots[3].i = j;
-              if (!mask.run(maskSlots.data(), p.aux).i)
-                continue;
-            }
+            if (!mods.keeps(b, h, i, j))
+              continue;
             const double x = scale * dot(q.data(), k + j * dim, dim);
-            y[j] = x;
-            if (score.present()) {
-              y[j] = scoreAt(x, b, h, i, j);
+            y[j] = mods.score(x, b, h, i, j);
+            if (mods.hasScoreMod()) {
               const double step = 1e-5 * std::max(1.0, std::fabs(x));
-              slope[j] = (scoreAt(x + step, b, h, i, j) - scoreAt(x - step, b, h, i, j)) / (2 * step);
+              slope[j] = (mods.score(x + step, b, h, i, j) - mods.score(x - step, b, h, i, j)) / (2 * step);
             }
             m = std::max(m, y[j]);
           }
