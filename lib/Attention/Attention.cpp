@@ -252,6 +252,15 @@ std::string floatText(double v) {
 
 } // namespace
 
+void detail::addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::vector<TensorView> &aux) {
+  for (const TensorView &a : aux)
+    args.addPointer(a.data);
+  args.addI32(static_cast<int32_t>(plan.headsQ)).addI32(static_cast<int32_t>(plan.headsKV));
+  args.addI32(static_cast<int32_t>(plan.seqQ)).addI32(static_cast<int32_t>(plan.seqKV));
+  for (const TensorView &a : aux)
+    args.addI32(static_cast<int32_t>(a.shape[0]));
+}
+
 void detail::checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written) {
   checkAttentionTensor(t, name);
   if (t.dtype != like.dtype || t.shape != like.shape)
@@ -442,12 +451,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data);
   if (plan.hasLse)
     args.addPointer(options.lse.data);
-  for (const TensorView &a : options.aux)
-    args.addPointer(a.data);
-  args.addI32(static_cast<int32_t>(plan.headsQ)).addI32(static_cast<int32_t>(plan.headsKV));
-  args.addI32(static_cast<int32_t>(plan.seqQ)).addI32(static_cast<int32_t>(plan.seqKV));
-  for (const TensorView &a : options.aux)
-    args.addI32(static_cast<int32_t>(a.shape[0]));
+  detail::addAuxAndSizes(args, plan, options.aux);
   for (const TensorView *t : {&q, &k, &v, &out}) {
     std::vector<int64_t> s = t->effectiveStrides();
     args.addI64(s[0]).addI64(s[1]).addI64(s[2]);

@@ -23,6 +23,9 @@ inline bool hasHopperMachinery(const std::string &arch) {
 /// A tensor of the backward pass (dout, dq, dk, dv): checked as an attention tensor with `like`'s
 /// dtype and shape; `written` ones also for elements that share memory.
 void checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written);
+/// The generated kernels' arguments after their own pointers (forward and backward ABI alike): a
+/// pointer per aux tensor, heads_q, heads_kv, seq_q, seq_kv, then each aux tensor's length.
+void addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::vector<TensorView> &aux);
 /// Launches a kernel of attentionKernel on the plan's arguments.
 void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or

@@ -72,12 +72,7 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data).addPointer(plan.dout);
   args.addPointer(plan.lse).addPointer(workspace).addPointer(workspace + deltaBytes(p));
   args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
-  for (const TensorView &a : options.aux)
-    args.addPointer(a.data);
-  args.addI32(static_cast<int32_t>(p.headsQ)).addI32(static_cast<int32_t>(p.headsKV));
-  args.addI32(static_cast<int32_t>(p.seqQ)).addI32(static_cast<int32_t>(p.seqKV));
-  for (const TensorView &a : options.aux)
-    args.addI32(static_cast<int32_t>(a.shape[0]));
+  detail::addAuxAndSizes(args, p, options.aux);
   for (int64_t s : plan.strides)
     args.addI64(s);
 
