@@ -9,9 +9,9 @@ each of --rounds rounds that take the methods in turn, median. Before timing, Fl
 compared with cuDNN's (max |difference|, and cuDNN's own difference from float64 math on a small
 slice is not computed here: see the GPU tests for the float64 comparison).
 
-With --tiles BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED] (and --flare-opt, --examples), also the backward kernels
+With --tiles "BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED];..." (and --flare-opt, --examples), also the backward kernels
 of the examples' plain and causal modules generated with those tiles (convert-attn-to-tile grad-tiles,
-through flare-opt), launched by their ABI ("flare-tiles"), compared with Flare's default kernels.
+through flare-opt), launched by their ABI (rows "tiles=..."), each compared with Flare's default kernels.
 
     python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
 """
@@ -113,21 +113,23 @@ def main():
                     methods["flare"]()
                 except Exception as e:  # noqa: BLE001
                     print(f"flare d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
-                if args.tiles:
+                for tiles in [t for t in args.tiles.split(";") if t]:
                     try:
-                        kernels = tile_kernels(flare, args.flare_opt, args.examples, d, causal, args.tiles)
+                        kernels = tile_kernels(flare, args.flare_opt, args.examples, d, causal, tiles)
                         delta = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
                         acc = torch.empty(b, h, s, d, device="cuda", dtype=torch.float32)
                         tq, tk, tv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-                        methods["flare-tiles"] = lambda: launch_tiles(flare, kernels, args.tiles, q, k, v, out, dout,
-                                                                      lse, delta, acc, tq, tk, tv)
-                        methods["flare-tiles"]()
+                        name = f"tiles={tiles}"
+                        methods[name] = (lambda kernels=kernels, tiles=tiles, delta=delta, acc=acc, tq=tq, tk=tk, tv=tv:
+                                         launch_tiles(flare, kernels, tiles, q, k, v, out, dout, lse, delta, acc,
+                                                      tq, tk, tv))
+                        methods[name]()
                         torch.cuda.synchronize()
                         tdiff = max((a.float() - c.float()).abs().max().item() for a, c in zip((tq, tk, tv), (dq, dk, dv)))
-                        print(f"flare-tiles {args.tiles} d={d} s={s} causal={int(causal)}: max|tiles - flare| {tdiff:.3g}",
+                        print(f"flare {name} d={d} s={s} causal={int(causal)}: max|tiles - flare| {tdiff:.3g}",
                               flush=True)
                     except Exception as e:  # noqa: BLE001
-                        print(f"flare-tiles d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
+                        print(f"flare tiles={tiles} d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
                 grads = {}
                 for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION),
                                       ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
@@ -156,7 +158,7 @@ def main():
                     row = dict(method=name, head_dim=d, seqlen=s, causal=int(causal), batch=b, heads=h, ms=ms,
                                tflops=flops / ms / 1e9, max_diff_vs_cudnn=diff if name == "flare" else "")
                     rows.append(row)
-                    print(f"d={d:3d} s={s:5d} causal={int(causal)} {name:9s} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s"
+                    print(f"d={d:3d} s={s:5d} causal={int(causal)} {name:20s} {ms:8.3f} ms {row['tflops']:7.1f} TFLOP/s"
                           + (f"  max|flare - cudnn| {diff:.3g}" if name == "flare" and diff != "" else ""), flush=True)
                 del q, k, v, dout, out, lse, dq, dk, dv, grads
                 torch.cuda.empty_cache()

@@ -127,20 +127,28 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   if (!wgmma)
     return registered;
   bool stored = false;
-  for (Operation &inner : op.getBody()->without_terminator()) {
-    auto dot = dyn_cast<tile::DotOp>(inner);
-    if (!dot || !canUseWgmma(dot))
-      continue;
+  // The dots of this loop's body, then those of loops nested in it: an operand that none of the
+  // enclosing loops changes is stored before the outermost of them, so that its registers are not
+  // live across the outer iterations (K and V of the backward, across a GQA group's heads).
+  SmallVector<tile::DotOp> dots;
+  op.getBody()->walk([&](tile::DotOp dot) {
+    if (canUseWgmma(dot))
+      dots.push_back(dot);
+  });
+  for (tile::DotOp dot : dots) {
+    const bool nested = dot->getBlock() != op.getBody();
     const int64_t k = dot.getA().getType().getDimSize(1);
     for (bool isB : {false, true}) {
       Value operand = isB ? dot.getB() : dot.getA();
       Value source = operand;
-      if (auto conv = operand.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == op.getBody())
+      if (auto conv = operand.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == dot->getBlock())
         source = conv.getSrc();
       if (Value converted = wgmmaSources.lookup(source)) // a conversion before the loop, never lowered
         source = converted;
       // Copied by TMA into swizzled panels at its load (loadOperandByTma): wait for it, no store.
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
+        if (nested) // waited for by the loop whose body holds the dot
+          continue;
         // tile.invariant_a_in_registers: read once per instance into the register fragments the
         // dots take A from, by the top-level loops (whose first one's reads precede the others).
         const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);

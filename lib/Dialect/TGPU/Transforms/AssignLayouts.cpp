@@ -20,7 +20,10 @@
 //   6. Fixpoint for loop-carried tiles: when an scf.for init is a constant or splat (free to create
 //      in any layout) but the loop yields another layout (an accumulator coming out of tile.dot, say),
 //      the init is pinned to the yielded layout and steps 1-5 run again, so the loop carries the
-//      accumulator in registers without converting it every iteration. At most kMaxRounds rounds.
+//      accumulator in registers without converting it every iteration. The yielded layout is read
+//      through nested loops: an outer loop that yields what an inner loop accumulates (the dK and
+//      dV sums of the backward, over heads and then query blocks) is pinned to the inner loop's dot
+//      layout, and both loops carry it. At most kMaxRounds rounds.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
@@ -402,6 +405,20 @@ void splitRematerializableUses(func::FuncOp func) {
   }
 }
 
+/// Where a yielded tile is computed: through layout conversions and through the results of nested
+/// loops that carry it (an accumulator that an inner loop updates on each step of an outer one).
+Value yieldedSource(Value v) {
+  for (;;) {
+    if (auto conv = v.getDefiningOp<ConvertLayoutOp>()) {
+      v = conv.getSrc();
+    } else if (auto inner = v.getDefiningOp<scf::ForOp>()) {
+      v = inner.getBody()->getTerminator()->getOperand(cast<OpResult>(v).getResultNumber());
+    } else {
+      return v;
+    }
+  }
+}
+
 /// Pins loop inits to the layouts their loops yield; true when something changed.
 bool pinLoopInits(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
   bool changed = false;
@@ -411,10 +428,7 @@ bool pinLoopInits(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
       Operation *def = init.getDefiningOp();
       if (!isRematerializable(def))
         continue;
-      Value source = yielded;
-      if (auto conv = yielded.getDefiningOp<ConvertLayoutOp>())
-        source = conv.getSrc();
-      Attribute want = getLayoutAttr(source.getType());
+      Attribute want = getLayoutAttr(yieldedSource(yielded).getType());
       if (want && want != getLayoutAttr(init.getType()) && pinned.lookup(def) != want) {
         pinned[def] = want;
         changed = true;
