@@ -103,14 +103,17 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     With `grad`, generates the op's backward pass instead (dQ, dK, dV by recomputation from the
     saved LSE, score_mod's derivative derived from its region): three kernels `<name>_bwd_preprocess`,
     `<name>_bwd` and `<name>_bwd_dq` with one ABI (the attn dialect's Rationale.md, "The backward
-    kernels"). The backward kernels choose their own tiles by head dim.
+    kernels"). The backward kernels choose their own tiles by head dim and `arch`.
   }];
   let options = [
     Option<"grad", "grad", "bool", /*default=*/"false",
            "generate the backward kernels (dQ, dK, dV) instead of the forward kernel">,
     Option<"gradTiles", "grad-tiles", "std::string", /*default=*/"\"\"",
-           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED] (query rows per step, keys per "
-           "program instance, warps; 1: the step computes S^T = K Q^T); empty: chosen by head dim">,
+           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED[,DQ_CHUNK]] (query rows per step, "
+           "keys per program instance, warps; 1: the step computes S^T = K Q^T; dQ's columns per dot, 0: "
+           "all); empty: chosen by head dim and arch">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "target architecture whose backward tiles are chosen (the forward follows the op's config)">,
   ];
   let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

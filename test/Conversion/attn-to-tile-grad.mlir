@@ -2,10 +2,15 @@
 // "The backward kernels"): the ABI shared by the three, the GQA group loop around the query-block
 // loops, the query blocks a causal key block visits (the mask read transposed), the masked loop's
 // mask, score_mod's derivative, the transposed step, and what the generator rejects.
-// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true | FileCheck %s
-// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,1" | FileCheck %s --check-prefix=TR
+// The tiles by head dim and arch (chooseBackwardTiles): head dim 64 takes 16 query rows x 128 keys on
+// mma.sync at sm_80 and the transposed 64 x 64 step on one warpgroup at sm_90a; 128 takes 16 x 64.
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true arch=sm_80" | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true | FileCheck %s --check-prefix=TR
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,1,32" | FileCheck %s --check-prefix=CHUNK
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,48,4" 2>&1 | FileCheck %s --check-prefix=TILES
-// TILES: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16) and optionally TRANSPOSED (0 or 1), got '64,48,4'
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true arch=sm_70" 2>&1 | FileCheck %s --check-prefix=ARCH
+// TILES: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), optionally TRANSPOSED (0 or 1) and DQ_CHUNK (0, or a power of two from 16), got '64,48,4'
+// ARCH: error: 'attn.attention' op convert-attn-to-tile: unknown arch 'sm_70'
 
 // CHECK-LABEL: func.func @causal_bwd_preprocess(
 // The ABI: q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv, then heads_q, heads_kv, seq_q, seq_kv,
@@ -26,21 +31,21 @@
 // CHECK: tile.store
 
 // CHECK-LABEL: func.func @causal_bwd(
-// CHECK-SAME: flare.attention.block_n = 64 : i32
+// CHECK-SAME: flare.attention.block_n = 128 : i32
 // CHECK-SAME: tile.num_warps = 8 : i32
 // The query heads of this KV head's group: dK and dV accumulate across them.
 // CHECK: %[[GROUP:.*]] = arith.divui
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[GROUP]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, tensor<64x64xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[GROUP]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<128x64xf32>, tensor<128x64xf32>)
 // Causal, read transposed: the first query block that sees the keys [kv0, kv1] is floor(kv0 / 16)
 // (an arithmetic shift by log2(16)), the first wholly kept one ceil(kv1 / 16).
 // CHECK: arith.shrsi %{{.*}}, %c4_i32
 // The full blocks first, without mask code: S, P, dV, dP, dS, dK, dQ.
 // CHECK: scf.for
 // CHECK-NOT: arith.cmpi
-// CHECK: tile.dot %{{.*}} : tensor<16x64xbf16>, tensor<64x64xbf16>, tensor<16x64xf32> -> tensor<16x64xf32>
+// CHECK: tile.dot %{{.*}} : tensor<16x64xbf16>, tensor<64x128xbf16>, tensor<16x128xf32> -> tensor<16x128xf32>
 // CHECK: math.exp2
-// CHECK: tile.trans %{{.*}} : tensor<16x64xbf16> -> tensor<64x16xbf16>
-// CHECK: tile.dot %{{.*}} : tensor<64x16xbf16>, tensor<16x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: tile.trans %{{.*}} : tensor<16x128xbf16> -> tensor<128x16xbf16>
+// CHECK: tile.dot %{{.*}} : tensor<128x16xbf16>, tensor<16x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
 // CHECK: tile.atomic_add %{{.*}} : tensor<16x64xf32>, !tile.view<f32, 2>
 // CHECK: scf.yield
 // Then the cut blocks, with the mask (the Skv and Sq bounds and kv <= qi).
@@ -49,12 +54,13 @@
 // CHECK: arith.select
 // CHECK: tile.atomic_add
 // dK and dV stored once, after every head of the group.
-// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
-// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.store %{{.*}} : tensor<128x64xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.store %{{.*}} : tensor<128x64xbf16>, !tile.view<bf16, 2>
 
 // The transposed step: S^T = K Q^T ([keys, queries]); LSE and D broadcast along the columns;
 // P^T and dS^T are the A operands of dV and dK; dQ reads dS^T transposed. One masked loop.
 // TR-LABEL: func.func @causal_bwd(
+// TR-SAME: flare.attention.block_n = 64 : i32
 // TR-SAME: tile.num_warps = 4 : i32
 // TR: scf.for
 // TR: scf.for
@@ -64,6 +70,12 @@
 // TR: tile.atomic_add
 // TR-NOT: scf.for
 // TR: return
+// dQ in column chunks of 32: a dot and an atomic add per chunk, at columns 0 and 32.
+// CHUNK-LABEL: func.func @causal_bwd(
+// CHUNK: tile.dot %{{.*}} : tensor<64x64xbf16>, tensor<64x32xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHUNK: tile.atomic_add %{{.*}}[%{{.*}}, %c0_i32{{.*}}] : tensor<64x32xf32>
+// CHUNK: tile.dot %{{.*}} : tensor<64x64xbf16>, tensor<64x32xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHUNK: tile.atomic_add %{{.*}}[%{{.*}}, %c32_i32{{.*}}] : tensor<64x32xf32>
 func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v
@@ -81,10 +93,10 @@ func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // multiplied into dS with the softmax scale.
 // CHECK-LABEL: func.func @softcap_bwd(
 // CHECK: scf.for
-// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16x32xf32>
-// CHECK: %[[T:.*]] = math.tanh %{{.*}} : tensor<16x32xf32>
-// CHECK: %[[SQ:.*]] = arith.mulf %[[T]], %[[T]] : tensor<16x32xf32>
-// CHECK: arith.subf %{{.*}}, %[[SQ]] : tensor<16x32xf32>
+// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16x64xf32>
+// CHECK: %[[T:.*]] = math.tanh %{{.*}} : tensor<16x64xf32>
+// CHECK: %[[SQ:.*]] = arith.mulf %[[T]], %[[T]] : tensor<16x64xf32>
+// CHECK: arith.subf %{{.*}}, %[[SQ]] : tensor<16x64xf32>
 // CHECK: math.exp2
 func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {

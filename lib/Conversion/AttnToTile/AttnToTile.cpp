@@ -56,22 +56,33 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       ConfigAttr config = op.getConfigAttr();
       if (grad) {
         auto headDim = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3);
-        BackwardTiles tiles = chooseBackwardTiles(headDim);
+        const std::optional<Target> target = Target::get(arch);
+        if (!target) {
+          op.emitOpError() << "convert-attn-to-tile: unknown arch '" << arch << "'";
+          return signalPassFailure();
+        }
+        BackwardTiles tiles = chooseBackwardTiles(headDim, *target);
         if (!gradTiles.empty()) {
           SmallVector<StringRef> parts;
           StringRef(gradTiles).split(parts, ',');
-          int64_t values[4] = {0, 0, 0, 0};
-          bool bad = parts.size() != 3 && parts.size() != 4;
-          for (size_t i = 0; !bad && i < parts.size(); ++i)
-            bad = parts[i].trim().getAsInteger(10, values[i]) ||
-                  (i < 3 ? values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]) : values[i] < 0 || values[i] > 1);
+          int64_t values[5] = {0, 0, 0, 0, 0};
+          bool bad = parts.size() < 3 || parts.size() > 5;
+          for (size_t i = 0; !bad && i < parts.size(); ++i) {
+            bad = parts[i].trim().getAsInteger(10, values[i]);
+            if (i < 3)
+              bad = bad || values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]);
+            else if (i == 3)
+              bad = bad || values[i] < 0 || values[i] > 1;
+            else
+              bad = bad || (values[i] != 0 && (values[i] < 16 || !llvm::isPowerOf2_64(values[i])));
+          }
           if (bad) {
             op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from "
-                           "16) and optionally TRANSPOSED (0 or 1), got '")
+                           "16), optionally TRANSPOSED (0 or 1) and DQ_CHUNK (0, or a power of two from 16), got '")
                 << gradTiles << "'";
             return signalPassFailure();
           }
-          tiles = {values[0], values[1], values[2], values[3] == 1};
+          tiles = {values[0], values[1], values[2], values[3] == 1, values[4]};
         }
         Generator gen(op, func, analyzeMask(op), config);
         if (failed(gen.runBackward(tiles)))

@@ -27,14 +27,15 @@
 
 namespace flare::attn::generator {
 
-BackwardTiles chooseBackwardTiles(int64_t headDim) {
-  // Eight warps on mma.sync; the query step shrinks as the head dim grows so that dK, dV, K and V
-  // stay in registers without spills (ptxas, sm_80 and sm_90a).
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target) {
+  // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4). Head dim 64 with
+  // wgmma: the transposed step (S^T = K Q^T) on one warpgroup, 64 keys x 64 queries. Otherwise eight
+  // warps on mma.sync, 16 query rows per step, as many keys as leave registers for dK and dV.
   if (headDim <= 64)
-    return {16, 64, 8};
+    return target.hasWgmma ? BackwardTiles{64, 64, 4, true} : BackwardTiles{16, 128, 8};
   if (headDim <= 128)
-    return {16, 32, 8};
-  return {16, 16, 8};
+    return {16, 64, 8};
+  return {16, 32, 8};
 }
 
 namespace {
@@ -182,7 +183,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   Value kView = view2d(ptr[K], SK, kvHead, seqKV), vView = view2d(ptr[V], SV, kvHead, seqKV);
   // K and V, once per dot operand (K is an operand of S and of dQ): the lowering keeps a loop's
   // invariant dot operands in shared memory, each in the layout its dot reads.
-  Value kt, vt, ktt, vtt, kForDq;
+  Value kt, vt, ktt, vtt;
+  SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
+  const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
   {
     auto loadKV = [&](Value view, bool second = false) {
       TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
@@ -191,7 +194,10 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     };
     kt = loadKV(kView);
     vt = loadKV(vView);
-    kForDq = loadKV(kView, true);
+    for (int64_t c = 0; c < headDim; c += dqChunk)
+      kForDq.push_back(tile::LoadOp::create(b, loc, tileType({bn, dqChunk}, elemType), kView, ValueRange{kv0, c32(c)},
+                                            TypedAttr(b.getFloatAttr(elemType, 0.0)))
+                           .getResult());
     ktt = tr ? Value() : trans(kt);
     vtt = tr ? Value() : trans(vt);
   }
@@ -298,9 +304,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
         ds = arith::SelectOp::create(b, loc, keepElem, ds, splatF32(0.0, scoreShape));
       Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
       Value dk = tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb), tr ? load(qView, true) : qt, acc[0]);
-      Value dq = tile::DotOp::create(b, loc, tileType({bm, headDim}, f32), tr ? trans(dsb) : dsb, kForDq,
-                                     splatF32(0.0, {bm, headDim}));
-      tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c0});
+      // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
+      Value dsA = tr ? trans(dsb) : dsb;
+      for (auto [c, kc] : llvm::enumerate(kForDq)) {
+        Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
+        tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c32(static_cast<int64_t>(c) * dqChunk)});
+      }
       return SmallVector<Value>{dk, dv};
     };
     SmallVector<Value> acc(groupLoop.getRegionIterArgs().begin(), groupLoop.getRegionIterArgs().end());

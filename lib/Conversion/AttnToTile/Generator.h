@@ -50,9 +50,11 @@ struct Interval {
 struct BackwardTiles {
   int64_t blockM = 64, blockN = 64, numWarps = 8;
   bool transposed = false;
+  /// dQ = dS K computed and added in column chunks of this many (0: the whole head dim at once).
+  int64_t dqChunk = 0;
 };
-/// The backward tiles for a head dim (measured zero-spill choices).
-BackwardTiles chooseBackwardTiles(int64_t headDim);
+/// The backward tiles for a head dim on a target (the fastest measured).
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target);
 
 class Generator {
 public:
