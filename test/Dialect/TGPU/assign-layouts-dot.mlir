@@ -2,7 +2,8 @@
 // its operands (a tgpu.convert_layout where an operand has another layout) and gives its result the
 // accumulator layout; tile.trans swaps the dimensions of its operand's layout and tile.reshape
 // re-expresses it in the new shape (neither moves data); a loop-carried accumulator whose init is a
-// constant is created in the accumulator layout, so the loop never converts it.
+// constant is created in the accumulator layout, so the loop never converts it, also when an outer
+// loop carries what an inner one accumulates.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts | FileCheck %s
 
 // One warp, [16, 16] x [16, 8]. The m16n8k16 fragments, with lane = 4 * group + quad:
@@ -69,6 +70,40 @@ func.func @accumulate(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f3
     scf.yield %d : tensor<64x64xf32>
   }
   tile.store %acc, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// Nested loops (the backward's dK and dV sums, over the heads of a group and then the query blocks):
+// the outer loop yields what the inner loop accumulates, so the outer init is created in the
+// accumulator layout and both loops carry it; no conversion of the sums anywhere.
+// CHECK-LABEL: func.func @accumulate_nested
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32, [[C:#tgpu.linear<shape = \[64, 64\], reg = \[\[0, 1\], \[8, 0\], \[0, 8\], \[0, 16\], \[0, 32\]\], lane = \[\[0, 2\], \[0, 4\], \[1, 0\], \[2, 0\], \[4, 0\]\], warp = \[\[16, 0\], \[32, 0\]\]>]]>
+// CHECK: scf.for {{.*}} iter_args(%[[OUTER:.*]] = %[[Z]]) -> (tensor<64x64xf32, [[C]]>)
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[OUTER]]) -> (tensor<64x64xf32, [[C]]>)
+// CHECK-NOT: tgpu.convert_layout %[[ACC]]
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %[[ACC]] : {{.*}} -> tensor<64x64xf32, [[C]]>
+// CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<64x64xf32
+// CHECK: tile.store
+func.func @accumulate_nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %sum = scf.for %h = %c0 to %n step %c1 iter_args(%outer = %zero) -> (tensor<64x64xf32>) : i32 {
+    %acc = scf.for %k = %c0 to %n step %c32 iter_args(%acc_i = %outer) -> (tensor<64x64xf32>) : i32 {
+      %at = tile.load %av[%h, %k] : !tile.view<bf16, 2> -> tensor<64x32xbf16>
+      %bt = tile.load %bv[%k, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+      %d = tile.dot %at, %bt, %acc_i : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    }
+    scf.yield %acc : tensor<64x64xf32>
+  }
+  tile.store %sum, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
   return
 }
 
