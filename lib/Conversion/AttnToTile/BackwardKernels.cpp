@@ -187,17 +187,17 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
   const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
   {
-    auto loadKV = [&](Value view, bool second = false) {
-      TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-      return tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), view, ValueRange{kv0, c0}, zero)
+    // Columns [col, col + cols) of the key block. dQ's copies of K spell their padding out (the same
+    // zero) so that CSE keeps them apart from S's.
+    auto loadKV = [&](Value view, int64_t col, int64_t cols, bool forDq) {
+      TypedAttr zero = forDq ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+      return tile::LoadOp::create(b, loc, tileType({bn, cols}, elemType), view, ValueRange{kv0, c32(col)}, zero)
           .getResult();
     };
-    kt = loadKV(kView);
-    vt = loadKV(vView);
+    kt = loadKV(kView, 0, headDim, false);
+    vt = loadKV(vView, 0, headDim, false);
     for (int64_t c = 0; c < headDim; c += dqChunk)
-      kForDq.push_back(tile::LoadOp::create(b, loc, tileType({bn, dqChunk}, elemType), kView, ValueRange{kv0, c32(c)},
-                                            TypedAttr(b.getFloatAttr(elemType, 0.0)))
-                           .getResult());
+      kForDq.push_back(loadKV(kView, c, dqChunk, true));
     ktt = tr ? Value() : trans(kt);
     vtt = tr ? Value() : trans(vt);
   }
