@@ -4,7 +4,8 @@
 // before the loop; the dot reads both through descriptors, is left in flight until the accumulator is
 // yielded, and each warp then releases the stage. With two warpgroups (8 warps) they take turns
 // issuing their MMAs (named barriers 1 and 2). These are the cp.async paths (tma=0); with TMA the same
-// views are copied through tensor maps (tgpu-to-nvvm-tma.mlir).
+// views are copied through tensor maps (tgpu-to-nvvm-tma.mlir). Last: the loop nested in another,
+// with A stored before the outer one.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm="wgmma=1 tma=0 ping-pong=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOPP
 
@@ -189,5 +190,45 @@ func.func @pinned_wait(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f
     scf.yield %u, %w : tensor<128x64xf32>, tensor<128x64xf32>
   }
   tile.store %acc#0, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// The streamed loop inside an outer loop (the backward's query-block loop inside its GQA head loop):
+// A, which neither loop changes, is stored to shared memory once, before the outer loop (its four
+// 16-byte rows per thread, then the fence and barrier), so its registers are not live across the
+// outer iterations; nothing stores and fences it again between the loops. (The stores inside the
+// loops are the ring's unaligned-copy fallback.)
+// CHECK-LABEL: gpu.func @nested(
+// CHECK-COUNT-4: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: tgpu.fence_async_shared
+// CHECK: scf.for
+// CHECK: = tgpu.wgmma
+// CHECK: gpu.return
+func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %heads: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %nb = arith.divui %n, %c64 : i32
+  %sum = scf.for %h = %c0 to %heads step %c1 iter_args(%outer = %zero) -> (tensor<128x64xf32>) : i32 {
+    %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %outer) -> (tensor<128x64xf32>) : i32 {
+      %row = arith.muli %i, %c64 : i32
+      %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+      %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+      scf.yield %s : tensor<128x64xf32>
+    }
+    scf.yield %acc : tensor<128x64xf32>
+  }
+  tile.store %sum, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
   return
 }
