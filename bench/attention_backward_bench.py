@@ -12,12 +12,16 @@ slice is not computed here: see the GPU tests for the float64 comparison).
 With --tiles "BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED];..." (and --flare-opt, --examples), also the backward kernels
 of the examples' plain and causal modules generated with those tiles (convert-attn-to-tile grad-tiles,
 through flare-opt), launched by their ABI (rows "tiles=..."), each compared with Flare's default kernels.
+A tile set "MAIN@DQ_BLOCK_M,DQ_BLOCK_N,DQ_WARPS" is the deterministic mode with those dQ kernel tiles
+(grad-dq-tiles); "MAIN@" its default dQ tiles. With --deterministic, also flare_attention_backward in its
+deterministic mode (row "flare-det").
 
     python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
 """
 import argparse
 import ctypes
 import datetime
+import re
 import statistics
 import subprocess
 import sys
@@ -49,8 +53,9 @@ class FlareBackward(Flare):
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
                                              ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
-    def backward(self, q, k, v, out, dout, lse, dq, dk, dv, causal):
+    def backward(self, q, k, v, out, dout, lse, dq, dk, dv, causal, deterministic=False):
         opt = self.options(causal)
+        opt.deterministic = int(deterministic)
         tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
         self._check(self.lib.flare_attention_backward(
             self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
@@ -61,10 +66,19 @@ def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
     """The three backward kernels of the example module generated with `tiles`, loaded by flare_kernel_load."""
     name = "causal" if causal else "plain"
     text = open(f"{examples}/attention/{name}.mlir").read().replace("x128x", f"x{d}x")
+    main, det, dq = tiles.partition("@")
+    options = f"grad=true grad-tiles={main}" if main else "grad=true"
+    if det:
+        options += " deterministic=true" + (f" grad-dq-tiles={dq}" if dq else "")
     ir = subprocess.run([flare_opt, "-", "--attn-classify-mask", "--attn-choose-config",
-                         f"--convert-attn-to-tile=grad=true grad-tiles={tiles}"],
+                         f"--convert-attn-to-tile={options}"],
                         input=text, capture_output=True, text=True, check=True).stdout
-    return {suffix: flare.kernel(ir, name + suffix) for suffix in ("_bwd_preprocess", "_bwd", "_bwd_dq")}
+    kernels = {suffix: flare.kernel(ir, name + suffix) for suffix in ("_bwd_preprocess", "_bwd", "_bwd_dq")}
+    # The launch blocks: the kernels' hints in the tile IR.
+    for suffix, hint in (("_bwd", "block_n"), ("_bwd_dq", "block_m")):
+        kernels[suffix + "." + hint] = int(re.search(rf"func\.func @{name}{suffix}\(.*?flare\.attention\.{hint} = (\d+)",
+                                                     ir, re.S).group(1))
+    return kernels
 
 
 def launch_tiles(flare, kernels, tiles, q, k, v, out, dout, lse, delta, acc, dq, dk, dv):
@@ -74,10 +88,10 @@ def launch_tiles(flare, kernels, tiles, q, k, v, out, dout, lse, delta, acc, dq,
     for t in (q, k, v, out, dout, dq, dk, dv):
         args += [(2, t.stride(0)), (2, t.stride(1)), (2, t.stride(2))]
     rows = 4096 // d
-    block_n = int(tiles.split(",")[1])
+    block_n, dq_rows = kernels["_bwd.block_n"], kernels["_bwd_dq.block_m"]
     flare.launch(kernels["_bwd_preprocess"], ((s + rows - 1) // rows, h, b), args)
     flare.launch(kernels["_bwd"], ((k.shape[2] + block_n - 1) // block_n, k.shape[1], b), args)
-    flare.launch(kernels["_bwd_dq"], ((s + rows - 1) // rows, h, b), args)
+    flare.launch(kernels["_bwd_dq"], ((s + dq_rows - 1) // dq_rows, h, b), args)
 
 
 def main():
@@ -91,6 +105,7 @@ def main():
     ap.add_argument("--tiles", default="")
     ap.add_argument("--flare-opt", default="")
     ap.add_argument("--examples", default="")
+    ap.add_argument("--deterministic", action="store_true")
     args = ap.parse_args()
     flare = FlareBackward(args.lib)
     torch.manual_seed(0)
@@ -113,6 +128,22 @@ def main():
                     methods["flare"]()
                 except Exception as e:  # noqa: BLE001
                     print(f"flare d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
+                if args.deterministic:
+                    try:
+                        ddq, ddk, ddv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+                        methods["flare-det"] = lambda ddq=ddq, ddk=ddk, ddv=ddv: flare.backward(
+                            q, k, v, out, dout, lse, ddq, ddk, ddv, causal, deterministic=True)
+                        methods["flare-det"]()
+                        torch.cuda.synchronize()
+                        first = [t.clone() for t in (ddq, ddk, ddv)]
+                        methods["flare-det"]()
+                        torch.cuda.synchronize()
+                        same = all(torch.equal(a, c) for a, c in zip(first, (ddq, ddk, ddv)))
+                        tdiff = max((a.float() - c.float()).abs().max().item() for a, c in zip((ddq, ddk, ddv), (dq, dk, dv)))
+                        print(f"flare-det d={d} s={s} causal={int(causal)}: max|det - flare| {tdiff:.3g}, "
+                              f"two calls bitwise equal: {same}", flush=True)
+                    except Exception as e:  # noqa: BLE001
+                        print(f"flare-det d={d} s={s} causal={causal}: {unavailable(e)}", flush=True)
                 for tiles in [t for t in args.tiles.split(";") if t]:
                     try:
                         kernels = tile_kernels(flare, args.flare_opt, args.examples, d, causal, tiles)

@@ -25,25 +25,26 @@ class FlareSession(FlareBackward):
 
 class _FlareAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, session, causal):
+    def forward(ctx, q, k, v, session, causal, deterministic):
         b, h, s, _ = q.shape
         out = torch.empty_like(q)
         lse = torch.empty(b, h, s, device=q.device, dtype=torch.float32)
         session.forward(q.contiguous(), k.contiguous(), v.contiguous(), out, lse, causal)
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.session, ctx.causal = session, causal
+        ctx.session, ctx.causal, ctx.deterministic = session, causal, deterministic
         return out
 
     @staticmethod
     def backward(ctx, dout):
         q, k, v, out, lse = ctx.saved_tensors
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        ctx.session.backward(q, k, v, out, dout.contiguous(), lse, dq, dk, dv, ctx.causal)
-        return dq, dk, dv, None, None
+        ctx.session.backward(q, k, v, out, dout.contiguous(), lse, dq, dk, dv, ctx.causal, ctx.deterministic)
+        return dq, dk, dv, None, None, None
 
 
-def flare_attention(session, q, k, v, causal=False):
-    return _FlareAttention.apply(q, k, v, session, causal)
+def flare_attention(session, q, k, v, causal=False, deterministic=False):
+    """deterministic: the backward gives identical bits on every call (flare_attention_options.deterministic)."""
+    return _FlareAttention.apply(q, k, v, session, causal, deterministic)
 
 
 def main():
@@ -71,21 +72,33 @@ def main():
             scale = r.abs().max().item()
             print(f"d={d} {name}: max |flare - fp32 reference| {err:.4g} of max |ref| {scale:.4g}")
             ok &= err <= 2e-2 * scale + 1e-3
-    # A few SGD steps of a toy attention layer: the loss goes down.
-    w = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    # A few SGD steps of a toy attention layer: the loss goes down. In the deterministic mode, two
+    # trainings from the same start give the same losses and weights, bit for bit.
+    w0 = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     x = torch.randn(1, 4, 256, 64, device="cuda", dtype=torch.bfloat16)
     target = torch.randn(1, 4, 256, 64, device="cuda", dtype=torch.bfloat16)
-    losses = []
-    for _ in range(20):
-        h = (x @ w).contiguous()
-        loss = (flare_attention(session, h, h, h, causal=True).float() - target.float()).pow(2).mean()
-        loss.backward()
-        with torch.no_grad():
-            w -= 0.5 * w.grad
-            w.grad = None
-        losses.append(loss.item())
+
+    def train(deterministic):
+        w = w0.clone().requires_grad_()
+        losses = []
+        for _ in range(20):
+            h = (x @ w).contiguous()
+            loss = (flare_attention(session, h, h, h, causal=True, deterministic=deterministic).float()
+                    - target.float()).pow(2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.5 * w.grad
+                w.grad = None
+            losses.append(loss.item())
+        return losses, w.detach()
+    losses, _ = train(False)
     print("losses", " ".join(f"{l:.4f}" for l in losses[::4]), f"... {losses[-1]:.4f}")
     ok &= losses[-1] < losses[0]
+    (det1, w1), (det2, w2) = train(True), train(True)
+    same = det1 == det2 and torch.equal(w1, w2)
+    print("deterministic losses", " ".join(f"{l:.4f}" for l in det1[::4]), f"... {det1[-1]:.4f}",
+          "; a second training gives identical losses and weights:", same)
+    ok &= same and det1[-1] < det1[0]
     print("flare_autograd:", "PASSED" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -29,6 +29,12 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     one keeps it.
   }];
   let options = [
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "with grad: dQ computed by its own kernel, one block of query rows per program instance "
+           "summing over the key blocks in order (no atomics: two runs give identical bits)">,
+    Option<"gradDqTiles", "grad-dq-tiles", "std::string", /*default=*/"\"\"",
+           "with deterministic: the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program "
+           "instance, keys per step, warps); empty: chosen by head dim and arch">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose configuration is chosen">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
@@ -103,7 +109,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     With `grad`, generates the op's backward pass instead (dQ, dK, dV by recomputation from the
     saved LSE, score_mod's derivative derived from its region): three kernels `<name>_bwd_preprocess`,
     `<name>_bwd` and `<name>_bwd_dq` with one ABI (the attn dialect's Rationale.md, "The backward
-    kernels"). The backward kernels choose their own tiles by head dim and `arch`.
+    kernels"). The backward kernels choose their own tiles by head dim and `arch`. With
+    `deterministic`, `<name>_bwd_dq` computes dQ itself (S and dP recomputed per query block, dS K
+    summed in registers in key order) and the main kernel adds no dQ atomics.
   }];
   let options = [
     Option<"grad", "grad", "bool", /*default=*/"false",
@@ -112,6 +120,12 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED[,DQ_CHUNK]] (query rows per step, "
            "keys per program instance, warps; 1: the step computes S^T = K Q^T; dQ's columns per dot, 0: "
            "all); empty: chosen by head dim and arch">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "with grad: dQ computed by its own kernel, one block of query rows per program instance "
+           "summing over the key blocks in order (no atomics: two runs give identical bits)">,
+    Option<"gradDqTiles", "grad-dq-tiles", "std::string", /*default=*/"\"\"",
+           "with deterministic: the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program "
+           "instance, keys per step, warps); empty: chosen by head dim and arch">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose backward tiles are chosen (the forward follows the op's config)">,
   ];

@@ -108,6 +108,10 @@ struct AttentionOptions {
   /// class. That first call synchronises the context and writes `out` (and `lse`) once per timed
   /// launch: `out` must not overlap q, k or v.
   bool autotune = false;
+  /// flare::attentionBackward only: dQ by its own kernel, each block of query rows summed over the
+  /// key blocks in order instead of by f32 atomics, so that two calls give identical bits (S and dP
+  /// are computed twice: seven matrix products instead of five). The forward is deterministic as is.
+  bool deterministic = false;
 };
 
 /// What attention() would launch, computed without a GPU: the IR, the kernel's name and the launch.
@@ -162,8 +166,11 @@ struct AttentionBackwardPlan {
   /// The backward ABI's tensors (device addresses) and strides; the workspace is the runtime's.
   uint64_t dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
   std::vector<int64_t> strides; ///< (batch, head, row) of q, k, v, out, dout, dq, dk, dv
-  /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq] and the dQ sums [B, Hq, Sq, D].
+  /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq] and the dQ sums [B, Hq, Sq, D] (D alone
+  /// when deterministic).
   size_t workspaceBytes = 0;
+  /// AttentionOptions::deterministic: the kernels compiled with CompileOptions::deterministic.
+  bool deterministic = false;
 };
 
 /// Checks every argument of attentionBackward and builds its plan (throws flare::Error). Needs no GPU.
@@ -181,6 +188,7 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
 /// from f32 sums that the runtime keeps per (context, stream), grown when a call needs more (that call
 /// allocates, and frees the smaller buffer after synchronising the context), reused after: warm calls
 /// allocate nothing. options.tile and options.autotune apply to the forward only and must be unset.
+/// options.deterministic: identical bits on every call (dq by its own kernel, no atomics).
 void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                        const TensorView &out, const TensorView &dout, const TensorView &lse, const TensorView &dq,
                        const TensorView &dk, const TensorView &dv, const AttentionOptions &options = {},

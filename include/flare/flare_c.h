@@ -44,6 +44,8 @@ typedef struct flare_attention_options {
   int32_t persistent; /* CTAs run query blocks in turn (persistent kernel): 1 on, -1 off, 0 the configured choice */
   int32_t autotune;   /* non-zero: time the candidate configurations once per shape class, keep the fastest
                          (flare::AttentionOptions::autotune) */
+  int32_t deterministic; /* flare_attention_backward: non-zero: identical bits on every call
+                            (flare::AttentionOptions::deterministic) */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

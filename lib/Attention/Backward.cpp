@@ -14,7 +14,8 @@ namespace flare {
 namespace {
 [[noreturn]] void fail(const std::string &message) { throw Error("flare::attentionBackward: " + message); }
 
-/// The f32 workspace's layout: D [B, Hq, Sq], then (256-byte aligned) the dQ sums [B, Hq, Sq, D].
+/// The f32 workspace's layout: D [B, Hq, Sq], then (256-byte aligned) the dQ sums [B, Hq, Sq, D]
+/// (not in the deterministic mode, whose dQ kernel sums in registers).
 size_t deltaBytes(const AttentionPlan &p) {
   const size_t rows = static_cast<size_t>(p.batch) * p.headsQ * p.seqQ;
   return (rows * sizeof(float) + 255) / 256 * 256;
@@ -51,8 +52,10 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
     plan.strides.insert(plan.strides.end(), {s[0], s[1], s[2]});
   }
   const AttentionPlan &p = plan.forward;
-  plan.workspaceBytes =
-      deltaBytes(p) + static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
+  plan.deterministic = options.deterministic;
+  plan.workspaceBytes = deltaBytes(p);
+  if (!plan.deterministic)
+    plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
   return plan;
 }
 
@@ -64,13 +67,14 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   CompileOptions compile;
   compile.arch = options.arch; // empty: the device's
   compile.backward = true;
+  compile.deterministic = plan.deterministic;
   std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, "<flare::attentionBackward>").module;
   const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
 
   // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
   rt::KernelArgs args;
   args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data).addPointer(plan.dout);
-  args.addPointer(plan.lse).addPointer(workspace).addPointer(workspace + deltaBytes(p));
+  args.addPointer(plan.lse).addPointer(workspace).addPointer(plan.deterministic ? 0 : workspace + deltaBytes(p));
   args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
   detail::addAuxAndSizes(args, p, options.aux);
   for (int64_t s : plan.strides)

@@ -72,6 +72,7 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
   opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
               options->ping_pong, options->producer, options->persistent};
   opt.autotune = options->autotune != 0;
+  opt.deterministic = options->deterministic != 0;
   return opt;
 }
 

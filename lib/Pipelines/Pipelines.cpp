@@ -76,6 +76,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(attn::createAttnChooseConfig(generator));
     attn::ConvertAttnToTileOptions generate;
     generate.grad = options.backward;
+    generate.deterministic = options.backward && options.deterministic;
     generate.arch = options.arch;
     pm.addPass(attn::createConvertAttnToTile(generate));
     pm.addPass(createCanonicalizerPass());

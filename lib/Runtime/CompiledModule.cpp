@@ -264,7 +264,7 @@ std::string CompileOptions::fingerprint() const {
   if (!attentionConfig.empty())
     text += ";config=" + attentionConfig;
   if (backward)
-    text += ";grad";
+    text += deterministic ? ";grad;deterministic" : ";grad";
   return text;
 }
 

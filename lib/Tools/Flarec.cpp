@@ -68,6 +68,10 @@ int flare::tools::flarecMain(int argc, char **argv) {
                      cl::desc("generate the backward kernels of every attn.attention (dQ, dK, dV: "
                               "<name>_bwd_preprocess, <name>_bwd, <name>_bwd_dq) instead of the forward"),
                      cl::init(false), cl::cat(category));
+  cl::opt<bool> deterministic("deterministic",
+                              cl::desc("with --grad: the deterministic backward (dQ by its own kernel, summed in "
+                                       "key order without atomics: two runs give identical bits)"),
+                              cl::init(false), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -84,6 +88,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
     return error("unsupported --arch='" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   if (!metaOutput.empty() && emit != Emit::PTX)
     return error("--meta-o goes with --emit=ptx (--emit=meta prints the metadata alone)");
+  if (deterministic && !grad)
+    return error("--deterministic goes with --grad (the forward is deterministic as it is)");
   if (optLevel < 0 || optLevel > 3)
     return error("-O" + llvm::Twine(optLevel.getValue()) + " is outside 0-3");
 
@@ -113,6 +119,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.tmaFallback = tmaFallback;
   options.attentionConfig = attentionConfig;
   options.backward = grad;
+  options.deterministic = deterministic;
   flare::CompiledModule meta;
   meta.arch = options.arch;
   static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,

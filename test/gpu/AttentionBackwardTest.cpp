@@ -6,7 +6,8 @@
 // compared with the float64 backward reference (which differentiates score_mod by central
 // differences of the interpreted region, independently of the compiler's derivative), on random bf16
 // inputs, with poisoned outputs and workspace, at lengths that are not multiples of the tiles, GQA/MQA,
-// Sq != Skv and rows that see no key (zero gradients).
+// Sq != Skv and rows that see no key (zero gradients); the deterministic mode (CompileOptions::
+// deterministic, AttentionOptions::deterministic) the same way, and bit for bit equal across calls.
 //
 //===----------------------------------------------------------------------===//
 #include "../ExampleText.h"
@@ -132,31 +133,33 @@ constexpr Example kExamples[] = {
 TEST_F(AttentionBackward, EveryExampleMatchesTheFloat64Reference) {
   for (const std::string &arch : archsToTest())
     for (const Example &ex : kExamples)
-      for (int d : {64, 128, 256}) {
-        std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
-        SCOPED_TRACE(arch + ", " + ex.file + ", D = " + std::to_string(d));
-        std::printf("[ backward ] %s, %s, D = %d\n", arch.c_str(), ex.file, d);
-        CompileOptions options;
-        options.arch = arch;
-        options.backward = true;
-        std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
-        std::vector<Shape> shapes =
-            ex.staticHeads ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 100}}
-                           : pickShapes<Shape>({{1, 2, 1, 17, 300}, {2, 2, 2, 300, 17}, {1, 2, 2, 1, 1},
-                                                {1, 2, 2, 200, 256}, {1, 1, 1, 700, 1000}},
-                                               {{1, 2, 1, 17, 300}, {1, 2, 2, 200, 256}});
-        if (arch != ctx->arch() || d != 128) // the other arch and head dims: the ragged shapes only
-          shapes.resize(std::min<size_t>(shapes.size(), 2));
-        for (const Shape &s : shapes) {
-          SCOPED_TRACE(describe(s));
-          std::vector<std::vector<double>> aux;
-          std::vector<DType> auxTypes;
-          exampleAux(ex.file, s, aux, auxTypes, rng);
-          runBackward(ir, *module, ex.file, s, d, aux, auxTypes);
-          if (HasFatalFailure() || HasFailure())
-            return;
+      for (int d : {64, 128, 256})
+        for (bool deterministic : {false, true}) {
+          std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
+          SCOPED_TRACE(arch + ", " + ex.file + ", D = " + std::to_string(d) + (deterministic ? ", deterministic" : ""));
+          std::printf("[ backward ] %s, %s, D = %d%s\n", arch.c_str(), ex.file, d, deterministic ? ", deterministic" : "");
+          CompileOptions options;
+          options.arch = arch;
+          options.backward = true;
+          options.deterministic = deterministic;
+          std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
+          std::vector<Shape> shapes =
+              ex.staticHeads ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 100}}
+                             : pickShapes<Shape>({{1, 2, 1, 17, 300}, {2, 2, 2, 300, 17}, {1, 2, 2, 1, 1},
+                                                  {1, 2, 2, 200, 256}, {1, 1, 1, 700, 1000}},
+                                                 {{1, 2, 1, 17, 300}, {1, 2, 2, 200, 256}});
+          if (arch != ctx->arch() || d != 128 || deterministic) // the ragged shapes only
+            shapes.resize(std::min<size_t>(shapes.size(), 2));
+          for (const Shape &s : shapes) {
+            SCOPED_TRACE(describe(s));
+            std::vector<std::vector<double>> aux;
+            std::vector<DType> auxTypes;
+            exampleAux(ex.file, s, aux, auxTypes, rng);
+            runBackward(ir, *module, ex.file, s, d, aux, auxTypes);
+            if (HasFatalFailure() || HasFailure())
+              return;
+          }
         }
-      }
 }
 
 // flare::attentionBackward after flare::attention: the built-in options, the forward's own LSE, the
@@ -166,12 +169,15 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
     bool causal;
     int64_t windowLeft;
     float softcap;
+    bool deterministic = false;
   };
   for (int d : {64, 128})
-    for (Case c : {Case{false, -1, 0.f}, Case{true, -1, 0.f}, Case{true, 100, 0.f}, Case{false, -1, 20.f}}) {
+    for (Case c : {Case{false, -1, 0.f}, Case{true, -1, 0.f}, Case{true, 100, 0.f}, Case{false, -1, 20.f},
+                   Case{false, -1, 0.f, true}, Case{true, -1, 20.f, true}}) {
       const Shape s{2, 4, 2, 333, 257};
       SCOPED_TRACE("D = " + std::to_string(d) + (c.causal ? ", causal" : "") + ", window " +
-                   std::to_string(c.windowLeft) + ", softcap " + std::to_string(c.softcap));
+                   std::to_string(c.windowLeft) + ", softcap " + std::to_string(c.softcap) +
+                   (c.deterministic ? ", deterministic" : ""));
       const size_t qn = size_t(s.b) * s.hq * s.sq * d, kn = size_t(s.b) * s.hkv * s.skv * d;
       Tensor16 q = random16(qn, rng), k = random16(kn, rng), v = random16(kn, rng), dO = random16(qn, rng);
       auto bq = rt::DeviceBuffer::fromHost(*ctx, q.bits), bk = rt::DeviceBuffer::fromHost(*ctx, k.bits),
@@ -187,10 +193,12 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
       opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
       flare::attention(*cache, view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
                        view(out, s.hq, s.sq), opt);
+      std::vector<uint16_t> firstBits; // dq, dk, dv of the first call
       for (int call = 0; call < 2; ++call) {
         auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
         AttentionOptions bopt = opt;
         bopt.lse = {};
+        bopt.deterministic = c.deterministic;
         flare::attentionBackward(*cache, view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
                                  view(out, s.hq, s.sq), view(bdo, s.hq, s.sq), opt.lse, view(dq, s.hq, s.sq),
                                  view(dk, s.hkv, s.skv), view(dv, s.hkv, s.skv), bopt);
@@ -205,6 +213,17 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
         expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
         if (HasFailure())
           return;
+        if (c.deterministic) { // the second call's bits are the first's
+          std::vector<uint16_t> bits = dq.toHost<uint16_t>(qn);
+          for (const rt::DeviceBuffer *g : {&dk, &dv}) {
+            std::vector<uint16_t> part = g->toHost<uint16_t>(kn);
+            bits.insert(bits.end(), part.begin(), part.end());
+          }
+          if (call == 0)
+            firstBits = std::move(bits);
+          else
+            ASSERT_TRUE(bits == firstBits) << "the deterministic mode gave different bits on a second call";
+        }
       }
     }
 }

@@ -379,7 +379,15 @@ TEST(AttentionBackwardApi, ChecksEveryTensor) {
   EXPECT_EQ(plan.strides.size(), 24u);
   // D (2 * 8 * 100 floats, 256-byte aligned) and the dQ sums.
   EXPECT_EQ(plan.workspaceBytes, 6400u + 2u * 8 * 100 * 128 * 4);
+  EXPECT_FALSE(plan.deterministic);
   EXPECT_NE(plan.forward.module.find("mask_mod"), std::string::npos);
+  // The deterministic mode: the same kernels' names, D alone in the workspace (no dQ sums).
+  flare::AttentionOptions det = a.options;
+  det.deterministic = true;
+  flare::AttentionBackwardPlan detPlan = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, det);
+  EXPECT_TRUE(detPlan.deterministic);
+  EXPECT_EQ(detPlan.dqKernel, "flare_attention_bwd_dq");
+  EXPECT_EQ(detPlan.workspaceBytes, 6400u);
   auto expectBackwardError = [&](const std::function<void()> &call, const std::string &needle) {
     try {
       call();

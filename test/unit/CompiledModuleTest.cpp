@@ -357,6 +357,15 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
     given.attentionConfig = config;
     expectNew(given, config);
   }
+  CompileOptions backward = base;
+  backward.backward = true;
+  expectNew(backward, "backward");
+  backward.deterministic = true;
+  expectNew(backward, "deterministic");
+  // deterministic alone changes nothing (the forward is deterministic as is): the same entry.
+  CompileOptions forward = base;
+  forward.deterministic = true;
+  EXPECT_EQ(forward.fingerprint(), base.fingerprint());
 }
 
 TEST(CompiledModuleTest, SupportedArchs) {

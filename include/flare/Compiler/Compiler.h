@@ -38,6 +38,10 @@ struct CompileOptions {
   /// `<name>_bwd_dq`: dQ, dK, dV by recomputation; the attn dialect's Rationale.md) instead of its
   /// forward kernel (`flarec --grad`).
   bool backward = false;
+  /// With `backward`: the deterministic backward (`flarec --grad --deterministic`): `<name>_bwd_dq`
+  /// computes dQ itself, one block of query rows per program instance summing over the key blocks in
+  /// order, and the main kernel adds no dQ atomics, so that two runs give identical bits.
+  bool deterministic = false;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;

@@ -61,7 +61,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           op.emitOpError() << "convert-attn-to-tile: unknown arch '" << arch << "'";
           return signalPassFailure();
         }
-        BackwardTiles tiles = chooseBackwardTiles(headDim, *target);
+        BackwardTiles tiles = chooseBackwardTiles(headDim, *target, deterministic);
         if (!gradTiles.empty()) {
           SmallVector<StringRef> parts;
           StringRef(gradTiles).split(parts, ',');
@@ -84,8 +84,32 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           }
           tiles = {values[0], values[1], values[2], values[3] == 1, values[4]};
         }
+        std::optional<BackwardDqTiles> dqTiles;
+        if (deterministic) {
+          dqTiles = chooseBackwardDqTiles(headDim, *target);
+          if (!gradDqTiles.empty()) {
+            SmallVector<StringRef> parts;
+            StringRef(gradDqTiles).split(parts, ',');
+            int64_t values[3] = {0, 0, 0};
+            bool bad = parts.size() != 3;
+            for (size_t i = 0; !bad && i < parts.size(); ++i)
+              bad = parts[i].trim().getAsInteger(10, values[i]) || values[i] < (i < 2 ? 16 : 1) ||
+                    !llvm::isPowerOf2_64(values[i]);
+            if (bad) {
+              op.emitOpError("convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, "
+                             "blocks from 16), got '")
+                  << gradDqTiles << "'";
+              return signalPassFailure();
+            }
+            dqTiles = BackwardDqTiles{values[0], values[1], values[2]};
+          }
+        } else if (!gradDqTiles.empty()) {
+          op.emitOpError("convert-attn-to-tile: grad-dq-tiles needs deterministic (the dQ kernel of the "
+                         "deterministic mode)");
+          return signalPassFailure();
+        }
         Generator gen(op, func, analyzeMask(op), config);
-        if (failed(gen.runBackward(tiles)))
+        if (failed(gen.runBackward(tiles, dqTiles)))
           return signalPassFailure();
         func.erase();
         continue;

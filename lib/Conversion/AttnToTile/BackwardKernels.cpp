@@ -27,7 +27,8 @@
 
 namespace flare::attn::generator {
 
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target) {
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool deterministic) {
+  (void)deterministic;
   // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4). Head dim 64 with
   // wgmma: the transposed step (S^T = K Q^T) on one warpgroup, 64 keys x 64 queries. Otherwise eight
   // warps on mma.sync, 16 query rows per step, as many keys as leave registers for dK and dV.
@@ -38,6 +39,69 @@ BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target) {
   return {16, 32, 8};
 }
 
+BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target) {
+  // Query rows per program instance and keys per step that leave registers for dQ's f32 sums
+  // (headDim / 2 per thread on a warpgroup of 64 rows): wgmma on one warpgroup; mma.sync holds Q and
+  // dO in registers as well, so eight warps of 16 rows and 16 keys per step beyond head dim 64.
+  if (target.hasWgmma)
+    return headDim <= 128 ? BackwardDqTiles{64, 64, 4} : BackwardDqTiles{64, 32, 4};
+  return headDim <= 64 ? BackwardDqTiles{64, 64, 4} : BackwardDqTiles{128, 16, 8};
+}
+
+FailureOr<Generator::Recomputed> Generator::recomputeP(Value qk, llvm::function_ref<Value()> lse, bool masked,
+                                                       Value queries, Value keys, unsigned stepIndexArg,
+                                                       Value stepIndex, DenseMap<Value, Value> &local) {
+  const SmallVector<int64_t> scoreShape = dims(Shape::Full);
+  const double scale = softmaxScale();
+  Recomputed r;
+  Value sLog2; // the score in log2 units
+  Region &scoreMod = op.getScoreMod();
+  if (scoreMod.empty()) {
+    sLog2 = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, scoreShape));
+  } else {
+    Block &blk = scoreMod.front();
+    local[blk.getArgument(0)] = arith::MulFOp::create(b, loc, qk, splatF32(scale, scoreShape));
+    local[blk.getArgument(1 + stepIndexArg)] = stepIndex;
+    if (failed(emitRegion(scoreMod, /*hoistedPart=*/false, local)))
+      return failure();
+    Value s = at(cast<YieldOp>(blk.getTerminator()).getValue(), Shape::Full);
+    sLog2 = arith::MulFOp::create(b, loc, s, splatF32(kLog2E, scoreShape));
+    FailureOr<Value> derivative = scoreModDerivative();
+    if (failed(derivative))
+      return failure();
+    r.slope = *derivative;
+  }
+  Value lseLog2 = arith::MulFOp::create(b, loc, lse(), splatF32(kLog2E, cast<RankedTensorType>(queries.getType()).getShape()));
+  r.p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
+  if (masked) {
+    auto count = [](Value v) { return cast<RankedTensorType>(v.getType()).getDimSize(0); };
+    Value keyIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, keys, splat(seqKV, {count(keys)}));
+    Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, queries, splat(seqQ, {count(queries)}));
+    r.keep = arith::AndIOp::create(b, loc, byKey(keyIn), byQuery(rowIn));
+    if (Region &maskMod = op.getMaskMod(); !maskMod.empty()) {
+      local[maskMod.front().getArgument(stepIndexArg)] = stepIndex;
+      if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
+        return failure();
+      Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
+      r.keep = arith::AndIOp::create(b, loc, r.keep, user);
+    }
+    r.p = arith::SelectOp::create(b, loc, r.keep, r.p, splatF32(0.0, scoreShape));
+  }
+  return r;
+}
+
+Value Generator::scoreGradient(const Recomputed &r, Value dp, Value delta, bool masked) {
+  const SmallVector<int64_t> scoreShape = dims(Shape::Full);
+  const double scale = softmaxScale();
+  // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
+  Value ds = arith::MulFOp::create(b, loc, r.p, arith::SubFOp::create(b, loc, dp, byQuery(delta)));
+  ds = arith::MulFOp::create(b, loc, ds, r.slope ? arith::MulFOp::create(b, loc, r.slope, splatF32(scale, scoreShape)).getResult()
+                                                 : splatF32(scale, scoreShape));
+  if (masked && r.slope) // a derivative that is not finite where the mask drops the element
+    ds = arith::SelectOp::create(b, loc, r.keep, ds, splatF32(0.0, scoreShape));
+  return ds;
+}
+
 namespace {
 /// Pointer arguments of the backward ABI, in order.
 enum BwdPtr { Q, K, V, O, DO, LSE, Delta, DQAcc, DQ, DK, DV, NumPtrs };
@@ -45,7 +109,7 @@ enum BwdPtr { Q, K, V, O, DO, LSE, Delta, DQAcc, DQ, DK, DV, NumPtrs };
 enum BwdStrided { SQ, SK, SV, SO, SDO, SDQ, SDK, SDV, NumStrided };
 } // namespace
 
-LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
+LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles) {
   if (failed(prepare()))
     return failure();
   // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
@@ -67,7 +131,6 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
   args.append(op.getAux().size(), i32Type);
   args.append(3 * NumStrided, b.getI64Type());
-  const double scale = softmaxScale();
   const std::string name = func.getName().str();
   // Rows per program instance of the preprocess and dQ kernels: 4096 elements, 32 per thread.
   const int64_t kRowBlock = std::max<int64_t>(1, 4096 / headDim);
@@ -148,13 +211,14 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     Value delta = tile::ReduceOp::create(b, loc, tileType({kRowBlock}, f32), tile::ReduceKind::sum,
                                          arith::MulFOp::create(b, loc, o, dO), 1);
     tile::StoreOp::create(b, loc, delta, rowView(ptr[Delta], head), ValueRange{r0});
-    tile::StoreOp::create(b, loc, splatF32(0.0, {kRowBlock, headDim}), accView(head), ValueRange{r0, c0});
+    if (!dqTiles)
+      tile::StoreOp::create(b, loc, splatF32(0.0, {kRowBlock, headDim}), accView(head), ValueRange{r0, c0});
     finish();
   }
 
   // --- dQ: the f32 sums in the input dtype, at the caller's strides ---------------------------------
-  begin("_bwd_dq", 4, "flare.attention.block_m", kRowBlock);
-  {
+  if (!dqTiles) {
+    begin("_bwd_dq", 4, "flare.attention.block_m", kRowBlock);
     Value head = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
     Value r0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(kRowBlock));
     Value acc = tile::LoadOp::create(b, loc, tileType({kRowBlock, headDim}, f32), accView(head), ValueRange{r0, c0},
@@ -169,8 +233,6 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   const bool tr = keysAreRows;
   const SmallVector<int64_t> scoreShape = dims(Shape::Full);
   // A per-query ([BLOCK_M]) or per-key ([BLOCK_N]) vector across the score tile.
-  auto byQuery = [&](Value x) { return tr ? broadcastCols(x, bn) : broadcastRows(x, bn); };
-  auto byKey = [&](Value x) { return tr ? broadcastRows(x, bm) : broadcastCols(x, bm); };
   auto trans = [&](Value x) {
     auto t = cast<RankedTensorType>(x.getType());
     return tile::TransOp::create(b, loc, tileType({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()), x)
@@ -196,7 +258,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
     };
     kt = loadKV(kView, 0, headDim, false);
     vt = loadKV(vView, 0, headDim, false);
-    for (int64_t c = 0; c < headDim; c += dqChunk)
+    for (int64_t c = 0; !dqTiles && c < headDim; c += dqChunk)
       kForDq.push_back(loadKV(kView, c, dqChunk, true));
     ktt = tr ? Value() : trans(kt);
     vtt = tr ? Value() : trans(vt);
@@ -257,55 +319,21 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
       Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
       Value rows = indexRange(q0s, bm);
-      Value sLog2, slope; // the score in log2 units; d score_mod / dx (null: 1)
-      Region &scoreMod = op.getScoreMod();
-      if (scoreMod.empty()) {
-        sLog2 = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, scoreShape));
-      } else {
-        Block &blk = scoreMod.front();
-        local[blk.getArgument(0)] = arith::MulFOp::create(b, loc, qk, splatF32(scale, scoreShape));
-        local[blk.getArgument(3)] = asIndex(rows);
-        if (failed(emitRegion(scoreMod, /*hoistedPart=*/false, local)))
-          return failure();
-        Value s = at(cast<YieldOp>(blk.getTerminator()).getValue(), Shape::Full);
-        sLog2 = arith::MulFOp::create(b, loc, s, splatF32(kLog2E, scoreShape));
-        FailureOr<Value> derivative = scoreModDerivative();
-        if (failed(derivative))
-          return failure();
-        slope = *derivative;
-      }
-      Value lseLog2 = arith::MulFOp::create(b, loc, tr ? loadRow(lseView) : lseEarly, splatF32(kLog2E, {bm}));
-      Value p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
-      Value keepElem;
-      if (masked) {
-        Value keyIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
-        Value rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows, splat(seqQ, {bm}));
-        keepElem = arith::AndIOp::create(b, loc, byKey(keyIn), byQuery(rowIn));
-        if (Region &maskMod = op.getMaskMod(); !maskMod.empty()) {
-          local[maskMod.front().getArgument(2)] = asIndex(rows);
-          if (failed(emitRegion(maskMod, /*hoistedPart=*/false, local)))
-            return failure();
-          Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
-          keepElem = arith::AndIOp::create(b, loc, keepElem, user);
-        }
-        p = arith::SelectOp::create(b, loc, keepElem, p, splatF32(0.0, scoreShape));
-      }
+      FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
+                                           /*stepIndexArg=*/2, asIndex(rows), local);
+      if (failed(r))
+        return failure();
       // dV += P^T dO; dP = dO V^T; dS = P * (dP - D) (* score_mod'); dK += dS^T Q; dQ += dS K. The
       // transposed form holds P^T, dP^T and dS^T.
-      Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), p);
+      Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), r->p);
       Value dv = tile::DotOp::create(b, loc, acc[1].getType(), tr ? pb : trans(pb), dOt, acc[1]);
       Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
-      // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
-      Value ds = arith::MulFOp::create(b, loc, p, arith::SubFOp::create(b, loc, dp, byQuery(tr ? loadRow(deltaView) : deltaEarly)));
-      ds = arith::MulFOp::create(b, loc, ds, slope ? arith::MulFOp::create(b, loc, slope, splatF32(scale, scoreShape)).getResult()
-                                                   : splatF32(scale, scoreShape));
-      if (masked && slope) // a derivative that is not finite where the mask drops the element
-        ds = arith::SelectOp::create(b, loc, keepElem, ds, splatF32(0.0, scoreShape));
+      Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
       Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
       Value dk = tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb), tr ? load(qView, true) : qt, acc[0]);
       // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
-      Value dsA = tr ? trans(dsb) : dsb;
+      Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
       for (auto [c, kc] : llvm::enumerate(kForDq)) {
         Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
         tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c32(static_cast<int64_t>(c) * dqChunk)});
@@ -338,6 +366,88 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles) {
   tile::StoreOp::create(
       b, loc, arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(1)).getResult(),
       view2d(ptr[DV], SDV, kvHead, seqKV), ValueRange{kv0, c0});
+  finish();
+  if (!dqTiles)
+    return success();
+
+  // --- deterministic dQ: one block of query rows, every key block the mask keeps for it -----------
+  // The forward's loop shape: S = Q K^T and dP = dO V^T recomputed, dQ = scale * dS K summed in
+  // registers in key order and stored once (no atomics, so two runs agree bit for bit).
+  const int64_t qm = dqTiles->blockM, kn = dqTiles->blockN;
+  keysAreRows = false;
+  tileM = qm;
+  tileN = kn;
+  invariant = Shape::Row;
+  shapes.clear();
+  hoisted.clear();
+  classify(op.getScoreMod(), /*isScore=*/true);
+  classify(op.getMaskMod(), /*isScore=*/false);
+  const SmallVector<int64_t> sShape = dims(Shape::Full);
+  begin("_bwd_dq", dqTiles->numWarps, "flare.attention.block_m", qm);
+  headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
+  Value qb0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(qm));
+  Value qb1 = sub(smin(add(qb0, c32(qm)), seqQ), c1); // the last query row that exists
+  Value kvOfQ = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  Value kRows = view2d(ptr[K], SK, kvOfQ, seqKV), vRows = view2d(ptr[V], SV, kvOfQ, seqKV);
+  auto loadQRows = [&](Value view) {
+    return tile::LoadOp::create(b, loc, tileType({qm, headDim}, elemType), view, ValueRange{qb0, c0}, nullptr)
+        .getResult();
+  };
+  Value qBlock = loadQRows(view2d(ptr[Q], SQ, headIdx, seqQ)), dOBlock = loadQRows(view2d(ptr[DO], SDO, headIdx, seqQ));
+  auto loadQRow = [&](Value p) {
+    return tile::LoadOp::create(b, loc, tileType({qm}, f32), rowView(p, headIdx), ValueRange{qb0}, nullptr).getResult();
+  };
+  Value lseRows = loadQRow(ptr[LSE]), deltaRows = loadQRow(ptr[Delta]);
+  Value qIdx = indexRange(qb0, qm);
+  Value qIndex = asIndex(qIdx);
+  if (failed(emitHoistedRegions(2, [&] { return qIndex; })))
+    return failure();
+  Value logKn = c32(llvm::Log2_64(kn));
+  Value numKvBlocks = arith::ShRSIOp::create(b, loc, add(seqKV, c32(kn - 1)), logKn);
+  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, qb0, qb1, numKvBlocks, kn});
+  Value lo = smax(nonEmpty.lo, c0);
+  Value hi = smax(smin(nonEmpty.hi, numKvBlocks), lo);
+  // Keys past Skv are masked: only key blocks wholly below Skv can be full. Query rows past Sq are
+  // never stored, and a row of dQ depends on its own row of dS alone.
+  Value flo = smin(smax(full.lo, lo), hi);
+  Value fhi = smin(smax(smin(full.hi, arith::ShRSIOp::create(b, loc, seqKV, logKn)), flo), hi);
+  Value left = sub(flo, lo);
+  Value partialCount = add(left, sub(hi, fhi));
+  auto dqStep = [&](Value block, bool masked, Value acc) -> FailureOr<Value> {
+    StepScope scope(*this);
+    Value k0 = mul(block, c32(kn));
+    // K feeds two dots (S and dQ), one load each (the second's padding spelled out: CSE keeps them
+    // apart), so that the lowering places each in the layout its dot reads.
+    auto loadKeys = [&](Value view, bool second = false) {
+      TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+      return tile::LoadOp::create(b, loc, tileType({kn, headDim}, elemType), view, ValueRange{k0, c0}, zero)
+          .getResult();
+    };
+    Value qk = tile::DotOp::create(b, loc, tileType(sShape, f32), qBlock, trans(loadKeys(kRows)), splatF32(0.0, sShape));
+    Value keys = indexRange(k0, kn);
+    FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseRows; }, masked, qIdx, keys, /*stepIndexArg=*/3,
+                                         asIndex(keys), scope.local);
+    if (failed(r))
+      return failure();
+    Value dp = tile::DotOp::create(b, loc, tileType(sShape, f32), dOBlock, trans(loadKeys(vRows)), splatF32(0.0, sShape));
+    Value ds = arith::TruncFOp::create(b, loc, tileType(sShape, elemType), scoreGradient(*r, dp, deltaRows, masked));
+    return tile::DotOp::create(b, loc, acc.getType(), ds, loadKeys(kRows, true), acc).getResult();
+  };
+  Value acc = splatF32(0.0, {qm, headDim});
+  // Key blocks [flo, fhi) without mask code, then [lo, flo) u [fhi, hi) with it.
+  for (bool masked : {false, true}) {
+    auto loop = scf::ForOp::create(b, loc, masked ? c0 : flo, masked ? partialCount : fhi, c1, ValueRange{acc});
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    FailureOr<Value> next = dqStep(masked ? partialBlock(t, lo, left, fhi) : t, masked, loop.getRegionIterArgs()[0]);
+    if (failed(next))
+      return failure();
+    scf::YieldOp::create(b, loc, *next);
+    acc = loop.getResult(0);
+  }
+  tile::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, tileType({qm, headDim}, elemType), acc).getResult(),
+                        view2d(ptr[DQ], SDQ, headIdx, seqQ), ValueRange{qb0, c0});
   finish();
   return success();
 }

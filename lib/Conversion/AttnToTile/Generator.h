@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <optional>
 
 namespace flare::attn::generator {
 using namespace mlir;
@@ -53,8 +54,15 @@ struct BackwardTiles {
   /// dQ = dS K computed and added in column chunks of this many (0: the whole head dim at once).
   int64_t dqChunk = 0;
 };
-/// The backward tiles for a head dim on a target (the fastest measured).
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target);
+/// The tiles of the deterministic mode's dQ kernel: DQ_BLOCK_M query rows per program instance,
+/// DQ_BLOCK_N keys per step (the forward's loop shape).
+struct BackwardDqTiles {
+  int64_t blockM = 64, blockN = 64, numWarps = 4;
+};
+/// The backward tiles for a head dim on a target (the fastest measured); `deterministic`: the tiles
+/// of the main kernel that leaves dQ to its own kernel.
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool deterministic = false);
+BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target);
 
 class Generator {
 public:
@@ -65,8 +73,9 @@ public:
   /// The forward kernel (KernelConstruction.cpp).
   LogicalResult run();
   /// The backward kernels (BackwardKernels.cpp): `<name>_bwd_preprocess`, `<name>_bwd` and
-  /// `<name>_bwd_dq`, with the tiles `tiles` chooses.
-  LogicalResult runBackward(const BackwardTiles &tiles);
+  /// `<name>_bwd_dq`, with the tiles `tiles` chooses. With `dqTiles` (the deterministic mode), dQ is
+  /// computed by `<name>_bwd_dq` itself, one block of query rows per program instance, without atomics.
+  LogicalResult runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles = std::nullopt);
 
 private:
   AttentionOp op;
@@ -231,6 +240,22 @@ private:
   /// d score_mod(x) / dx, elementwise on the Full tile, for the score_mod region already emitted
   /// (into `body`): the forward-mode derivative of the straight-line region; null when it is 1.
   FailureOr<Value> scoreModDerivative();
+  /// A [queries] vector across the score tile (S or S^T).
+  Value byQuery(Value x) { return keysAreRows ? broadcastCols(x, tileM) : broadcastRows(x, tileN); }
+  /// A [keys] vector across the score tile.
+  Value byKey(Value x) { return keysAreRows ? broadcastRows(x, tileN) : broadcastCols(x, tileM); }
+  /// What one backward step recomputes from the score tile: P = exp(S - LSE) (zero where masked)
+  /// and d score_mod / dx (null: 1), and the kept elements (null: all).
+  struct Recomputed {
+    Value p, slope, keep;
+  };
+  /// P of the score tile `qk` (Q K^T; `lse()` gives the rows' LSE where it is needed): the regions' per-step index
+  /// argument `stepIndexArg` (2: query rows, 3: keys) bound to `stepIndex` in `local`; `masked`
+  /// evaluates the Sq and Skv bounds and mask_mod on `queries` and `keys` (i32 index vectors).
+  FailureOr<Recomputed> recomputeP(Value qk, llvm::function_ref<Value()> lse, bool masked, Value queries, Value keys,
+                                   unsigned stepIndexArg, Value stepIndex, DenseMap<Value, Value> &local);
+  /// dS = P * (dP - D) * scale (* score_mod'), zero where masked when score_mod' may not be finite.
+  Value scoreGradient(const Recomputed &r, Value dp, Value delta, bool masked);
 };
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.

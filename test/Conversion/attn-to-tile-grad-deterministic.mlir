@@ -1,0 +1,96 @@
+// convert-attn-to-tile grad=true deterministic=true: the deterministic backward. The preprocess
+// kernel leaves out the dQ sums' zeroing, the main kernel computes dK and dV without dQ atomics,
+// and <name>_bwd_dq computes dQ itself: one block of query rows per program instance (grid
+// (ceil(Sq / BLOCK_M), Hq, B), the ABI of the other mode), S and dP recomputed per key block, dS K
+// summed in registers over the key blocks in order, one store.
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true" | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=128,32,8" | FileCheck %s --check-prefix=TILES
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=64,48" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-dq-tiles=64,64,4" 2>&1 | FileCheck %s --check-prefix=NODET
+// BAD: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), got '64,48'
+// NODET: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles needs deterministic
+
+// D = rowsum(dO * O) alone: one store, no zeroed sums.
+// CHECK-LABEL: func.func @causal_bwd_preprocess(
+// CHECK: tile.reduce sum
+// CHECK: tile.store %{{.*}} : tensor<64xf32>, !tile.view<f32, 1>
+// CHECK-NOT: tile.store
+// CHECK: return
+
+// The main kernel: dK and dV only.
+// CHECK-LABEL: func.func @causal_bwd(
+// CHECK-NOT: tile.atomic_add
+// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
+// CHECK-NEXT: return
+
+// The dQ kernel: 64 query rows of one query head on one warpgroup; its KV head is the query
+// head's group.
+// CHECK-LABEL: func.func @causal_bwd_dq(
+// CHECK-SAME: flare.attention.block_m = 64 : i32
+// CHECK-SAME: tile.num_warps = 4 : i32
+// CHECK: %[[GROUP:.*]] = arith.divui
+// CHECK: arith.divui %{{.*}}, %[[GROUP]]
+// Q, dO, LSE and D once, before the key loops.
+// CHECK: tile.load %{{.*}} : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+// CHECK: tile.load %{{.*}} : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+// CHECK: tile.load %{{.*}} : !tile.view<f32, 1> -> tensor<64xf32>
+// CHECK: tile.load %{{.*}} : !tile.view<f32, 1> -> tensor<64xf32>
+// The key blocks the mask keeps whole, without mask code: S = Q K^T, P, dP = dO V^T, dS, dQ += dS K.
+// CHECK: %[[FULL:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<64x64xf32>)
+// CHECK-NOT: arith.cmpi
+// CHECK: tile.dot %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: math.exp2
+// CHECK: tile.dot %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %[[ACC]] : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK-NOT: tile.atomic_add
+// CHECK: scf.yield
+// The cut ones, with the Skv bound and kv <= qi.
+// CHECK: %[[CUT:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[FULL]]) -> (tensor<64x64xf32>)
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
+// CHECK-NOT: tile.atomic_add
+// CHECK: scf.yield
+// dQ stored once, in the input dtype.
+// CHECK: %[[DQ:.*]] = arith.truncf %[[CUT]] : tensor<64x64xf32> to tensor<64x64xbf16>
+// CHECK: tile.store %[[DQ]]
+// TILES-LABEL: func.func @causal_bwd_dq(
+// TILES-SAME: flare.attention.block_m = 128 : i32
+// TILES-SAME: tile.num_warps = 8 : i32
+// TILES: tile.dot %{{.*}} : tensor<128x64xbf16>, tensor<64x32xbf16>, tensor<128x32xf32> -> tensor<128x32xf32>
+func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
+    -> (tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi sle, %kv, %qi : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16> -> tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x64xbf16>, tensor<?x?x?xf32>
+}
+
+// -----
+
+// ALiBi: the per-query part of score_mod (slope * qi) is computed once per instance, the per-key part
+// per step; the derivative of an added bias is 1, so dS is P * (dP - D) * scale.
+// CHECK-LABEL: func.func @alibi_bwd_dq(
+// CHECK: tile.gather
+// CHECK: scf.for
+// CHECK-NOT: tile.gather
+// CHECK: math.exp2
+// CHECK: scf.yield
+func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,
+                 %slopes: tensor<?xf32>) -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v aux(%slopes : tensor<?xf32>)
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %sl: tensor<?xf32>):
+      %m = attn.aux_load %sl[%h] : tensor<?xf32>
+      %d = arith.subi %kv, %qi : index
+      %di = arith.index_cast %d : index to i32
+      %df = arith.sitofp %di : i32 to f32
+      %bias = arith.mulf %m, %df : f32
+      %r = arith.addf %s, %bias : f32
+      attn.yield %r : f32
+    } : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
