@@ -29,12 +29,6 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     one keeps it.
   }];
   let options = [
-    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
-           "with grad: dQ computed by its own kernel, one block of query rows per program instance "
-           "summing over the key blocks in order (no atomics: two runs give identical bits)">,
-    Option<"gradDqTiles", "grad-dq-tiles", "std::string", /*default=*/"\"\"",
-           "with deterministic: the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program "
-           "instance, keys per step, warps); empty: chosen by head dim and arch">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose configuration is chosen">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
@@ -110,8 +104,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     saved LSE, score_mod's derivative derived from its region): three kernels `<name>_bwd_preprocess`,
     `<name>_bwd` and `<name>_bwd_dq` with one ABI (the attn dialect's Rationale.md, "The backward
     kernels"). The backward kernels choose their own tiles by head dim and `arch`. With
-    `deterministic`, `<name>_bwd_dq` computes dQ itself (S and dP recomputed per query block, dS K
-    summed in registers in key order) and the main kernel adds no dQ atomics.
+    `deterministic`, and by default on targets with wgmma (backwardSumsDqByAtomics), `<name>_bwd_dq`
+    computes dQ itself (S and dP recomputed per query block, dS K summed in registers in key order)
+    and the main kernel adds no dQ atomics; `dq-atomics` forces the atomic sums.
   }];
   let options = [
     Option<"grad", "grad", "bool", /*default=*/"false",
@@ -121,11 +116,14 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "keys per program instance, warps; 1: the step computes S^T = K Q^T; dQ's columns per dot, 0: "
            "all); empty: chosen by head dim and arch">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"false",
-           "with grad: dQ computed by its own kernel, one block of query rows per program instance "
-           "summing over the key blocks in order (no atomics: two runs give identical bits)">,
+           "with grad: two runs give identical bits (dQ by a kernel of its own, one block of query rows "
+           "per program instance summing over the key blocks in order; the default on sm_90a)">,
+    Option<"dqAtomics", "dq-atomics", "bool", /*default=*/"false",
+           "with grad: the main kernel sums dQ by f32 atomics (not deterministic; the default without "
+           "wgmma, slower on the H200), for measurement">,
     Option<"gradDqTiles", "grad-dq-tiles", "std::string", /*default=*/"\"\"",
-           "with deterministic: the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program "
-           "instance, keys per step, warps); empty: chosen by head dim and arch">,
+           "the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program instance, keys per "
+           "step, warps) where dQ has a kernel of its own; empty: chosen by head dim and arch">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose backward tiles are chosen (the forward follows the op's config)">,
   ];

@@ -108,9 +108,10 @@ struct AttentionOptions {
   /// class. That first call synchronises the context and writes `out` (and `lse`) once per timed
   /// launch: `out` must not overlap q, k or v.
   bool autotune = false;
-  /// flare::attentionBackward only: dQ by its own kernel, each block of query rows summed over the
-  /// key blocks in order instead of by f32 atomics, so that two calls give identical bits (S and dP
-  /// are computed twice: seven matrix products instead of five). The forward is deterministic as is.
+  /// flare::attentionBackward only: two calls give identical bits (dQ by a kernel of its own, each
+  /// block of query rows summed over the key blocks in order, instead of f32 atomics). That is the
+  /// backward on targets with wgmma in any case (it is the faster there); elsewhere it costs speed.
+  /// The forward is deterministic as is.
   bool deterministic = false;
 };
 
@@ -166,11 +167,12 @@ struct AttentionBackwardPlan {
   /// The backward ABI's tensors (device addresses) and strides; the workspace is the runtime's.
   uint64_t dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
   std::vector<int64_t> strides; ///< (batch, head, row) of q, k, v, out, dout, dq, dk, dv
-  /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq] and the dQ sums [B, Hq, Sq, D] (D alone
-  /// when deterministic).
+  /// The main kernel sums dQ by f32 atomics (attn::backwardSumsDqByAtomics: without wgmma and not
+  /// deterministic; counted when options.arch is empty) instead of a dQ kernel of its own.
+  bool dqByAtomics = false;
+  /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq], and the dQ sums [B, Hq, Sq, D] with
+  /// dqByAtomics.
   size_t workspaceBytes = 0;
-  /// AttentionOptions::deterministic: the kernels compiled with CompileOptions::deterministic.
-  bool deterministic = false;
 };
 
 /// Checks every argument of attentionBackward and builds its plan (throws flare::Error). Needs no GPU.
@@ -188,7 +190,7 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
 /// from f32 sums that the runtime keeps per (context, stream), grown when a call needs more (that call
 /// allocates, and frees the smaller buffer after synchronising the context), reused after: warm calls
 /// allocate nothing. options.tile and options.autotune apply to the forward only and must be unset.
-/// options.deterministic: identical bits on every call (dq by its own kernel, no atomics).
+/// options.deterministic: identical bits on every call (what sm_90a gives in any case).
 void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                        const TensorView &out, const TensorView &dout, const TensorView &lse, const TensorView &dq,
                        const TensorView &dk, const TensorView &dv, const AttentionOptions &options = {},

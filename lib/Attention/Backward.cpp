@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionInternal.h"
 
+#include "flare/Dialect/Attn/Config.h"
 #include "flare/Error.h"
 
 namespace flare {
@@ -15,7 +16,7 @@ namespace {
 [[noreturn]] void fail(const std::string &message) { throw Error("flare::attentionBackward: " + message); }
 
 /// The f32 workspace's layout: D [B, Hq, Sq], then (256-byte aligned) the dQ sums [B, Hq, Sq, D]
-/// (not in the deterministic mode, whose dQ kernel sums in registers).
+/// where the main kernel sums dQ by atomics (elsewhere the dQ kernel sums in registers).
 size_t deltaBytes(const AttentionPlan &p) {
   const size_t rows = static_cast<size_t>(p.batch) * p.headsQ * p.seqQ;
   return (rows * sizeof(float) + 255) / 256 * 256;
@@ -52,9 +53,12 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
     plan.strides.insert(plan.strides.end(), {s[0], s[1], s[2]});
   }
   const AttentionPlan &p = plan.forward;
-  plan.deterministic = options.deterministic;
+  // How dQ is summed (attn::backwardSumsDqByAtomics); an empty arch (the device's, not known here)
+  // counts the sums.
+  const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
+  plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
   plan.workspaceBytes = deltaBytes(p);
-  if (!plan.deterministic)
+  if (plan.dqByAtomics)
     plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
   return plan;
 }
@@ -62,19 +66,22 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
 void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                        const TensorView &out, const TensorView &dout, const TensorView &lse, const TensorView &dq,
                        const TensorView &dk, const TensorView &dv, const AttentionOptions &options, void *stream) {
-  const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, options);
+  AttentionOptions resolved = options;
+  if (resolved.arch.empty())
+    resolved.arch = cache.context().arch();
+  const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, resolved);
   const AttentionPlan &p = plan.forward;
   CompileOptions compile;
-  compile.arch = options.arch; // empty: the device's
+  compile.arch = resolved.arch;
   compile.backward = true;
-  compile.deterministic = plan.deterministic;
+  compile.deterministic = options.deterministic;
   std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, "<flare::attentionBackward>").module;
   const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
 
   // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
   rt::KernelArgs args;
   args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data).addPointer(plan.dout);
-  args.addPointer(plan.lse).addPointer(workspace).addPointer(plan.deterministic ? 0 : workspace + deltaBytes(p));
+  args.addPointer(plan.lse).addPointer(workspace).addPointer(plan.dqByAtomics ? workspace + deltaBytes(p) : 0);
   args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
   detail::addAuxAndSizes(args, p, options.aux);
   for (int64_t s : plan.strides)

@@ -1,14 +1,25 @@
-// convert-attn-to-tile grad=true deterministic=true: the deterministic backward. The preprocess
+// convert-attn-to-tile grad=true deterministic=true, sm_90a's default: dQ by a kernel of its own
+// (backwardSumsDqByAtomics), which is deterministic. The preprocess
 // kernel leaves out the dQ sums' zeroing, the main kernel computes dK and dV without dQ atomics,
 // and <name>_bwd_dq computes dQ itself: one block of query rows per program instance (grid
 // (ceil(Sq / BLOCK_M), Hq, B), the ABI of the other mode), S and dP recomputed per key block, dS K
 // summed in registers over the key blocks in order, one store.
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true" | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true" | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true arch=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true dq-atomics=true" 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=128,32,8" | FileCheck %s --check-prefix=TILES
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=64,48" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-dq-tiles=64,64,4" 2>&1 | FileCheck %s --check-prefix=NODET
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-dq-tiles=64,64,4" 2>&1 | FileCheck %s --check-prefix=NODET
+// BOTH: error: 'attn.attention' op convert-attn-to-tile: dq-atomics sums dQ in no fixed order: it cannot be deterministic
 // BAD: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), got '64,48'
-// NODET: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles needs deterministic
+// NODET: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles needs a dQ kernel of its own
+// sm_80 (mma.sync), deterministic: the same kernels, 64 query rows on four warps at head dim 64.
+// SM80-LABEL: func.func @causal_bwd(
+// SM80-NOT: tile.atomic_add
+// SM80-LABEL: func.func @causal_bwd_dq(
+// SM80-SAME: flare.attention.block_m = 64 : i32
+// SM80-SAME: tile.num_warps = 4 : i32
 
 // D = rowsum(dO * O) alone: one store, no zeroed sums.
 // CHECK-LABEL: func.func @causal_bwd_preprocess(

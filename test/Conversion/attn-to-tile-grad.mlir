@@ -3,10 +3,12 @@
 // loops, the query blocks a causal key block visits (the mask read transposed), the masked loop's
 // mask, score_mod's derivative, the transposed step, and what the generator rejects.
 // The tiles by head dim and arch (chooseBackwardTiles): head dim 64 takes 16 query rows x 128 keys on
-// mma.sync at sm_80 and the transposed 64 x 64 step on one warpgroup at sm_90a; 128 takes 16 x 64.
+// mma.sync at sm_80 and the transposed 64 x 64 step on one warpgroup at sm_90a; 128 takes 16 x 64 at
+// sm_80. These are the kernels that sum dQ by atomics (sm_80's default, dq-atomics at sm_90a); the
+// dQ kernel of its own is attn-to-tile-grad-deterministic.mlir's.
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true arch=sm_80" | FileCheck %s
-// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true | FileCheck %s --check-prefix=TR
-// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,1,32" | FileCheck %s --check-prefix=CHUNK
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true" | FileCheck %s --check-prefix=TR
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-tiles=64,64,4,1,32" | FileCheck %s --check-prefix=CHUNK
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,48,4" 2>&1 | FileCheck %s --check-prefix=TILES
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true arch=sm_70" 2>&1 | FileCheck %s --check-prefix=ARCH
 // TILES: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), optionally TRANSPOSED (0 or 1) and DQ_CHUNK (0, or a power of two from 16), got '64,48,4'

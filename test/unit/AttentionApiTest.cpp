@@ -378,16 +378,26 @@ TEST(AttentionBackwardApi, ChecksEveryTensor) {
   EXPECT_EQ(plan.dqKernel, "flare_attention_bwd_dq");
   EXPECT_EQ(plan.strides.size(), 24u);
   // D (2 * 8 * 100 floats, 256-byte aligned) and the dQ sums.
+  // Without an arch the sums are counted.
+  EXPECT_TRUE(plan.dqByAtomics);
   EXPECT_EQ(plan.workspaceBytes, 6400u + 2u * 8 * 100 * 128 * 4);
-  EXPECT_FALSE(plan.deterministic);
   EXPECT_NE(plan.forward.module.find("mask_mod"), std::string::npos);
-  // The deterministic mode: the same kernels' names, D alone in the workspace (no dQ sums).
-  flare::AttentionOptions det = a.options;
-  det.deterministic = true;
-  flare::AttentionBackwardPlan detPlan = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, det);
-  EXPECT_TRUE(detPlan.deterministic);
-  EXPECT_EQ(detPlan.dqKernel, "flare_attention_bwd_dq");
-  EXPECT_EQ(detPlan.workspaceBytes, 6400u);
+  // dQ by a kernel of its own (deterministic, and sm_90a's backward in any case): the same kernels'
+  // names, D alone in the workspace; sm_80 sums dQ by atomics unless asked to be deterministic.
+  struct Mode {
+    const char *arch;
+    bool deterministic, atomics;
+  };
+  for (Mode m : {Mode{"", true, false}, Mode{"sm_90a", false, false}, Mode{"sm_90a", true, false},
+                 Mode{"sm_80", false, true}, Mode{"sm_80", true, false}}) {
+    flare::AttentionOptions o = a.options;
+    o.arch = m.arch;
+    o.deterministic = m.deterministic;
+    flare::AttentionBackwardPlan mp = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, o);
+    EXPECT_EQ(mp.dqByAtomics, m.atomics) << m.arch << " " << m.deterministic;
+    EXPECT_EQ(mp.dqKernel, "flare_attention_bwd_dq");
+    EXPECT_EQ(mp.workspaceBytes, m.atomics ? 6400u + 2u * 8 * 100 * 128 * 4 : 6400u) << m.arch;
+  }
   auto expectBackwardError = [&](const std::function<void()> &call, const std::string &needle) {
     try {
       call();

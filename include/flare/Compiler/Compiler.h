@@ -40,7 +40,8 @@ struct CompileOptions {
   bool backward = false;
   /// With `backward`: the deterministic backward (`flarec --grad --deterministic`): `<name>_bwd_dq`
   /// computes dQ itself, one block of query rows per program instance summing over the key blocks in
-  /// order, and the main kernel adds no dQ atomics, so that two runs give identical bits.
+  /// order, and the main kernel adds no dQ atomics, so that two runs give identical bits. That is the
+  /// backward of targets with wgmma in any case (attn::backwardSumsDqByAtomics).
   bool deterministic = false;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.

@@ -61,7 +61,12 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           op.emitOpError() << "convert-attn-to-tile: unknown arch '" << arch << "'";
           return signalPassFailure();
         }
-        BackwardTiles tiles = chooseBackwardTiles(headDim, *target, deterministic);
+        if (deterministic && dqAtomics) {
+          op.emitOpError("convert-attn-to-tile: dq-atomics sums dQ in no fixed order: it cannot be deterministic");
+          return signalPassFailure();
+        }
+        const bool atomics = dqAtomics || backwardSumsDqByAtomics(*target, deterministic);
+        BackwardTiles tiles = chooseBackwardTiles(headDim, *target, atomics);
         if (!gradTiles.empty()) {
           SmallVector<StringRef> parts;
           StringRef(gradTiles).split(parts, ',');
@@ -85,7 +90,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           tiles = {values[0], values[1], values[2], values[3] == 1, values[4]};
         }
         std::optional<BackwardDqTiles> dqTiles;
-        if (deterministic) {
+        if (!atomics) {
           dqTiles = chooseBackwardDqTiles(headDim, *target);
           if (!gradDqTiles.empty()) {
             SmallVector<StringRef> parts;
@@ -104,8 +109,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
             dqTiles = BackwardDqTiles{values[0], values[1], values[2]};
           }
         } else if (!gradDqTiles.empty()) {
-          op.emitOpError("convert-attn-to-tile: grad-dq-tiles needs deterministic (the dQ kernel of the "
-                         "deterministic mode)");
+          op.emitOpError("convert-attn-to-tile: grad-dq-tiles needs a dQ kernel of its own (dQ is summed by "
+                         "atomics here)");
           return signalPassFailure();
         }
         Generator gen(op, func, analyzeMask(op), config);

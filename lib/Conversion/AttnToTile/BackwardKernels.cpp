@@ -27,13 +27,15 @@
 
 namespace flare::attn::generator {
 
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool deterministic) {
-  (void)deterministic;
-  // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4). Head dim 64 with
-  // wgmma: the transposed step (S^T = K Q^T) on one warpgroup, 64 keys x 64 queries. Otherwise eight
-  // warps on mma.sync, 16 query rows per step, as many keys as leave registers for dK and dV.
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics) {
+  // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4 and b5). With wgmma:
+  // the transposed step (S^T = K Q^T) on one warpgroup, 64 keys x 64 queries, at head dim 64, and at
+  // 128 where dQ has a kernel of its own (its dS^T staging would not fit beside dK and dV). Otherwise
+  // eight warps on mma.sync, 16 query rows per step, as many keys as leave registers for dK and dV.
+  if (target.hasWgmma && (headDim <= 64 || (headDim <= 128 && !dqByAtomics)))
+    return BackwardTiles{64, 64, 4, true};
   if (headDim <= 64)
-    return target.hasWgmma ? BackwardTiles{64, 64, 4, true} : BackwardTiles{16, 128, 8};
+    return {16, 128, 8};
   if (headDim <= 128)
     return {16, 64, 8};
   return {16, 32, 8};

@@ -59,9 +59,9 @@ struct BackwardTiles {
 struct BackwardDqTiles {
   int64_t blockM = 64, blockN = 64, numWarps = 4;
 };
-/// The backward tiles for a head dim on a target (the fastest measured); `deterministic`: the tiles
-/// of the main kernel that leaves dQ to its own kernel.
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool deterministic = false);
+/// The backward tiles for a head dim on a target (the fastest measured); `dqByAtomics`: the main
+/// kernel also sums dQ (else dQ has a kernel of its own).
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics);
 BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target);
 
 class Generator {
@@ -73,8 +73,9 @@ public:
   /// The forward kernel (KernelConstruction.cpp).
   LogicalResult run();
   /// The backward kernels (BackwardKernels.cpp): `<name>_bwd_preprocess`, `<name>_bwd` and
-  /// `<name>_bwd_dq`, with the tiles `tiles` chooses. With `dqTiles` (the deterministic mode), dQ is
-  /// computed by `<name>_bwd_dq` itself, one block of query rows per program instance, without atomics.
+  /// `<name>_bwd_dq`, with the tiles `tiles` chooses. With `dqTiles`, dQ is computed by `<name>_bwd_dq`
+  /// itself, one block of query rows per program instance, without atomics (deterministic); without,
+  /// the main kernel adds dQ's products into f32 sums atomically and `<name>_bwd_dq` converts them.
   LogicalResult runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles = std::nullopt);
 
 private:

@@ -55,6 +55,15 @@ ConfigAttr applyOverrides(ConfigAttr configured, MaskClass mask, const ConfigOve
 /// into KernelInfo::attentionConfig): what reproduces the kernel (CompileOptions::attentionConfig).
 inline constexpr const char *kKernelConfigAttrName = "flare.attention_config";
 
+/// How the backward pass sums dQ over the key blocks (dialects/Attn/Rationale.md, "The backward
+/// kernels"): by f32 atomics from the main kernel, or (false) in a dQ kernel of its own that sums in
+/// key order, which is deterministic. Atomics only where the target has no wgmma and determinism is
+/// not asked for: on the H200 the dQ kernel of its own is 1.2-8x faster (bench/NOTES.md, "Backward
+/// pass", b5); on mma.sync targets it is unmeasured and spills at head dim 256.
+inline bool backwardSumsDqByAtomics(const Target &target, bool deterministic) {
+  return !deterministic && !target.hasWgmma;
+}
+
 /// Only a persistent kernel whose program instances all take the same steps (no mask) can split
 /// them between CTAs or run them one per turn; a masked one pairs them for balance.
 inline bool hasEqualInstances(ConfigAttr config, MaskClass maskClass) {
