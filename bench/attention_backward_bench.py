@@ -13,7 +13,8 @@ With --tiles "BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED];..." (and --flare-opt, --exampl
 of the examples' plain and causal modules generated with those tiles (convert-attn-to-tile grad-tiles,
 through flare-opt), launched by their ABI (rows "tiles=..."), each compared with Flare's default kernels.
 A tile set "MAIN@DQ_BLOCK_M,DQ_BLOCK_N,DQ_WARPS" is the deterministic mode with those dQ kernel tiles
-(grad-dq-tiles); "MAIN@" its default dQ tiles. With --deterministic, also flare_attention_backward in its
+(grad-dq-tiles); "MAIN@" its default dQ tiles; "MAIN@atomics" dQ summed by the main kernel's f32 atomics
+(dq-atomics); MAIN empty: the default tiles. With --deterministic, also flare_attention_backward in its
 deterministic mode (row "flare-det").
 
     python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
@@ -68,7 +69,9 @@ def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
     text = open(f"{examples}/attention/{name}.mlir").read().replace("x128x", f"x{d}x")
     main, det, dq = tiles.partition("@")
     options = f"grad=true grad-tiles={main}" if main else "grad=true"
-    if det:
+    if dq == "atomics":
+        options += " dq-atomics=true"
+    elif det:
         options += " deterministic=true" + (f" grad-dq-tiles={dq}" if dq else "")
     ir = subprocess.run([flare_opt, "-", "--attn-classify-mask", "--attn-choose-config",
                          f"--convert-attn-to-tile={options}"],

@@ -19,22 +19,42 @@
 #include "flare/Target/Target.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace flare::test {
 namespace {
 
 using Shape = AttentionShape;
 
-/// Random bf16 bits and their exact values.
+/// 16-bit floats as their bits: bf16 (round to nearest even) or IEEE f16.
+float decode16(uint16_t bits, DType dtype) {
+  if (dtype == DType::BF16)
+    return fromBF16(bits);
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+/// Random 16-bit bits (bf16 or f16) and their exact values.
 struct Tensor16 {
   std::vector<uint16_t> bits;
   std::vector<float> exact;
 };
-Tensor16 random16(size_t n, std::mt19937 &rng) {
+Tensor16 random16(size_t n, std::mt19937 &rng, DType dtype = DType::BF16) {
   Tensor16 t;
-  t.bits = randomBF16(n, rng, -1.5f, 1.5f);
+  if (dtype == DType::BF16) {
+    t.bits = randomBF16(n, rng, -1.5f, 1.5f);
+  } else {
+    std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+    for (size_t i = 0; i < n; ++i) {
+      _Float16 h = static_cast<_Float16>(dist(rng));
+      uint16_t bits;
+      std::memcpy(&bits, &h, 2);
+      t.bits.push_back(bits);
+    }
+  }
   for (uint16_t b : t.bits)
-    t.exact.push_back(fromBF16(b));
+    t.exact.push_back(decode16(b, dtype));
   return t;
 }
 Tensor16 rounded(const std::vector<double> &values) {
@@ -50,14 +70,15 @@ Tensor16 rounded(const std::vector<double> &values) {
 /// least 1e-4: a gradient that is exactly zero, as with one key, comes out as rounding noise) plus 3%
 /// of its own (P and dS are rounded to bf16 before their products, as in every FlashAttention), never
 /// NaN, never the poison.
-void expectGradient(const std::vector<uint16_t> &got, const std::vector<double> &ref, const char *what) {
+void expectGradient(const std::vector<uint16_t> &got, const std::vector<double> &ref, const char *what,
+                    DType dtype = DType::BF16) {
   ASSERT_EQ(got.size(), ref.size());
   double scale = 0, worst = 0;
   for (double r : ref)
     scale = std::max(scale, std::fabs(r));
   int bad = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = fromBF16(got[i]), err = std::fabs(g - ref[i]);
+    const double g = decode16(got[i], dtype), err = std::fabs(g - ref[i]);
     worst = std::max(worst, err);
     if ((std::isnan(g) || isPoison(got[i]) || err > 2e-2 * std::max(scale, 5e-3) + 3e-2 * std::fabs(ref[i])) && bad++ < 5)
       ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << ref[i] << " (largest |ref| " << scale << ")";
@@ -174,21 +195,24 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
     int64_t windowLeft;
     float softcap;
     bool deterministic = false;
+    DType dtype = DType::BF16;
   };
   for (int d : {64, 128})
     for (Case c : {Case{false, -1, 0.f}, Case{true, -1, 0.f}, Case{true, 100, 0.f}, Case{false, -1, 20.f},
-                   Case{false, -1, 0.f, true}, Case{true, -1, 20.f, true}}) {
+                   Case{false, -1, 0.f, true}, Case{true, -1, 20.f, true}, Case{true, -1, 0.f, false, DType::F16},
+                   Case{false, 64, 30.f, true, DType::F16}}) {
       const Shape s{2, 4, 2, 333, 257};
       SCOPED_TRACE("D = " + std::to_string(d) + (c.causal ? ", causal" : "") + ", window " +
                    std::to_string(c.windowLeft) + ", softcap " + std::to_string(c.softcap) +
-                   (c.deterministic ? ", deterministic" : ""));
+                   (c.deterministic ? ", deterministic" : "") + (c.dtype == DType::F16 ? ", f16" : ""));
       const size_t qn = size_t(s.b) * s.hq * s.sq * d, kn = size_t(s.b) * s.hkv * s.skv * d;
-      Tensor16 q = random16(qn, rng), k = random16(kn, rng), v = random16(kn, rng), dO = random16(qn, rng);
+      Tensor16 q = random16(qn, rng, c.dtype), k = random16(kn, rng, c.dtype), v = random16(kn, rng, c.dtype),
+               dO = random16(qn, rng, c.dtype);
       auto bq = rt::DeviceBuffer::fromHost(*ctx, q.bits), bk = rt::DeviceBuffer::fromHost(*ctx, k.bits),
            bv = rt::DeviceBuffer::fromHost(*ctx, v.bits), bdo = rt::DeviceBuffer::fromHost(*ctx, dO.bits);
       auto out = poisoned(qn * 2), lse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
-      auto view = [&](const rt::DeviceBuffer &b, int heads, int seq, DType t = DType::BF16) {
-        return TensorView{b.ptr(), t, {s.b, heads, seq, d}, {}};
+      auto view = [&](const rt::DeviceBuffer &b, int heads, int seq) {
+        return TensorView{b.ptr(), c.dtype, {s.b, heads, seq, d}, {}};
       };
       AttentionOptions opt;
       opt.causal = c.causal;
@@ -212,9 +236,9 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
                                   view(dk, s.hkv, s.skv), view(dv, s.hkv, s.skv), bopt);
         reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), {}};
         reference::AttentionGradients ref = reference::attentionBackwardReference(plan.forward.module, p, dO.exact.data());
-        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
-        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
-        expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ", c.dtype);
+        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK", c.dtype);
+        expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV", c.dtype);
         if (HasFailure())
           return;
         if (c.deterministic) { // the second call's bits are the first's
