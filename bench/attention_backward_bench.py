@@ -76,7 +76,8 @@ def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
     ir = subprocess.run([flare_opt, "-", "--attn-classify-mask", "--attn-choose-config",
                          f"--convert-attn-to-tile={options}"],
                         input=text, capture_output=True, text=True, check=True).stdout
-    kernels = {suffix: flare.kernel(ir, name + suffix) for suffix in ("_bwd_preprocess", "_bwd", "_bwd_dq")}
+    suffixes = ("_bwd_preprocess", "_bwd", "_bwd_dq") + (("_bwd_dv",) if f"@{name}_bwd_dv(" in ir else ())
+    kernels = {suffix: flare.kernel(ir, name + suffix) for suffix in suffixes}
     # The launch blocks: the kernels' hints in the tile IR.
     for suffix, hint in (("_bwd", "block_n"), ("_bwd_dq", "block_m")):
         kernels[suffix + "." + hint] = int(re.search(rf"func\.func @{name}{suffix}\(.*?flare\.attention\.{hint} = (\d+)",
@@ -94,6 +95,8 @@ def launch_tiles(flare, kernels, tiles, q, k, v, out, dout, lse, delta, acc, dq,
     block_n, dq_rows = kernels["_bwd.block_n"], kernels["_bwd_dq.block_m"]
     flare.launch(kernels["_bwd_preprocess"], ((s + rows - 1) // rows, h, b), args)
     flare.launch(kernels["_bwd"], ((k.shape[2] + block_n - 1) // block_n, k.shape[1], b), args)
+    if "_bwd_dv" in kernels:
+        flare.launch(kernels["_bwd_dv"], ((k.shape[2] + block_n - 1) // block_n, k.shape[1], b), args)
     flare.launch(kernels["_bwd_dq"], ((s + dq_rows - 1) // dq_rows, h, b), args)
 
 

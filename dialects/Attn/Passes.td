@@ -112,9 +112,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"grad", "grad", "bool", /*default=*/"false",
            "generate the backward kernels (dQ, dK, dV) instead of the forward kernel">,
     Option<"gradTiles", "grad-tiles", "std::string", /*default=*/"\"\"",
-           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED[,DQ_CHUNK]] (query rows per step, "
-           "keys per program instance, warps; 1: the step computes S^T = K Q^T; dQ's columns per dot, 0: "
-           "all); empty: chosen by head dim and arch">,
+           "the backward's tiles as BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED[,DQ_CHUNK[,SPLIT]]] (query rows per "
+           "step, keys per program instance, warps; 1: the step computes S^T = K Q^T; dQ's columns per dot, "
+           "0: all; 1: dK and dV in a kernel each); empty: chosen by head dim and arch">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"false",
            "with grad: two runs give identical bits (dQ by a kernel of its own, one block of query rows "
            "per program instance summing over the key blocks in order; the default on sm_90a)">,

@@ -164,6 +164,9 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
 struct AttentionBackwardPlan {
   AttentionPlan forward;
   std::string preprocessKernel, mainKernel, dqKernel;
+  /// dV's kernel where dK and dV have one each (attn::backwardSplitsDkDv; launched after mainKernel,
+  /// which then computes dK alone); empty otherwise, and when options.arch is empty.
+  std::string dvKernel;
   /// The backward ABI's tensors (device addresses) and strides; the workspace is the runtime's.
   uint64_t dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
   std::vector<int64_t> strides; ///< (batch, head, row) of q, k, v, out, dout, dq, dk, dv

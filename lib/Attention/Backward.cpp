@@ -57,6 +57,8 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   // counts the sums.
   const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
   plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
+  if (target && attn::backwardSplitsDkDv(*target, plan.forward.headDim, plan.dqByAtomics))
+    plan.dvKernel = name + "_bwd_dv";
   plan.workspaceBytes = deltaBytes(p);
   if (plan.dqByAtomics)
     plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
@@ -100,6 +102,8 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   };
   launch(plan.preprocessKernel, "attention.block_m", p.seqQ, p.headsQ);
   launch(plan.mainKernel, "attention.block_n", p.seqKV, p.headsKV);
+  if (!plan.dvKernel.empty())
+    launch(plan.dvKernel, "attention.block_n", p.seqKV, p.headsKV);
   launch(plan.dqKernel, "attention.block_m", p.seqQ, p.headsQ);
 }
 

@@ -126,6 +126,8 @@ protected:
     };
     launch(name + "_bwd_preprocess", "attention.block_m", s.sq, s.hq);
     launch(name + "_bwd", "attention.block_n", s.skv, s.hkv);
+    if (module.compiled().findKernel(name + "_bwd_dv")) // dK and dV in a kernel each
+      launch(name + "_bwd_dv", "attention.block_n", s.skv, s.hkv);
     launch(name + "_bwd_dq", "attention.block_m", s.sq, s.hq);
     reference::AttentionGradients ref = reference::attentionBackwardReference(ir, p, dO.exact.data());
     const std::vector<uint16_t> gotDq = dq.toHost<uint16_t>(qn);

@@ -70,24 +70,30 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         if (!gradTiles.empty()) {
           SmallVector<StringRef> parts;
           StringRef(gradTiles).split(parts, ',');
-          int64_t values[5] = {0, 0, 0, 0, 0};
-          bool bad = parts.size() < 3 || parts.size() > 5;
+          int64_t values[6] = {0, 0, 0, 0, 0, 0};
+          bool bad = parts.size() < 3 || parts.size() > 6;
           for (size_t i = 0; !bad && i < parts.size(); ++i) {
             bad = parts[i].trim().getAsInteger(10, values[i]);
             if (i < 3)
               bad = bad || values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]);
-            else if (i == 3)
+            else if (i == 3 || i == 5)
               bad = bad || values[i] < 0 || values[i] > 1;
             else
               bad = bad || (values[i] != 0 && (values[i] < 16 || !llvm::isPowerOf2_64(values[i])));
           }
           if (bad) {
             op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from "
-                           "16), optionally TRANSPOSED (0 or 1) and DQ_CHUNK (0, or a power of two from 16), got '")
+                           "16), optionally TRANSPOSED (0 or 1), DQ_CHUNK (0, or a power of two from 16) and SPLIT (0 "
+                           "or 1), got '")
                 << gradTiles << "'";
             return signalPassFailure();
           }
-          tiles = {values[0], values[1], values[2], values[3] == 1, values[4]};
+          tiles = {values[0], values[1], values[2], values[3] == 1, values[4], values[5] == 1};
+          if (tiles.splitDkDv && atomics) {
+            op.emitOpError("convert-attn-to-tile: grad-tiles SPLIT needs dQ by a kernel of its own (dQ is summed "
+                           "by atomics here)");
+            return signalPassFailure();
+          }
         }
         std::optional<BackwardDqTiles> dqTiles;
         if (!atomics) {

@@ -34,6 +34,8 @@ BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dq
   // eight warps on mma.sync, 16 query rows per step, as many keys as leave registers for dK and dV.
   if (target.hasWgmma && (headDim <= 64 || (headDim <= 128 && !dqByAtomics)))
     return BackwardTiles{64, 64, 4, true};
+  if (backwardSplitsDkDv(target, headDim, dqByAtomics))
+    return BackwardTiles{32, 64, 4, true, 0, true};
   if (headDim <= 64)
     return {16, 128, 8};
   if (headDim <= 128)
@@ -240,7 +242,10 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     return tile::TransOp::create(b, loc, tileType({t.getDimSize(1), t.getDimSize(0)}, t.getElementType()), x)
         .getResult();
   };
-  begin("_bwd", tiles.numWarps, "flare.attention.block_n", bn);
+  // The main kernel `<name><suffix>`: dK and/or dV of one block of keys.
+  auto emitMain = [&](StringRef suffix, bool wantDK, bool wantDV) -> LogicalResult {
+  hoisted.clear(); // the regions' hoisted values are this kernel's
+  begin(suffix, tiles.numWarps, "flare.attention.block_n", bn);
   Value kvHead = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value kv0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(bn));
   Value kv1 = sub(smin(add(kv0, c32(bn)), seqKV), c1); // the last key that exists
@@ -260,7 +265,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     };
     kt = loadKV(kView, 0, headDim, false);
     vt = loadKV(vView, 0, headDim, false);
-    for (int64_t c = 0; !dqTiles && c < headDim; c += dqChunk)
+    for (int64_t c = 0; !dqTiles && wantDK && c < headDim; c += dqChunk)
       kForDq.push_back(loadKV(kView, c, dqChunk, true));
     ktt = tr ? Value() : trans(kt);
     vtt = tr ? Value() : trans(vt);
@@ -272,7 +277,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   // A key block that runs past Skv has no full query block: its missing keys are masked.
   Value wholeKeys = cmp(arith::CmpIPredicate::sle, add(kv0, c32(bn)), seqKV);
   Value zerosKD = splatF32(0.0, {bn, headDim});
-  auto groupLoop = scf::ForOp::create(b, loc, c0, group, c1, ValueRange{zerosKD, zerosKD});
+  // The sums the group loop carries: dK, then dV (those this kernel computes).
+  SmallVector<Value> inits(static_cast<size_t>(wantDK) + static_cast<size_t>(wantDV), zerosKD);
+  auto groupLoop = scf::ForOp::create(b, loc, c0, group, c1, inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(groupLoop.getBody());
@@ -327,20 +334,27 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         return failure();
       // dV += P^T dO; dP = dO V^T; dS = P * (dP - D) (* score_mod'); dK += dS^T Q; dQ += dS K. The
       // transposed form holds P^T, dP^T and dS^T.
-      Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), r->p);
-      Value dv = tile::DotOp::create(b, loc, acc[1].getType(), tr ? pb : trans(pb), dOt, acc[1]);
+      SmallVector<Value> next;
+      if (wantDV) {
+        Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), r->p);
+        Value dvAcc = acc.back();
+        next.push_back(tile::DotOp::create(b, loc, dvAcc.getType(), tr ? pb : trans(pb), dOt, dvAcc));
+      }
+      if (!wantDK)
+        return next;
       Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
       Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
       Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
-      Value dk = tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb), tr ? load(qView, true) : qt, acc[0]);
+      next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
+                                                    tr ? load(qView, true) : qt, acc[0]));
       // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
       Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
       for (auto [c, kc] : llvm::enumerate(kForDq)) {
         Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
         tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c32(static_cast<int64_t>(c) * dqChunk)});
       }
-      return SmallVector<Value>{dk, dv};
+      return next;
     };
     SmallVector<Value> acc(groupLoop.getRegionIterArgs().begin(), groupLoop.getRegionIterArgs().end());
     // Blocks [flo, fhi) without mask code, then [lo, flo) u [fhi, hi) with it.
@@ -361,14 +375,19 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     }
     scf::YieldOp::create(b, loc, acc);
   }
-  tile::StoreOp::create(b, loc,
-                        arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(0))
-                            .getResult(),
-                        view2d(ptr[DK], SDK, kvHead, seqKV), ValueRange{kv0, c0});
-  tile::StoreOp::create(
-      b, loc, arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(1)).getResult(),
-      view2d(ptr[DV], SDV, kvHead, seqKV), ValueRange{kv0, c0});
+  unsigned result = 0;
+  for (auto [want, p, strided] : {std::tuple{wantDK, DK, SDK}, std::tuple{wantDV, DV, SDV}})
+    if (want)
+      tile::StoreOp::create(b, loc,
+                            arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(result++))
+                                .getResult(),
+                            view2d(ptr[p], strided, kvHead, seqKV), ValueRange{kv0, c0});
   finish();
+  return success();
+  };
+  // dK and dV in one kernel, or (tiles.splitDkDv) dK in `_bwd` and dV in `_bwd_dv`, each on its own.
+  if (failed(emitMain("_bwd", true, !tiles.splitDkDv)) || (tiles.splitDkDv && failed(emitMain("_bwd_dv", false, true))))
+    return failure();
   if (!dqTiles)
     return success();
 

@@ -53,6 +53,8 @@ struct BackwardTiles {
   bool transposed = false;
   /// dQ = dS K computed and added in column chunks of this many (0: the whole head dim at once).
   int64_t dqChunk = 0;
+  /// dK in `<name>_bwd` and dV in `<name>_bwd_dv`, each kernel on its own (backwardSplitsDkDv).
+  bool splitDkDv = false;
 };
 /// The tiles of the deterministic mode's dQ kernel: DQ_BLOCK_M query rows per program instance,
 /// DQ_BLOCK_N keys per step (the forward's loop shape).

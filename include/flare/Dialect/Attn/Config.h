@@ -64,6 +64,13 @@ inline bool backwardSumsDqByAtomics(const Target &target, bool deterministic) {
   return !deterministic && !target.hasWgmma;
 }
 
+/// Whether the backward's dK and dV have a main kernel each (`<name>_bwd` and `<name>_bwd_dv`, S
+/// recomputed in both): where one warpgroup could not hold both sums of 64 keys beside the transposed
+/// step's tiles (head dim above 128) and dQ has a kernel of its own (bench/NOTES.md, b6).
+inline bool backwardSplitsDkDv(const Target &target, int64_t headDim, bool dqByAtomics) {
+  return target.hasWgmma && headDim > 128 && !dqByAtomics;
+}
+
 /// Only a persistent kernel whose program instances all take the same steps (no mask) can split
 /// them between CTAs or run them one per turn; a masked one pairs them for balance.
 inline bool hasEqualInstances(ConfigAttr config, MaskClass maskClass) {
