@@ -13,6 +13,11 @@
 //     then dK and dV are stored: GQA's group sums need no extra pass.
 //   <name>_bwd_dq          grid (ceil(Sq / R), Hq, B):  dQ = dQacc in the input dtype (R = 4096 / D)
 //
+// Where dQ has a kernel of its own (sm_90a, or deterministic: backwardSumsDqByAtomics), the main
+// kernel adds no dQ and <name>_bwd_dq recomputes S and dP per key block for one block of query rows,
+// summing dS K in registers in key order; where dK and dV do not fit one warpgroup together (head dim
+// 256 on sm_90a: backwardSplitsDkDv), <name>_bwd computes dK and <name>_bwd_dv dV, each on its own.
+//
 // The query blocks a key block visits come from the mask's formula read transposed (blocksOf over
 // queries): blocks the mask keeps entirely run without mask code, empty ones are never visited.
 //
