@@ -26,15 +26,6 @@ namespace {
 
 using Shape = AttentionShape;
 
-/// 16-bit floats as their bits: bf16 (round to nearest even) or IEEE f16.
-float decode16(uint16_t bits, DType dtype) {
-  if (dtype == DType::BF16)
-    return fromBF16(bits);
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
-}
-
 /// Random 16-bit bits (bf16 or f16) and their exact values.
 struct Tensor16 {
   std::vector<uint16_t> bits;
@@ -46,12 +37,8 @@ Tensor16 random16(size_t n, std::mt19937 &rng, DType dtype = DType::BF16) {
     t.bits = randomBF16(n, rng, -1.5f, 1.5f);
   } else {
     std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
-    for (size_t i = 0; i < n; ++i) {
-      _Float16 h = static_cast<_Float16>(dist(rng));
-      uint16_t bits;
-      std::memcpy(&bits, &h, 2);
-      t.bits.push_back(bits);
-    }
+    for (size_t i = 0; i < n; ++i)
+      t.bits.push_back(encode16(dist(rng), dtype));
   }
   for (uint16_t b : t.bits)
     t.exact.push_back(decode16(b, dtype));

@@ -33,23 +33,6 @@ struct Inputs {
   std::vector<float> qf, kf, vf;
 };
 
-/// 16-bit floats as their bits: bf16 (round to nearest even) or IEEE f16 (the compiler's conversion).
-uint16_t encode16(float x, DType dtype) {
-  if (dtype == DType::BF16)
-    return toBF16(x);
-  _Float16 h = static_cast<_Float16>(x);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-float decode16(uint16_t bits, DType dtype) {
-  if (dtype == DType::BF16)
-    return fromBF16(bits);
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
-}
-
 Inputs randomInputs(const Shape &s, int d, std::mt19937 &rng, DType dtype = DType::BF16) {
   Inputs in;
   std::uniform_real_distribution<float> dist(-1.5f, 1.5f);

@@ -8,6 +8,7 @@
 #ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
 #define FLARE_TEST_GPU_GPUTESTUTIL_H
 
+#include "flare/Attention.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Error.h"
 #include "flare/Runtime/Runtime.h"
@@ -73,6 +74,23 @@ inline float fromBF16(uint16_t h) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+
+/// 16-bit floats as their bits: bf16 (round to nearest even) or IEEE f16 (the compiler's conversion).
+inline uint16_t encode16(float x, DType dtype) {
+  if (dtype == DType::BF16)
+    return toBF16(x);
+  _Float16 h = static_cast<_Float16>(x);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+inline float decode16(uint16_t bits, DType dtype) {
+  if (dtype == DType::BF16)
+    return fromBF16(bits);
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
 }
 
 inline std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float lo, float hi) {
