@@ -80,7 +80,8 @@ FailureOr<Generator::Recomputed> Generator::recomputeP(Value qk, llvm::function_
       return failure();
     r.slope = *derivative;
   }
-  Value lseLog2 = arith::MulFOp::create(b, loc, lse(), splatF32(kLog2E, cast<RankedTensorType>(queries.getType()).getShape()));
+  auto queryCount = cast<RankedTensorType>(queries.getType()).getShape();
+  Value lseLog2 = arith::MulFOp::create(b, loc, lse(), splatF32(kLog2E, queryCount));
   r.p = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, sLog2, byQuery(lseLog2)));
   if (masked) {
     auto count = [](Value v) { return cast<RankedTensorType>(v.getType()).getDimSize(0); };
@@ -104,8 +105,9 @@ Value Generator::scoreGradient(const Recomputed &r, Value dp, Value delta, bool 
   const double scale = softmaxScale();
   // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
   Value ds = arith::MulFOp::create(b, loc, r.p, arith::SubFOp::create(b, loc, dp, byQuery(delta)));
-  ds = arith::MulFOp::create(b, loc, ds, r.slope ? arith::MulFOp::create(b, loc, r.slope, splatF32(scale, scoreShape)).getResult()
-                                                 : splatF32(scale, scoreShape));
+  Value factor = r.slope ? arith::MulFOp::create(b, loc, r.slope, splatF32(scale, scoreShape)).getResult()
+                         : splatF32(scale, scoreShape);
+  ds = arith::MulFOp::create(b, loc, ds, factor);
   if (masked && r.slope) // a derivative that is not finite where the mask drops the element
     ds = arith::SelectOp::create(b, loc, r.keep, ds, splatF32(0.0, scoreShape));
   return ds;
@@ -249,149 +251,151 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   };
   // The main kernel `<name><suffix>`: dK and/or dV of one block of keys.
   auto emitMain = [&](StringRef suffix, bool wantDK, bool wantDV) -> LogicalResult {
-  hoisted.clear(); // the regions' hoisted values are this kernel's
-  begin(suffix, tiles.numWarps, "flare.attention.block_n", bn);
-  Value kvHead = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
-  Value kv0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(bn));
-  Value kv1 = sub(smin(add(kv0, c32(bn)), seqKV), c1); // the last key that exists
-  Value kView = view2d(ptr[K], SK, kvHead, seqKV), vView = view2d(ptr[V], SV, kvHead, seqKV);
-  // K and V, once per dot operand (K is an operand of S and of dQ): the lowering keeps a loop's
-  // invariant dot operands in shared memory, each in the layout its dot reads.
-  Value kt, vt, ktt, vtt;
-  SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
-  const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
-  {
-    // Columns [col, col + cols) of the key block. dQ's copies of K spell their padding out (the same
-    // zero) so that CSE keeps them apart from S's.
-    auto loadKV = [&](Value view, int64_t col, int64_t cols, bool forDq) {
-      TypedAttr zero = forDq ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-      return tile::LoadOp::create(b, loc, tileType({bn, cols}, elemType), view, ValueRange{kv0, c32(col)}, zero)
-          .getResult();
-    };
-    kt = loadKV(kView, 0, headDim, false);
-    vt = loadKV(vView, 0, headDim, false);
-    for (int64_t c = 0; !dqTiles && wantDK && c < headDim; c += dqChunk)
-      kForDq.push_back(loadKV(kView, c, dqChunk, true));
-    ktt = tr ? Value() : trans(kt);
-    vtt = tr ? Value() : trans(vt);
-  }
-  Value kvCols = indexRange(kv0, bn);
-  Value logBm = c32(llvm::Log2_64(bm));
-  Value numQBlocks = arith::ShRSIOp::create(b, loc, add(seqQ, c32(bm - 1)), logBm);
-  Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
-  // A key block that runs past Skv has no full query block: its missing keys are masked.
-  Value wholeKeys = cmp(arith::CmpIPredicate::sle, add(kv0, c32(bn)), seqKV);
-  Value zerosKD = splatF32(0.0, {bn, headDim});
-  // The sums the group loop carries: dK, then dV (those this kernel computes).
-  SmallVector<Value> inits(static_cast<size_t>(wantDK) + static_cast<size_t>(wantDV), zerosKD);
-  auto groupLoop = scf::ForOp::create(b, loc, c0, group, c1, inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(groupLoop.getBody());
-    headIdx = add(mul(kvHead, group), groupLoop.getInductionVar());
-    Value qView = view2d(ptr[Q], SQ, headIdx, seqQ), doView = view2d(ptr[DO], SDO, headIdx, seqQ);
-    Value lseView = rowView(ptr[LSE], headIdx), deltaView = rowView(ptr[Delta], headIdx);
-    Value dqView = accView(headIdx);
-    // Region values that do not depend on the query block (this head's and these keys').
-    Value kvIndex = asIndex(kvCols);
-    if (failed(emitHoistedRegions(3, [&] { return kvIndex; })))
-      return failure();
-    auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{true, kv0, kv1, numQBlocks, bm});
-    Value lo = smax(nonEmpty.lo, c0);
-    Value hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
-    // Rows past Sq are masked: only blocks wholly below Sq can be full.
-    Value fullHi = smin(full.hi, arith::ShRSIOp::create(b, loc, seqQ, logBm));
-    // The transposed (wgmma) form runs every block in one masked loop: a second loop would keep K's
-    // and V's registers live across the first (their shared-memory copies are made per loop).
-    const bool oneLoop = tr;
-    Value flo = oneLoop ? lo : smin(smax(full.lo, lo), hi);
-    Value fhi = oneLoop ? lo : select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
-    Value left = sub(flo, lo);
-    Value partialCount = add(left, sub(hi, fhi));
-
-    // One query block: recompute P, then dV, dP, dS, dK and dQ.
-    auto step = [&](Value block, bool masked, ValueRange acc) -> FailureOr<SmallVector<Value>> {
-      StepScope scope(*this);
-      DenseMap<Value, Value> &local = scope.local;
-      Value q0s = mul(block, c32(bm));
-      // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
-      // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
-      // The second load's padding is spelled out (the same zero) so that CSE keeps the two apart.
-      auto load = [&](Value view, bool second = false) {
-        TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-        return tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), view, ValueRange{q0s, c0}, zero)
+    hoisted.clear(); // the regions' hoisted values are this kernel's
+    begin(suffix, tiles.numWarps, "flare.attention.block_n", bn);
+    Value kvHead = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
+    Value kv0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(bn));
+    Value kv1 = sub(smin(add(kv0, c32(bn)), seqKV), c1); // the last key that exists
+    Value kView = view2d(ptr[K], SK, kvHead, seqKV), vView = view2d(ptr[V], SV, kvHead, seqKV);
+    // K and V, once per dot operand (K is an operand of S and of dQ): the lowering keeps a loop's
+    // invariant dot operands in shared memory, each in the layout its dot reads.
+    Value kt, vt, ktt, vtt;
+    SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
+    const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
+    {
+      // Columns [col, col + cols) of the key block. dQ's copies of K spell their padding out (the same
+      // zero) so that CSE keeps them apart from S's.
+      auto loadKV = [&](Value view, int64_t col, int64_t cols, bool forDq) {
+        TypedAttr zero = forDq ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+        return tile::LoadOp::create(b, loc, tileType({bn, cols}, elemType), view, ValueRange{kv0, c32(col)}, zero)
             .getResult();
       };
-      Value qt = load(qView), dOt = load(doView);
-      // LSE and D: read first in S's orientation (two values per thread); where they are used in the
-      // transposed one, in which each is a row of columns (16 registers per thread).
-      auto loadRow = [&](Value view) {
-        return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
-      };
-      Value lseEarly = tr ? Value() : loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
-      // S = Q K^T, or S^T = K Q^T.
-      Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
-                    : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
-      Value rows = indexRange(q0s, bm);
-      FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
-                                           /*stepIndexArg=*/2, asIndex(rows), local);
-      if (failed(r))
-        return failure();
-      // dV += P^T dO; dP = dO V^T; dS = P * (dP - D) (* score_mod'); dK += dS^T Q; dQ += dS K. The
-      // transposed form holds P^T, dP^T and dS^T.
-      SmallVector<Value> next;
-      if (wantDV) {
-        Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), r->p);
-        Value dvAcc = acc.back();
-        next.push_back(tile::DotOp::create(b, loc, dvAcc.getType(), tr ? pb : trans(pb), dOt, dvAcc));
-      }
-      if (!wantDK)
-        return next;
-      Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
-                    : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
-      Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
-      Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
-      next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
-                                                    tr ? load(qView, true) : qt, acc[0]));
-      // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
-      Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
-      for (auto [c, kc] : llvm::enumerate(kForDq)) {
-        Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
-        tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c32(static_cast<int64_t>(c) * dqChunk)});
-      }
-      return next;
-    };
-    SmallVector<Value> acc(groupLoop.getRegionIterArgs().begin(), groupLoop.getRegionIterArgs().end());
-    // Blocks [flo, fhi) without mask code, then [lo, flo) u [fhi, hi) with it.
-    for (bool masked : {false, true}) {
-      if (oneLoop && !masked)
-        continue;
-      Value lower = masked ? c0 : flo, upper = masked ? partialCount : fhi;
-      auto loop = scf::ForOp::create(b, loc, lower, upper, c1, acc);
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value t = loop.getInductionVar();
-      Value block = masked ? partialBlock(t, lo, left, fhi) : t;
-      FailureOr<SmallVector<Value>> next = step(block, masked, loop.getRegionIterArgs());
-      if (failed(next))
-        return failure();
-      scf::YieldOp::create(b, loc, *next);
-      acc.assign(loop.getResults().begin(), loop.getResults().end());
+      kt = loadKV(kView, 0, headDim, false);
+      vt = loadKV(vView, 0, headDim, false);
+      for (int64_t c = 0; !dqTiles && wantDK && c < headDim; c += dqChunk)
+        kForDq.push_back(loadKV(kView, c, dqChunk, true));
+      ktt = tr ? Value() : trans(kt);
+      vtt = tr ? Value() : trans(vt);
     }
-    scf::YieldOp::create(b, loc, acc);
-  }
-  unsigned result = 0;
-  for (auto [want, p, strided] : {std::tuple{wantDK, DK, SDK}, std::tuple{wantDV, DV, SDV}})
-    if (want)
-      tile::StoreOp::create(b, loc,
-                            arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(result++))
-                                .getResult(),
-                            view2d(ptr[p], strided, kvHead, seqKV), ValueRange{kv0, c0});
-  finish();
-  return success();
+    Value kvCols = indexRange(kv0, bn);
+    Value logBm = c32(llvm::Log2_64(bm));
+    Value numQBlocks = arith::ShRSIOp::create(b, loc, add(seqQ, c32(bm - 1)), logBm);
+    Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
+    // A key block that runs past Skv has no full query block: its missing keys are masked.
+    Value wholeKeys = cmp(arith::CmpIPredicate::sle, add(kv0, c32(bn)), seqKV);
+    Value zerosKD = splatF32(0.0, {bn, headDim});
+    // The sums the group loop carries: dK, then dV (those this kernel computes).
+    SmallVector<Value> inits(static_cast<size_t>(wantDK) + static_cast<size_t>(wantDV), zerosKD);
+    auto groupLoop = scf::ForOp::create(b, loc, c0, group, c1, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(groupLoop.getBody());
+      headIdx = add(mul(kvHead, group), groupLoop.getInductionVar());
+      Value qView = view2d(ptr[Q], SQ, headIdx, seqQ), doView = view2d(ptr[DO], SDO, headIdx, seqQ);
+      Value lseView = rowView(ptr[LSE], headIdx), deltaView = rowView(ptr[Delta], headIdx);
+      Value dqView = accView(headIdx);
+      // Region values that do not depend on the query block (this head's and these keys').
+      Value kvIndex = asIndex(kvCols);
+      if (failed(emitHoistedRegions(3, [&] { return kvIndex; })))
+        return failure();
+      auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{true, kv0, kv1, numQBlocks, bm});
+      Value lo = smax(nonEmpty.lo, c0);
+      Value hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
+      // Rows past Sq are masked: only blocks wholly below Sq can be full.
+      Value fullHi = smin(full.hi, arith::ShRSIOp::create(b, loc, seqQ, logBm));
+      // The transposed (wgmma) form runs every block in one masked loop: a second loop would keep K's
+      // and V's registers live across the first (their shared-memory copies are made per loop).
+      const bool oneLoop = tr;
+      Value flo = oneLoop ? lo : smin(smax(full.lo, lo), hi);
+      Value fhi = oneLoop ? lo : select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
+      Value left = sub(flo, lo);
+      Value partialCount = add(left, sub(hi, fhi));
+
+      // One query block: recompute P, then dV, dP, dS, dK and dQ.
+      auto step = [&](Value block, bool masked, ValueRange acc) -> FailureOr<SmallVector<Value>> {
+        StepScope scope(*this);
+        DenseMap<Value, Value> &local = scope.local;
+        Value q0s = mul(block, c32(bm));
+        // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
+        // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
+        // The second load's padding is spelled out (the same zero) so that CSE keeps the two apart.
+        auto load = [&](Value view, bool second = false) {
+          TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+          return tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), view, ValueRange{q0s, c0}, zero)
+              .getResult();
+        };
+        Value qt = load(qView), dOt = load(doView);
+        // LSE and D: read first in S's orientation (two values per thread); where they are used in the
+        // transposed one, in which each is a row of columns (16 registers per thread).
+        auto loadRow = [&](Value view) {
+          return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
+        };
+        Value lseEarly = tr ? Value() : loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
+        // S = Q K^T, or S^T = K Q^T.
+        Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
+                      : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
+        Value rows = indexRange(q0s, bm);
+        FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
+                                             /*stepIndexArg=*/2, asIndex(rows), local);
+        if (failed(r))
+          return failure();
+        // dV += P^T dO; dP = dO V^T; dS = P * (dP - D) (* score_mod'); dK += dS^T Q; dQ += dS K. The
+        // transposed form holds P^T, dP^T and dS^T.
+        SmallVector<Value> next;
+        if (wantDV) {
+          Value pb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), r->p);
+          Value dvAcc = acc.back();
+          next.push_back(tile::DotOp::create(b, loc, dvAcc.getType(), tr ? pb : trans(pb), dOt, dvAcc));
+        }
+        if (!wantDK)
+          return next;
+        Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
+                      : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
+        Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
+        Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
+        next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
+                                                      tr ? load(qView, true) : qt, acc[0]));
+        // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
+        Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
+        for (auto [c, kc] : llvm::enumerate(kForDq)) {
+          Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
+          tile::AtomicAddOp::create(b, loc, dq, dqView, ValueRange{q0s, c32(static_cast<int64_t>(c) * dqChunk)});
+        }
+        return next;
+      };
+      SmallVector<Value> acc(groupLoop.getRegionIterArgs().begin(), groupLoop.getRegionIterArgs().end());
+      // Blocks [flo, fhi) without mask code, then [lo, flo) u [fhi, hi) with it.
+      for (bool masked : {false, true}) {
+        if (oneLoop && !masked)
+          continue;
+        Value lower = masked ? c0 : flo, upper = masked ? partialCount : fhi;
+        auto loop = scf::ForOp::create(b, loc, lower, upper, c1, acc);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value t = loop.getInductionVar();
+        Value block = masked ? partialBlock(t, lo, left, fhi) : t;
+        FailureOr<SmallVector<Value>> next = step(block, masked, loop.getRegionIterArgs());
+        if (failed(next))
+          return failure();
+        scf::YieldOp::create(b, loc, *next);
+        acc.assign(loop.getResults().begin(), loop.getResults().end());
+      }
+      scf::YieldOp::create(b, loc, acc);
+    }
+    unsigned result = 0;
+    for (auto [want, p, strided] : {std::tuple{wantDK, DK, SDK}, std::tuple{wantDV, DV, SDV}})
+      if (want)
+        tile::StoreOp::create(
+            b, loc,
+            arith::TruncFOp::create(b, loc, tileType({bn, headDim}, elemType), groupLoop.getResult(result++)).getResult(),
+            view2d(ptr[p], strided, kvHead, seqKV), ValueRange{kv0, c0});
+    finish();
+    return success();
   };
   // dK and dV in one kernel, or (tiles.splitDkDv) dK in `_bwd` and dV in `_bwd_dv`, each on its own.
-  if (failed(emitMain("_bwd", true, !tiles.splitDkDv)) || (tiles.splitDkDv && failed(emitMain("_bwd_dv", false, true))))
+  if (failed(emitMain("_bwd", true, !tiles.splitDkDv)))
+    return failure();
+  if (tiles.splitDkDv && failed(emitMain("_bwd_dv", false, true)))
     return failure();
   if (!dqTiles)
     return success();
@@ -449,13 +453,14 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
       return tile::LoadOp::create(b, loc, tileType({kn, headDim}, elemType), view, ValueRange{k0, c0}, zero)
           .getResult();
     };
-    Value qk = tile::DotOp::create(b, loc, tileType(sShape, f32), qBlock, trans(loadKeys(kRows)), splatF32(0.0, sShape));
+    Value zeroS = splatF32(0.0, sShape);
+    Value qk = tile::DotOp::create(b, loc, tileType(sShape, f32), qBlock, trans(loadKeys(kRows)), zeroS);
     Value keys = indexRange(k0, kn);
     FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseRows; }, masked, qIdx, keys, /*stepIndexArg=*/3,
                                          asIndex(keys), scope.local);
     if (failed(r))
       return failure();
-    Value dp = tile::DotOp::create(b, loc, tileType(sShape, f32), dOBlock, trans(loadKeys(vRows)), splatF32(0.0, sShape));
+    Value dp = tile::DotOp::create(b, loc, tileType(sShape, f32), dOBlock, trans(loadKeys(vRows)), zeroS);
     Value ds = arith::TruncFOp::create(b, loc, tileType(sShape, elemType), scoreGradient(*r, dp, deltaRows, masked));
     return tile::DotOp::create(b, loc, acc.getType(), ds, loadKeys(kRows, true), acc).getResult();
   };
