@@ -397,6 +397,22 @@ TEST(AttentionBackwardApi, ChecksEveryTensor) {
     EXPECT_EQ(mp.dqByAtomics, m.atomics) << m.arch << " " << m.deterministic;
     EXPECT_EQ(mp.dqKernel, "flare_attention_bwd_dq");
     EXPECT_EQ(mp.workspaceBytes, m.atomics ? 6400u + 2u * 8 * 100 * 128 * 4 : 6400u) << m.arch;
+    EXPECT_EQ(mp.dvKernel, "") << m.arch; // dK and dV share a kernel at head dim 128
+  }
+  // Head dim 256 on sm_90a: dK and dV in a kernel each (attn::backwardSplitsDkDv); not on sm_80, nor
+  // where the arch is not known.
+  for (const char *arch : {"sm_90a", "sm_80", ""}) {
+    Args w;
+    w.q = view(0x10000, {2, 8, 100, 256});
+    w.k = view(0x20000, {2, 2, 300, 256});
+    w.v = view(0x30000, {2, 2, 300, 256});
+    w.out = view(0x40000, {2, 8, 100, 256});
+    w.options.arch = arch;
+    flare::AttentionBackwardPlan wp =
+        flare::planAttentionBackward(w.q, w.k, w.v, w.out, view(0x60000, {2, 8, 100, 256}), lse,
+                                     view(0x70000, {2, 8, 100, 256}), view(0x80000, {2, 2, 300, 256}),
+                                     view(0x90000, {2, 2, 300, 256}), w.options);
+    EXPECT_EQ(wp.dvKernel, std::string(arch) == "sm_90a" ? "flare_attention_bwd_dv" : "") << arch;
   }
   auto expectBackwardError = [&](const std::function<void()> &call, const std::string &needle) {
     try {
