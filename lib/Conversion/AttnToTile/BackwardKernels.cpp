@@ -263,12 +263,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
     const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
     {
-      // Columns [col, col + cols) of the key block. dQ's copies of K spell their padding out (the same
-      // zero) so that CSE keeps them apart from S's.
+      // Columns [col, col + cols) of the key block; dQ's copies of K are copies of their own.
       auto loadKV = [&](Value view, int64_t col, int64_t cols, bool forDq) {
-        TypedAttr zero = forDq ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-        return tile::LoadOp::create(b, loc, tileType({bn, cols}, elemType), view, ValueRange{kv0, c32(col)}, zero)
-            .getResult();
+        return loadBlock(view, bn, cols, kv0, c32(col), forDq);
       };
       kt = loadKV(kView, 0, headDim, false);
       vt = loadKV(vView, 0, headDim, false);
@@ -318,12 +315,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         Value q0s = mul(block, c32(bm));
         // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
         // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
-        // The second load's padding is spelled out (the same zero) so that CSE keeps the two apart.
-        auto load = [&](Value view, bool second = false) {
-          TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-          return tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), view, ValueRange{q0s, c0}, zero)
-              .getResult();
-        };
+        auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
         // LSE and D: read first in S's orientation (two values per thread); where they are used in the
         // transposed one, in which each is a row of columns (16 registers per thread).
@@ -419,11 +411,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   Value qb1 = sub(smin(add(qb0, c32(qm)), seqQ), c1); // the last query row that exists
   Value kvOfQ = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
   Value kRows = view2d(ptr[K], SK, kvOfQ, seqKV), vRows = view2d(ptr[V], SV, kvOfQ, seqKV);
-  auto loadQRows = [&](Value view) {
-    return tile::LoadOp::create(b, loc, tileType({qm, headDim}, elemType), view, ValueRange{qb0, c0}, nullptr)
-        .getResult();
-  };
-  Value qBlock = loadQRows(view2d(ptr[Q], SQ, headIdx, seqQ)), dOBlock = loadQRows(view2d(ptr[DO], SDO, headIdx, seqQ));
+  Value qBlock = loadBlock(view2d(ptr[Q], SQ, headIdx, seqQ), qm, headDim, qb0, c0);
+  Value dOBlock = loadBlock(view2d(ptr[DO], SDO, headIdx, seqQ), qm, headDim, qb0, c0);
   auto loadQRow = [&](Value p) {
     return tile::LoadOp::create(b, loc, tileType({qm}, f32), rowView(p, headIdx), ValueRange{qb0}, nullptr).getResult();
   };
@@ -446,13 +435,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   auto dqStep = [&](Value block, bool masked, Value acc) -> FailureOr<Value> {
     StepScope scope(*this);
     Value k0 = mul(block, c32(kn));
-    // K feeds two dots (S and dQ), one load each (the second's padding spelled out: CSE keeps them
-    // apart), so that the lowering places each in the layout its dot reads.
-    auto loadKeys = [&](Value view, bool second = false) {
-      TypedAttr zero = second ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
-      return tile::LoadOp::create(b, loc, tileType({kn, headDim}, elemType), view, ValueRange{k0, c0}, zero)
-          .getResult();
-    };
+    // K feeds two dots (S and dQ): a copy each.
+    auto loadKeys = [&](Value view, bool second = false) { return loadBlock(view, kn, headDim, k0, c0, second); };
     Value zeroS = splatF32(0.0, sShape);
     Value qk = tile::DotOp::create(b, loc, tileType(sShape, f32), qBlock, trans(loadKeys(kRows)), zeroS);
     Value keys = indexRange(k0, kn);

@@ -243,6 +243,13 @@ private:
   /// d score_mod(x) / dx, elementwise on the Full tile, for the score_mod region already emitted
   /// (into `body`): the forward-mode derivative of the straight-line region; null when it is 1.
   FailureOr<Value> scoreModDerivative();
+  /// A `rows` x `cols` block of `view` (element type) at (`row`, `col`). A dot operand that feeds two
+  /// dots is loaded once per dot; `separateCopy` spells the padding out (the same zero), so that CSE
+  /// keeps the copies apart and the lowering places each in the layout its own dot reads.
+  Value loadBlock(Value view, int64_t rows, int64_t cols, Value row, Value col, bool separateCopy = false) {
+    TypedAttr zero = separateCopy ? TypedAttr(b.getFloatAttr(elemType, 0.0)) : TypedAttr();
+    return tile::LoadOp::create(b, loc, tileType({rows, cols}, elemType), view, ValueRange{row, col}, zero).getResult();
+  }
   /// A [queries] vector across the score tile (S or S^T).
   Value byQuery(Value x) { return keysAreRows ? broadcastCols(x, tileM) : broadcastRows(x, tileN); }
   /// A [keys] vector across the score tile.
