@@ -37,6 +37,20 @@ using namespace flare::attn::generator;
 
 namespace {
 
+/// `text` as BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16) and up to `maxFields` - 3 more
+/// integers (the caller checks those), into `values` (fields not given keep their value).
+bool parseTiles(StringRef text, int64_t *values, size_t maxFields) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  if (parts.size() < 3 || parts.size() > maxFields)
+    return false;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].trim().getAsInteger(10, values[i]) ||
+        (i < 3 && (values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]))))
+      return false;
+  return true;
+}
+
 struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<ConvertAttnToTilePass> {
   using ConvertAttnToTileBase::ConvertAttnToTileBase;
   void runOnOperation() override {
@@ -68,19 +82,11 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         const bool atomics = dqAtomics || backwardSumsDqByAtomics(*target, deterministic);
         BackwardTiles tiles = chooseBackwardTiles(headDim, *target, atomics);
         if (!gradTiles.empty()) {
-          SmallVector<StringRef> parts;
-          StringRef(gradTiles).split(parts, ',');
           int64_t values[6] = {0, 0, 0, 0, 0, 0};
-          bool bad = parts.size() < 3 || parts.size() > 6;
-          for (size_t i = 0; !bad && i < parts.size(); ++i) {
-            bad = parts[i].trim().getAsInteger(10, values[i]);
-            if (i < 3)
-              bad = bad || values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]);
-            else if (i == 3 || i == 5)
-              bad = bad || values[i] < 0 || values[i] > 1;
-            else
-              bad = bad || (values[i] != 0 && (values[i] < 16 || !llvm::isPowerOf2_64(values[i])));
-          }
+          bool bad = !parseTiles(gradTiles, values, 6);
+          for (size_t i = 3; !bad && i < 6; ++i)
+            bad = i == 4 ? values[i] != 0 && (values[i] < 16 || !llvm::isPowerOf2_64(values[i]))
+                         : values[i] < 0 || values[i] > 1;
           if (bad) {
             op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from "
                            "16), optionally TRANSPOSED (0 or 1), DQ_CHUNK (0, or a power of two from 16) and SPLIT (0 "
@@ -99,14 +105,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         if (!atomics) {
           dqTiles = chooseBackwardDqTiles(headDim, *target);
           if (!gradDqTiles.empty()) {
-            SmallVector<StringRef> parts;
-            StringRef(gradDqTiles).split(parts, ',');
             int64_t values[3] = {0, 0, 0};
-            bool bad = parts.size() != 3;
-            for (size_t i = 0; !bad && i < parts.size(); ++i)
-              bad = parts[i].trim().getAsInteger(10, values[i]) || values[i] < (i < 2 ? 16 : 1) ||
-                    !llvm::isPowerOf2_64(values[i]);
-            if (bad) {
+            if (!parseTiles(gradDqTiles, values, 3)) {
               op.emitOpError("convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, "
                              "blocks from 16), got '")
                   << gradDqTiles << "'";
