@@ -76,7 +76,9 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   CompileOptions compile;
   compile.arch = resolved.arch;
   compile.backward = true;
-  compile.deterministic = options.deterministic;
+  // The kernels the plan decided on: where dQ has a kernel of its own anyway (sm_90a), a request for
+  // determinism compiles the same kernels, so both share one cache entry.
+  compile.deterministic = !plan.dqByAtomics;
   std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, "<flare::attentionBackward>").module;
   const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
 
