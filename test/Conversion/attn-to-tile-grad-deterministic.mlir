@@ -28,11 +28,13 @@
 // CHECK-NOT: tile.store
 // CHECK: return
 
-// The main kernel: dK and dV only.
+// The main kernel: dK and dV only, of 128 keys on two warpgroups.
 // CHECK-LABEL: func.func @causal_bwd(
+// CHECK-SAME: flare.attention.block_n = 128 : i32
+// CHECK-SAME: tile.num_warps = 8 : i32
 // CHECK-NOT: tile.atomic_add
-// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
-// CHECK: tile.store %{{.*}} : tensor<64x64xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.store %{{.*}} : tensor<128x64xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.store %{{.*}} : tensor<128x64xbf16>, !tile.view<bf16, 2>
 // CHECK-NEXT: return
 
 // The dQ kernel: 64 query rows of one query head on one warpgroup; its KV head is the query
