@@ -22,6 +22,24 @@ def TGPUAssignLayouts : Pass<"tgpu-assign-layouts", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGPUAccelerateDot : Pass<"tgpu-accelerate-dot", "::mlir::ModuleOp"> {
+  let summary = "choose the tensor-core instruction of every tile.dot";
+  let description = [{
+    Marks each `tile.dot` of each tile kernel with `tgpu.mma`: `#tgpu.mma<wgmma>` where the target has
+    warpgroup MMAs (sm_90a) and the dot's warps all stack along M, 16 rows each (M = 16 x the kernel's
+    warps, a multiple of 4; N a multiple of 8 up to 256), else `#tgpu.mma<mma_sync>`.
+    convert-tgpu-to-nvvm follows the marks: it runs a kernel's streamed loops, TMA copies, producer
+    warpgroup and register-A operands only around its wgmma dots, and lowers an unmarked dot as
+    mma.sync. A dot already marked keeps its mark; a wgmma mark that does not fit (or a target
+    without wgmma) is an error at the dot.
+  }];
+  let dependentDialects = ["::flare::tgpu::TGPUDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "target architecture (flare::Target): wgmma on sm_90a, mma.sync elsewhere">
+  ];
+}
+
 def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::ModuleOp"> {
   let summary = "place each kernel's shared-memory areas and check that they fit";
   let description = [{
@@ -65,18 +83,19 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     4. reductions combine registers in a thread, then lanes by butterfly shuffles, then warps through
        shared memory; layout conversions permute registers or go through shared memory;
     5. `scf.for`/`scf.if` carrying tiles carry their registers.
-    6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or with `wgmma`, warpgroup MMAs
+    6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or marked `#tgpu.mma<wgmma>` by
+       tgpu-accelerate-dot, warpgroup MMAs
        (m64nNk16) on operands in shared memory: core matrices (K-major, or N-major B), or 128-byte
        swizzled panels for streamed and pipelined operands whose rows are 128 bytes;
        an A operand whose registers already are in the fragment layout (a previous dot's
        accumulator, as P in attention) is read from registers. A dot that stored nothing is left
        in flight (`wgmma.wait_group N` where its result is first used).
-    7. with `wgmma`, loops stream their dot operands: a load whose block only feeds a dot operand
+    7. around wgmma dots, loops stream their dot operands: a load whose block only feeds a dot operand
        becomes cp.async copies into a ring of up to 3 shared-memory stages, one iteration ahead,
        guarded by `full`/`empty` mbarriers; loop-invariant register operands (Q) are stored once
        before the loop; with two warpgroups and `ping-pong`, they issue their MMAs in turn (named
        barriers 1 and 2) unless the kernel says `tile.ping_pong = false`. See StreamedLoop.cpp.
-    8. with `wgmma` and `tma`, streamed and pipelined dot operands whose views the host can
+    8. around wgmma dots and with `tma`, streamed and pipelined dot operands whose views the host can
        describe (sizes and strides kernel arguments or constants, base = pointer argument + sum of
        value x stride) are copied by TMA instead: the kernel gets hidden parameters (a flag and one
        tensor map per view, described in `tgpu.tensor_maps` for the runtime), thread 0 issues one
@@ -105,10 +124,11 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"232448",
            "shared memory one CTA may use (227 KiB on sm_90; the pipeline sets it per architecture)">,
-    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "lower dots whose warps all stack along M (16 rows each) to sm_90a wgmma.mma_async">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "target architecture (flare::Target): whether TMA and mbarrier transaction counts exist; "
+           "which dots run on wgmma is tgpu-accelerate-dot's mark, checked against it">,
     Option<"tma", "tma", "bool", /*default=*/"true",
-           "with wgmma, copy streamed and pipelined dot operands by TMA where the host can describe "
+           "around wgmma dots, copy streamed and pipelined dot operands by TMA where the host can describe "
            "their views (tensor maps encoded by the runtime at launch)">,
     Option<"tmaFallback", "tma-fallback", "bool", /*default=*/"true",
            "with tma, also emit the element-wise copies that launches whose tensor maps do not encode "

@@ -5,6 +5,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/TensorEncoding.td"
+include "mlir/IR/EnumAttr.td"
 
 def TGPU_Dialect : Dialect {
   let name = "tgpu";
@@ -17,6 +18,30 @@ def TGPU_Dialect : Dialect {
     live here.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Discardable attribute of a `tile.dot`: the tensor-core instruction it runs on
+    /// (`#tgpu.mma<...>`), chosen by tgpu-accelerate-dot and followed by convert-tgpu-to-nvvm.
+    static constexpr ::llvm::StringLiteral kMmaAttrName = "tgpu.mma";
+  }];
+}
+
+def TGPU_MmaEngine : I32EnumAttr<"MmaEngine", "the tensor-core instruction a tile.dot runs on", [
+    I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
+    I32EnumAttrCase<"Wgmma", 1, "wgmma">]> {
+  let cppNamespace = "::flare::tgpu";
+  let genSpecializedAttr = 0;
+}
+
+def TGPU_MmaEngineAttr : EnumAttr<TGPU_Dialect, TGPU_MmaEngine, "mma"> {
+  let summary = "the tensor-core instruction of a tile.dot";
+  let description = [{
+    `tile.dot ... {tgpu.mma = #tgpu.mma<wgmma>}`: the dot runs as warpgroup MMAs (m64nNk16, sm_90a)
+    on operands in shared memory (A possibly in registers); `#tgpu.mma<mma_sync>`: as warp-level
+    mma.sync.m16n8k16 on register fragments (sm_80 and later). tgpu-accelerate-dot chooses it for every
+    dot without one; a hand-written choice is kept when it fits.
+  }];
+  let assemblyFormat = "`<` $value `>`";
 }
 
 def TGPU_LinearLayoutAttr : AttrDef<TGPU_Dialect, "LinearLayout",

@@ -87,12 +87,13 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
   case Stage::Layouts:
     pm.addPass(tile::createTileDecomposeOnlineSoftmax());
     pm.addPass(tgpu::createTGPUAssignLayouts());
+    pm.addPass(tgpu::createTGPUAccelerateDot({options.arch}));
     return;
   case Stage::Kernels: {
     tgpu::ConvertTGPUToNVVMOptions lowering;
     const Target target = targetOf(options);
     lowering.maxSharedBytes = target.maxSharedBytesPerCTA;
-    lowering.wgmma = target.hasWgmma;
+    lowering.arch = options.arch;
     lowering.tmaFallback = options.tmaFallback;
     pm.addPass(tgpu::createConvertTGPUToNVVM(lowering));
     tgpu::TGPUAllocateSharedMemoryOptions sharedMemory;

@@ -1,13 +1,14 @@
-// tile.dot lowering. By default every dot becomes warp-level nvvm.mma.sync m16n8k16 (sm_80+): for each
+// tile.dot lowering. An unmarked dot becomes warp-level nvvm.mma.sync m16n8k16 (sm_80+): for each
 // 16x8 block of a warp's accumulator and each 16-deep slice of K, one mma on registers that the mma
-// layouts of tgpu-assign-layouts put in place (two 16-bit values packed per 32-bit register). With
-// `wgmma=true` (flarec sets it for sm_90a), a dot whose warps all stack along M -- M == 16 * num_warps,
-// num_warps a multiple of 4, N a multiple of 8 and at most 256 -- becomes warpgroup
-// tgpu.wgmma m64nNk16 on operands stored to shared memory; any other dot stays mma.sync.
+// layouts of tgpu-assign-layouts put in place (two 16-bit values packed per 32-bit register). After
+// tgpu-accelerate-dot (sm_90a, as flarec runs it), a dot whose warps all stack along M -- M == 16 *
+// num_warps, num_warps a multiple of 4, N a multiple of 8 and at most 256 -- is marked
+// #tgpu.mma<wgmma> and becomes warpgroup tgpu.wgmma m64nNk16 on operands stored to shared memory; any
+// other dot is marked #tgpu.mma<mma_sync> and stays mma.sync.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,MMA
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=wgmma=true --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,WGMMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,WGMMA
 //
-// Prefixes: CHECK holds for both runs, MMA for the default one, WGMMA for wgmma=true.
+// Prefixes: CHECK holds for both runs, MMA for the unmarked one, WGMMA for the one after tgpu-accelerate-dot.
 
 // One mma: [16, 16] x [16, 8] + [16, 8] on one warp (no wgmma: one warp is no warpgroup). The loaded
 // tiles are blocked (8 contiguous bf16 per thread) and no register permutation gives the mma operand
@@ -235,7 +236,7 @@ func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf
 
 // -----
 
-// Dots that do not fit wgmma stay mma.sync even with wgmma=true.
+// Dots that do not fit wgmma stay mma.sync even on sm_90a.
 // 4 warps with M = 128: each warp has 32 rows (2 blocks along M), not 16. Per warp: 2 x 8 (N = 64) x 2
 // (K = 32) = 32 mma.sync.
 // CHECK-LABEL: gpu.func @m128_on_4_warps

@@ -45,9 +45,9 @@ private:
   OpBuilder b;
   int numWarps;
   int64_t maxSharedBytes;
-  bool wgmma; // sm_90a: dots that fit run as warpgroup MMAs on shared-memory operands
+  bool wgmma; // some dot is marked #tgpu.mma<wgmma> (tgpu-accelerate-dot): the wgmma machinery is built
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
-  bool tmaEnabled;      // with wgmma: dot operands whose views the host can describe are copied by TMA
+  bool tmaEnabled;      // the target has TMA and `tma`: views the host can describe are copied by TMA
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
   Location loc = UnknownLoc::get(b.getContext());
 
@@ -199,7 +199,7 @@ private:
       return false;
     // Same block, or (mma.sync only) a loop-invariant operand converted before the dot's loop.
     if (dot->getBlock() != conv->getBlock() &&
-        (!isPersistentDotOperand(conv, dot) || canUseWgmma(dot)))
+        (!isPersistentDotOperand(conv, dot) || runsOnWgmma(dot)))
       return false;
     return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
   }
@@ -209,7 +209,7 @@ private:
       return false;
     return llvm::all_of(conv->getUses(), [&](OpOperand &use) {
       auto dot = dyn_cast<tile::DotOp>(use.getOwner());
-      return dot && use.getOperandNumber() < 2 && canUseWgmma(dot);
+      return dot && use.getOperandNumber() < 2 && runsOnWgmma(dot);
     });
   }
   /// A conversion in an enclosing block of its dot: computed once, read on every iteration, so its
@@ -232,7 +232,6 @@ private:
   /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
   /// source registers straight into its shared-memory layout (no register shuffle at all).
   DenseMap<Value, Value> wgmmaSources;
-  bool canUseWgmma(tile::DotOp op);
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,

@@ -11,7 +11,7 @@
 namespace flare::tgpu::lowering {
 
 LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
-  if (canUseWgmma(op))
+  if (runsOnWgmma(op))
     return lowerDotWgmma(op);
   auto aType = op.getA().getType();
   Type elem = aType.getElementType();
@@ -72,15 +72,6 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
       lazyCursor = 0;
   }
   return success();
-}
-
-bool KernelLowering::canUseWgmma(tile::DotOp op) {
-  if (!wgmma || numWarps % 4 != 0)
-    return false;
-  int64_t m = op.getA().getType().getDimSize(0), n = op.getB().getType().getDimSize(1);
-  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
-  // One m64nNk16 per warpgroup and K step: every warp owns 16 rows, warpgroups stack along M.
-  return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
 }
 
 /// The IR form of flare::coreMatrixOffset (flare/Layout/SharedLayout.h, unit-tested there).
@@ -409,7 +400,7 @@ std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop
         return std::nullopt;
       dot = d;
     }
-  if (!dot || !canUseWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
+  if (!dot || !runsOnWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
       !dot->hasOneUse())
     return std::nullopt;
   std::array<tile::LoadOp, 2> loads;

@@ -90,7 +90,7 @@ SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
       user = *value.getUsers().begin();
     }
     auto dot = dyn_cast<tile::DotOp>(user);
-    if (!dot || dot->getBlock() != op.getBody() || !canUseWgmma(dot) || dot.getC() == value)
+    if (!dot || dot->getBlock() != op.getBody() || !runsOnWgmma(dot) || dot.getC() == value)
       continue;
     const bool isB = dot.getB() == value;
     // A must be K-major (no transpose); B may run along K (after a transpose) or along N.
@@ -132,7 +132,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   // live across the outer iterations (K and V of the backward, across a GQA group's heads).
   SmallVector<tile::DotOp> dots;
   op.getBody()->walk([&](tile::DotOp dot) {
-    if (canUseWgmma(dot))
+    if (runsOnWgmma(dot))
       dots.push_back(dot);
   });
   for (tile::DotOp dot : dots) {
@@ -331,7 +331,7 @@ llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp 
   };
   for (Operation &inner : op.getBody()->without_terminator()) {
     auto dot = dyn_cast<tile::DotOp>(inner);
-    if (!dot || !canUseWgmma(dot) || !carriedArg(dot.getC()))
+    if (!dot || !runsOnWgmma(dot) || !carriedArg(dot.getC()))
       continue;
     BlockArgument a = carriedArg(dot.getA());
     if (!a)
@@ -596,7 +596,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // 1 and 2), so that one warpgroup's softmax runs while the other's MMAs occupy the tensor cores.
     Operation *firstDot = nullptr, *lastDot = nullptr;
     for (Operation &inner : op.getBody()->without_terminator())
-      if (auto dot = dyn_cast<tile::DotOp>(inner); dot && canUseWgmma(dot)) {
+      if (auto dot = dyn_cast<tile::DotOp>(inner); dot && runsOnWgmma(dot)) {
         firstDot = firstDot ? firstDot : dot.getOperation();
         lastDot = dot;
       }

@@ -28,6 +28,7 @@
 #include "KernelLowering.h"
 
 #include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Target/Target.h"
 
 namespace flare::tgpu {
 #define GEN_PASS_DEF_CONVERTTGPUTONVVM
@@ -359,7 +360,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvertLayoutOp>(op); conv && isLazyDotOperand(conv)) {
     auto dot = cast<tile::DotOp>(*conv->getUsers().begin());
-    if (canUseWgmma(dot))
+    if (runsOnWgmma(dot))
       wgmmaSources[conv.getResult()] = conv.getSrc();
     else
       lowerLazyConvert(conv);
@@ -482,6 +483,11 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
   using ConvertTGPUToNVVMBase::ConvertTGPUToNVVMBase;
   void runOnOperation() override {
     ModuleOp top = getOperation();
+    std::optional<Target> target = Target::get(arch);
+    if (!target) {
+      top.emitError() << "convert-tgpu-to-nvvm: unknown architecture '" << arch << "'";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> kernels;
     for (auto func : top.getOps<func::FuncOp>())
       if (tile::isKernel(func))
@@ -500,7 +506,26 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
     for (func::FuncOp func : kernels) {
       auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
       bool turns = pingPong && (!kernelPingPong || kernelPingPong.getValue());
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma, tmaFallback).run()))
+      // tgpu-accelerate-dot's marks: the kernel's wgmma machinery exists around its wgmma dots only.
+      bool wgmma = false;
+      int numWarps = tile::getNumWarps(func);
+      WalkResult marks = func.walk([&](tile::DotOp dot) {
+        if (!tgpu::runsOnWgmma(dot))
+          return WalkResult::advance();
+        int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
+        if (!target->hasWgmma || !tgpu::wgmmaFits(m, n, numWarps)) {
+          dot.emitOpError() << "is marked #tgpu.mma<wgmma> but "
+                            << (target->hasWgmma ? "its warps do not stack along M as wgmma needs"
+                                                 : "the target has no wgmma")
+                            << " (" << m << "x" << n << " result, " << numWarps << " warps, " << arch << ")";
+          return WalkResult::interrupt();
+        }
+        wgmma = true;
+        return WalkResult::advance();
+      });
+      if (marks.wasInterrupted())
+        return signalPassFailure();
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma && target->hasTma, tmaFallback).run()))
         return signalPassFailure();
       func.erase();
     }

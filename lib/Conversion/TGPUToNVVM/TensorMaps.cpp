@@ -120,7 +120,7 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 
 std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type) {
   auto view = viewValue.getDefiningOp<tile::MakeViewOp>();
-  if (!wgmma || !tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
+  if (!tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
       type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
       type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
     return std::nullopt;
@@ -247,11 +247,11 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   auto feedsLoopA = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
     auto loop = dot ? dyn_cast<scf::ForOp>(dot->getParentOp()) : scf::ForOp();
-    return dot && use.getOperandNumber() == 0 && canUseWgmma(dot) && loop && loop->getBlock() == op->getBlock();
+    return dot && use.getOperandNumber() == 0 && runsOnWgmma(dot) && loop && loop->getBlock() == op->getBlock();
   };
   auto feedsTopLevelB = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
-    return dot && use.getOperandNumber() == 1 && canUseWgmma(dot) && dot->getBlock() == op->getBlock() &&
+    return dot && use.getOperandNumber() == 1 && runsOnWgmma(dot) && dot->getBlock() == op->getBlock() &&
            op->isBeforeInBlock(dot) && loopAfter(op, dot);
   };
   bool asA = false, asB = false;

@@ -12,6 +12,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "TGPU/TGPUDialect.h.inc"
+#include "TGPU/TGPUEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "TGPU/TGPUAttrs.h.inc"
@@ -49,6 +50,20 @@ inline constexpr llvm::StringLiteral kRegisterBudgetsAttrName = "tgpu.register_b
 inline constexpr llvm::StringLiteral kSplitSlotBytesAttrName = "tgpu.split_slot_bytes";
 /// Hidden i32 parameters of a persistent kernel: the grid's x, y and z.
 inline constexpr unsigned kPersistentGridParams = 3;
+/// A dot of an [m, k] x [k, n] product in a kernel of `numWarps` warps can run as warpgroup MMAs:
+/// its warps all stack along M, 16 rows each (one m64nNk16 per warpgroup and K step), and N is a
+/// multiple of 8 up to 256.
+inline bool wgmmaFits(int64_t m, int64_t n, int numWarps) {
+  if (numWarps % 4 != 0)
+    return false;
+  auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
+  return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
+}
+/// `op` (a tile.dot) is marked `#tgpu.mma<wgmma>` (tgpu-accelerate-dot).
+inline bool runsOnWgmma(mlir::Operation *op) {
+  auto mark = op->getAttrOfType<MmaEngineAttr>(TGPUDialect::kMmaAttrName);
+  return mark && mark.getValue() == MmaEngine::Wgmma;
+}
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.
 LinearLayoutAttr getLayoutAttr(mlir::Type type);
 } // namespace flare::tgpu

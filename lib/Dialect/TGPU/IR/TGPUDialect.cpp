@@ -12,6 +12,7 @@ using namespace flare;
 using namespace flare::tgpu;
 
 #include "TGPU/TGPUDialect.cpp.inc"
+#include "TGPU/TGPUEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "TGPU/TGPUAttrs.cpp.inc"
@@ -28,6 +29,16 @@ void TGPUDialect::initialize() {
 #define GET_OP_LIST
 #include "TGPU/TGPUOps.cpp.inc"
       >();
+}
+
+LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != kMmaAttrName)
+    return success();
+  if (op->getName().getStringRef() != "tile.dot")
+    return op->emitOpError() << "'" << kMmaAttrName << "' belongs on a tile.dot";
+  if (!isa<MmaEngineAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << kMmaAttrName << "' must be #tgpu.mma<mma_sync> or #tgpu.mma<wgmma>";
+  return success();
 }
 
 LinearLayoutAttr flare::tgpu::getLayoutAttr(Type type) {
