@@ -513,11 +513,9 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
         if (!tgpu::runsOnWgmma(dot))
           return WalkResult::advance();
         int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        if (!target->hasWgmma || !tgpu::wgmmaFits(m, n, numWarps)) {
-          dot.emitOpError() << "is marked #tgpu.mma<wgmma> but "
-                            << (target->hasWgmma ? "its warps do not stack along M as wgmma needs"
-                                                 : "the target has no wgmma")
-                            << " (" << m << "x" << n << " result, " << numWarps << " warps, " << arch << ")";
+        std::string why = tgpu::wgmmaMarkMismatch(target->hasWgmma, m, n, numWarps);
+        if (!why.empty()) {
+          dot.emitOpError() << "is marked #tgpu.mma<wgmma> but " << why << ", " << arch;
           return WalkResult::interrupt();
         }
         wgmma = true;

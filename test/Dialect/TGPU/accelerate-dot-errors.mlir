@@ -6,8 +6,8 @@
 
 // SM80: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma: 128x64 result, 4 warps, sm_80
 // SM80: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma: 64x64 result, 4 warps, sm_80
-// LOWER: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma (128x64 result, 4 warps, sm_80)
-// LOWER: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma (64x64 result, 4 warps, sm_80)
+// LOWER: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma: 128x64 result, 4 warps, sm_80
+// LOWER: error: 'tile.dot' op is marked #tgpu.mma<wgmma> but the target has no wgmma: 64x64 result, 4 warps, sm_80
 
 // 4 warps and M = 128: each warp would hold 32 rows, wgmma gives it 16.
 func.func @warps_do_not_stack(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {

@@ -42,15 +42,11 @@ struct TGPUAccelerateDotPass : public flare::tgpu::impl::TGPUAccelerateDotBase<T
       int numWarps = tile::getNumWarps(func);
       func.walk([&](tile::DotOp dot) {
         int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        bool fits = target->hasWgmma && wgmmaFits(m, n, numWarps);
+        std::string why = wgmmaMarkMismatch(target->hasWgmma, m, n, numWarps);
+        bool fits = why.empty();
         if (auto chosen = dot->getAttrOfType<MmaEngineAttr>(TGPUDialect::kMmaAttrName)) {
           if (chosen.getValue() == MmaEngine::Wgmma && !fits) {
-            dot.emitOpError() << "is marked #tgpu.mma<wgmma> but "
-                              << (target->hasWgmma ? "its warps do not stack along M as wgmma needs (M = 16 x "
-                                                     "the kernel's warps, a multiple of 4; N a multiple of 8 "
-                                                     "up to 256)"
-                                                   : "the target has no wgmma")
-                              << ": " << m << "x" << n << " result, " << numWarps << " warps, " << arch;
+            dot.emitOpError() << "is marked #tgpu.mma<wgmma> but " << why << ", " << arch;
             failed = true;
           }
           return;
