@@ -111,22 +111,22 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // -----
 
 // Head dim 256 on sm_90a: dK and dV in a main kernel each (backwardSplitsDkDv), both on the transposed
-// step of 64 keys x 32 queries on one warpgroup; dK's kernel computes dP and dS, dV's only P.
+// step of 128 keys x 32 queries on two warpgroups (8 warps); dK's kernel computes dP and dS, dV's only P.
 // CHECK-LABEL: func.func @wide_bwd(
-// CHECK-SAME: flare.attention.block_n = 64 : i32
-// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x256xf32>)
+// CHECK-SAME: flare.attention.block_n = 128 : i32
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x256xf32>)
 // CHECK: math.exp2
 // CHECK: arith.subf
-// CHECK: tile.dot %{{.*}} : tensor<64x32xbf16>, tensor<32x256xbf16>, tensor<64x256xf32> -> tensor<64x256xf32>
-// CHECK: tile.store %{{.*}} : tensor<64x256xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.dot %{{.*}} : tensor<128x32xbf16>, tensor<32x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
+// CHECK: tile.store %{{.*}} : tensor<128x256xbf16>, !tile.view<bf16, 2>
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @wide_bwd_dv(
-// CHECK-SAME: flare.attention.block_n = 64 : i32
-// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x256xf32>)
+// CHECK-SAME: flare.attention.block_n = 128 : i32
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x256xf32>)
 // CHECK: math.exp2
 // CHECK-NOT: tile.load %{{.*}} : !tile.view<f32, 1>
-// CHECK: tile.dot %{{.*}} : tensor<64x32xbf16>, tensor<32x256xbf16>, tensor<64x256xf32> -> tensor<64x256xf32>
-// CHECK: tile.store %{{.*}} : tensor<64x256xbf16>, !tile.view<bf16, 2>
+// CHECK: tile.dot %{{.*}} : tensor<128x32xbf16>, tensor<32x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
+// CHECK: tile.store %{{.*}} : tensor<128x256xbf16>, !tile.view<bf16, 2>
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @wide_bwd_dq(
 // SM80-LABEL: func.func @wide_bwd(

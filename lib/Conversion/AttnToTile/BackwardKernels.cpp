@@ -33,15 +33,16 @@
 namespace flare::attn::generator {
 
 BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics) {
-  // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4, b5, b7). With wgmma:
-  // the transposed step (S^T = K Q^T), 64 queries per step, at head dim 64, and at 128 where dQ has a
-  // kernel of its own (its dS^T staging would not fit beside dK and dV): 128 keys on two warpgroups
-  // (64 on one where the main kernel also sums dQ). Otherwise eight warps on mma.sync, 16 query rows
+  // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4, b5, b7, b8). With
+  // wgmma: the transposed step (S^T = K Q^T), 64 queries per step, at head dim 64, and at 128 where dQ
+  // has a kernel of its own (its dS^T staging would not fit beside dK and dV): 128 keys on two
+  // warpgroups (64 on one where the main kernel also sums dQ); at 256, dK and dV in a kernel each, 32
+  // queries per step and 128 keys on two warpgroups. Otherwise eight warps on mma.sync, 16 query rows
   // per step, as many keys as leave registers for dK and dV.
   if (target.hasWgmma && (headDim <= 64 || (headDim <= 128 && !dqByAtomics)))
     return dqByAtomics ? BackwardTiles{64, 64, 4, true} : BackwardTiles{64, 128, 8, true};
   if (backwardSplitsDkDv(target, headDim, dqByAtomics))
-    return BackwardTiles{32, 64, 4, true, 0, true};
+    return BackwardTiles{32, 128, 8, true, 0, true};
   if (headDim <= 64)
     return {16, 128, 8};
   if (headDim <= 128)
