@@ -66,6 +66,36 @@ def TGPU_MBarrierWaitOp : TGPU_MachineOp<"mbarrier_wait"> {
   let assemblyFormat = "$barrier `,` $parity attr-dict `:` type($barrier)";
 }
 
+def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure, AllTypesMatch<["smem", "barrier"]>]> {
+  let summary = "the full or empty mbarrier of one stage of a shared-memory ring";
+  let description = [{
+    `%bar = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>`: a ring of `stages`
+    shared-memory stages keeps its mbarriers from byte `%at` of the kernel's shared memory `%smem` on,
+    first the `full` barrier of every stage, then the `empty` ones, 8 bytes each. A stage's `full`
+    barrier completes when its copies have landed (TMA bytes counted by expect-tx, or one cp.async
+    arrival per thread); its `empty` barrier when its readers have released it (one arrival per
+    warp). Ring index i (the i-th fill of the ring) uses stage i % stages.
+  }];
+  let arguments = (ins TGPU_SharedPointer:$smem, I32:$at, I32:$stage,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$stages, UnitAttr:$empty);
+  let results = (outs TGPU_SharedPointer:$barrier);
+  let assemblyFormat = [{
+    (`empty` $empty^):(`full`)? $smem `[` $at `]` `stage` $stage `of` $stages attr-dict `:` type($barrier)
+  }];
+}
+
+def TGPU_RingWaitOp : TGPU_MachineOp<"ring_wait"> {
+  let summary = "wait for the completion of a ring barrier that belongs to one ring index";
+  let description = [{
+    `tgpu.ring_wait %bar, use %i of 3 : !llvm.ptr<3>`: `%bar` is a barrier of the stage that ring
+    index `%i` (i32, >= 0) uses in a ring of `stages` stages; it completes once per round of the ring,
+    so ring index i waits for the phase of parity (i / stages) & 1 (`tgpu.mbarrier_wait` with that
+    parity).
+  }];
+  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$use, ConfinedAttr<I64Attr, [IntPositive]>:$stages);
+  let assemblyFormat = "$barrier `,` `use` $use `of` $stages attr-dict `:` type($barrier)";
+}
+
 def TGPU_NamedBarrierSyncOp : TGPU_MachineOp<"named_barrier_sync"> {
   let summary = "wait on a named CTA barrier until a number of threads arrived";
   let description = [{

@@ -98,3 +98,28 @@ func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
   tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
   return
 }
+
+// A ring's barriers: `full` of stage s at at + 8s, `empty` after every stage's `full`; ring index i
+// waits for the parity (i / stages) & 1 of its stage's barrier.
+// CHECK-LABEL: func.func @ring
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[AT:[^:]*]]: i32, %[[STAGE:[^:]*]]: i32, %[[USE:[^:]*]]: i32)
+// CHECK: %[[FOFF:.*]] = arith.addi %[[AT]], %c0_i32 : i32
+// CHECK: %[[FS:.*]] = arith.muli %[[STAGE]], %c8_i32 : i32
+// CHECK: %[[FOFF2:.*]] = arith.addi %[[FOFF]], %[[FS]] : i32
+// CHECK: %[[FULL:.*]] = llvm.getelementptr %[[SMEM]][%[[FOFF2]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: %[[EOFF:.*]] = arith.addi %[[AT]], %c24_i32 : i32
+// CHECK: %[[ES:.*]] = arith.muli %[[STAGE]], %c8_i32{{.*}} : i32
+// CHECK: %[[EOFF2:.*]] = arith.addi %[[EOFF]], %[[ES]] : i32
+// CHECK: %[[EMPTY:.*]] = llvm.getelementptr %[[SMEM]][%[[EOFF2]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: %[[ROUND:.*]] = arith.divui %[[USE]], %c3_i32 : i32
+// CHECK: %[[PARITY:.*]] = arith.andi %[[ROUND]], %c1_i32 : i32
+// CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %{{.*}} : !llvm.ptr<3>, i32, i32
+// CHECK: nvvm.mbarrier.try_wait.parity %[[EMPTY]]
+// CHECK-NOT: tgpu.
+func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %stage: i32, %use: i32) {
+  %full = tgpu.ring_barrier full %smem[%at] stage %stage of 3 : !llvm.ptr<3>
+  %empty = tgpu.ring_barrier empty %smem[%at] stage %stage of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %full, use %use of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %empty, use %use of 3 : !llvm.ptr<3>
+  return
+}

@@ -10,7 +10,7 @@
 
 // CHECK-LABEL: gpu.func @peeled(
 // CHECK: scf.if %{{.*}} -> (bf16,
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-NOT: wgmma.mma_async
@@ -18,7 +18,7 @@
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield
 // CHECK: scf.for %{{.*}} = %c1_i32 to %{{.*}} step %c1_i32 iter_args(
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK-NEXT: tgpu.wgmma_commit
 // CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16

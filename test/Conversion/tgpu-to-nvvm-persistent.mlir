@@ -37,7 +37,7 @@
 // LATE-NEXT: %[[QHERE:[0-9]+]] = arith.andi %[[FIRSTIT]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QHERE]] {
 // LATE-NEXT: %{{[0-9]+}} = arith.subi %[[PTURN]], %c1_i32 : i32
-// LATE: tgpu.mbarrier_wait
+// LATE: tgpu.ring_wait %{{[0-9]+}}, use %{{[0-9]+}} of 1
 // LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
 // LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
@@ -82,7 +82,7 @@
 // CHECK: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>
-// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: tgpu.ring_barrier empty %{{[0-9]+}}[%{{.*}}] stage %c0_i32 of 1
 // CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32 : !llvm.ptr<3>
 // CHECK: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
@@ -106,7 +106,7 @@
 // CHECK: %[[PREV:[0-9]+]] = arith.subi %[[PTURN]], %c1_i32 : i32
 // CHECK-NEXT: %[[HADPREV:[0-9]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[HADPREV]] {
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait %{{[0-9]+}}, use %[[PREV]] of 1
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // Then the streamed loop's stages, their ring index numbered on from the instance's first.
@@ -222,16 +222,16 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: tgpu.persistent
 // CHECK-NOT: tgpu.warp_specialize
-// CHECK: %[[FULL0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
+// CHECK: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
-// CHECK-NEXT: %[[EMPTY0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
+// CHECK-NEXT: %[[EMPTY0:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: tgpu.mbarrier_init %[[EMPTY0]], %c8_i32
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
-// CHECK: %[[EMPTY:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16392]
+// CHECK: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: %[[HASNEXT:[0-9]+]] = arith.cmpi slt, %[[NEXT]], %[[TRIPS]] : i32
 // CHECK-NEXT: %[[T0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
@@ -250,8 +250,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: scf.yield
 // CHECK: tgpu.mbarrier_arrive %[[EMPTY]]
 // CHECK: scf.if
-// CHECK-NEXT: %[[PARITY2:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: tgpu.mbarrier_wait %[[EMPTY]], %[[PARITY2]]
+// CHECK-NEXT: tgpu.ring_wait %[[EMPTY]], use %[[TURN]] of 1
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16400]
 // CHECK-NEXT: %[[ROW:[0-9]+]] = llvm.load
 // CHECK-NEXT: llvm.getelementptr %{{[0-9]+}}[16404]
@@ -305,9 +304,7 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // CHECK-NEXT: %[[S0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK-NEXT: llvm.addrspacecast %[[S0]]
 // CHECK-NEXT: tgpu.tma_load
-// CHECK: arith.divui %{{[0-9]+}}, %c3_i32 : i32
-// CHECK-NEXT: arith.andi
-// CHECK-NEXT: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait %{{[0-9]+}}, use %{{[0-9]+}} of 3
 // CHECK-NEXT: }
 // CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32

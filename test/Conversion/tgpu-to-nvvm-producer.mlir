@@ -59,12 +59,12 @@
 // CHECK-NEXT: scf.if %[[INIT]] {
 // CHECK-NEXT: %[[REUSE:[a-z0-9_]+]] = arith.cmpi sge, %[[PREV]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[REUSE]] {
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK: }
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>
 // CHECK: tgpu.tma_load %{{.*}}, %{{[a-z0-9_]+}}[{{.*}}], %[[FULL0]]
 // CHECK: } else {
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // CHECK: tgpu.fence_async_shared
@@ -99,7 +99,7 @@
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.cp_async
@@ -112,7 +112,7 @@
 // CHECK: scf.for {{.*}} iter_args(
 // CHECK-NOT: tgpu.cp_async
 // CHECK-NOT: tgpu.mbarrier_arrive_expect_tx
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.cp_async

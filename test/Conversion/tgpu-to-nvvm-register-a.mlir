@@ -24,7 +24,7 @@
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // The operand's barriers (`full`, then `empty`), and its wait with the parity of the turn.
 // CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
 // The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
@@ -66,7 +66,7 @@
 // SMEM: tgpu.warp_exit
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SMEM: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// SMEM-NEXT: %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // SMEM: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
 // SMEM-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
 // No reads into registers, no early release: the loop follows the wait.

@@ -18,7 +18,7 @@
 // CHECK: %[[HASNEXT:[a-z0-9_]+]] = arith.cmpi slt, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: %[[DUE:[a-z0-9_]+]] = arith.ori %[[HASNEXT]], %{{[a-z0-9_]+}} : i1
 // CHECK-NEXT: scf.if %[[DUE]] {
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK: arith.select %[[HASNEXT]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: tgpu.cp_async_mbarrier_arrive
 // CHECK-NOT: tgpu.cp_async_mbarrier_arrive

@@ -32,12 +32,16 @@
 // Warpgroup 1 gives warpgroup 0 the first turn.
 // CHECK: tgpu.named_barrier_arrive %c1_i32, %c256_i32
 // CHECK: scf.for
-// Refill: wait until every warp released the stage (iteration i - 2), copy iteration i + 1.
-// CHECK: tgpu.mbarrier_wait
+// Refill: wait until every warp released the stage (its `empty` barrier, ring index i - 2), copy
+// iteration i + 1 (announced on its `full` barrier).
+// CHECK: %[[FILL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %[[STAGE:.*]] of 3 : !llvm.ptr<3>
+// CHECK: %[[FREE:.*]] = tgpu.ring_barrier empty %{{.*}}[%{{.*}}] stage %[[STAGE]] of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[FREE]], use %{{.*}} of 3 : !llvm.ptr<3>
 // CHECK: tgpu.cp_async 
-// CHECK: tgpu.cp_async_mbarrier_arrive %{{.*}}
-// This iteration's stage has landed.
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.cp_async_mbarrier_arrive %[[FILL]]
+// This iteration's stage has landed (ring index i on its `full` barrier).
+// CHECK: %[[FULL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %{{.*}} of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[FULL]], use %{{.*}} of 3 : !llvm.ptr<3>
 // CHECK-NEXT: tgpu.fence_async_shared
 // No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.
 // CHECK-NOT: gpu.barrier

@@ -47,7 +47,7 @@
 // CHECK-NEXT: tgpu.mbarrier_arrive
 // Waiting for the stage needs no proxy fence on the consumers' side (TMA writes through the async
 // proxy; the fallback's writers fenced).
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-NOT: tgpu.fence_async_shared
 // CHECK: tgpu.wgmma_fence
 // CHECK: = tgpu.wgmma 
@@ -152,11 +152,11 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK-COUNT-4: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
 // CHECK: scf.for
 // CHECK-NOT: gpu.barrier
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_wait 1
 // CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_wait
+// CHECK: tgpu.ring_wait
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
 // CHECK: tgpu.tma_load %{{.*}}, %[[MA]]
 // CHECK-COUNT-2: tgpu.tma_load %{{.*}}, %[[MB]]

@@ -365,16 +365,11 @@ private:
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
-    constexpr int64_t kBarrierBytes = 8;
-    Value off = arith::AddIOp::create(b, loc, ring.at, i32(empty ? ring.stages * kBarrierBytes : 0));
-    off = arith::AddIOp::create(b, loc, off, arith::MulIOp::create(b, loc, stage, i32(kBarrierBytes)));
-    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-                               ValueRange{off});
+    return RingBarrierOp::create(b, loc, smemBase.getType(), smemBase, ring.at, stage, ring.stages, empty);
   }
   /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
-    Value parity = arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, use, i32(ring.stages)), i32(1));
-    MBarrierWaitOp::create(b, loc, barrier, parity);
+    RingWaitOp::create(b, loc, barrier, use, ring.stages);
   }
   /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
   /// barrier: the stage may be refilled.

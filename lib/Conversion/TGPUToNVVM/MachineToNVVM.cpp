@@ -98,6 +98,33 @@ struct MBarrierWaitLowering : MachinePattern<MBarrierWaitOp> {
   }
 };
 
+/// Byte offset of a ring stage's barrier: at + (empty ? stages : 0) * 8 + stage * 8, from the shared base.
+struct RingBarrierLowering : MachinePattern<RingBarrierOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(RingBarrierOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    constexpr int64_t kBarrierBytes = 8;
+    Location loc = op.getLoc();
+    auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(rw, loc, v, 32); };
+    Value off = arith::AddIOp::create(rw, loc, a.getAt(), i32(op.getEmpty() ? op.getStages() * kBarrierBytes : 0));
+    off = arith::AddIOp::create(rw, loc, off, arith::MulIOp::create(rw, loc, a.getStage(), i32(kBarrierBytes)));
+    rw.replaceOpWithNewOp<LLVM::GEPOp>(op, op.getType(), rw.getI8Type(), a.getSmem(), ValueRange{off});
+    return success();
+  }
+};
+
+/// The wait of ring index `use`: the phase of parity (use / stages) & 1.
+struct RingWaitLowering : MachinePattern<RingWaitOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(RingWaitOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value round = arith::DivUIOp::create(rw, loc, a.getUse(), arith::ConstantIntOp::create(rw, loc, op.getStages(), 32));
+    Value parity = arith::AndIOp::create(rw, loc, round, arith::ConstantIntOp::create(rw, loc, 1, 32));
+    Value hint = arith::ConstantIntOp::create(rw, loc, kSuspendTimeHint, 32);
+    rw.replaceOpWithNewOp<NVVM::MBarrierTryWaitParityOp>(op, a.getBarrier(), parity, hint);
+    return success();
+  }
+};
+
 struct NamedBarrierSyncLowering : MachinePattern<NamedBarrierSyncOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(NamedBarrierSyncOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
@@ -248,15 +275,16 @@ struct ConvertTGPUMachineToNVVMPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
-    target.addIllegalOp<MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp, MBarrierWaitOp,
+    target.addIllegalOp<RingBarrierOp, RingWaitOp, MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp,
+                        MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
                         WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
                         TmaStoreWaitOp, WgmmaOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp,
                         CpAsyncMBarrierArriveOp, WarpSpecializeOp, WarpExitOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    patterns.add<MBarrierInitLowering, MBarrierArriveLowering, MBarrierArriveExpectTxLowering,
-                 MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
+    patterns.add<RingBarrierLowering, RingWaitLowering, MBarrierInitLowering, MBarrierArriveLowering,
+                 MBarrierArriveExpectTxLowering, MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, TmaLoadLowering,
                  TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering,
                  PendingWaitLowering<WgmmaWaitOp, NVVM::WgmmaWaitGroupSyncOp>,

@@ -295,3 +295,28 @@ func.func @area_size() -> i32 {
   %a = tgpu.shared_area "negative" -16 bytes align 16
   return %a : i32
 }
+
+// -----
+
+// A ring of 3 stages with barriers from byte %at: stage %s's `full` and `empty` barriers, and the wait
+// of ring index %i on them.
+// CHECK-LABEL: func.func @ring
+// CHECK: %[[F:.*]] = tgpu.ring_barrier full %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
+// CHECK-NEXT: %[[E:.*]] = tgpu.ring_barrier empty %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[F]], use %arg3 of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[E]], use %arg3 of 3 : !llvm.ptr<3>
+func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %s: i32, %i: i32) {
+  %f = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>
+  %e = tgpu.ring_barrier empty %smem[%at] stage %s of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %f, use %i of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %e, use %i of 3 : !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @ring_without_stages(%smem: !llvm.ptr<3>, %at: i32, %s: i32) {
+  // expected-error @+1 {{attribute 'stages' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %f = tgpu.ring_barrier full %smem[%at] stage %s of 0 : !llvm.ptr<3>
+  return
+}
