@@ -123,10 +123,10 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
 // CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
-// No copy of theirs when the maps encoded; the operand arrives with the parity of their turn.
+// No copy of theirs when the maps encoded; the operand arrives on its one-stage ring, ring index =
+// their turn.
 // CHECK-NOT: tgpu.tma_load
-// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: tgpu.mbarrier_wait %{{[0-9]+}}, %[[PARITY]]
+// CHECK: tgpu.ring_wait %{{[0-9]+}}, use %[[TURN]] of 1
 // CHECK-NOT: tgpu.tma_load
 // CHECK: scf.for %[[I:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32
 // CHECK: %[[NEXT:[0-9]+]] = arith.addi %[[I]], %c1_i32 : i32
@@ -213,9 +213,9 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // instance's block before the tile loop; at each instance's start it keeps the next instance's
 // coordinates in shared memory; every warp releases the block after its last product reading it, and
 // after that loop thread 0 waits until all have and copies the next instance's block. The instance
-// waits for A with the turn's parity. The ring is set up per instance; the output (16 KiB, more than
-// one 8 KiB stage) is staged in the ring's stages, so its copy is waited for at once, and every
-// instance ends with a CTA barrier.
+// waits for A on its one-stage ring, ring index = the turn. The ring is set up per instance; the
+// output (16 KiB, more than one 8 KiB stage) is staged in the ring's stages, so its copy is waited
+// for at once, and every instance ends with a CTA barrier.
 // Only the MMA turn is carried.
 // CHECK-LABEL: gpu.func @alone(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
@@ -230,7 +230,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
-// CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[16384]
+// CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: %[[HASNEXT:[0-9]+]] = arith.cmpi slt, %[[NEXT]], %[[TRIPS]] : i32
@@ -243,8 +243,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: }
 // CHECK: gpu.barrier
 // CHECK: tgpu.mbarrier_init
-// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]]
+// CHECK: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1
 // CHECK: scf.for
 // CHECK: tgpu.mbarrier_arrive %[[EMPTY]]
 // CHECK: scf.yield

@@ -22,11 +22,10 @@
 // CHECK-LABEL: gpu.func @persistent(
 // CHECK: tgpu.warp_exit
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// The operand's barriers (`full`, then `empty`), and its wait with the parity of the turn.
-// CHECK: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// The operand's barriers (`full`, then `empty`: a one-stage ring), and its wait as ring index = the turn.
+// CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // CHECK-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// CHECK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// CHECK-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
+// CHECK: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1 : !llvm.ptr<3>
 // The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
 // releases the operand right after the last one.
 // CHECK-NOT: scf.for
@@ -65,10 +64,9 @@
 // SMEM-LABEL: gpu.func @persistent(
 // SMEM: tgpu.warp_exit
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// SMEM: %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE:[0-9]+]][{{[0-9]+}}] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// SMEM: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// SMEM: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// SMEM-NEXT: tgpu.mbarrier_wait %[[FULL]], %[[PARITY]] : !llvm.ptr<3>
+// SMEM: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1 : !llvm.ptr<3>
 // No reads into registers, no early release: the loop follows the wait.
 // SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // SMEM-NOT: tgpu.wgmma {{.*}}a_regs
@@ -93,8 +91,7 @@
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
-// FALLBACK: %[[PARITY:[0-9]+]] = arith.andi %[[TURN]], %c1_i32 : i32
-// FALLBACK-NEXT: tgpu.mbarrier_wait %{{[0-9]+}}, %[[PARITY]] : !llvm.ptr<3>
+// FALLBACK: tgpu.ring_wait %{{[0-9]+}}, use %[[TURN]] of 1 : !llvm.ptr<3>
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(

@@ -15,7 +15,7 @@
 // CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, elem_bytes = 2 : i32, pointer = 0 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>], strides = [array<i64: 0, 1>, array<i64: 1, 4>], swizzle = 128 : i32}
-// CHECK: %[[BAR:.*]] = llvm.getelementptr %{{.*}}[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK: %[[BAR:.*]] = tgpu.ring_barrier full %{{.*}}[%c32768_i32] stage %c0_i32 of 1 : !llvm.ptr<3>
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] {
 // CHECK: scf.if

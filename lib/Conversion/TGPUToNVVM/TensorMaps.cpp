@@ -292,7 +292,9 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   TmaOperand operand;
   operand.nMajor = asB;
   operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
-  operand.barrier = operandAreaPtr(barrierOffset);
+  // A one-stage ring: its `full` barrier completes once per copy (per program instance of a
+  // persistent kernel whose producer copies it; once in all otherwise).
+  operand.barrier = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/false);
   Value base = operand.base, barrierPtr = operand.barrier;
   SmallVector<Value> offsets;
   for (Value o : op.getOffsets())
@@ -462,7 +464,7 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
     ifThen(
         operand.useTma,
         [&] {
-          MBarrierWaitOp::create(b, loc, operand.barrier, arith::AndIOp::create(b, loc, tileLoop.getInductionVar(), i32(1)));
+          RingWaitOp::create(b, loc, operand.barrier, tileLoop.getInductionVar(), /*stages=*/1);
         },
         [&] { barrier(); });
     operand.waited = b.getInsertionBlock();
