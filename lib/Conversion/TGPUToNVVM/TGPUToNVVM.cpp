@@ -510,15 +510,10 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
       bool wgmma = false;
       int numWarps = tile::getNumWarps(func);
       WalkResult marks = func.walk([&](tile::DotOp dot) {
-        if (!tgpu::runsOnWgmma(dot))
-          return WalkResult::advance();
         int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        std::string why = tgpu::wgmmaMarkMismatch(target->hasWgmma, m, n, numWarps);
-        if (!why.empty()) {
-          dot.emitOpError() << "is marked #tgpu.mma<wgmma> but " << why << ", " << arch;
+        if (failed(tgpu::verifyWgmmaMark(dot, m, n, numWarps, target->hasWgmma, arch)))
           return WalkResult::interrupt();
-        }
-        wgmma = true;
+        wgmma |= tgpu::runsOnWgmma(dot);
         return WalkResult::advance();
       });
       if (marks.wasInterrupted())

@@ -11,8 +11,6 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <string>
-
 #include "TGPU/TGPUDialect.h.inc"
 #include "TGPU/TGPUEnums.h.inc"
 
@@ -61,17 +59,11 @@ inline bool wgmmaFits(int64_t m, int64_t n, int numWarps) {
   auto [wm, wn] = LinearLayout::mmaWarps(m, n, numWarps);
   return wm == numWarps && wn == 1 && m == 16 * numWarps && n % 8 == 0 && n <= 256;
 }
-/// Why a dot of an [m, k] x [k, n] product cannot honour a #tgpu.mma<wgmma> mark on a target with or
-/// without wgmma, as the end of "is marked #tgpu.mma<wgmma> but ..."; empty when it can.
-inline std::string wgmmaMarkMismatch(bool targetHasWgmma, int64_t m, int64_t n, int numWarps) {
-  if (targetHasWgmma && wgmmaFits(m, n, numWarps))
-    return {};
-  std::string why = targetHasWgmma ? "its warps do not stack along M as wgmma needs (M = 16 x the kernel's "
-                                     "warps, a multiple of 4; N a multiple of 8 up to 256)"
-                                   : "the target has no wgmma";
-  return why + ": " + std::to_string(m) + "x" + std::to_string(n) + " result, " + std::to_string(numWarps) +
-         " warps";
-}
+/// Checks a #tgpu.mma<wgmma> mark on `dot` (a tile.dot of an [m, k] x [k, n] product in a kernel of
+/// `numWarps` warps): where the target has no wgmma or the dot does not fit it, the error at the dot
+/// ("is marked #tgpu.mma<wgmma> but ...") and failure; success for a dot without that mark.
+mlir::LogicalResult verifyWgmmaMark(mlir::Operation *dot, int64_t m, int64_t n, int numWarps, bool targetHasWgmma,
+                                    llvm::StringRef arch);
 /// `op` (a tile.dot) is marked `#tgpu.mma<wgmma>` (tgpu-accelerate-dot).
 inline bool runsOnWgmma(mlir::Operation *op) {
   auto mark = op->getAttrOfType<MmaEngineAttr>(TGPUDialect::kMmaAttrName);

@@ -41,6 +41,17 @@ LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribut
   return success();
 }
 
+LogicalResult flare::tgpu::verifyWgmmaMark(Operation *dot, int64_t m, int64_t n, int numWarps, bool targetHasWgmma,
+                                           StringRef arch) {
+  if (!runsOnWgmma(dot) || (targetHasWgmma && wgmmaFits(m, n, numWarps)))
+    return success();
+  return dot->emitOpError() << "is marked #tgpu.mma<wgmma> but "
+                            << (targetHasWgmma ? "its warps do not stack along M as wgmma needs (M = 16 x the "
+                                                 "kernel's warps, a multiple of 4; N a multiple of 8 up to 256)"
+                                               : "the target has no wgmma")
+                            << ": " << m << "x" << n << " result, " << numWarps << " warps, " << arch;
+}
+
 LinearLayoutAttr flare::tgpu::getLayoutAttr(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast_or_null<LinearLayoutAttr>(tensor.getEncoding()) : LinearLayoutAttr();

@@ -35,27 +35,23 @@ struct TGPUAccelerateDotPass : public flare::tgpu::impl::TGPUAccelerateDotBase<T
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();
-    bool failed = false;
+    bool anyError = false;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!tile::isKernel(func))
         continue;
       int numWarps = tile::getNumWarps(func);
       func.walk([&](tile::DotOp dot) {
         int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        std::string why = wgmmaMarkMismatch(target->hasWgmma, m, n, numWarps);
-        bool fits = why.empty();
-        if (auto chosen = dot->getAttrOfType<MmaEngineAttr>(TGPUDialect::kMmaAttrName)) {
-          if (chosen.getValue() == MmaEngine::Wgmma && !fits) {
-            dot.emitOpError() << "is marked #tgpu.mma<wgmma> but " << why << ", " << arch;
-            failed = true;
-          }
+        if (dot->hasAttr(TGPUDialect::kMmaAttrName)) {
+          anyError |= failed(verifyWgmmaMark(dot, m, n, numWarps, target->hasWgmma, arch));
           return;
         }
+        bool fits = target->hasWgmma && wgmmaFits(m, n, numWarps);
         dot->setAttr(TGPUDialect::kMmaAttrName,
                      MmaEngineAttr::get(ctx, fits ? MmaEngine::Wgmma : MmaEngine::MmaSync));
       });
     }
-    if (failed)
+    if (anyError)
       signalPassFailure();
   }
 };
