@@ -100,7 +100,7 @@ def compare_rows(rows, variants):
     and the change against the first variant."""
     by = {}
     for row in rows:
-        if row.get("kind") != "speed":
+        if row.get("kind") not in ("speed", "forward"):
             continue
         try:
             tflops = float(row["tflops"])

@@ -20,7 +20,6 @@ deterministic mode (row "flare-det").
     python3 attention_backward_bench.py --lib <bundle>/lib/libflare.so --out results/x.csv
 """
 import argparse
-import ctypes
 import datetime
 import re
 import statistics
@@ -31,36 +30,11 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from attention_bench import Flare, FlareOptions, FlareTensor, flare_tensor, time_calls, unavailable
+from attention_bench import Flare, time_calls, unavailable
 
 
-class FlareBackward(Flare):
-    def __init__(self, path):
-        super().__init__(path)
-        self.lib.flare_attention_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 9 + [
-            ctypes.POINTER(FlareOptions), ctypes.c_void_p]
-
-    def options(self, causal, lse=None):
-        opt = FlareOptions()
-        opt.causal = int(causal)
-        opt.window_left = opt.window_right = -1
-        if lse is not None:
-            opt.lse = flare_tensor(lse)
-        return opt
-
-    def forward(self, q, k, v, out, lse, causal):
-        opt = self.options(causal, lse)
-        tensors = [flare_tensor(t) for t in (q, k, v, out)]
-        self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
-                                             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
-
-    def backward(self, q, k, v, out, dout, lse, dq, dk, dv, causal, deterministic=False):
-        opt = self.options(causal)
-        opt.deterministic = int(deterministic)
-        tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
-        self._check(self.lib.flare_attention_backward(
-            self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
-            ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+# The backward's calls (Flare.forward with its LSE, Flare.backward) are attention_bench.Flare's.
+FlareBackward = Flare
 
 
 def tile_kernels(flare, flare_opt, examples, d, causal, tiles):

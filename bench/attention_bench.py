@@ -7,13 +7,23 @@ papers: bf16, 16k tokens in total (batch = 16384 / seqlen), hidden 2048 (heads =
 FLOPs = 4 * B * H * S^2 * D, halved when causal. Times: CUDA events around each call after warm-up,
 calls queued back to back (time_calls), --iters calls per method in each of --rounds rounds that take the
 methods in turn, median of all (--samples-out writes every call's time; --warmup-s runs the shape's
-methods in turn for that long first). Before timing, Flare's output is compared with cuDNN's (max
-|difference|). Long shapes run at the H200's power cap, where the clock a burst of calls meets
-varies: bench/power_draw.py measures each method under sustained load instead.
+methods in turn for that long first). Long shapes run at the H200's power cap, where the clock a burst
+of calls meets varies: bench/power_draw.py measures each method under sustained load instead.
 
-A second sweep measures the peak extra device memory of naive attention (examples/tile/naive_attention.mlir:
-the score matrix through global memory) and of Flare, batch 1, 16 heads, head dim 64, as the sequence
-grows, until naive attention runs out of memory.
+Kinds of call (--kinds, a row's `kind`): `forward`; `backward`, the gradients after one forward (Flare:
+flare_attention_backward from the forward's out and LSE; SDPA and FlexAttention: out.backward(dout) on
+their own forward's graph), FLOPs 2.5 x the forward's (five matmuls, one recomputing the scores); and
+`fwdbwd`, forward then backward (3.5 x). Before timing, Flare's output (poisoned first) is compared with
+cuDNN's, and every method's gradients with cuDNN's on the same dout (max |difference| in the note).
+
+The decoding sweep (kind `decode`, its own shapes: one query per sequence, GQA 32:8, head dim 128,
+batch 1-64, 1k-128k keys) measures the bandwidth of the K and V read (`tbps`) beside the device's copy
+bandwidth of the same run (method `device-copy`); see decode_sweep.
+
+The memory sweeps, batch 1, 16 heads, head dim 64, as the sequence grows: the peak extra device memory
+of naive attention (examples/tile/naive_attention.mlir: the score matrix through global memory) and of
+Flare's forward, until naive attention runs out of memory (kind `memory`); and what one backward call
+allocates beyond its inputs and gradients, Flare's and SDPA's backends' (kind `memory-backward`).
 
     python3 attention_bench.py --lib <bundle>/lib/libflare.so --examples <bundle>/examples --out results/x.csv
 """
@@ -44,7 +54,7 @@ class FlareOptions(ctypes.Structure):
                 ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
                 ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
                 ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32),
-                ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32)]
+                ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32), ("kv_splits", ctypes.c_int32)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -74,6 +84,8 @@ class Flare:
         self.lib.flare_kernel_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int32,
                                                  ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64),
                                                  ctypes.c_void_p]
+        self.lib.flare_attention_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 9 + [
+            ctypes.POINTER(FlareOptions), ctypes.c_void_p]
         torch.cuda.init()
         self.session = self.lib.flare_session_create(torch.cuda.current_device())
         if not self.session:
@@ -83,9 +95,11 @@ class Flare:
         if rc != 0:
             raise RuntimeError(self.lib.flare_last_error().decode())
 
-    def attention(self, q, k, v, out, causal, config=None):
+    def attention(self, q, k, v, out, causal, config=None, kv_splits=None):
         opt = FlareOptions()
         opt.causal = int(causal)
+        if kv_splits is not None:
+            opt.kv_splits = kv_splits
         if config == "autotune":
             opt.autotune = 1
         elif config:
@@ -105,6 +119,29 @@ class Flare:
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
                                              ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
         return out
+
+    def options(self, causal, lse=None):
+        opt = FlareOptions()
+        opt.causal = int(causal)
+        opt.window_left = opt.window_right = -1
+        if lse is not None:
+            opt.lse = flare_tensor(lse)
+        return opt
+
+    def forward(self, q, k, v, out, lse, causal):
+        """flare_attention returning the LSE (f32 [B, Hq, Sq]) the backward needs."""
+        opt = self.options(causal, lse)
+        tensors = [flare_tensor(t) for t in (q, k, v, out)]
+        self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+                                             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+
+    def backward(self, q, k, v, out, dout, lse, dq, dk, dv, causal, deterministic=False):
+        opt = self.options(causal)
+        opt.deterministic = int(deterministic)
+        tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
+        self._check(self.lib.flare_attention_backward(
+            self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+            ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
     def kernel(self, text, name):
         k = self.lib.flare_kernel_load(self.session, text.encode(), name.encode())
@@ -216,6 +253,93 @@ def sustain(calls, seconds):
         torch.cuda.synchronize()
 
 
+# FLOPs of each kind of timed call, in units of the forward's 4 * B * H * S^2 * D (halved when causal):
+# the backward has five matmuls of which one recomputes the scores (FlashAttention's 2.5x).
+FLOP_FACTORS = {"forward": 1.0, "backward": 2.5, "fwdbwd": 3.5}
+
+
+def max_diff(xs, ys):
+    return max((x.float() - y.float()).abs().max().item() for x, y in zip(xs, ys))
+
+
+def forward_calls(flare, methods, q, k, v, out, causal, ref):
+    """The forward calls of the methods (name -> SDPA/Flex function, or a Flare configuration), each
+    warmed up; Flare's outputs are poisoned and compared with `ref` first. Returns (calls, notes)."""
+    calls, notes = {}, {}
+    for name, fn in methods.items():
+        try:
+            if name.startswith("flare"):
+                out.fill_(float("nan"))
+                flare.attention(q, k, v, out, causal, fn)
+                torch.cuda.synchronize()
+                notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
+                call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
+            else:
+                notes[name] = ""
+                call = lambda fn=fn: fn(q, k, v, causal)
+            for _ in range(3):
+                call()
+            calls[name] = call
+        except Exception as e:  # a failing method must not stop the sweep
+            notes[name] = unavailable(e)
+    return calls, notes
+
+
+def backward_calls(flare, methods, q, k, v, out, causal, with_forward):
+    """The backward calls (with_forward: forward and backward) of the methods. Flare: flare_attention with
+    its LSE, then flare_attention_backward; the others: their forward under autograd, then
+    out.backward(dout). Every method's gradients are compared with cuDNN's (else the math backend's) on
+    the same dout; Flare's are poisoned first. Returns (calls, notes)."""
+    dout = torch.randn_like(q)
+    b, h, s, _ = q.shape
+    lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    ref = None
+    for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+        try:
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(*leaves, is_causal=causal).backward(dout)
+            ref = [t.grad.clone() for t in leaves]
+            break
+        except Exception:  # no cuDNN for this shape: the math backend
+            for t in leaves:
+                t.grad = None
+    calls, notes = {}, {}
+    for name, fn in methods.items():
+        try:
+            if name == "flare":
+                flare.forward(q, k, v, out, lse, causal)
+                for t in (dq, dk, dv):
+                    t.fill_(float("nan"))
+                flare.backward(q, k, v, out, dout, lse, dq, dk, dv, causal)
+                grads = (dq, dk, dv)
+
+                def call():
+                    if with_forward:
+                        flare.forward(q, k, v, out, lse, causal)
+                    flare.backward(q, k, v, out, dout, lse, dq, dk, dv, causal)
+            else:
+                for t in leaves:
+                    t.grad = None
+                o = fn(*leaves, causal)
+
+                def call(fn=fn, o=o):
+                    for t in leaves:
+                        t.grad = None
+                    (fn(*leaves, causal) if with_forward else o).backward(dout, retain_graph=not with_forward)
+                call()
+                grads = [t.grad for t in leaves]
+            torch.cuda.synchronize()
+            notes[name] = f"max |grad - sdpa| {max_diff(grads, ref):.4f}" if ref is not None else ""
+            for _ in range(2):
+                call()
+            calls[name] = call
+        except Exception as e:  # a failing method must not stop the sweep
+            notes[name] = unavailable(e)
+    return calls, notes
+
+
 def speed_sweep(flare, args, rows, samples):
     methods = {"flare": None}
     # Tuning: each tile configuration (BLOCK_M x BLOCK_N x warps) as a method of its own.
@@ -236,53 +360,138 @@ def speed_sweep(flare, args, rows, samples):
         else:
             methods.pop("flex", None)
         for causal, s, b, h, q, k, v, out in shapes(args, d):
-            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            for kind in [k for k in args.kinds if k != "decode"]:
+                if kind == "forward":
+                    try:
+                        ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
+                    except Exception:  # no cuDNN: check against the math backend
+                        ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
+                    calls, notes = forward_calls(flare, methods, q, k, v, out, causal, ref)
+                    del ref
+                else:
+                    # The backward of Flare's default configuration only (tile configurations and
+                    # autotuning are forward options).
+                    kind_methods = {m: fn for m, fn in methods.items() if m == "flare" or not m.startswith("flare")}
+                    calls, notes = backward_calls(flare, kind_methods, q, k, v, out, causal, kind == "fwdbwd")
+                time_methods(kind, calls, notes, methods if kind == "forward" else kind_methods, args, d, causal, s,
+                             b, h, rows, samples)
+                del calls
+            del q, k, v, out
+
+
+def time_methods(kind, calls, notes, methods, args, d, causal, s, b, h, rows, samples):
+    """Times the warmed-up calls of one shape and kind: --rounds rounds in which each method runs --iters
+    calls in turn, so that the methods share the GPU's clock and thermal state instead of one of them
+    meeting a hotter GPU; one row per method (NaN where it failed)."""
+    flops = FLOP_FACTORS[kind] * 4 * b * h * s * s * d / (2 if causal else 1)
+    times = {name: [] for name in calls}
+    sustain(calls, args.warmup_s)
+    for r in range(args.rounds):
+        for name in list(calls):
             try:
-                ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
-            except Exception:  # no cuDNN: check against the math backend
-                ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
-            # Warm-up (and, for Flare, a check against the reference) of every method, then
-            # --rounds rounds in which each method runs --iters calls in turn: the methods share
-            # the GPU's clock and thermal state instead of one of them meeting a hotter GPU.
-            calls, notes, times = {}, {}, {}
-            for name, fn in methods.items():
+                t = time_calls(calls[name], args.iters)
+            except Exception as e:
+                notes[name] = unavailable(e)
+                del calls[name]
+                continue
+            times[name] += t
+            for i, ms in enumerate(t):
+                samples.append((kind, name, d, int(causal), s, r, i, ms))
+    for name in methods:
+        ms = median(times[name]) if name in calls else float("nan")
+        tflops = flops / (ms * 1e-3) / 1e12
+        note = notes.get(name, "")
+        rows.append(dict(kind=kind, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                         ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
+        print(f"{kind:8s} {name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
+              f"{tflops:7.1f} TFLOP/s {note}", flush=True)
+
+
+def copy_bandwidth(iters=20):
+    """The device's copy bandwidth (bytes read + written per second) on a 4 GiB buffer: the ceiling of
+    a kernel that reads K and V once."""
+    src = torch.empty(2 ** 31, device="cuda", dtype=torch.int16)
+    dst = torch.empty_like(src)
+    ms = median(time_calls(lambda: dst.copy_(src), iters))
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * 2 ** 32 / (ms * 1e-3)
+
+
+def decode_sweep(flare, args, rows, samples):
+    """Decoding: one query per sequence (--decode-queries) against a KV cache of --decode-keys keys, GQA
+    --decode-heads (query heads : KV heads), head dim 128, batch --decode-batches. The measure is the
+    bandwidth of the K and V read: 2 x B x Hkv x Skv x D x 2 bytes per call, against the device's copy
+    bandwidth measured in the same run (method `device-copy`). Flare: flare_attention as a user calls it
+    (the keys split by the launch shape) and with the split off (`flare-nosplit`, kv_splits = 1); SDPA's
+    backends with enable_gqa. Each method's output is compared with cuDNN's (else the math backend's)."""
+    copy = copy_bandwidth()
+    print(f"decode device-copy: {copy / 1e12:.2f} TB/s", flush=True)
+    hq, hkv = args.decode_heads
+    d, sq = 128, args.decode_queries
+    methods = {"flare": None, "flare-nosplit": 1}
+    backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
+                "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
+    if not args.no_peers:
+        methods.update(backends)
+    for b in args.decode_batches:
+        for s in args.decode_keys:
+            torch.manual_seed(b * 131 + s)
+            try:
+                q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
+                k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+            except torch.OutOfMemoryError:
+                print(f"decode B={b} S={s}: out of memory", flush=True)
+                continue
+            out = torch.empty_like(q)
+            kv_bytes = 2 * b * hkv * s * d * 2
+            ref = None
+            for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+                try:
+                    with sdpa_kernel(backend):
+                        ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                    break
+                except Exception:  # noqa: BLE001
+                    continue
+            calls, notes = {}, {}
+            for name, how in methods.items():
                 try:
                     if name.startswith("flare"):
-                        # Each Flare variant is checked against the reference before it is timed.
                         out.fill_(float("nan"))
-                        flare.attention(q, k, v, out, causal, fn)
+                        call = lambda splits=how: flare.attention(q, k, v, out, False, kv_splits=splits)
+                        call()
                         torch.cuda.synchronize()
-                        notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
-                        call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
+                        got = out
                     else:
-                        notes[name] = ""
-                        call = lambda fn=fn: fn(q, k, v, causal)
+                        def call(backend=how):
+                            with sdpa_kernel(backend):
+                                return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                        got = call()
+                    notes[name] = (f"max |out - sdpa| {(got.float() - ref.float()).abs().max().item():.4f}"
+                                   if ref is not None else "")
                     for _ in range(3):
                         call()
-                    calls[name], times[name] = call, []
-                except Exception as e:  # a failing method must not stop the sweep
+                    calls[name] = call
+                except Exception as e:  # noqa: BLE001
                     notes[name] = unavailable(e)
-            sustain(calls, args.warmup_s)
+            times = {name: [] for name in calls}
             for r in range(args.rounds):
-                for name in list(calls):
-                    try:
-                        t = time_calls(calls[name], args.iters)
-                    except Exception as e:
-                        notes[name] = unavailable(e)
-                        del calls[name]
-                        continue
+                for name, call in calls.items():
+                    t = time_calls(call, args.iters)
                     times[name] += t
                     for i, ms in enumerate(t):
-                        samples.append((name, d, int(causal), s, r, i, ms))
+                        samples.append(("decode", name, d, 0, s, r, i, ms))
             for name in methods:
                 ms = median(times[name]) if name in calls else float("nan")
-                tflops = flops / (ms * 1e-3) / 1e12
-                note = notes[name]
-                rows.append(dict(kind="speed", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
-                                 ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", peak_extra_mib="", note=note))
-                print(f"{name:15s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
-                      f"{tflops:7.1f} TFLOP/s {note}", flush=True)
-            del q, k, v, out, ref
+                tbps = kv_bytes / (ms * 1e-3) / 1e12
+                rows.append(dict(kind="decode", method=name, hdim=d, causal=0, seqlen=s, batch=b, heads=f"{hq}:{hkv}",
+                                 ms=f"{ms:.4f}", tflops="", tbps=f"{tbps:.3f}", peak_extra_mib="", note=notes.get(name, "")))
+                print(f"decode {name:15s} B={b:3d} Skv={s:7d} {hq}:{hkv}: {ms:8.4f} ms {tbps:6.2f} TB/s "
+                      f"{notes.get(name, '')}", flush=True)
+            del q, k, v, out, ref, calls
+            torch.cuda.empty_cache()
+        rows.append(dict(kind="decode", method="device-copy", hdim=d, causal=0, seqlen="", batch=b,
+                         heads=f"{hq}:{hkv}", ms="", tflops="", tbps=f"{copy / 1e12:.3f}", peak_extra_mib="", note=""))
 
 
 def run_naive(flare, kernels, q, k, v, out):
@@ -334,6 +543,60 @@ def memory_sweep(flare, args, rows):
         torch.cuda.empty_cache()
 
 
+def memory_backward_sweep(flare, args, rows):
+    """Extra device memory of one backward call, batch 1, 16 heads, head dim 64, as the sequence grows:
+    what the call allocates beyond its inputs (q, k, v, out, dout, LSE) and its gradients. Flare's
+    workspace (D and the f32 dQ sums) is the runtime's, per stream, allocated through the driver: it is
+    read from the device's free memory around the first call on a fresh stream (after a call on
+    another stream loaded the kernels). SDPA's backends allocate through torch: the peak of torch's
+    allocator during out.backward() less the gradients. The math backend materialises the S x S
+    probabilities and shows what linear memory means."""
+    bh, d = 16, 64
+    backends = {"sdpa-flash": SDPBackend.FLASH_ATTENTION, "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION,
+                "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION, "sdpa-math": SDPBackend.MATH}
+    for s in args.memory_seqlens:
+        q, k, v, dout = (torch.randn(1, bh, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        grad_mib = 3 * q.numel() * q.element_size() / 2 ** 20
+        for method in ["flare"] + list(backends):
+            note, peak = "", float("nan")
+            try:
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
+                if method == "flare":
+                    out, dq, dk, dv = (torch.empty_like(q) for _ in range(4))
+                    lse = torch.empty(1, bh, s, device="cuda", dtype=torch.float32)
+                    flare.forward(q, k, v, out, lse, False)
+                    flare.backward(q, k, v, out, dout, lse, dq, dk, dv, False)
+                    torch.cuda.synchronize()
+                    stream = torch.cuda.Stream()
+                    free = torch.cuda.mem_get_info()[0]
+                    with torch.cuda.stream(stream):
+                        flare.backward(q, k, v, out, dout, lse, dq, dk, dv, False)
+                    stream.synchronize()
+                    peak = (free - torch.cuda.mem_get_info()[0]) / 2 ** 20
+                    del out, dq, dk, dv, lse, stream
+                else:
+                    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+                    with sdpa_kernel(backends[method]):
+                        o = F.scaled_dot_product_attention(*leaves)
+                    torch.cuda.synchronize()
+                    torch.cuda.reset_peak_memory_stats()
+                    base = torch.cuda.memory_allocated()
+                    o.backward(dout)
+                    torch.cuda.synchronize()
+                    peak = (torch.cuda.max_memory_allocated() - base) / 2 ** 20 - grad_mib
+                    del leaves, o
+            except torch.OutOfMemoryError:
+                note = "out of memory"
+            except Exception as e:  # noqa: BLE001
+                note = unavailable(e)
+            rows.append(dict(kind="memory-backward", method=method, hdim=d, causal=0, seqlen=s, batch=1, heads=bh,
+                             ms="", tflops="", peak_extra_mib=f"{peak:.1f}", note=note))
+            print(f"memory-backward {method:15s} S={s:6d}: extra {peak:10.1f} MiB {note}", flush=True)
+        del q, k, v, dout
+        torch.cuda.empty_cache()
+
+
 def run_arguments(description):
     """The arguments every benchmark run over head dims takes: the library, the CSV, the commit."""
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -367,7 +630,17 @@ def main():
                    "the persistent schedule on/off or leave the configured choice)")
     p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
     p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
-    p.add_argument("--no-memory", action="store_true", help="skip the memory sweep")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")
+    p.add_argument("--kinds", nargs="+", default=["forward", "backward", "fwdbwd", "decode"],
+                   choices=["forward", "backward", "fwdbwd", "decode"],
+                   help="calls timed per shape: the forward, the backward (after one forward), both (rows of "
+                        "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
+                        "shapes, bandwidth of the K and V read)")
+    p.add_argument("--decode-batches", type=int, nargs="+", default=[1, 8, 16, 64])
+    p.add_argument("--decode-keys", type=int, nargs="+",
+                   default=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
+    p.add_argument("--decode-heads", type=int, nargs=2, default=[32, 8], metavar=("HQ", "HKV"))
+    p.add_argument("--decode-queries", type=int, default=1, help="queries per sequence in the decoding sweep")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")
     args = p.parse_args()
@@ -376,22 +649,28 @@ def main():
     info = versions()
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + f", commit {args.commit}", flush=True)
     rows, samples = [], []
-    speed_sweep(flare, args, rows, samples)
+    if any(kind != "decode" for kind in args.kinds):
+        speed_sweep(flare, args, rows, samples)
+    if "decode" in args.kinds:
+        decode_sweep(flare, args, rows, samples)
     if args.samples_out:
         with open(args.samples_out, "w") as f:
-            f.write("method,hdim,causal,seqlen,round,index,ms\n")
+            f.write("kind,method,hdim,causal,seqlen,round,index,ms\n")
             for row in samples:
                 f.write(",".join(map(str, row[:-1])) + f",{row[-1]:.5f}\n")
     if not args.no_memory:
-        memory_sweep(flare, args, rows)
+        if "forward" in args.kinds:
+            memory_sweep(flare, args, rows)
+        if "backward" in args.kinds or "fwdbwd" in args.kinds:
+            memory_backward_sweep(flare, args, rows)
     fields = ["date", "commit", "gpu", "driver", "torch", "cudnn", "kind", "method", "hdim", "causal", "seqlen",
-              "batch", "heads", "ms", "tflops", "peak_extra_mib", "note"]
+              "batch", "heads", "ms", "tflops", "tbps", "peak_extra_mib", "note"]
     with open(args.out, "w") as f:
         f.write(",".join(fields) + "\n")
         for r in rows:
             r.update(date=info["date"], commit=args.commit, gpu=info["gpu"], driver=info["driver"],
                      torch=info["torch"], cudnn=info["cudnn"])
-            f.write(",".join(str(r[k]).replace(",", ";") for k in fields) + "\n")
+            f.write(",".join(str(r.get(k, "")).replace(",", ";") for k in fields) + "\n")
     print(f"wrote {args.out}")
 
 

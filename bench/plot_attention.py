@@ -1,17 +1,20 @@
-"""Plots a CSV of attention_bench.py as SVG (no dependencies): TFLOP/s versus sequence length, one panel
-per (head dim, causal), one line per method; and peak extra memory versus sequence length (log scale).
-Also writes a markdown table of the speed rows, then of every speed target of the benchmark's setup
-(the least TFLOP/s and the ratio to the best peer of the same run) met or missed.
+"""Plots a CSV of attention_bench.py as SVG (no dependencies): per kind of call (forward, backward,
+forward + backward), TFLOP/s versus sequence length, one panel per (head dim, causal), one line per
+method; and peak extra memory versus sequence length (log scale), of the forward and of the backward.
+Also writes a markdown table of the speed rows of each kind, then of every speed target of the
+benchmark's setup (the least TFLOP/s and the ratio to the best peer of the same run) met or missed.
 
     python3 plot_attention.py results/2026-11-29-attention-h200.csv results/2026-11-29-attention-h200
-    -> ...-speed.svg, ...-memory.svg, ...-table.md
+    -> ...-speed.svg (forward), ...-backward.svg, ...-fwdbwd.svg, ...-memory.svg, ...-memory-backward.svg,
+       ...-table.md
 """
 import csv
 import math
 import sys
 
 COLORS = {"flare": "#d62728", "sdpa-cudnn": "#1f77b4", "sdpa-flash": "#2ca02c", "sdpa-efficient": "#9467bd",
-          "flex": "#ff7f0e", "naive": "#7f7f7f"}
+          "flex": "#ff7f0e", "naive": "#7f7f7f", "sdpa-math": "#7f7f7f", "flare-nosplit": "#e377c2",
+          "device-copy": "#bbbbbb"}
 
 
 # The speed issue's forward targets (bf16, H200, 16k tokens, hidden 2048), each against the best peer
@@ -24,17 +27,29 @@ TARGETS = [
 ] + [(f"short sequences, head dim {d}{', causal' if c else ''}", d, c, (512, 1024), None, 1.0)
      for d in (64, 128, 256) for c in (0, 1)]
 
+# The backward pass's targets (bench/NOTES.md, "Backward pass"), in the same form.
+BACKWARD_TARGETS = [
+    ("backward, head dim 128, non-causal, 4k-16k", 128, 0, (4096, 8192, 16384), 600.0, 1.1),
+    ("backward, head dim 128, causal, 4k-16k", 128, 1, (4096, 8192, 16384), 560.0, None),
+    ("backward, head dim 64, 4k-16k", 64, 0, (4096, 8192, 16384), 520.0, 1.1),
+    ("backward, head dim 256, 4k-16k", 256, 0, (4096, 8192, 16384), 560.0, None),
+]
+# Rows of each kind of call (older CSVs call the forward's rows "speed"), with their chart's file suffix
+# and title.
+KINDS = [(("speed", "forward"), "speed", "Attention forward"), (("backward",), "backward", "Attention backward"),
+         (("fwdbwd",), "fwdbwd", "Attention forward + backward")]
+
 
 def is_peer(method):
     """The methods Flare is measured against: every one but Flare's own (tuned, autotuned) and naive."""
     return not method.startswith("flare") and method != "naive"
 
 
-def target_rows(speed):
+def target_rows(speed, targets=TARGETS):
     """One row per target and sequence length present in `speed`: (target, seqlen, flare, best peer and
     its value, ratio, 'met' / 'missed')."""
     rows = []
-    for name, d, causal, seqlens, least, ratio in TARGETS:
+    for name, d, causal, seqlens, least, ratio in targets:
         for s in seqlens:
             at = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal and int(r["seqlen"]) == s
                   and num(r["tflops"])]
@@ -117,13 +132,7 @@ def svg(out, width, height, title):
             f'font-size="15">{title}</text>' + "".join(out) + "</svg>\n")
 
 
-def main(path, prefix):
-    rows = list(csv.DictReader(open(path)))
-    speed = [r for r in rows if r["kind"] == "speed"]
-    memory = [r for r in rows if r["kind"] == "memory"]
-    head = rows[0] if rows else {}
-    subtitle = f'{head.get("gpu", "")}, {head.get("date", "")}, commit {head.get("commit", "")}'
-
+def speed_chart(speed, prefix, title, subtitle):
     panels = sorted({(int(r["hdim"]), int(r["causal"])) for r in speed})
     methods = sorted({r["method"] for r in speed}, key=lambda m: list(COLORS).index(m) if m in COLORS else 99)
     out = []
@@ -141,56 +150,127 @@ def main(path, prefix):
                 p.line(sorted(pts), COLORS.get(m, "#000"))
     rows_n = (len(panels) + cols - 1) // cols
     legend(out, 70 + cols * (pw + 90) - 60, 70, methods)
-    with open(prefix + "-speed.svg", "w") as f:
-        f.write(svg(out, 70 + cols * (pw + 90) + 80, 60 + rows_n * (ph + 70), "Attention forward, bf16, 16k tokens, "
+    with open(prefix, "w") as f:
+        f.write(svg(out, 70 + cols * (pw + 90) + 80, 60 + rows_n * (ph + 70), f"{title}, bf16, 16k tokens, "
                     "hidden 2048: " + subtitle))
+    return panels, methods
 
-    if memory:
-        out = []
-        xs = sorted({int(r["seqlen"]) for r in memory})
-        vals = [num(r["peak_extra_mib"]) for r in memory if num(r["peak_extra_mib"])]
-        p = Panel(out, 80, 60, 520, 300, "peak extra device memory (batch 1, 16 heads, head dim 64)", xs,
-                  max(vals) * 2, "MiB (log scale)", logy=True, ymin=max(min(vals) / 2, 0.1))
-        for m in ("naive", "flare"):
-            pts = [(int(r["seqlen"]), num(r["peak_extra_mib"])) for r in memory if r["method"] == m and
-                   num(r["peak_extra_mib"])]
+
+def memory_chart(memory, path, title, subtitle):
+    methods = sorted({r["method"] for r in memory}, key=lambda m: list(COLORS).index(m) if m in COLORS else 99)
+    d, h = memory[0]["hdim"], memory[0]["heads"]
+    out = []
+    xs = sorted({int(r["seqlen"]) for r in memory})
+    vals = [num(r["peak_extra_mib"]) for r in memory if num(r["peak_extra_mib"])]
+    p = Panel(out, 80, 60, 520, 300, f"peak extra device memory (batch 1, {h} heads, head dim {d})", xs,
+              max(vals) * 2, "MiB (log scale)", logy=True, ymin=max(min(vals) / 2, 0.1))
+    for m in methods:
+        pts = [(int(r["seqlen"]), num(r["peak_extra_mib"])) for r in memory if r["method"] == m and
+               num(r["peak_extra_mib"])]
+        if pts:
+            p.line(sorted(pts), COLORS.get(m, "#000"))
+        for r in memory:
+            if r["method"] == m and "out of memory" in r["note"]:
+                x = p.px(int(r["seqlen"]))
+                out.append(f'<text x="{x}" y="{p.oy + 14}" text-anchor="middle" font-size="10" '
+                           f'fill="{COLORS.get(m, "#000")}">{m}: OOM</text>')
+    legend(out, 620, 70, methods)
+    with open(path, "w") as f:
+        f.write(svg(out, 720, 400, f"{title} versus sequence length: " + subtitle))
+    return methods
+
+
+def decode_chart(decode, path, subtitle):
+    """Bandwidth of the K and V read versus keys, one panel per batch, one line per method, the device's
+    copy bandwidth as a grey line."""
+    rows = [r for r in decode if r["method"] != "device-copy"]
+    copy = [num(r["tbps"]) for r in decode if r["method"] == "device-copy" and num(r["tbps"])]
+    batches = sorted({int(r["batch"]) for r in rows})
+    methods = sorted({r["method"] for r in rows}, key=lambda m: list(COLORS).index(m) if m in COLORS else 99)
+    out = []
+    cols, pw, ph = 2, 360, 230
+    ymax = max([num(r["tbps"]) or 0 for r in rows] + copy + [1]) * 1.1
+    for i, b in enumerate(batches):
+        sel = [r for r in rows if int(r["batch"]) == b]
+        xs = sorted({int(r["seqlen"]) for r in sel})
+        p = Panel(out, 70 + (i % cols) * (pw + 90), 60 + (i // cols) * (ph + 70), pw, ph,
+                  f"batch {b}, {sel[0]['heads']} heads", xs, ymax, "TB/s of K and V")
+        if copy:
+            p.line([(xs[0], copy[0]), (xs[-1], copy[0])], "#bbbbbb")
+        for m in methods:
+            pts = [(int(r["seqlen"]), num(r["tbps"])) for r in sel if r["method"] == m and num(r["tbps"])]
             if pts:
-                p.line(sorted(pts), COLORS[m])
-            for r in memory:
-                if r["method"] == m and "out of memory" in r["note"]:
-                    x = p.px(int(r["seqlen"]))
-                    out.append(f'<text x="{x}" y="{p.oy + 14}" text-anchor="middle" font-size="10" '
-                               f'fill="{COLORS[m]}">{m}: OOM</text>')
-        legend(out, 620, 70, ["naive", "flare"])
-        with open(prefix + "-memory.svg", "w") as f:
-            f.write(svg(out, 720, 400, "Memory versus sequence length: " + subtitle))
+                p.line(sorted(pts), COLORS.get(m, "#000"))
+    rows_n = (len(batches) + cols - 1) // cols
+    legend(out, 70 + cols * (pw + 90) - 60, 70, methods + (["device-copy"] if copy else []))
+    with open(path, "w") as f:
+        f.write(svg(out, 70 + cols * (pw + 90) + 80, 60 + rows_n * (ph + 70),
+                    "Decoding (one query, head dim 128): bandwidth versus keys: " + subtitle))
+    return batches, methods, copy
 
-    with open(prefix + "-table.md", "w") as f:
-        f.write(f"TFLOP/s ({subtitle})\n\n| head dim | causal | seqlen | " + " | ".join(methods) + " |\n")
-        f.write("|---|---|---|" + "---|" * len(methods) + "\n")
-        for d, causal in panels:
-            for s in sorted({int(r["seqlen"]) for r in speed if int(r["hdim"]) == d}):
-                cells = []
-                for m in methods:
-                    hit = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal and
-                           int(r["seqlen"]) == s and r["method"] == m]
-                    cells.append(hit[0]["tflops"] if hit and num(hit[0]["tflops"]) else "-")
-                f.write(f"| {d} | {'yes' if causal else 'no'} | {s} | " + " | ".join(cells) + " |\n")
-        rows = target_rows(speed)
-        if rows:
-            f.write("\nTargets (least TFLOP/s and ratio to the best peer of this run; bench/NOTES.md has the "
-                    "setup)\n\n| target | seqlen | flare | best peer | ratio | |\n|---|---|---|---|---|---|\n")
-            for name, s, fl, peer, best, ratio, verdict in rows:
-                f.write(f"| {name} | {s} | {fl:.1f} | {peer} {best:.1f} | {ratio:.2f}x | {verdict} |\n")
-        if memory:
-            f.write("\nPeak extra memory, MiB (batch 1, 16 heads, head dim 64)\n\n| seqlen | naive | flare |\n|---|---|---|\n")
+
+def main(path, prefix):
+    rows = list(csv.DictReader(open(path)))
+    head = rows[0] if rows else {}
+    subtitle = f'{head.get("gpu", "")}, {head.get("date", "")}, commit {head.get("commit", "")}'
+    written = []
+    with open(prefix + "-table.md", "w") as table:
+        for kinds, suffix, title in KINDS:
+            speed = [r for r in rows if r["kind"] in kinds]
+            if not speed:
+                continue
+            panels, methods = speed_chart(speed, f"{prefix}-{suffix}.svg", title, subtitle)
+            written.append(f"{prefix}-{suffix}.svg")
+            table.write(f"{title}, TFLOP/s ({subtitle})\n\n| head dim | causal | seqlen | " + " | ".join(methods) + " |\n")
+            table.write("|---|---|---|" + "---|" * len(methods) + "\n")
+            for d, causal in panels:
+                for s in sorted({int(r["seqlen"]) for r in speed if int(r["hdim"]) == d}):
+                    cells = []
+                    for m in methods:
+                        hit = [r for r in speed if int(r["hdim"]) == d and int(r["causal"]) == causal and
+                               int(r["seqlen"]) == s and r["method"] == m]
+                        cells.append(hit[0]["tflops"] if hit and num(hit[0]["tflops"]) else "-")
+                    table.write(f"| {d} | {'yes' if causal else 'no'} | {s} | " + " | ".join(cells) + " |\n")
+            targets = {"speed": TARGETS, "backward": BACKWARD_TARGETS}.get(suffix, [])
+            met = target_rows(speed, targets)
+            if met:
+                table.write("\nTargets (least TFLOP/s and ratio to the best peer of this run; bench/NOTES.md has the "
+                            "setup)\n\n| target | seqlen | flare | best peer | ratio | |\n|---|---|---|---|---|---|\n")
+                for name, s, fl, peer, best, ratio, verdict in met:
+                    table.write(f"| {name} | {s} | {fl:.1f} | {peer} {best:.1f} | {ratio:.2f}x | {verdict} |\n")
+            table.write("\n")
+        decode = [r for r in rows if r["kind"] == "decode"]
+        if decode:
+            batches, methods, copy = decode_chart(decode, f"{prefix}-decode.svg", subtitle)
+            written.append(f"{prefix}-decode.svg")
+            table.write(f"Decoding, TB/s of K and V read ({subtitle}; device copy "
+                        f"{copy[0] if copy else '-'} TB/s)\n\n| batch | keys | " + " | ".join(methods) + " |\n")
+            table.write("|---|---|" + "---|" * len(methods) + "\n")
+            for b in batches:
+                for s in sorted({int(r["seqlen"]) for r in decode if r["seqlen"] and int(r["batch"]) == b}):
+                    cells = []
+                    for m in methods:
+                        hit = [r for r in decode if r["method"] == m and r["seqlen"] and int(r["batch"]) == b and
+                               int(r["seqlen"]) == s]
+                        cells.append(hit[0]["tbps"] if hit and num(hit[0]["tbps"]) else "-")
+                    table.write(f"| {b} | {s} | " + " | ".join(cells) + " |\n")
+            table.write("\n")
+        for kind, title in (("memory", "Forward memory"), ("memory-backward", "Backward memory")):
+            memory = [r for r in rows if r["kind"] == kind]
+            if not memory:
+                continue
+            methods = memory_chart(memory, f"{prefix}-{kind}.svg", title, subtitle)
+            written.append(f"{prefix}-{kind}.svg")
+            table.write(f"{title}: peak extra MiB (batch 1, {memory[0]['heads']} heads, head dim {memory[0]['hdim']})"
+                        "\n\n| seqlen | " + " | ".join(methods) + " |\n|---|" + "---|" * len(methods) + "\n")
             for s in sorted({int(r["seqlen"]) for r in memory}):
                 cell = {}
                 for r in memory:
                     if int(r["seqlen"]) == s:
                         cell[r["method"]] = r["peak_extra_mib"] if num(r["peak_extra_mib"]) else r["note"]
-                f.write(f"| {s} | {cell.get('naive', '-')} | {cell.get('flare', '-')} |\n")
-    print(f"wrote {prefix}-speed.svg" + (f", {prefix}-memory.svg" if memory else "") + f", {prefix}-table.md")
+                table.write(f"| {s} | " + " | ".join(cell.get(m, "-") for m in methods) + " |\n")
+            table.write("\n")
+    print("wrote " + ", ".join(written + [prefix + "-table.md"]))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ def Attn_ConfigSwitch : I32BitEnumAttr<"ConfigSwitch", "the on/off choices of a 
     I32BitEnumAttrCaseBit<"PrefetchNextInstance", 11, "prefetch_next_instance">,
     I32BitEnumAttrCaseBit<"InvariantAInRegisters", 12, "invariant_a_in_registers">,
     I32BitEnumAttrCaseBit<"RowsGrow", 13, "rows_grow">,
-    I32BitEnumAttrCaseBit<"UniformWarpgroup", 14, "uniform_warpgroup">]> {
+    I32BitEnumAttrCaseBit<"UniformWarpgroup", 14, "uniform_warpgroup">,
+    I32BitEnumAttrCaseBit<"SplitKv", 15, "split_kv">]> {
   let cppNamespace = "::flare::attn";
   let genSpecializedAttr = 0;
 }
@@ -84,6 +85,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       per query block.
     - `rows_grow`: later query rows keep more keys; the longest programs start first.
     - `uniform_warpgroup`: the warpgroup index as a warp-uniform value.
+    - `split_kv` (needs `persistent` off): the keys split among the program instances of grid z
+      (batch x splits, the splits a launch argument); each instance writes its part's normalised
+      output and LSE (f32) into a workspace, and the kernel `<name>_combine` merges the parts into
+      the output and LSE (flash-decoding).
   }];
   let parameters = (ins "int64_t":$blockM, "int64_t":$blockN, "int64_t":$numWarps,
                         "int64_t":$minBlocksPerSM, "int64_t":$partialRowSums,

@@ -63,6 +63,10 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     Option<"splitTail", "split-tail", "int", /*default=*/"-1",
            "in a persistent kernel without a mask: let the schedule split the last program "
            "instances' KV steps between CTAs (tile.split_range; 1: on, 0: off, -1: configured)">,
+    Option<"splitKv", "split-kv", "int", /*default=*/"-1",
+           "split the keys among program instances (grid z = batch x splits, the splits a launch "
+           "argument), each writing a partial output and LSE that `<name>_combine` merges "
+           "(flash-decoding; 1: on, which turns the persistent schedule off, 0: off, -1: configured: off)">,
     Option<"pairInstances", "pair-instances", "int", /*default=*/"-1",
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "

@@ -31,6 +31,11 @@ namespace flare {
 inline constexpr int64_t kMaxSequenceLength = (int64_t{1} << 28) - 1;
 /// The most batch entries and query heads of one call (the launch grid's limits).
 inline constexpr int64_t kMaxBatchOrHeads = 65535;
+/// The most query rows of a call whose keys flare::attention splits by itself (decoding, speculative
+/// decoding; AttentionTileConfig::kvSplits).
+inline constexpr int64_t kSplitKvMaxQueries = 64;
+/// The most parts a split-KV launch takes.
+inline constexpr int64_t kMaxKvSplits = 256;
 
 enum class DType { BF16, F16, F32, I32, I64 };
 const char *dtypeName(DType dtype);
@@ -67,12 +72,20 @@ struct AttentionTileConfig {
   int producer = 0;
   /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured.
   int persistent = 0;
+  /// Split-KV (flash-decoding): the keys of each block of query rows split into this many parts,
+  /// run by program instances of their own, whose partial outputs and LSEs a second kernel merges
+  /// (the workspace is the runtime's, per stream). 0: decided by the launch shape (calls of at most
+  /// kSplitKvMaxQueries queries whose program instances fill less than half the GPU's SMs split into
+  /// as many parts as fill one wave, each of at least two key blocks); 1: never; N > 1: N parts.
+  int kvSplits = 0;
   bool operator==(const AttentionTileConfig &o) const {
     return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
-           pingPong == o.pingPong && producer == o.producer && persistent == o.persistent;
+           pingPong == o.pingPong && producer == o.producer && persistent == o.persistent &&
+           kvSplits == o.kvSplits;
   }
   bool operator!=(const AttentionTileConfig &o) const { return !(*this == o); }
-  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0"; parse() reads it back.
+  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0" (then " splits=N" when
+  /// kvSplits is set); parse() reads it back.
   std::string text() const;
   static std::optional<AttentionTileConfig> parse(const std::string &text);
 };

@@ -46,6 +46,8 @@ typedef struct flare_attention_options {
                          (flare::AttentionOptions::autotune) */
   int32_t deterministic; /* flare_attention_backward: non-zero: identical bits on every call
                             (flare::AttentionOptions::deterministic) */
+  int32_t kv_splits; /* split-KV (flash-decoding): 0 decided by the launch shape, 1 never, N > 1 the keys in N parts
+                        (flare::AttentionTileConfig::kvSplits) */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

@@ -141,6 +141,12 @@ void checkTileConfig(const AttentionTileConfig &c) {
                              {c.persistent, "persistent"}})
     if (value < -1 || value > 1)
       fail(std::string("tile.") + what + " = " + std::to_string(value) + " must be -1 (off), 0 (configured) or 1 (on)");
+  if (c.kvSplits < 0 || c.kvSplits > kMaxKvSplits)
+    fail("tile.kvSplits = " + std::to_string(c.kvSplits) + " must be 0 (decided by the launch shape), 1 (no split) "
+         "or a number of parts up to " + std::to_string(kMaxKvSplits));
+  if (c.kvSplits > 1 && c.persistent == 1)
+    fail("tile.kvSplits = " + std::to_string(c.kvSplits) + " needs program instances of their own: tile.persistent "
+         "must not be 1");
 }
 
 void checkTensor(const TensorView &t, const char *name, size_t rank) {
@@ -369,6 +375,9 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     checkSpan(*t, name);
   checkNoSelfOverlap(out, "out");
   checkTileConfig(options.tile);
+  if (options.tile.kvSplits > 1 && plan.batch * options.tile.kvSplits > kMaxBatchOrHeads)
+    fail("batch x tile.kvSplits must be at most " + std::to_string(kMaxBatchOrHeads) + " (grid limit), got " +
+         std::to_string(plan.batch) + " x " + std::to_string(options.tile.kvSplits));
   if (options.softcap < 0.f || !std::isfinite(options.softcap))
     fail("softcap must be a finite value >= 0");
   if (options.scale < 0.f || !std::isfinite(options.scale))
@@ -469,10 +478,10 @@ struct LaunchConfig {
 };
 
 /// A request's overrides as numbers, for keys and comparisons.
-std::array<int64_t, 17> overrideValues(const attn::ConfigOverrides &o) {
+std::array<int64_t, 18> overrideValues(const attn::ConfigOverrides &o) {
   return {o.blockM, o.blockN, o.numWarps, o.partialRowSums, o.overlap, o.pingPong, o.lazyRescale, o.deferRescale,
           o.producer, o.lastPvAfterLoops, o.persistent, o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage,
-          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances};
+          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv};
 }
 
 /// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
@@ -483,12 +492,12 @@ std::array<int64_t, 17> overrideValues(const attn::ConfigOverrides &o) {
 const LaunchConfig &launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
   struct Recent {
     std::string arch, module;
-    std::array<int64_t, 17> overrides{};
+    std::array<int64_t, 18> overrides{};
     const LaunchConfig *config = nullptr;
   };
   thread_local std::array<Recent, 4> recent;
   thread_local size_t nextRecent = 0;
-  const std::array<int64_t, 17> values = overrideValues(o);
+  const std::array<int64_t, 18> values = overrideValues(o);
   for (const Recent &r : recent)
     if (r.config && r.overrides == values && r.arch == arch && r.module == module)
       return *r.config;
@@ -532,9 +541,33 @@ const LaunchConfig &launchConfig(const std::string &module, const std::string &a
 
 } // namespace
 
-rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
-                                   const AttentionTileConfig &tile, const std::string &arch,
-                                   std::vector<rt::CacheAnswer> *answers) {
+namespace {
+/// Split-KV by the launch shape (AttentionTileConfig::kvSplits = 0): calls of at most
+/// kSplitKvMaxQueries query rows whose program instances of kSplitKvRows rows leave more than half
+/// the SMs idle, with at least two parts of kSplitKvMinBlocks key blocks.
+constexpr int64_t kSplitKvRows = 64, kSplitKvMinBlocks = 2;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool splitsKeysByShape(const AttentionPlan &plan, int64_t multiprocessors, int64_t blockN) {
+  const int64_t instances = ceilDiv(plan.seqQ, kSplitKvRows) * plan.headsQ * plan.batch;
+  return plan.seqQ <= kSplitKvMaxQueries && 2 * instances <= multiprocessors &&
+         ceilDiv(plan.seqKV, blockN) >= 2 * kSplitKvMinBlocks;
+}
+
+/// The parts of a split launch decided by the shape: as many as one wave of the kernel's resident
+/// CTAs holds, each of at least kSplitKvMinBlocks key blocks.
+int64_t kvPartsByShape(const AttentionPlan &plan, int64_t residentCtas, int64_t blockM, int64_t blockN) {
+  const int64_t instances = ceilDiv(plan.seqQ, blockM) * plan.headsQ * plan.batch;
+  const int64_t byKeys = ceilDiv(plan.seqKV, blockN) / kSplitKvMinBlocks;
+  return std::max<int64_t>(1, std::min({residentCtas / std::max<int64_t>(instances, 1), byKeys, kMaxKvSplits,
+                                        kMaxBatchOrHeads / plan.batch}));
+}
+} // namespace
+
+detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
+                                                 const AttentionTileConfig &tile, const std::string &arch,
+                                                 std::vector<rt::CacheAnswer> *answers) {
   // The configuration is decided here, before compiling: the configured choice for the module's head
   // dim, element type and mask on this target, the call's tile override, and the launch shape.
   attn::ConfigOverrides request;
@@ -554,6 +587,22 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
   if (plan.seqKV <= kUnpairedMaxKeys)
     request.pairInstances = 0;
   const std::string target = arch.empty() ? cache.context().arch() : arch;
+  const int64_t predictedCtas = cache.context().multiprocessors();
+  // Split keys (flash-decoding), asked for or decided by the shape on targets with the Hopper
+  // machinery: one warpgroup of kSplitKvRows query rows per instance, no producer warpgroup, unless
+  // the call's tile says otherwise; no persistent schedule.
+  bool splitKv = tile.kvSplits > 1;
+  if (tile.kvSplits == 0 && detail::hasHopperMachinery(target)) {
+    const int64_t blockN = launchConfig(plan.module, target, request).blockN;
+    splitKv = splitsKeysByShape(plan, predictedCtas, blockN);
+  }
+  if (splitKv) {
+    request.splitKv = 1;
+    request.persistent = 0;
+    request.blockM = tile.blockM ? tile.blockM : kSplitKvRows;
+    request.numWarps = tile.numWarps ? tile.numWarps : 4;
+    request.producer = tile.producer ? sw(tile.producer) : 0;
+  }
   const LaunchConfig &requested = launchConfig(plan.module, target, request);
   const LaunchConfig *config = &requested;
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
@@ -563,7 +612,6 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
     const int64_t instances = (plan.seqQ + c.blockM - 1) / c.blockM * plan.headsQ * plan.batch;
     return splitsLaunch(instances, ctas, (plan.seqKV + c.blockN - 1) / c.blockN);
   };
-  const int64_t predictedCtas = cache.context().multiprocessors();
   attn::ConfigOverrides unsplit = request;
   unsplit.splitTail = 0;
   const bool mayNotSplit = config->splitTail && !splits(*config, predictedCtas);
@@ -602,10 +650,19 @@ rt::Kernel detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &
       }
     }
   }
-  return kernel;
+  AttentionKernels kernels{kernel, 1, std::nullopt};
+  if (splitKv) {
+    // The parts: the call's, else as many as one wave of this kernel's CTAs holds. The kernel is the
+    // same for any number of them (a launch argument).
+    kernels.splits = tile.kvSplits > 1 ? tile.kvSplits
+                                       : kvPartsByShape(plan, kernel.residentCtas(), config->blockM, config->blockN);
+    kernels.combine = kernel.module().kernel(plan.kernelName + "_combine");
+  }
+  return kernels;
 }
 
-void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream) {
+void detail::launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream) {
+  const rt::Kernel &kernel = kernels.kernel;
   int64_t blockM = kernel.info().hint("attention.block_m");
   if (blockM <= 0)
     fail("kernel '" + plan.kernelName + "' is not a generated attention kernel (no attention.block_m hint)");
@@ -613,7 +670,26 @@ void detail::launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan
   grid.x = static_cast<unsigned>((plan.seqQ + blockM - 1) / blockM);
   grid.y = static_cast<unsigned>(plan.headsQ);
   grid.z = static_cast<unsigned>(plan.batch);
-  kernel.launch(grid, plan.args, stream);
+  if (!kernels.combine) {
+    kernel.launch(grid, plan.args, stream);
+    return;
+  }
+  // Split keys: the parts' outputs [B, Hq, splits, Sq, D] and LSEs [B, Hq, splits, Sq] (f32) in the
+  // stream's workspace, grid z over (batch, part), then <name>_combine over the query rows.
+  const int64_t parts = kernels.splits;
+  const size_t rows = static_cast<size_t>(plan.batch * plan.headsQ * parts * plan.seqQ);
+  const size_t outBytes = rows * static_cast<size_t>(plan.headDim) * sizeof(float);
+  const uint64_t workspace = kernel.module().streamWorkspace(stream, outBytes + rows * sizeof(float));
+  rt::KernelArgs args = plan.args;
+  args.addPointer(workspace).addPointer(workspace + outBytes).addI32(static_cast<int32_t>(parts));
+  grid.z = static_cast<unsigned>(plan.batch * parts);
+  kernel.launch(grid, args, stream);
+  const int64_t combineRows = kernels.combine->info().hint("attention.block_m");
+  if (combineRows <= 0)
+    fail("kernel '" + plan.kernelName + "_combine' has no attention.block_m hint");
+  kernels.combine->launch({static_cast<unsigned>((plan.seqQ + combineRows - 1) / combineRows),
+                           static_cast<unsigned>(plan.headsQ), static_cast<unsigned>(plan.batch)},
+                          args, stream);
 }
 
 AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionOptions &options,

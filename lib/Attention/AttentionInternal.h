@@ -7,11 +7,18 @@
 
 namespace flare::detail {
 
-/// The plan's kernel compiled (through `cache`) with the tile configuration `config`; `arch` empty:
+/// What one flare::attention call launches: the generated kernel, and with split keys
+/// (AttentionTileConfig::kvSplits) the number of parts and the kernel that merges them.
+struct AttentionKernels {
+  rt::Kernel kernel;
+  int64_t splits = 1;
+  std::optional<rt::Kernel> combine; ///< `<name>_combine`, when splits > 1
+};
+/// The plan's kernels compiled (through `cache`) with the tile configuration `config`; `arch` empty:
 /// the device's. Each cache lookup it makes (one to three: see Attention.cpp) is appended to
-/// `answers` when given, the last one being the kernel returned.
-rt::Kernel attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
-                           const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
+/// `answers` when given, the last one being the kernels returned.
+AttentionKernels attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
+                                 const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
 /// The architecture a call compiles for: options.arch, or the device's when that is empty.
 std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
 /// The architecture has warpgroup MMAs, TMA and register budgets: where the launch-shape choices
@@ -26,8 +33,9 @@ void checkGradientTensor(const TensorView &t, const TensorView &like, const char
 /// The generated kernels' arguments after their own pointers (forward and backward ABI alike): a
 /// pointer per aux tensor, heads_q, heads_kv, seq_q, seq_kv, then each aux tensor's length.
 void addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::vector<TensorView> &aux);
-/// Launches a kernel of attentionKernel on the plan's arguments.
-void launchAttention(const rt::Kernel &kernel, const AttentionPlan &plan, void *stream);
+/// Launches the kernels of attentionKernel on the plan's arguments (with split keys, the parts'
+/// workspace is the kernel module's, per stream).
+void launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or
 /// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
 AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,

@@ -37,6 +37,9 @@ std::string AttentionTileConfig::text() const {
   std::string out;
   for (auto [name, field] : kConfigFields)
     out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(this->*field);
+  // Named only when set, so that the texts autotuning remembers keep their form.
+  if (kvSplits != 0)
+    out += " splits=" + std::to_string(kvSplits);
   return out;
 }
 
@@ -52,8 +55,12 @@ std::optional<AttentionTileConfig> AttentionTileConfig::parse(const std::string 
       return std::nullopt;
   }
   std::string rest;
-  if (in >> rest)
-    return std::nullopt;
+  if (in >> rest) {
+    const std::string prefix = "splits=";
+    if (rest.rfind(prefix, 0) != 0 ||
+        !llvm::to_integer(llvm::StringRef(rest).drop_front(prefix.size()), c.kvSplits, 10) || in >> rest)
+      return std::nullopt;
+  }
   return c;
 }
 
@@ -162,7 +169,7 @@ AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const Attent
   std::string firstError;
   for (const AttentionTileConfig &candidate : autotuneCandidates(arch, plan.headDim)) {
     try {
-      rt::Kernel kernel = attentionKernel(cache, plan, candidate, options.arch);
+      AttentionKernels kernel = attentionKernel(cache, plan, candidate, options.arch);
       for (int i = 0; i < 2; ++i)
         launchAttention(kernel, plan, stream);
       float candidateMs = std::numeric_limits<float>::infinity();

@@ -70,7 +70,7 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
   for (int32_t i = 0; i < options->num_aux; ++i)
     opt.aux.push_back(toView(options->aux[i], "aux"));
   opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
-              options->ping_pong, options->producer, options->persistent};
+              options->ping_pong, options->producer, options->persistent, options->kv_splits};
   opt.autotune = options->autotune != 0;
   opt.deterministic = options->deterministic != 0;
   return opt;

@@ -87,10 +87,11 @@ class Attention : public GpuTest {
 protected:
   /// Launches `kernel` (a generated attention kernel) by Flare's attention ABI on [B, H, S, D] tensors
   /// whose rows are `rowPad` elements longer than D (0: contiguous; the padding holds NaN, which
-  /// must never be read).
+  /// must never be read). With `combine` (a split_kv kernel's `<name>_combine`), the keys are split
+  /// into `splits` parts whose outputs and LSEs (poisoned f32 workspaces) `combine` merges.
   void runExample(const std::string &ir, rt::Kernel &kernel, const Shape &s, int d, bool withLse,
                   const std::vector<std::vector<double>> &auxValues, const std::vector<DType> &auxTypes,
-                  int rowPad = 0) {
+                  int rowPad = 0, rt::Kernel *combine = nullptr, int splits = 0) {
     Inputs in = randomInputs(s, d, rng);
     const int pitch = d + rowPad;
     auto padRows = [&](const std::vector<uint16_t> &dense) {
@@ -120,6 +121,10 @@ protected:
     const std::vector<int64_t> kStrides = {int64_t(s.hkv) * s.skv * pitch, int64_t(s.skv) * pitch, pitch};
     for (const auto *st : {&qStrides, &kStrides, &kStrides, &qStrides})
       args.addI64((*st)[0]).addI64((*st)[1]).addI64((*st)[2]);
+    const size_t partRows = size_t(s.b) * s.hq * std::max(splits, 1) * s.sq;
+    auto partOut = poisoned(combine ? partRows * d * 4 : 4), partLse = poisoned(combine ? partRows * 4 : 4);
+    if (combine)
+      args.addPointer(partOut).addPointer(partLse).addI32(splits);
     // With tensor maps (sm_90a), K and V are copied by TMA exactly when their rows are 16-byte aligned;
     // otherwise the kernel takes its cp.async path.
     if (!kernel.info().tensorMaps.empty()) {
@@ -128,7 +133,8 @@ protected:
     }
     const int64_t bm = kernel.info().hint("attention.block_m");
     ASSERT_GT(bm, 0);
-    const rt::Grid grid{static_cast<unsigned>((s.sq + bm - 1) / bm), unsigned(s.hq), unsigned(s.b)};
+    const rt::Grid grid{static_cast<unsigned>((s.sq + bm - 1) / bm), unsigned(s.hq),
+                        unsigned(s.b * (combine ? splits : 1))};
     // A kernel compiled without the copies that replace its maps refuses such a launch, and says why.
     if (kernel.info().tmaRequired && rowPad != 0) {
       try {
@@ -142,6 +148,11 @@ protected:
       return;
     }
     kernel.launch(grid, args);
+    if (combine) {
+      const int64_t rows = combine->info().hint("attention.block_m");
+      ASSERT_GT(rows, 0);
+      combine->launch({static_cast<unsigned>((s.sq + rows - 1) / rows), unsigned(s.hq), unsigned(s.b)}, args);
+    }
 
     reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues};
     reference::AttentionResult ref = reference::attentionReference(ir, p);
@@ -153,13 +164,14 @@ protected:
   /// runExample on each shape, with the aux tensors the example `file` reads; stops at the first
   /// fatal failure.
   void runExampleShapes(const std::string &ir, rt::Kernel &kernel, const std::string &file,
-                        const std::vector<Shape> &shapes, int d, bool withLse) {
+                        const std::vector<Shape> &shapes, int d, bool withLse, rt::Kernel *combine = nullptr,
+                        int splits = 0) {
     for (const Shape &s : shapes) {
       SCOPED_TRACE(describe(s));
       std::vector<std::vector<double>> aux;
       std::vector<DType> auxTypes;
       exampleAux(file, s, aux, auxTypes, rng);
-      runExample(ir, kernel, s, d, withLse, aux, auxTypes);
+      runExample(ir, kernel, s, d, withLse, aux, auxTypes, 0, combine, splits);
       if (HasFatalFailure())
         return;
     }
@@ -239,6 +251,34 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
     }
   std::printf("[ example ] %zu of %zu examples ran from flarec's files%s\n", fromFlarec, std::size(kExamples),
               fromFlarec ? "" : " (FLARE_PTX_DIR unset: scripts/run-examples.sh sets it)");
+}
+
+// Split keys (split_kv, flash-decoding): each program instance of grid z = (batch, part) runs one part
+// of its rows' key blocks and `<name>_combine` merges the parts' outputs and LSEs. Every example at
+// every head dim, with one query (decoding), a few and a ragged block of them, 1, 3 and 16 parts
+// (more parts than key blocks: empty parts, LSE -inf, weight 0), against the float64 reference.
+TEST_F(Attention, SplitKvPartsMatchTheFloat64Reference) {
+  for (const Example &ex : kExamples)
+    for (int d : {64, 128, 256}) {
+      const std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
+      CompileOptions options;
+      options.arch = ctx->arch();
+      options.attentionConfig = "#attn.config<block_m = 64, block_n = " + std::string(d > 128 ? "64" : "128") +
+                                ", warps = 4, overlap, pair_instances, split_kv>";
+      SCOPED_TRACE(std::string(ex.file) + ", D = " + std::to_string(d) + ", " + options.attentionConfig);
+      std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
+      rt::Kernel kernel = module->kernel(ex.kernel);
+      rt::Kernel combine = module->kernel(std::string(ex.kernel) + "_combine");
+      const int hq = ex.staticHeads ? ex.hq : 4, hkv = ex.staticHeads ? ex.hkv : 2;
+      const std::vector<Shape> shapes = pickShapes<Shape>({{2, hq, hkv, 1, 1000}, {1, hq, hkv, 5, 3001}, {1, hq, hkv, 77, 700}},
+                                                          {{1, hq, hkv, 1, 300}});
+      for (int splits : pickShapes<int>({1, 3, 16}, {3})) {
+        std::printf("[ split-kv ] %s, D = %d, %d parts\n", ex.file, d, splits);
+        runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse, &combine, splits);
+        if (HasFatalFailure())
+          return;
+      }
+    }
 }
 
 // Rows of D + 1 elements (flare::attention refuses them; a direct launch may pass them): no row of K
@@ -389,6 +429,34 @@ TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
         run(s, d, var.opt, var.lse, /*layout=*/0);
         if (HasFatalFailure())
           return;
+      }
+}
+
+// Decoding shapes: one to a few queries per sequence against many keys, GQA and MQA, where the
+// program instances cannot fill the GPU and flare::attention splits the keys by itself (tile.kvSplits
+// = 0), and with the parts forced: 1 (no split), 7, and 64 (more parts than some calls have key
+// blocks: empty parts). Both memory layouts, with and without the LSE, causal bottom-right and a
+// softcap.
+TEST_F(AttentionApi, DecodingSplitsTheKeysAndMatchesTheFloat64Reference) {
+  AttentionOptions causal;
+  causal.causal = true;
+  causal.alignment = CausalAlignment::BottomRight;
+  AttentionOptions softcap;
+  softcap.softcap = 30.f;
+  for (int d : {64, 128, 256})
+    for (int parts : {0, 1, 7, 64})
+      for (Shape s : pickShapes<Shape>({{1, 32, 8, 1, 4097}, {2, 8, 1, 4, 1000}, {3, 4, 4, 16, 2049}, {1, 16, 2, 1, 130}},
+                                       {{1, 32, 8, 1, 4097}})) {
+        for (const AttentionOptions *base : {&causal, &softcap}) {
+          AttentionOptions opt = *base;
+          opt.tile.kvSplits = parts;
+          SCOPED_TRACE("D = " + std::to_string(d) + ", kvSplits = " + std::to_string(parts) + ", " + describe(s) +
+                       (base == &causal ? ", causal bottom-right" : ", softcap"));
+          std::printf("[ decode ] D = %d, kvSplits = %d, %s\n", d, parts, describe(s).c_str());
+          run(s, d, opt, /*withLse=*/base == &causal, /*layout=*/parts % 2);
+          if (HasFatalFailure())
+            return;
+        }
       }
 }
 

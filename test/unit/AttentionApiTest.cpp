@@ -121,6 +121,14 @@ TEST(AttentionApi, RejectsTileConfigurationsOutsideTheGenerator) {
   { Args a; a.options.tile.blockN = 96; expectError(a, "tile.blockN = 96"); }
   { Args a; a.options.tile.numWarps = 3; expectError(a, "tile.numWarps = 3"); }
   { Args a; a.options.tile.overlap = 2; expectError(a, "tile.overlap = 2"); }
+  { Args a; a.options.tile.kvSplits = -1; expectError(a, "tile.kvSplits = -1 must be 0"); }
+  { Args a; a.options.tile.kvSplits = 257; expectError(a, "a number of parts up to 256"); }
+  {
+    Args a;
+    a.options.tile.kvSplits = 4;
+    a.options.tile.persistent = 1;
+    expectError(a, "tile.persistent must not be 1");
+  }
 }
 
 // Window sides of kMaxSequenceLength keys or more bound nothing: the module is the one without them.
@@ -323,6 +331,15 @@ TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
                           "bn=32 bm=64 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0",
                           "bm=64 bn=32 warps=4 overlap=-1 pingpong=1 producer=0 persistent=0 extra"})
     EXPECT_FALSE(flare::AttentionTileConfig::parse(bad).has_value()) << bad;
+  // The number of key parts is named only when set.
+  flare::AttentionTileConfig split;
+  split.kvSplits = 8;
+  EXPECT_EQ(split.text(), "bm=0 bn=0 warps=0 overlap=0 pingpong=0 producer=0 persistent=0 splits=8");
+  ASSERT_EQ(flare::AttentionTileConfig::parse(split.text()), split);
+  EXPECT_FALSE(flare::AttentionTileConfig::parse(split.text() + " extra").has_value());
+  EXPECT_FALSE(flare::AttentionTileConfig::parse("bm=0 bn=0 warps=0 overlap=0 pingpong=0 producer=0 persistent=0 "
+                                                 "splits=x")
+                   .has_value());
 }
 
 TEST(AttentionAutotune, OutMustNotOverlapTheInputs) {

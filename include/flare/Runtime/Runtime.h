@@ -174,6 +174,8 @@ public:
   /// these arguments (16-byte aligned base and strides, a driver with TMA); otherwise false with the
   /// reason in `*reason`, and the launch copies without TMA. False for kernels without tensor maps.
   bool usesTensorMaps(const KernelArgs &args, std::string *reason = nullptr) const;
+  /// The module the kernel belongs to (its per-stream workspaces).
+  const Module &module() const { return *module_; }
 
 private:
   friend class Module;

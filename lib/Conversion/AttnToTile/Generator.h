@@ -223,6 +223,9 @@ private:
   /// Checks the function's form and sets the types both directions use.
   LogicalResult prepare();
   LogicalResult buildKernel();
+  /// `<name>_combine` (SplitKvCombine.cpp): the split_kv parts merged into the output and LSE; `abi`
+  /// is the forward kernel's signature, which it shares.
+  void buildCombineKernel(FunctionType abi);
   Value evalLeaves(const LinearExpr &e);
   /// Which blocks a mask range runs over: KV blocks for the query rows [fixedLo, fixedHi] (the
   /// forward) or query blocks for the keys [fixedLo, fixedHi] (the backward), `block` indices each.
@@ -267,6 +270,9 @@ private:
   /// dS = P * (dP - D) * scale (* score_mod'), zero where masked when score_mod' may not be finite.
   Value scoreGradient(const Recomputed &r, Value dp, Value delta, bool masked);
 };
+
+/// Query rows per program instance of `<name>_combine`.
+inline constexpr int64_t kCombineRows = 16;
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
 inline constexpr int64_t kFarAway = -(int64_t(1) << 30);

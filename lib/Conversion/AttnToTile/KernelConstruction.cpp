@@ -46,7 +46,11 @@ LogicalResult Generator::run() {
   tileN = config.getBlockN();
   classify(op.getScoreMod(), /*isScore=*/true);
   classify(op.getMaskMod(), /*isScore=*/false);
-  return buildKernel();
+  if (failed(buildKernel()))
+    return failure();
+  if (config.has(ConfigSwitch::SplitKv))
+    buildCombineKernel(kernel.getFunctionType());
+  return success();
 }
 
 LogicalResult Generator::buildKernel() {
@@ -63,6 +67,11 @@ LogicalResult Generator::buildKernel() {
   args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
   args.append(op.getAux().size(), i32Type);
   args.append(12, i64Type); // (batch, head, row) strides of q, k, v, o
+  // Split keys: the parts' outputs [B, Hq, splits, Sq, D] and LSEs [B, Hq, splits, Sq] (dense f32) and
+  // the number of splits (grid z = B x splits).
+  const bool splitKv = config.has(ConfigSwitch::SplitKv);
+  if (splitKv)
+    args.append({ptrOf(f32), ptrOf(f32), i32Type});
 
   b.setInsertionPoint(func);
   kernel = func::FuncOp::create(b, func.getLoc(), func.getName(), b.getFunctionType(args, {}));
@@ -108,6 +117,12 @@ LogicalResult Generator::buildKernel() {
   SmallVector<Value> strides;
   for (int i = 0; i < 12; ++i)
     strides.push_back(entry->getArgument(a++));
+  Value partOPtr, partLsePtr, numSplits;
+  if (splitKv) {
+    partOPtr = entry->getArgument(a++);
+    partLsePtr = entry->getArgument(a++);
+    numSplits = entry->getArgument(a++);
+  }
 
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
@@ -127,6 +142,12 @@ LogicalResult Generator::buildKernel() {
   }
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+  Value splitIdx;
+  if (splitKv) {
+    // Grid z runs over (batch, split), the splits fastest.
+    splitIdx = arith::RemUIOp::create(b, loc, batchIdx, numSplits);
+    batchIdx = arith::DivUIOp::create(b, loc, batchIdx, numSplits);
+  }
   Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
   q0 = mul(mBlock, c32(bm));
   // The last row that exists: rows past Sq are computed but never stored, and must not widen the
@@ -178,6 +199,13 @@ LogicalResult Generator::buildKernel() {
     splitHi = range.getHi();
     hi = smin(add(lo, splitHi), hi);
     lo = smin(add(lo, splitLo), hi);
+  }
+  if (splitKv) {
+    // Part `split` of `splits` takes the next ceil((hi - lo) / splits) of the blocks the mask keeps
+    // for these rows (none where they run out).
+    Value chunk = arith::DivUIOp::create(b, loc, add(sub(hi, lo), sub(numSplits, c32(1))), numSplits);
+    lo = smin(add(lo, mul(splitIdx, chunk)), hi);
+    hi = smin(add(lo, chunk), hi);
   }
   Value flo = hi, fhi = hi;
   bool fullLoop = mask.root.mayHaveFullBlocks();
@@ -276,15 +304,28 @@ LogicalResult Generator::buildKernel() {
     Value lSafe = arith::SelectOp::create(b, loc, noKey, one, l);
     Value invL = arith::DivFOp::create(b, loc, one, lSafe);
     Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
-    Value out16 = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
-    tile::StoreOp::create(b, loc, out16, oView, ValueRange{q0, c0});
-    if (withLse) {
+    if (!splitKv)
+      out = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
+    tile::StoreOp::create(b, loc, out, oView, ValueRange{q0, c0});
+    if (withLse || splitKv) {
       Value log2l = math::Log2Op::create(b, loc, lSafe);
       Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), splatF32(kLn2, {bm}));
       lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
       tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
     }
   };
+  if (splitKv) {
+    // This part's output, normalised, and its LSE, in f32 for <name>_combine.
+    Value row = add(mul(add(mul(b64, ext64(headsQ)), ext64(headIdx)), ext64(numSplits)), ext64(splitIdx));
+    Value rowBase = arith::MulIOp::create(b, loc, row, ext64(seqQ));
+    Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr,
+                                         arith::MulIOp::create(b, loc, rowBase, ext64(d)));
+    oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{seqQ, d},
+                                     ValueRange{d, c1});
+    Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
+    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{seqQ},
+                                       ValueRange{c1});
+  }
   if (!config.has(ConfigSwitch::SplitTail)) {
     epilogue(state[0], state[1], state[2]);
     func::ReturnOp::create(b, loc);

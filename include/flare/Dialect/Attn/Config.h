@@ -37,6 +37,8 @@ struct ConfigOverrides {
   int overlap = -1, pingPong = -1, lazyRescale = -1, deferRescale = -1, producer = -1, lastPvAfterLoops = -1,
       persistent = -1, peelFirstStep = -1, splitTail = -1, operandsAfterFirstStage = -1, prefetchNextInstance = -1,
       invariantAInRegisters = -1;
+  /// 1: the keys split among program instances (split_kv; turns the persistent schedule off).
+  int splitKv = -1;
   /// 0: one query block per CTA and turn (honoured by a persistent kernel without a mask only); -1
   /// or 1: the choice (pairs).
   int pairInstances = -1;

@@ -47,6 +47,7 @@ constexpr Requirement kRequirements[] = {
     {ConfigSwitch::PrefetchNextInstance, ConfigSwitch::Producer, true},
     {ConfigSwitch::InvariantAInRegisters, ConfigSwitch::Persistent, false},
     {ConfigSwitch::InvariantAInRegisters, ConfigSwitch::Overlap, false},
+    {ConfigSwitch::SplitKv, ConfigSwitch::Persistent, true},
 };
 
 bool isBlockSize(int64_t n) { return n >= 16 && n <= 256 && llvm::isPowerOf2_64(n); }
