@@ -44,7 +44,8 @@ def Attn_ConfigSwitch : I32BitEnumAttr<"ConfigSwitch", "the on/off choices of a 
     I32BitEnumAttrCaseBit<"InvariantAInRegisters", 12, "invariant_a_in_registers">,
     I32BitEnumAttrCaseBit<"RowsGrow", 13, "rows_grow">,
     I32BitEnumAttrCaseBit<"UniformWarpgroup", 14, "uniform_warpgroup">,
-    I32BitEnumAttrCaseBit<"SplitKv", 15, "split_kv">]> {
+    I32BitEnumAttrCaseBit<"SplitKv", 15, "split_kv">,
+    I32BitEnumAttrCaseBit<"PackGqa", 16, "pack_gqa">]> {
   let cppNamespace = "::flare::attn";
   let genSpecializedAttr = 0;
 }
@@ -89,6 +90,11 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       (batch x splits, the splits a launch argument); each instance writes its part's normalised
       output and LSE (f32) into a workspace, and the kernel `<name>_combine` merges the parts into
       the output and LSE (flash-decoding).
+    - `pack_gqa`: the query heads that share a key/value head are the rows of one program instance
+      (grid y over key/value heads, rows (head in group, query) with the query fastest), so each
+      K/V block is read once per group. The rows of a group must lie at one stride in q and o: one
+      query per head, or a head stride of Sq rows (flare::attention checks; the kernel reads the
+      head stride when Sq is 1, else the row stride).
   }];
   let parameters = (ins "int64_t":$blockM, "int64_t":$blockN, "int64_t":$numWarps,
                         "int64_t":$minBlocksPerSM, "int64_t":$partialRowSums,

@@ -67,6 +67,10 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "split the keys among program instances (grid z = batch x splits, the splits a launch "
            "argument), each writing a partial output and LSE that `<name>_combine` merges "
            "(flash-decoding; 1: on, which turns the persistent schedule off, 0: off, -1: configured: off)">,
+    Option<"packGqa", "pack-gqa", "int", /*default=*/"-1",
+           "pack the query heads that share a key/value head into the rows of one program instance "
+           "(grid y over key/value heads; the rows of a group at one stride in q and o; 1: on, 0: "
+           "off, -1: configured: off)">,
     Option<"pairInstances", "pair-instances", "int", /*default=*/"-1",
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "

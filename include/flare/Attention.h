@@ -135,6 +135,11 @@ struct AttentionPlan {
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
   rt::KernelArgs args;    ///< the kernel's arguments (Flare's attention kernel ABI)
   bool hasLse = false;
+  /// Query heads share KV heads and a group's rows (head in group, query) lie at one stride in q and
+  /// out (one query per head, or a head stride of Sq rows): calls of at most kSplitKvMaxQueries
+  /// queries run them as the rows of one program instance (pack_gqa), reading each K/V block once
+  /// per group.
+  bool packableGqa = false;
 };
 
 /// Checks every argument and builds the plan (throws flare::Error on bad input). Needs no GPU.

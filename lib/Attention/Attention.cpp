@@ -384,6 +384,12 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     fail("scale must be a finite value >= 0 (0: 1/sqrt(head_dim))");
 
   plan.hasLse = options.lse.data != 0;
+  {
+    // A group's rows (head in group, query; the query fastest) at one stride in q and out.
+    const std::vector<int64_t> qs = q.effectiveStrides(), os = out.effectiveStrides();
+    plan.packableGqa = plan.headsQ > plan.headsKV &&
+                       (plan.seqQ == 1 || (qs[1] == plan.seqQ * qs[2] && os[1] == plan.seqQ * os[2]));
+  }
   std::vector<std::string> auxTypes;
   if (options.module.empty()) {
     if (!options.aux.empty())
@@ -478,10 +484,10 @@ struct LaunchConfig {
 };
 
 /// A request's overrides as numbers, for keys and comparisons.
-std::array<int64_t, 18> overrideValues(const attn::ConfigOverrides &o) {
+std::array<int64_t, 19> overrideValues(const attn::ConfigOverrides &o) {
   return {o.blockM, o.blockN, o.numWarps, o.partialRowSums, o.overlap, o.pingPong, o.lazyRescale, o.deferRescale,
           o.producer, o.lastPvAfterLoops, o.persistent, o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage,
-          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv};
+          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv, o.packGqa};
 }
 
 /// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
@@ -492,12 +498,12 @@ std::array<int64_t, 18> overrideValues(const attn::ConfigOverrides &o) {
 const LaunchConfig &launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
   struct Recent {
     std::string arch, module;
-    std::array<int64_t, 18> overrides{};
+    std::array<int64_t, 19> overrides{};
     const LaunchConfig *config = nullptr;
   };
   thread_local std::array<Recent, 4> recent;
   thread_local size_t nextRecent = 0;
-  const std::array<int64_t, 18> values = overrideValues(o);
+  const std::array<int64_t, 19> values = overrideValues(o);
   for (const Recent &r : recent)
     if (r.config && r.overrides == values && r.arch == arch && r.module == module)
       return *r.config;
@@ -549,16 +555,24 @@ constexpr int64_t kSplitKvRows = 64, kSplitKvMinBlocks = 2;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-bool splitsKeysByShape(const AttentionPlan &plan, int64_t multiprocessors, int64_t blockN) {
-  const int64_t instances = ceilDiv(plan.seqQ, kSplitKvRows) * plan.headsQ * plan.batch;
+/// Program instances of `rows` rows: one per (row block, query head, batch), or with packed GQA rows
+/// one per (block of a group's Sq x G rows, KV head, batch).
+int64_t instancesOf(const AttentionPlan &plan, int64_t rows, bool packed) {
+  const int64_t group = plan.headsQ / plan.headsKV;
+  return packed ? ceilDiv(plan.seqQ * group, rows) * plan.headsKV * plan.batch
+                : ceilDiv(plan.seqQ, rows) * plan.headsQ * plan.batch;
+}
+
+bool splitsKeysByShape(const AttentionPlan &plan, int64_t multiprocessors, int64_t blockN, bool packed) {
+  const int64_t instances = instancesOf(plan, kSplitKvRows, packed);
   return plan.seqQ <= kSplitKvMaxQueries && 2 * instances <= multiprocessors &&
          ceilDiv(plan.seqKV, blockN) >= 2 * kSplitKvMinBlocks;
 }
 
 /// The parts of a split launch decided by the shape: as many as one wave of the kernel's resident
 /// CTAs holds, each of at least kSplitKvMinBlocks key blocks.
-int64_t kvPartsByShape(const AttentionPlan &plan, int64_t residentCtas, int64_t blockM, int64_t blockN) {
-  const int64_t instances = ceilDiv(plan.seqQ, blockM) * plan.headsQ * plan.batch;
+int64_t kvPartsByShape(const AttentionPlan &plan, int64_t residentCtas, int64_t blockM, int64_t blockN, bool packed) {
+  const int64_t instances = instancesOf(plan, blockM, packed);
   const int64_t byKeys = ceilDiv(plan.seqKV, blockN) / kSplitKvMinBlocks;
   return std::max<int64_t>(1, std::min({residentCtas / std::max<int64_t>(instances, 1), byKeys, kMaxKvSplits,
                                         kMaxBatchOrHeads / plan.batch}));
@@ -588,13 +602,18 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.pairInstances = 0;
   const std::string target = arch.empty() ? cache.context().arch() : arch;
   const int64_t predictedCtas = cache.context().multiprocessors();
+  // Packed GQA (the query heads of a KV head as the rows of one instance, each K/V block read once
+  // per group) for calls of at most kSplitKvMaxQueries queries whose group rows lie at one stride.
+  const bool packed = plan.packableGqa && plan.seqQ <= kSplitKvMaxQueries && detail::hasHopperMachinery(target);
+  if (packed)
+    request.packGqa = 1;
   // Split keys (flash-decoding), asked for or decided by the shape on targets with the Hopper
   // machinery: one warpgroup of kSplitKvRows query rows per instance, no producer warpgroup, unless
   // the call's tile says otherwise; no persistent schedule.
   bool splitKv = tile.kvSplits > 1;
   if (tile.kvSplits == 0 && detail::hasHopperMachinery(target)) {
     const int64_t blockN = launchConfig(plan.module, target, request).blockN;
-    splitKv = splitsKeysByShape(plan, predictedCtas, blockN);
+    splitKv = splitsKeysByShape(plan, predictedCtas, blockN, packed);
   }
   if (splitKv) {
     request.splitKv = 1;
@@ -655,7 +674,8 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     // The parts: the call's, else as many as one wave of this kernel's CTAs holds. The kernel is the
     // same for any number of them (a launch argument).
     kernels.splits = tile.kvSplits > 1 ? tile.kvSplits
-                                       : kvPartsByShape(plan, kernel.residentCtas(), config->blockM, config->blockN);
+                                       : kvPartsByShape(plan, kernel.residentCtas(), config->blockM, config->blockN,
+                                                        packed);
     kernels.combine = kernel.module().kernel(plan.kernelName + "_combine");
   }
   return kernels;
@@ -666,16 +686,20 @@ void detail::launchAttention(const AttentionKernels &kernels, const AttentionPla
   int64_t blockM = kernel.info().hint("attention.block_m");
   if (blockM <= 0)
     fail("kernel '" + plan.kernelName + "' is not a generated attention kernel (no attention.block_m hint)");
+  // Packed GQA: x over the blocks of a group's G x Sq rows, y over KV heads.
+  const bool packed = kernel.info().hint("attention.pack_gqa") > 0;
+  const int64_t rowsPerUnit = packed ? plan.seqQ * (plan.headsQ / plan.headsKV) : plan.seqQ;
   rt::Grid grid;
-  grid.x = static_cast<unsigned>((plan.seqQ + blockM - 1) / blockM);
-  grid.y = static_cast<unsigned>(plan.headsQ);
+  grid.x = static_cast<unsigned>((rowsPerUnit + blockM - 1) / blockM);
+  grid.y = static_cast<unsigned>(packed ? plan.headsKV : plan.headsQ);
   grid.z = static_cast<unsigned>(plan.batch);
   if (!kernels.combine) {
     kernel.launch(grid, plan.args, stream);
     return;
   }
-  // Split keys: the parts' outputs [B, Hq, splits, Sq, D] and LSEs [B, Hq, splits, Sq] (f32) in the
-  // stream's workspace, grid z over (batch, part), then <name>_combine over the query rows.
+  // Split keys: the parts' outputs [B, Hq, splits, Sq, D] and LSEs [B, Hq, splits, Sq] (f32; packed:
+  // [B, Hkv, splits, G x Sq, ...]) in the stream's workspace, grid z over (batch, part), then
+  // <name>_combine over the query rows.
   const int64_t parts = kernels.splits;
   const size_t rows = static_cast<size_t>(plan.batch * plan.headsQ * parts * plan.seqQ);
   const size_t outBytes = rows * static_cast<size_t>(plan.headDim) * sizeof(float);

@@ -133,7 +133,10 @@ protected:
     }
     const int64_t bm = kernel.info().hint("attention.block_m");
     ASSERT_GT(bm, 0);
-    const rt::Grid grid{static_cast<unsigned>((s.sq + bm - 1) / bm), unsigned(s.hq),
+    // Packed GQA rows: x over the blocks of a group's G x Sq rows, y over KV heads.
+    const bool packed = kernel.info().hint("attention.pack_gqa") > 0;
+    const int64_t rows = packed ? int64_t(s.sq) * (s.hq / s.hkv) : s.sq;
+    const rt::Grid grid{static_cast<unsigned>((rows + bm - 1) / bm), unsigned(packed ? s.hkv : s.hq),
                         unsigned(s.b * (combine ? splits : 1))};
     // A kernel compiled without the copies that replace its maps refuses such a launch, and says why.
     if (kernel.info().tmaRequired && rowPad != 0) {
@@ -254,31 +257,38 @@ TEST_F(Attention, EveryExampleMatchesTheFloat64Reference) {
 }
 
 // Split keys (split_kv, flash-decoding): each program instance of grid z = (batch, part) runs one part
-// of its rows' key blocks and `<name>_combine` merges the parts' outputs and LSEs. Every example at
-// every head dim, with one query (decoding), a few and a ragged block of them, 1, 3 and 16 parts
-// (more parts than key blocks: empty parts, LSE -inf, weight 0), against the float64 reference.
-TEST_F(Attention, SplitKvPartsMatchTheFloat64Reference) {
-  for (const Example &ex : kExamples)
-    for (int d : {64, 128, 256}) {
-      const std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
-      CompileOptions options;
-      options.arch = ctx->arch();
-      options.attentionConfig = "#attn.config<block_m = 64, block_n = " + std::string(d > 128 ? "64" : "128") +
-                                ", warps = 4, overlap, pair_instances, split_kv>";
-      SCOPED_TRACE(std::string(ex.file) + ", D = " + std::to_string(d) + ", " + options.attentionConfig);
-      std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
-      rt::Kernel kernel = module->kernel(ex.kernel);
-      rt::Kernel combine = module->kernel(std::string(ex.kernel) + "_combine");
-      const int hq = ex.staticHeads ? ex.hq : 4, hkv = ex.staticHeads ? ex.hkv : 2;
-      const std::vector<Shape> shapes = pickShapes<Shape>({{2, hq, hkv, 1, 1000}, {1, hq, hkv, 5, 3001}, {1, hq, hkv, 77, 700}},
-                                                          {{1, hq, hkv, 1, 300}});
-      for (int splits : pickShapes<int>({1, 3, 16}, {3})) {
-        std::printf("[ split-kv ] %s, D = %d, %d parts\n", ex.file, d, splits);
-        runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse, &combine, splits);
-        if (HasFatalFailure())
-          return;
+// of its rows' key blocks and `<name>_combine` merges the parts' outputs and LSEs. Packed GQA
+// (pack_gqa): the query heads of a KV head are the rows of one instance, (head in group, query) with
+// the query fastest, the regions' head index one value per row (ALiBi's slopes). Every example at
+// every head dim, split, packed and both, with one query (decoding), a few and a ragged block of them,
+// 1, 3 and 16 parts (more parts than key blocks: empty parts, LSE -inf, weight 0), against the
+// float64 reference.
+TEST_F(Attention, SplitKvAndPackedGqaMatchTheFloat64Reference) {
+  for (const char *switches : {"split_kv", "split_kv, pack_gqa", "pack_gqa"})
+    for (const Example &ex : kExamples)
+      for (int d : {64, 128, 256}) {
+        const std::string ir = withHeadDim(readExample(std::string("attention/") + ex.file + ".mlir"), d);
+        CompileOptions options;
+        options.arch = ctx->arch();
+        options.attentionConfig = "#attn.config<block_m = 64, block_n = " + std::string(d > 128 ? "64" : "128") +
+                                  ", warps = 4, overlap, pair_instances, " + switches + ">";
+        SCOPED_TRACE(std::string(ex.file) + ", D = " + std::to_string(d) + ", " + options.attentionConfig);
+        std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
+        rt::Kernel kernel = module->kernel(ex.kernel);
+        const bool split = std::string(switches).find("split_kv") != std::string::npos;
+        std::optional<rt::Kernel> combine;
+        if (split)
+          combine = module->kernel(std::string(ex.kernel) + "_combine");
+        const int hq = ex.staticHeads ? ex.hq : 4, hkv = ex.staticHeads ? ex.hkv : 2;
+        const std::vector<Shape> shapes = pickShapes<Shape>(
+            {{2, hq, hkv, 1, 1000}, {1, hq, hkv, 5, 3001}, {1, hq, hkv, 77, 700}}, {{1, hq, hkv, 1, 300}});
+        for (int splits : split ? pickShapes<int>({1, 3, 16}, {3}) : std::vector<int>{0}) {
+          std::printf("[ split-kv ] %s, D = %d, %s, %d parts\n", ex.file, d, switches, splits);
+          runExampleShapes(ir, kernel, ex.file, shapes, d, ex.lse, combine ? &*combine : nullptr, splits);
+          if (HasFatalFailure())
+            return;
+        }
       }
-    }
 }
 
 // Rows of D + 1 elements (flare::attention refuses them; a direct launch may pass them): no row of K

@@ -116,6 +116,25 @@ TEST(AttentionApi, RejectsOutputsWhoseElementsOverlap) {
   EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
 }
 
+// Packed GQA needs a group's rows (head in group, query) at one stride in q and out: one query, or a
+// head stride of Sq rows ([B, H, S, D] memory); not [B, S, H, D] with several queries, nor MHA.
+TEST(AttentionApi, GqaRowsArePackableWhereTheyLieAtOneStride) {
+  Args a; // contiguous [B, H, S, D], 8 query heads over 2
+  EXPECT_TRUE(flare::planAttention(a.q, a.k, a.v, a.out, a.options).packableGqa);
+  Args bshd;
+  bshd.q.strides = bshd.out.strides = {100 * 8 * 128, 128, 8 * 128, 1};
+  EXPECT_FALSE(flare::planAttention(bshd.q, bshd.k, bshd.v, bshd.out, bshd.options).packableGqa);
+  Args decode = bshd; // one query: any head stride
+  decode.q = view(0x10000, {2, 8, 1, 128});
+  decode.out = view(0x40000, {2, 8, 1, 128});
+  decode.q.strides = decode.out.strides = {8 * 128, 128, 8 * 128, 1};
+  EXPECT_TRUE(flare::planAttention(decode.q, decode.k, decode.v, decode.out, decode.options).packableGqa);
+  Args mha;
+  mha.k = view(0x20000, {2, 8, 300, 128});
+  mha.v = view(0x30000, {2, 8, 300, 128});
+  EXPECT_FALSE(flare::planAttention(mha.q, mha.k, mha.v, mha.out, mha.options).packableGqa);
+}
+
 TEST(AttentionApi, RejectsTileConfigurationsOutsideTheGenerator) {
   { Args a; a.options.tile.blockM = 1 << 20; expectError(a, "tile.blockM = 1048576 must be 0"); }
   { Args a; a.options.tile.blockN = 96; expectError(a, "tile.blockN = 96"); }

@@ -95,6 +95,8 @@ private:
   /// The region values computed once per instance (hoisted): Uniform and the shape of the rows that
   /// do not change in the loop: Row in the forward (its Q block is fixed), Col in the backward.
   Shape invariant = Shape::Row;
+  /// The forward's packed GQA rows (pack_gqa): the regions' head argument is one value per row.
+  bool headsPerRow = false;
   /// The score tile is S^T (keys x queries: the backward's transposed form) instead of S.
   bool keysAreRows = false;
   Type elemType, f32, i32Type;

@@ -44,6 +44,7 @@ LogicalResult Generator::run() {
     return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
   tileM = config.getBlockM();
   tileN = config.getBlockN();
+  headsPerRow = config.has(ConfigSwitch::PackGqa);
   classify(op.getScoreMod(), /*isScore=*/true);
   classify(op.getMaskMod(), /*isScore=*/false);
   if (failed(buildKernel()))
@@ -80,6 +81,8 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
   kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
+  if (config.has(ConfigSwitch::PackGqa)) // the launcher's grid: y over KV heads, x over a group's rows
+    kernel->setAttr("flare.attention.pack_gqa", b.getI32IntegerAttr(1));
   if (!config.has(ConfigSwitch::PingPong))
     kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
   if (config.getMinBlocksPerSM() > 0)
@@ -127,7 +130,10 @@ LogicalResult Generator::buildKernel() {
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   Value lastBlock = sub(tile::NumProgramsOp::create(b, loc, tile::Axis::x), c32(1));
-  if (config.has(ConfigSwitch::RowsGrow) && config.has(ConfigSwitch::Persistent)) {
+  // Packed GQA rows are (head in group, query) pairs: later rows do not keep more keys.
+  const bool packGqa = headsPerRow;
+  const bool rowsGrow = config.has(ConfigSwitch::RowsGrow) && !packGqa;
+  if (rowsGrow && config.has(ConfigSwitch::Persistent)) {
     // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
     // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
     // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.
@@ -135,7 +141,7 @@ LogicalResult Generator::buildKernel() {
     Value light = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         arith::AndIOp::create(b, loc, mBlock, c32(1)), c32(0));
     mBlock = arith::SelectOp::create(b, loc, light, half, sub(lastBlock, half));
-  } else if (config.has(ConfigSwitch::RowsGrow)) {
+  } else if (rowsGrow) {
     // Heaviest first: the GPU starts programs in index order, so the last ones to start are the
     // lightest and the last wave ends evenly.
     mBlock = sub(lastBlock, mBlock);
@@ -148,11 +154,23 @@ LogicalResult Generator::buildKernel() {
     splitIdx = arith::RemUIOp::create(b, loc, batchIdx, numSplits);
     batchIdx = arith::DivUIOp::create(b, loc, batchIdx, numSplits);
   }
-  Value kvHead = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
-  q0 = mul(mBlock, c32(bm));
-  // The last row that exists: rows past Sq are computed but never stored, and must not widen the
-  // range of visited blocks.
-  q1 = sub(smin(add(q0, c32(bm)), seqQ), c32(1));
+  Value groupSize = arith::DivUIOp::create(b, loc, headsQ, headsKV);
+  // Packed GQA: grid y runs over KV heads, and the instance's rows are rows rowStart.. of the group's
+  // (head in group, query) pairs, the query fastest; rows past the group's are computed, never stored.
+  Value kvHead = packGqa ? headIdx : arith::DivUIOp::create(b, loc, headIdx, groupSize).getResult();
+  Value firstHead = packGqa ? mul(kvHead, groupSize) : headIdx;
+  Value unitRows = packGqa ? mul(groupSize, seqQ) : seqQ; // the rows of one (batch, grid y) unit
+  Value rowStart = mul(mBlock, c32(bm));
+  if (packGqa) {
+    // Every query of the group may be in the block: the mask ranges cover queries 0 .. Sq - 1.
+    q0 = c32(0);
+    q1 = sub(seqQ, c32(1));
+  } else {
+    q0 = rowStart;
+    // The last row that exists: rows past Sq are computed but never stored, and must not widen the
+    // range of visited blocks.
+    q1 = sub(smin(add(q0, c32(bm)), seqQ), c32(1));
+  }
   numBlocks = ceilBlocks(seqKV);
 
   Value b64 = ext64(batchIdx);
@@ -168,21 +186,46 @@ LogicalResult Generator::buildKernel() {
                                     ValueRange{rowStride, c1})
         .getResult();
   };
-  qView = view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
+  // A group's rows in q and o: one stride, the head stride for one query per head, else the row
+  // stride (the launcher checks that the head stride is Sq rows then).
+  auto packedView = [&](Value ptr, int tensor) {
+    Value rowStride = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::eq, seqQ, c1),
+                                              strides[3 * tensor + 1], strides[3 * tensor + 2]);
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), sliceOf(ptr, tensor, firstHead),
+                                    ValueRange{unitRows, d},
+                                    ValueRange{arith::TruncIOp::create(b, loc, i32Type, rowStride), c1})
+        .getResult();
+  };
+  qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
   kView = view2d(sliceOf(kPtr, 1, kvHead), seqKV, 1);
   vView = view2d(sliceOf(vPtr, 2, kvHead), seqKV, 2);
-  oView = view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
+  oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
   if (withLse) {
-    // LSE is a dense [B, Hq, Sq] tensor.
-    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, ext64(headsQ)), ext64(headIdx));
+    // LSE is a dense [B, Hq, Sq] tensor: a group's rows are consecutive.
+    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, ext64(headsQ)), ext64(firstHead));
     Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr,
                                         arith::MulIOp::create(b, loc, row, ext64(seqQ)));
-    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqQ}, ValueRange{c1});
+    lseView =
+        tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{unitRows}, ValueRange{c1});
   }
-  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{q0, c0}, nullptr);
+  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{rowStart, c0}, nullptr);
+  // The split parts' rows: (unit, part) blocks of unitRows rows, a unit being (batch, query head), or
+  // (batch, KV head) when packed.
+  Value unitIndex = add(mul(b64, ext64(packGqa ? headsKV : headsQ)), ext64(packGqa ? kvHead : headIdx));
 
   // Region values that do not depend on the KV block.
-  qRows = indexRange(q0, bm);
+  if (packGqa) {
+    // Row p of the group is query p % Sq of head firstHead + p / Sq (rows past the group's clamped
+    // to its last head).
+    Value p = indexRange(rowStart, bm);
+    Value sq = splat(seqQ, {bm});
+    qRows = arith::RemUIOp::create(b, loc, p, sq);
+    Value inGroup = arith::MinUIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, sq),
+                                           splat(sub(groupSize, c1), {bm}));
+    headIdx = arith::AddIOp::create(b, loc, splat(firstHead, {bm}), inGroup);
+  } else {
+    qRows = indexRange(q0, bm);
+  }
   if (failed(emitHoistedRegions(2, [&] { return asIndex(qRows); })))
     return failure();
 
@@ -306,24 +349,24 @@ LogicalResult Generator::buildKernel() {
     Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
     if (!splitKv)
       out = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
-    tile::StoreOp::create(b, loc, out, oView, ValueRange{q0, c0});
+    tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
     if (withLse || splitKv) {
       Value log2l = math::Log2Op::create(b, loc, lSafe);
       Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), splatF32(kLn2, {bm}));
       lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
-      tile::StoreOp::create(b, loc, lse, lseView, ValueRange{q0});
+      tile::StoreOp::create(b, loc, lse, lseView, ValueRange{rowStart});
     }
   };
   if (splitKv) {
     // This part's output, normalised, and its LSE, in f32 for <name>_combine.
-    Value row = add(mul(add(mul(b64, ext64(headsQ)), ext64(headIdx)), ext64(numSplits)), ext64(splitIdx));
-    Value rowBase = arith::MulIOp::create(b, loc, row, ext64(seqQ));
+    Value row = add(mul(unitIndex, ext64(numSplits)), ext64(splitIdx));
+    Value rowBase = arith::MulIOp::create(b, loc, row, ext64(unitRows));
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr,
                                          arith::MulIOp::create(b, loc, rowBase, ext64(d)));
-    oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{seqQ, d},
+    oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{unitRows, d},
                                      ValueRange{d, c1});
     Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
-    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{seqQ},
+    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{unitRows},
                                        ValueRange{c1});
   }
   if (!config.has(ConfigSwitch::SplitTail)) {

@@ -19,7 +19,7 @@ void Generator::classify(Region &region, bool isScore) {
   if (isScore)
     shapes[block.getArgument(0)] = Shape::Full;
   shapes[block.getArgument(first + 0)] = Shape::Uniform;
-  shapes[block.getArgument(first + 1)] = Shape::Uniform;
+  shapes[block.getArgument(first + 1)] = headsPerRow ? Shape::Row : Shape::Uniform;
   shapes[block.getArgument(first + 2)] = keysAreRows ? Shape::Col : Shape::Row;
   shapes[block.getArgument(first + 3)] = keysAreRows ? Shape::Row : Shape::Col;
   for (Operation &inner : block.without_terminator()) {

@@ -39,7 +39,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value oPtr = entry->getArgument(3);
   Value lsePtr = withLse ? entry->getArgument(4) : Value();
   unsigned a = 4 + (withLse ? 1 : 0) + numAux;
-  Value headsQ = entry->getArgument(a);
+  Value headsQ = entry->getArgument(a), headsKV = entry->getArgument(a + 1);
   Value seqLen = entry->getArgument(a + 2);
   a += 4 + numAux;
   Value oBatchStride = entry->getArgument(a + 9), oHeadStride = entry->getArgument(a + 10),
@@ -52,8 +52,17 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value batch = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
   Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
   Value row = add(mul(ext64(batch), ext64(headsQ)), ext64(head)); // (batch, head) of the dense buffers
+  // The parts' rows: blocks of Sq rows per (batch, head, part), or with packed GQA rows (the forward's
+  // layout) blocks of G x Sq rows per (batch, KV head, part), this head's Sq rows at (head % G) x Sq.
+  Value unit = row, unitRows = ext64(seqLen), inUnit = arith::ConstantIntOp::create(b, loc, 0, 64);
+  if (config.has(ConfigSwitch::PackGqa)) {
+    Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
+    unit = add(mul(ext64(batch), ext64(headsKV)), ext64(arith::DivUIOp::create(b, loc, head, group)));
+    unitRows = mul(ext64(group), ext64(seqLen));
+    inUnit = mul(ext64(arith::RemUIOp::create(b, loc, head, group)), ext64(seqLen));
+  }
   auto partViews = [&](Value part) {
-    Value rowBase = mul(add(mul(row, ext64(splits)), ext64(part)), ext64(seqLen));
+    Value rowBase = add(mul(add(mul(unit, ext64(splits)), ext64(part)), unitRows), inUnit);
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr, mul(rowBase, ext64(d)));
     Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
     return std::pair{tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase,

@@ -39,6 +39,8 @@ struct ConfigOverrides {
       invariantAInRegisters = -1;
   /// 1: the keys split among program instances (split_kv; turns the persistent schedule off).
   int splitKv = -1;
+  /// 1: the query heads of a key/value head packed into the rows of one program instance (pack_gqa).
+  int packGqa = -1;
   /// 0: one query block per CTA and turn (honoured by a persistent kernel without a mask only); -1
   /// or 1: the choice (pairs).
   int pairInstances = -1;

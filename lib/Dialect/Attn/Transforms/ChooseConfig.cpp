@@ -28,7 +28,7 @@ bool ConfigOverrides::any() const {
   return blockM > 0 || blockN > 0 || numWarps > 0 || partialRowSums >= 0 || overlap >= 0 || pingPong >= 0 ||
          lazyRescale >= 0 || deferRescale >= 0 || producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 ||
          peelFirstStep >= 0 || splitTail >= 0 || operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 ||
-         invariantAInRegisters >= 0 || pairInstances == 0 || splitKv >= 0;
+         invariantAInRegisters >= 0 || pairInstances == 0 || splitKv >= 0 || packGqa >= 0;
 }
 
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts) {
@@ -135,6 +135,7 @@ ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrid
   override(ConfigSwitch::LastPvAfterLoops, o.lastPvAfterLoops);
   override(ConfigSwitch::Persistent, o.persistent);
   override(ConfigSwitch::SplitKv, o.splitKv);
+  override(ConfigSwitch::PackGqa, o.packGqa);
   // Split keys need one program instance per part: no persistent schedule.
   if (has(ConfigSwitch::SplitKv))
     set(ConfigSwitch::Persistent, false);
@@ -209,7 +210,7 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     o.producer = producer, o.lastPvAfterLoops = lastPvAfterLoops, o.persistent = persistent;
     o.peelFirstStep = peelFirstStep, o.splitTail = splitTail, o.pairInstances = pairInstances;
     o.operandsAfterFirstStage = operandsAfterFirstStage, o.prefetchNextInstance = prefetchNextInstance;
-    o.invariantAInRegisters = invariantAInRegisters, o.splitKv = splitKv;
+    o.invariantAInRegisters = invariantAInRegisters, o.splitKv = splitKv, o.packGqa = packGqa;
     return o;
   }
 
