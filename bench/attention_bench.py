@@ -430,6 +430,9 @@ def decode_sweep(flare, args, rows, samples):
     hq, hkv = args.decode_heads
     d, sq = 128, args.decode_queries
     methods = {"flare": None, "flare-nosplit": 1}
+    # Tuning: Flare at the --configs tile configurations (the split decided by the launch shape).
+    for c in args.configs:
+        methods["flare-" + c] = tuple(int(x) for x in c.split("x"))
     backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
                 "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
     if not args.no_peers:
@@ -458,7 +461,8 @@ def decode_sweep(flare, args, rows, samples):
                 try:
                     if name.startswith("flare"):
                         out.fill_(float("nan"))
-                        call = lambda splits=how: flare.attention(q, k, v, out, False, kv_splits=splits)
+                        cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
+                        call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg, kv_splits=splits)
                         call()
                         torch.cuda.synchronize()
                         got = out

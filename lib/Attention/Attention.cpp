@@ -551,7 +551,7 @@ namespace {
 /// Split-KV by the launch shape (AttentionTileConfig::kvSplits = 0): calls of at most
 /// kSplitKvMaxQueries query rows whose program instances of kSplitKvRows rows leave more than half
 /// the SMs idle, with at least two parts of kSplitKvMinBlocks key blocks.
-constexpr int64_t kSplitKvRows = 64, kSplitKvMinBlocks = 2;
+constexpr int64_t kSplitKvRows = 64, kSplitKvKeys = 64, kSplitKvMinBlocks = 2;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -611,14 +611,19 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // machinery: one warpgroup of kSplitKvRows query rows per instance, no producer warpgroup, unless
   // the call's tile says otherwise; no persistent schedule.
   bool splitKv = tile.kvSplits > 1;
-  if (tile.kvSplits == 0 && detail::hasHopperMachinery(target)) {
-    const int64_t blockN = launchConfig(plan.module, target, request).blockN;
-    splitKv = splitsKeysByShape(plan, predictedCtas, blockN, packed);
-  }
+  // At most kSplitKvKeys keys per step (fewer where the configuration takes fewer: masks evaluated
+  // per element).
+  const int64_t splitBlockN =
+      tile.blockN ? tile.blockN : std::min(launchConfig(plan.module, target, request).blockN, kSplitKvKeys);
+  if (tile.kvSplits == 0 && detail::hasHopperMachinery(target))
+    splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {
+    // 64 keys per step: half the shared memory of 128, two CTAs per SM and twice the parts
+    // (bench/NOTES.md d3: +5-6% at 128k keys at batch 1 and 8, +6.6% at batch 8 16k).
     request.splitKv = 1;
     request.persistent = 0;
     request.blockM = tile.blockM ? tile.blockM : kSplitKvRows;
+    request.blockN = splitBlockN;
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
     request.producer = tile.producer ? sw(tile.producer) : 0;
   }
