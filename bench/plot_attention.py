@@ -267,7 +267,7 @@ def main(path, prefix):
                 cell = {}
                 for r in memory:
                     if int(r["seqlen"]) == s:
-                        cell[r["method"]] = r["peak_extra_mib"] if num(r["peak_extra_mib"]) else r["note"]
+                        cell[r["method"]] = r["peak_extra_mib"] if num(r["peak_extra_mib"]) is not None else r["note"]
                 table.write(f"| {s} | " + " | ".join(cell.get(m, "-") for m in methods) + " |\n")
             table.write("\n")
     print("wrote " + ", ".join(written + [prefix + "-table.md"]))
