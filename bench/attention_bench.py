@@ -433,6 +433,9 @@ def decode_sweep(flare, args, rows, samples):
     # Tuning: Flare at the --configs tile configurations (the split decided by the launch shape).
     for c in args.configs:
         methods["flare-" + c] = tuple(int(x) for x in c.split("x"))
+    # And at forced numbers of key parts.
+    for n in args.decode_splits:
+        methods[f"flare-splits={n}"] = n
     backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
                 "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
     if not args.no_peers:
@@ -645,6 +648,8 @@ def main():
                    default=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
     p.add_argument("--decode-heads", type=int, nargs=2, default=[32, 8], metavar=("HQ", "HKV"))
     p.add_argument("--decode-queries", type=int, default=1, help="queries per sequence in the decoding sweep")
+    p.add_argument("--decode-splits", type=int, nargs="*", default=[],
+                   help="also time Flare's decoding with the keys in these numbers of parts (kv_splits)")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")
     args = p.parse_args()

@@ -7,6 +7,8 @@
 // With split_kv, the parts' rows are blocks of G x Sq rows per (batch, KV head, part), and the
 // combine kernel finds a head's Sq rows at (head % G) x Sq in its group's block.
 // RUN: flare-opt %flare_src/examples/attention/gqa.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pack-gqa=1 split-kv=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=SPLIT
+// Both on the mma.sync path too (sm_80), down to PTX.
+// RUN: flarec --arch=sm_80 --attention-config="#attn.config<block_m = 64, block_n = 64, warps = 4, pair_instances, split_kv, pack_gqa>" %flare_src/examples/attention/alibi.mlir | FileCheck %s --check-prefix=SM80
 
 // CHECK-LABEL: func.func @alibi(
 // CHECK-SAME: flare.attention.pack_gqa = 1 : i32
@@ -44,3 +46,7 @@
 // SPLIT: %[[KVH:.*]] = arith.divui %[[HEAD]], %[[G]] : i32
 // SPLIT: %[[IN:.*]] = arith.remui %[[HEAD]], %[[G]] : i32
 // SPLIT: scf.for
+
+// SM80: .visible .entry alibi(
+// SM80: mma.sync.aligned.m16n8k16
+// SM80: .visible .entry alibi_combine(
