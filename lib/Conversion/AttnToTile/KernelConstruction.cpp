@@ -191,9 +191,10 @@ LogicalResult Generator::buildKernel() {
   auto packedView = [&](Value ptr, int tensor) {
     Value rowStride = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::eq, seqQ, c1),
                                               strides[3 * tensor + 1], strides[3 * tensor + 2]);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), sliceOf(ptr, tensor, firstHead),
-                                    ValueRange{unitRows, d},
-                                    ValueRange{arith::TruncIOp::create(b, loc, i32Type, rowStride), c1})
+    Value rowStride32 = arith::TruncIOp::create(b, loc, i32Type, rowStride);
+    Value base = sliceOf(ptr, tensor, firstHead);
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{unitRows, d},
+                                    ValueRange{rowStride32, c1})
         .getResult();
   };
   qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
@@ -202,7 +203,9 @@ LogicalResult Generator::buildKernel() {
   oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
   if (withLse) {
     // LSE is a dense [B, Hq, Sq] tensor: a group's rows are consecutive.
-    Value row = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, b64, ext64(headsQ)), ext64(firstHead));
+    Value head = ext64(firstHead);
+    Value firstRow = arith::MulIOp::create(b, loc, b64, ext64(headsQ));
+    Value row = arith::AddIOp::create(b, loc, firstRow, head);
     Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr,
                                         arith::MulIOp::create(b, loc, row, ext64(seqQ)));
     lseView =
@@ -211,7 +214,9 @@ LogicalResult Generator::buildKernel() {
   qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{rowStart, c0}, nullptr);
   // The split parts' rows: (unit, part) blocks of unitRows rows, a unit being (batch, query head), or
   // (batch, KV head) when packed.
-  Value unitIndex = add(mul(b64, ext64(packGqa ? headsKV : headsQ)), ext64(packGqa ? kvHead : headIdx));
+  Value unitHead = ext64(packGqa ? kvHead : headIdx);
+  Value unitBase = mul(b64, ext64(packGqa ? headsKV : headsQ));
+  Value unitIndex = add(unitBase, unitHead);
 
   // Region values that do not depend on the KV block.
   if (packGqa) {
@@ -220,8 +225,8 @@ LogicalResult Generator::buildKernel() {
     Value p = indexRange(rowStart, bm);
     Value sq = splat(seqQ, {bm});
     qRows = arith::RemUIOp::create(b, loc, p, sq);
-    Value inGroup = arith::MinUIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, sq),
-                                           splat(sub(groupSize, c1), {bm}));
+    Value lastInGroup = splat(sub(groupSize, c1), {bm});
+    Value inGroup = arith::MinUIOp::create(b, loc, arith::DivUIOp::create(b, loc, p, sq), lastInGroup);
     headIdx = arith::AddIOp::create(b, loc, splat(firstHead, {bm}), inGroup);
   } else {
     qRows = indexRange(q0, bm);
@@ -246,7 +251,11 @@ LogicalResult Generator::buildKernel() {
   if (splitKv) {
     // Part `split` of `splits` takes the next ceil((hi - lo) / splits) of the blocks the mask keeps
     // for these rows (none where they run out).
-    Value chunk = arith::DivUIOp::create(b, loc, add(sub(hi, lo), sub(numSplits, c32(1))), numSplits);
+    // (Operands that emit ops are built one statement each, so that the IR's order does not depend
+    // on the C++ compiler's order of evaluating arguments.)
+    Value roundUp = sub(numSplits, c32(1));
+    Value kept = sub(hi, lo);
+    Value chunk = arith::DivUIOp::create(b, loc, add(kept, roundUp), numSplits);
     lo = smin(add(lo, mul(splitIdx, chunk)), hi);
     hi = smin(add(lo, chunk), hi);
   }
@@ -359,7 +368,9 @@ LogicalResult Generator::buildKernel() {
   };
   if (splitKv) {
     // This part's output, normalised, and its LSE, in f32 for <name>_combine.
-    Value row = add(mul(unitIndex, ext64(numSplits)), ext64(splitIdx));
+    Value part = ext64(splitIdx);
+    Value rowOfPart0 = mul(unitIndex, ext64(numSplits));
+    Value row = add(rowOfPart0, part);
     Value rowBase = arith::MulIOp::create(b, loc, row, ext64(unitRows));
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr,
                                          arith::MulIOp::create(b, loc, rowBase, ext64(d)));

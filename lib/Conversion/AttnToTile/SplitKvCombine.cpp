@@ -51,26 +51,37 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value head = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value batch = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
   Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
-  Value row = add(mul(ext64(batch), ext64(headsQ)), ext64(head)); // (batch, head) of the dense buffers
+  // Operands that emit ops are built one statement each, so that the IR's order does not depend on
+  // the C++ compiler's order of evaluating arguments.
+  Value head64 = ext64(head);
+  Value headsQ64 = ext64(headsQ);
+  Value rowOfHead0 = mul(ext64(batch), headsQ64);
+  Value row = add(rowOfHead0, head64); // (batch, head) of the dense buffers
   // The parts' rows: blocks of Sq rows per (batch, head, part), or with packed GQA rows (the forward's
   // layout) blocks of G x Sq rows per (batch, KV head, part), this head's Sq rows at (head % G) x Sq.
   Value unit = row, unitRows = ext64(seqLen), inUnit = arith::ConstantIntOp::create(b, loc, 0, 64);
   if (config.has(ConfigSwitch::PackGqa)) {
     Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
-    unit = add(mul(ext64(batch), ext64(headsKV)), ext64(arith::DivUIOp::create(b, loc, head, group)));
-    unitRows = mul(ext64(group), ext64(seqLen));
-    inUnit = mul(ext64(arith::RemUIOp::create(b, loc, head, group)), ext64(seqLen));
+    Value kvHead64 = ext64(arith::DivUIOp::create(b, loc, head, group));
+    Value headsKV64 = ext64(headsKV);
+    Value unitOfKvHead0 = mul(ext64(batch), headsKV64);
+    unit = add(unitOfKvHead0, kvHead64);
+    Value groupLen = ext64(seqLen);
+    unitRows = mul(ext64(group), groupLen);
+    Value headLen = ext64(seqLen);
+    inUnit = mul(ext64(arith::RemUIOp::create(b, loc, head, group)), headLen);
   }
   auto partViews = [&](Value part) {
-    Value rowBase = add(mul(add(mul(unit, ext64(splits)), ext64(part)), unitRows), inUnit);
+    Value part64 = ext64(part);
+    Value firstPart = mul(unit, ext64(splits));
+    Value rowBase = add(mul(add(firstPart, part64), unitRows), inUnit);
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr, mul(rowBase, ext64(d)));
     Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
-    return std::pair{tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase,
-                                              ValueRange{seqLen, d}, ValueRange{d, c1})
-                         .getResult(),
-                     tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{seqLen},
-                                              ValueRange{c1})
-                         .getResult()};
+    Value oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{seqLen, d},
+                                           ValueRange{d, c1});
+    Value lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{seqLen},
+                                             ValueRange{c1});
+    return std::pair{oView, lseView};
   };
 
   const float inf = std::numeric_limits<float>::infinity();
@@ -94,8 +105,9 @@ void Generator::buildCombineKernel(FunctionType abi) {
     Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, ref));
     Value w = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, lse2, ref));
     Value lNew = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, l, alpha), w);
-    Value accNew = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim)),
-                                         arith::MulFOp::create(b, loc, o, broadcastRows(w, headDim)));
+    Value weighted = arith::MulFOp::create(b, loc, o, broadcastRows(w, headDim));
+    Value accScaled = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    Value accNew = arith::AddFOp::create(b, loc, accScaled, weighted);
     scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
   }
   Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
@@ -104,7 +116,8 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value invL = arith::DivFOp::create(b, loc, splatF32(1.0, {rows}), lSafe);
   Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
   out = arith::TruncFOp::create(b, loc, tileType({rows, headDim}, elemType), out);
-  Value oOff = add(mul(ext64(batch), oBatchStride), mul(ext64(head), oHeadStride));
+  Value oHeadOff = mul(ext64(head), oHeadStride);
+  Value oOff = add(mul(ext64(batch), oBatchStride), oHeadOff);
   Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oPtr, oOff);
   Value outView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), oBase,
                                            ValueRange{seqLen, d},
@@ -112,8 +125,9 @@ void Generator::buildCombineKernel(FunctionType abi) {
   tile::StoreOp::create(b, loc, out, outView, ValueRange{r0, c0});
   if (withLse) {
     // LSE = (M + log2 L) ln 2, -inf where no part kept a key; the caller's LSE is dense [B, Hq, Sq].
-    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, lSafe)),
-                                      splatF32(kLn2, {rows}));
+    Value ln2 = splatF32(kLn2, {rows});
+    Value log2l = math::Log2Op::create(b, loc, lSafe);
+    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), ln2);
     lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
     Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr, mul(row, ext64(seqLen)));
     Value view = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqLen},
