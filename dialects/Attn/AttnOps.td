@@ -38,6 +38,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
       keep = mask_mod(b, h, i, j, aux...)
       O[b, h, i] = sum_j softmax_j(keep ? s : -inf) V[b, hk, j]
 
+    The keys of a row may be split into parts J_1 .. J_S (the `split_kv` configuration): with
+    O_s and LSE_s the output and log-sum-exp of the row over J_s alone,
+      LSE = log sum_s exp(LSE_s),   O = sum_s exp(LSE_s - LSE) O_s,
+    exactly (a part that keeps no key has LSE_s = -inf and weight 0).
+
     Both regions are optional and pure: arith and math ops on scalars, `attn.aux_load` of the
     auxiliary 1-D tensors (each region receives every `aux` operand as a trailing block argument),
     and `attn.q_len` / `attn.kv_len`. `mask_class` is derived by `attn-classify-mask`, never
