@@ -609,7 +609,7 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.packGqa = 1;
   // Split keys (flash-decoding), asked for or decided by the shape on targets with the Hopper
   // machinery: one warpgroup of kSplitKvRows query rows per instance, no producer warpgroup, unless
-  // the call's tile says otherwise; no persistent schedule.
+  // the call's tile says otherwise (split_kv turns the persistent schedule off: applyOverrides).
   bool splitKv = tile.kvSplits > 1;
   // At most kSplitKvKeys keys per step (fewer where the configuration takes fewer: masks evaluated
   // per element).
@@ -621,7 +621,6 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     // 64 keys per step: half the shared memory of 128, two CTAs per SM and twice the parts
     // (bench/NOTES.md d3: +5-6% at 128k keys at batch 1 and 8, +6.6% at batch 8 16k).
     request.splitKv = 1;
-    request.persistent = 0;
     request.blockM = tile.blockM ? tile.blockM : kSplitKvRows;
     request.blockN = splitBlockN;
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
@@ -633,8 +632,8 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // in every instance (1-2% at 512 tokens): launches it would not split get the kernel without it.
   // Its CTAs: one per SM (a persistent kernel's shared memory leaves room for one), checked below.
   auto splits = [&](const LaunchConfig &c, int64_t ctas) {
-    const int64_t instances = (plan.seqQ + c.blockM - 1) / c.blockM * plan.headsQ * plan.batch;
-    return splitsLaunch(instances, ctas, (plan.seqKV + c.blockN - 1) / c.blockN);
+    const int64_t instances = ceilDiv(plan.seqQ, c.blockM) * plan.headsQ * plan.batch;
+    return splitsLaunch(instances, ctas, ceilDiv(plan.seqKV, c.blockN));
   };
   attn::ConfigOverrides unsplit = request;
   unsplit.splitTail = 0;
@@ -695,7 +694,7 @@ void detail::launchAttention(const AttentionKernels &kernels, const AttentionPla
   const bool packed = kernel.info().hint("attention.pack_gqa") > 0;
   const int64_t rowsPerUnit = packed ? plan.seqQ * (plan.headsQ / plan.headsKV) : plan.seqQ;
   rt::Grid grid;
-  grid.x = static_cast<unsigned>((rowsPerUnit + blockM - 1) / blockM);
+  grid.x = static_cast<unsigned>(ceilDiv(rowsPerUnit, blockM));
   grid.y = static_cast<unsigned>(packed ? plan.headsKV : plan.headsQ);
   grid.z = static_cast<unsigned>(plan.batch);
   if (!kernels.combine) {
@@ -716,7 +715,7 @@ void detail::launchAttention(const AttentionKernels &kernels, const AttentionPla
   const int64_t combineRows = kernels.combine->info().hint("attention.block_m");
   if (combineRows <= 0)
     fail("kernel '" + plan.kernelName + "_combine' has no attention.block_m hint");
-  kernels.combine->launch({static_cast<unsigned>((plan.seqQ + combineRows - 1) / combineRows),
+  kernels.combine->launch({static_cast<unsigned>(ceilDiv(plan.seqQ, combineRows)),
                            static_cast<unsigned>(plan.headsQ), static_cast<unsigned>(plan.batch)},
                           args, stream);
 }
