@@ -10,7 +10,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 class Attn_Op<string mnemonic, list<Trait> traits = []> : Op<Attn_Dialect, mnemonic, traits>;
 
-def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
+def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOperandSegments]> {
   let summary = "exact scaled-dot-product attention with modifier regions";
   let description = [{
     ```mlir
@@ -43,6 +43,17 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
       LSE = log sum_s exp(LSE_s),   O = sum_s exp(LSE_s - LSE) O_s,
     exactly (a part that keeps no key has LSE_s = -inf and weight 0).
 
+    Caches (decoding, serving). `kv_lens(%lens : tensor<?xi32>)` gives each batch entry its own key
+    count: sequence b has the keys j < lens[b] (clamped into [0, Skv]; keys past it do not exist, a
+    length of 0 leaves every row without a key) and `attn.kv_len` yields lens[b] in it. Generated
+    kernels may read the rows of a sequence's last key block past its length and weigh them exactly
+    0, so those rows must hold finite values (zeros, stale keys), as in any cache allocated with zeros. `page_table(%pages :
+    tensor<?x?xi32>)` (with `kv_lens`) reads K and V from a paged cache: K and V are then
+    [num_pages, Hkv, page_size, D] with a static page size (a multiple of 16, at most 256), and key j of
+    sequence b is row j mod page_size of page pages[b, j / page_size]; Skv is max_pages x page_size.
+    Entries of a sequence's table past its last used page are never read. The modifiers see the
+    logical key index j, so every score_mod and mask_mod works on paged caches.
+
     Both regions are optional and pure: arith and math ops on scalars, `attn.aux_load` of the
     auxiliary 1-D tensors (each region receives every `aux` operand as a trailing block argument),
     and `attn.q_len` / `attn.kv_len`. `mask_class` is derived by `attn-classify-mask`, never
@@ -50,15 +61,28 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects]> {
     `attn-choose-config` attaches it where it is missing; one written on the op is kept.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
+                       Optional<TensorOf<[I32]>>:$kv_lens, Optional<TensorOf<[I32]>>:$page_table,
                        Variadic<AnyRankedTensor>:$aux, OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Attn_MaskClassAttr>:$mask_class,
                        OptionalAttr<Attn_ConfigAttr>:$config);
   let results = (outs AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`aux` `(` $aux^ `:` type($aux) `)`)? attr-dict-with-keyword
+    $query `,` $key `,` $value (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)? (`aux` `(` $aux^ `:` type($aux) `)`)?
+    attr-dict-with-keyword
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value) `->` type($output) (`,` type($lse)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// K and V are pages of a paged cache, addressed through `page_table`.
+    bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// Keys per page of a paged cache (K's dimension 2), else 0.
+    int64_t getPageSize() {
+      return isPaged() ? ::llvm::cast<::mlir::RankedTensorType>(getKey().getType()).getDimSize(2) : 0;
+    }
+    /// Skv when static (max_pages x page_size for a paged cache), else ShapedType::kDynamic.
+    int64_t getKeyCount();
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

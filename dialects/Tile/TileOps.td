@@ -297,6 +297,26 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScalarLoadOp : Tile_Op<"scalar_load", [MemoryEffects<[MemRead]>]> {
+  let summary = "load one element of global memory as a scalar, the same for every thread";
+  let description = [{
+    ```mlir
+    %page = tile.scalar_load %table[%i] : !tile.ptr<i32>, i32 -> i32
+    ```
+    `page = table[i]`: the offset is in elements and must lie inside the allocation (no bounds
+    check). For indirection tables that steer a kernel's addressing, such as the page table of a
+    paged KV cache or per-sequence lengths. The memory must not change while the kernel runs: the
+    lowering may read it again at another point of the kernel (for example where a software
+    pipeline issues a later iteration's copies).
+  }];
+  let arguments = (ins Tile_PtrType:$base, AnyTypeOf<[I32, I64]>:$offset);
+  let results = (outs AnyTypeOf<[I32, I64, F32]>:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` qualified(type($base)) `,` type($offset) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "store a block into a view, skipping what lies outside it";
   let description = [{

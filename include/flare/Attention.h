@@ -110,6 +110,21 @@ struct AttentionOptions {
   std::string module;
   /// The aux tensors of a custom module (1-D, contiguous), in operand order.
   std::vector<TensorView> aux;
+  /// Per-sequence key counts (decoding, serving): i32 [B], contiguous, on the device. Sequence b has
+  /// the keys j < kvLens[b] (clamped into [0, Skv]); a length of 0 gives rows of zeros (LSE -inf).
+  /// Rows of the sequence's last key block past its length (at most 127 rows, inside its allocation
+  /// or last page) may be read and weigh exactly 0: they must hold finite values (a cache allocated
+  /// with zeros, stale keys). data == 0: every sequence has Skv keys.
+  TensorView kvLens;
+  /// A paged KV cache (needs kvLens): i32 [B, max_pages] on the device, unit stride along its rows.
+  /// k and v are then [num_pages, Hkv, page_size, D] (page_size a multiple of 16 up to 256, the
+  /// same shape and strides for both), and key j of sequence b is row j % page_size of page
+  /// pageTable[b][j / page_size]; Skv is max_pages x page_size. Any layout whose page stride is a
+  /// multiple of its row stride: [num_pages, page_size, Hkv, D] in memory (vLLM's and FlashAttention's
+  /// cache layout) as strides (page_size*Hkv*D, D, Hkv*D, 1), or [num_pages, Hkv, page_size, D]
+  /// contiguous. Entries of a sequence's row past its last used page are never read. data == 0: K
+  /// and V are contiguous [B, Hkv, Skv, D].
+  TensorView pageTable;
   /// Target architecture; empty means the device's.
   std::string arch;
   /// Tile configuration override (all zero: the configured choice).
@@ -133,6 +148,8 @@ struct AttentionPlan {
   std::string module;     ///< the attn.attention module compiled for this call
   std::string kernelName; ///< the func / kernel name inside it
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
+  /// Keys per page of a paged cache (AttentionOptions::pageTable), else 0.
+  int64_t pageSize = 0;
   rt::KernelArgs args;    ///< the kernel's arguments (Flare's attention kernel ABI)
   bool hasLse = false;
   /// Query heads share KV heads and a group's rows (head in group, query) lie at one stride in q and
@@ -146,9 +163,10 @@ struct AttentionPlan {
 AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
                             const AttentionOptions &options = {});
 
-/// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE) describe
-/// for `dtype` and `headDim`; planAttention compiles exactly this text.
-std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim);
+/// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE, kvLens)
+/// describe for `dtype` and `headDim`, over a paged cache of `pageSize` keys per page when not 0;
+/// planAttention compiles exactly this text.
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize = 0);
 
 /// The configurations autotuning times for `headDim` on `arch`: the configured choice first, then
 /// alternatives measured close to it somewhere (bench/NOTES.md). A candidate that does not compile

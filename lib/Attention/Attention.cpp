@@ -182,6 +182,43 @@ void checkAttentionTensor(const TensorView &t, const char *name) {
     fail(std::string(name) + " row stride " + std::to_string(s[2]) + " does not fit in 32 bits");
 }
 
+/// A paged cache (AttentionOptions::pageTable): the table, and k and v as pages whose rows one view
+/// of a KV head's rows can address (row r of page p at p x pageRows + r, pageRows = page stride / row
+/// stride), with kFarAway's margin left below 2^31.
+void checkCacheTensors(const AttentionOptions &options, const TensorView &q, const TensorView &k,
+                       const TensorView &v) {
+  const TensorView &table = options.pageTable;
+  checkTensor(table, "pageTable", 2);
+  if (table.dtype != DType::I32 || table.shape[0] != q.shape[0])
+    fail("pageTable must be i32 [B, max_pages] with q's B = " + std::to_string(q.shape[0]) + ", got " +
+         dtypeName(table.dtype) + " " + shapeText(table.shape));
+  const std::vector<int64_t> ts = table.effectiveStrides();
+  if (ts[1] != 1 || ts[0] < 0 || ts[0] > std::numeric_limits<int32_t>::max())
+    fail("pageTable must have unit stride along its rows and a row stride below 2^31");
+  checkSpan(table, "pageTable");
+  if (!options.kvLens.data)
+    fail("a paged cache (pageTable) needs kvLens, the number of keys of each sequence");
+  const int64_t pageSize = k.shape[2];
+  if (pageSize % 16 != 0 || pageSize > 256)
+    fail("with pageTable, k and v are [num_pages, Hkv, page_size, D] with page_size a multiple of 16 up to 256, "
+         "got k " + shapeText(k.shape));
+  if (k.shape[3] != q.shape[3])
+    fail("k's head_dim must be q's: q " + shapeText(q.shape) + ", k " + shapeText(k.shape));
+  if (table.shape[1] * pageSize > kMaxSequenceLength)
+    fail("pageTable's " + std::to_string(table.shape[1]) + " pages of " + std::to_string(pageSize) +
+         " keys exceed the longest sequence, " + std::to_string(kMaxSequenceLength) + " keys");
+  const std::vector<int64_t> ks = k.effectiveStrides();
+  if (v.effectiveStrides() != ks)
+    fail("with pageTable, v must have k's strides (one page table addresses both)");
+  if (ks[0] % ks[2] != 0)
+    fail("with pageTable, k's page stride " + std::to_string(ks[0]) + " must be a multiple of its row stride " +
+         std::to_string(ks[2]));
+  const int64_t pageRows = ks[0] / ks[2];
+  if (pageRows < pageSize || __int128(k.shape[0]) * pageRows >= (int64_t{1} << 30))
+    fail("with pageTable, k's pages must not overlap and hold fewer than 2^30 rows of a head in all: " +
+         std::to_string(k.shape[0]) + " pages of " + std::to_string(pageRows) + " rows");
+}
+
 struct ModuleFacts {
   std::string funcName;
   std::string elemType; // "bf16" / "f16"
@@ -277,14 +314,24 @@ void detail::checkGradientTensor(const TensorView &t, const TensorView &like, co
     checkNoSelfOverlap(t, name);
 }
 
-std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim) {
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize) {
   const std::string elem = dtypeName(dtype);
   const std::string t = "tensor<?x?x?x" + std::to_string(headDim) + "x" + elem + ">";
+  // A paged cache's K and V: [num_pages, Hkv, page_size, D] with the page size static.
+  const std::string kv =
+      pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(headDim) + "x" + elem + ">" : t;
   const bool lse = options.lse.data != 0;
+  const bool lens = options.kvLens.data != 0;
   const std::string results = lse ? "(" + t + ", tensor<?x?x?xf32>)" : t;
   std::ostringstream os;
-  os << "func.func @flare_attention(%q: " << t << ", %k: " << t << ", %v: " << t << ") -> " << results << " {\n";
+  os << "func.func @flare_attention(%q: " << t << ", %k: " << kv << ", %v: " << kv
+     << (lens ? ", %lens: tensor<?xi32>" : "") << (pageSize ? ", %pages: tensor<?x?xi32>" : "") << ") -> " << results
+     << " {\n";
   os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
+  if (lens)
+    os << " kv_lens(%lens : tensor<?xi32>)";
+  if (pageSize)
+    os << " page_table(%pages : tensor<?x?xi32>)";
   if (options.scale > 0.f)
     os << " attributes {scale = " << floatText(options.scale) << " : f32}";
   os << "\n";
@@ -333,7 +380,7 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
     mask << "      attn.yield " << keep << " : i1\n";
     os << "    mask_mod {\n" << mask.str() << "    }\n";
   }
-  os << "    : " << t << ", " << t << ", " << t << " -> " << t << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
+  os << "    : " << t << ", " << kv << ", " << kv << " -> " << t << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
   os << "  return " << (lse ? "%o, %lse : " + t + ", tensor<?x?x?xf32>" : "%o : " + t) << "\n}\n";
   return os.str();
 }
@@ -356,10 +403,24 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   plan.seqKV = k.shape[2];
   if (plan.headDim != 64 && plan.headDim != 128 && plan.headDim != 256)
     fail("head_dim " + std::to_string(plan.headDim) + " is not supported (64, 128 or 256)");
-  if (k.shape[0] != plan.batch || k.shape[3] != plan.headDim)
+  const bool paged = options.pageTable.data != 0;
+  if (paged) {
+    checkCacheTensors(options, q, k, v);
+    plan.pageSize = k.shape[2];
+    plan.seqKV = options.pageTable.shape[1] * plan.pageSize;
+  } else if (k.shape[0] != plan.batch || k.shape[3] != plan.headDim) {
     fail("k must be [B, Hkv, Skv, D] with q's B and D: q " + shapeText(q.shape) + ", k " + shapeText(k.shape));
+  }
   if (v.shape != k.shape)
     fail("v must have k's shape: k " + shapeText(k.shape) + ", v " + shapeText(v.shape));
+  if (options.kvLens.data) {
+    checkTensor(options.kvLens, "kvLens", 1);
+    if (options.kvLens.dtype != DType::I32 || options.kvLens.shape[0] != plan.batch ||
+        (!options.kvLens.strides.empty() && options.kvLens.strides[0] != 1))
+      fail("kvLens must be contiguous i32 [B] = [" + std::to_string(plan.batch) + "], got " +
+           dtypeName(options.kvLens.dtype) + " " + shapeText(options.kvLens.shape));
+    checkSpan(options.kvLens, "kvLens");
+  }
   if (out.shape != q.shape)
     fail("out must have q's shape: q " + shapeText(q.shape) + ", out " + shapeText(out.shape));
   if (plan.headsQ % plan.headsKV != 0)
@@ -394,7 +455,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (options.module.empty()) {
     if (!options.aux.empty())
       fail("aux tensors are only read by a custom module (options.module)");
-    plan.module = attentionModule(options, q.dtype, plan.headDim);
+    plan.module = attentionModule(options, q.dtype, plan.headDim, plan.pageSize);
     plan.kernelName = "flare_attention";
   } else {
     const ModuleFacts &facts = moduleFacts(options.module);
@@ -406,6 +467,13 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     if (facts.hasLse != plan.hasLse)
       fail(facts.hasLse ? "the custom module returns the LSE: give options.lse"
                         : "options.lse is set but the custom module returns no LSE");
+    if (facts.config.raggedKeys != (options.kvLens.data != 0))
+      fail(facts.config.raggedKeys ? "the custom module takes kv_lens: give options.kvLens"
+                                   : "options.kvLens is set but the custom module takes no kv_lens");
+    if (facts.config.pageSize != plan.pageSize)
+      fail(facts.config.pageSize ? "the custom module reads a paged cache of " + std::to_string(facts.config.pageSize) +
+                                       " keys per page: give options.pageTable and k, v of that page size"
+                                 : "options.pageTable is set but the custom module reads contiguous K and V");
     for (int i = 0; i < 4; ++i) {
       if (facts.qShape[i] >= 0 && facts.qShape[i] != q.shape[i])
         fail("q's shape " + shapeText(q.shape) + " does not match the custom module's query type");
@@ -470,6 +538,15 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   for (const TensorView *t : {&q, &k, &v, &out}) {
     std::vector<int64_t> s = t->effectiveStrides();
     args.addI64(s[0]).addI64(s[1]).addI64(s[2]);
+  }
+  if (options.kvLens.data)
+    args.addPointer(options.kvLens.data);
+  if (paged) {
+    // The table's row stride, the view rows one page advances and the cache's rows (checkCacheTensors).
+    const std::vector<int64_t> ks = k.effectiveStrides(), ts = options.pageTable.effectiveStrides();
+    const int64_t pageRows = ks[0] / ks[2];
+    args.addPointer(options.pageTable.data).addI32(static_cast<int32_t>(ts[0]));
+    args.addI32(static_cast<int32_t>(pageRows)).addI32(static_cast<int32_t>(k.shape[0] * pageRows));
   }
   return plan;
 }

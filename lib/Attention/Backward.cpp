@@ -29,6 +29,9 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
                                             const AttentionOptions &options) {
   if (options.autotune || !(options.tile == AttentionTileConfig{}))
     fail("options.tile and options.autotune choose the forward's kernel; leave them unset for the backward");
+  if (options.kvLens.data || options.pageTable.data)
+    fail("options.kvLens and options.pageTable describe caches for inference: the backward takes contiguous K and V "
+         "of Skv keys each");
   if (lse.data == 0)
     fail("lse (the forward's log-sum-exp, f32 [B, Hq, Sq]) is required");
   AttentionOptions forward = options;

@@ -113,9 +113,34 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
   };
   checkShape("query", op.getQuery(),
              {{{"batch", p.batch}, {"headsQ", p.headsQ}, {"seqQ", p.seqQ}, {"headDim", p.headDim}}});
-  for (auto [operand, value] : {std::pair<const char *, Value>{"key", op.getKey()}, {"value", op.getValue()}})
+  for (auto [operand, value] : {std::pair<const char *, Value>{"key", op.getKey()}, {"value", op.getValue()}}) {
+    if (op.isPaged()) { // [num_pages, Hkv, page_size, D]: the problem holds the keys gathered
+      auto type = cast<RankedTensorType>(value.getType());
+      if ((!type.isDynamicDim(1) && type.getDimSize(1) != p.headsKV) ||
+          (!type.isDynamicDim(3) && type.getDimSize(3) != p.headDim))
+        throw Error(kPrefix + std::string("the problem's headsKV and headDim do not match the paged ") + operand +
+                    " type " + describe(type) + at);
+      if (int64_t n = op.getKeyCount(); !ShapedType::isDynamic(n) && n != p.seqKV)
+        throw Error(kPrefix + std::string("the problem's seqKV = ") + std::to_string(p.seqKV) +
+                    " is not the page table's " + std::to_string(n) + " keys" + at);
+      continue;
+    }
     checkShape(operand, value,
                {{{"batch", p.batch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {"headDim", p.headDim}}});
+  }
+  if (static_cast<bool>(op.getKvLens()) != !p.kvLens.empty())
+    throw Error(kPrefix + std::string(op.getKvLens() ? "the op has kv_lens: give the problem's kvLens"
+                                                     : "the problem gives kvLens but the op has no kv_lens") +
+                at);
+  if (!p.kvLens.empty()) {
+    if (p.kvLens.size() != static_cast<size_t>(p.batch))
+      throw Error(kPrefix + std::string("the problem's kvLens has ") + std::to_string(p.kvLens.size()) +
+                  " entries for batch " + std::to_string(p.batch));
+    for (auto [b, len] : llvm::enumerate(p.kvLens))
+      if (len < 0 || len > p.seqKV)
+        throw Error(kPrefix + std::string("the problem's kvLens[") + std::to_string(b) + "] = " + std::to_string(len) +
+                    " lies outside [0, seqKV = " + std::to_string(p.seqKV) + "]");
+  }
 
   if (p.aux.size() != op.getAux().size())
     throw Error(kPrefix + std::string("the problem has ") + std::to_string(p.aux.size()) +
@@ -191,20 +216,28 @@ private:
   std::vector<Slot> scoreSlots, maskSlots;
 };
 
+/// The modifiers' compiled programs: one pair, or one per batch entry (kv_lens).
+struct Programs {
+  std::vector<Program> score, mask;
+};
+
 /// Computes whole query rows; one per thread.
 class RowWorker {
 public:
-  RowWorker(const AttentionProblem &p, double scale, const Program &score, const Program &mask,
-            AttentionResult &result)
-      : p(p), scale(scale), mods(score, mask, p.aux), result(result), q(p.headDim), s(p.seqKV) {}
+  RowWorker(const AttentionProblem &p, double scale, const Programs &programs, AttentionResult &result)
+      : p(p), scale(scale), result(result), q(p.headDim), s(p.seqKV) {
+    for (size_t n = 0; n < programs.score.size(); ++n)
+      mods.emplace_back(programs.score[n], programs.mask[n], p.aux);
+  }
 
   /// Row `row` of the flattened [B, Hq, Sq]: fills result.out[row, :] (zero on entry) and result.lse[row].
   void computeRow(int64_t row) {
-    const int64_t dim = p.headDim, seqKV = p.seqKV;
     const int64_t i = row % p.seqQ, h = (row / p.seqQ) % p.headsQ, b = row / p.seqQ / p.headsQ;
+    const int64_t dim = p.headDim, seqKV = p.kvLens.empty() ? p.seqKV : p.kvLens[b];
+    Modifiers &mods = this->mods[p.kvLens.empty() ? 0 : b];
     const int64_t hk = h / (p.headsQ / p.headsKV);
-    const float *k = p.k + (b * p.headsKV + hk) * seqKV * dim;
-    const float *v = p.v + (b * p.headsKV + hk) * seqKV * dim;
+    const float *k = p.k + (b * p.headsKV + hk) * p.seqKV * dim;
+    const float *v = p.v + (b * p.headsKV + hk) * p.seqKV * dim;
     for (int64_t d = 0; d < dim; ++d)
       q[d] = p.q[row * dim + d];
 
@@ -238,15 +271,16 @@ public:
 private:
   const AttentionProblem &p;
   double scale;
-  Modifiers mods;
+  std::vector<Modifiers> mods; // one per sequence length (kv_lens), else one
   AttentionResult &result;
   std::vector<double> q, s;
 };
 
 /// Parses the source, checks the problem and compiles both regions (score_mod's block starts with
-/// (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv)).
+/// (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv)): once, or with kv_lens once per batch entry
+/// (attn.kv_len is a constant of the program).
 void prepare(const std::string &mlirSource, const AttentionProblem &problem, const std::string &funcName,
-             Program &score, Program &mask, double &scale) {
+             Programs &programs, double &scale) {
   detail::runOnLargeStack([&] { // the parser recurses with the text's nesting
     detail::ParseContext pc(detail::attentionDialects());
     OwningOpRef<ModuleOp> module = pc.parse(mlirSource, kBufferName);
@@ -256,8 +290,11 @@ void prepare(const std::string &mlirSource, const AttentionProblem &problem, con
     checkProblem(op, problem);
     scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(problem.headDim));
     // score_mod's block starts with (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv).
-    score = compileRegion(op.getScoreMod(), 5, "score_mod", problem.seqQ, problem.seqKV);
-    mask = compileRegion(op.getMaskMod(), 4, "mask_mod", problem.seqQ, problem.seqKV);
+    std::vector<int> lengths = problem.kvLens.empty() ? std::vector<int>{problem.seqKV} : problem.kvLens;
+    for (int length : lengths) {
+      programs.score.push_back(compileRegion(op.getScoreMod(), 5, "score_mod", problem.seqQ, length));
+      programs.mask.push_back(compileRegion(op.getMaskMod(), 4, "mask_mod", problem.seqQ, length));
+    }
   });
 }
 
@@ -298,16 +335,16 @@ template <class Fn> void parallelFor(int64_t n, int64_t grain, Fn &&work) {
 
 AttentionResult attentionReference(const std::string &mlirSource, const AttentionProblem &problem,
                                    const std::string &funcName) {
-  Program score, mask;
+  Programs programs;
   double scale;
-  prepare(mlirSource, problem, funcName, score, mask, scale);
+  prepare(mlirSource, problem, funcName, programs, scale);
   const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
   AttentionResult result;
   result.out.assign(rows * problem.headDim, 0.0);
   result.lse.assign(rows, 0.0);
 
   parallelFor(rows, kRowsPerGrab, [&](int64_t first, int64_t last) {
-    RowWorker worker(problem, scale, score, mask, result);
+    RowWorker worker(problem, scale, programs, result);
     for (int64_t row = first; row < last; ++row)
       worker.computeRow(row);
   });
@@ -316,9 +353,12 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
 
 AttentionGradients attentionBackwardReference(const std::string &mlirSource, const AttentionProblem &problem,
                                               const float *dout, const std::string &funcName) {
-  Program score, mask;
+  if (!problem.kvLens.empty())
+    throw Error(std::string(kPrefix) + "the backward reference takes no kvLens (caches have no backward)");
+  Programs programs;
   double scale;
-  prepare(mlirSource, problem, funcName, score, mask, scale);
+  prepare(mlirSource, problem, funcName, programs, scale);
+  const Program &score = programs.score.front(), &mask = programs.mask.front();
   const AttentionProblem &p = problem;
   const int64_t dim = p.headDim, group = p.headsQ / p.headsKV;
   AttentionGradients g;

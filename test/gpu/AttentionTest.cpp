@@ -157,7 +157,7 @@ protected:
       combine->launch({static_cast<unsigned>((s.sq + rows - 1) / rows), unsigned(s.hq), unsigned(s.b)}, args);
     }
 
-    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues};
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}};
     reference::AttentionResult ref = reference::attentionReference(ir, p);
     std::vector<float> lse;
     if (withLse)
@@ -382,7 +382,7 @@ protected:
     ctx->synchronize();
 
     AttentionPlan plan = planAttention(q, k, v, out, opt);
-    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues};
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}};
     reference::AttentionResult ref = reference::attentionReference(plan.module, p);
     std::vector<float> lse;
     if (withLse)
@@ -391,8 +391,173 @@ protected:
                   dtype);
   }
 
+  /// flare::attention on a paged cache: `lens` keys per sequence, pages of `pageSize` keys scattered
+  /// at random over a pool (sequence 1 shares sequence 0's first pages, a prefix cache; table entries
+  /// past a sequence's last page hold page ids outside the pool, spare pages and rows past a length
+  /// keys and values of 9000), `layout` 0: pages [num_pages, page_size, Hkv, D] in memory (vLLM's), 1: [num_pages, Hkv,
+  /// page_size, D]. pageSize 0: contiguous K and V with kvLens. The reference sees the keys gathered.
+  void runPaged(int b, int hq, int hkv, int sq, const std::vector<int> &lens, int pageSize, int d,
+                AttentionOptions opt, bool withLse, int layout, const std::string &module = "") {
+    const int maxLen = *std::max_element(lens.begin(), lens.end());
+    const int ps = pageSize ? pageSize : std::max(maxLen, 1);
+    const int maxPages = pageSize ? (maxLen + ps - 1) / ps + 2 : 1; // two spare entries per row
+    const Shape s{b, hq, hkv, sq, maxPages * ps};
+    Inputs in = randomInputs(s, d, rng, dtype); // k, v: the dense [B, Hkv, Skv, D] the reference reads
+    // The table: every used page of every sequence a distinct pool page, in shuffled order, except
+    // sequence 1's first pages, which are sequence 0's (their keys copied in the dense inputs).
+    std::vector<int32_t> table(size_t(b) * maxPages, 0);
+    std::vector<std::pair<int, int>> owner; // pool page -> (sequence, page of it)
+    const int shared = b > 1 ? std::min({2, (lens[0] + ps - 1) / ps, (lens[1] + ps - 1) / ps}) : 0;
+    for (int seq = 0; seq < b; ++seq)
+      for (int pg = 0; pg < (lens[seq] + ps - 1) / ps; ++pg)
+        if (!(seq == 1 && pg < shared))
+          owner.push_back({seq, pg});
+    const int spare = 3;
+    for (int i = 0; i < spare; ++i)
+      owner.push_back({-1, -1});
+    std::shuffle(owner.begin(), owner.end(), rng);
+    const int numPages = static_cast<int>(owner.size());
+    std::uniform_int_distribution<int32_t> poisonId(numPages + 1000, std::numeric_limits<int32_t>::max());
+    for (int32_t &e : table)
+      e = pageSize ? poisonId(rng) : 0;
+    for (int id = 0; id < numPages; ++id)
+      if (owner[id].first >= 0)
+        table[size_t(owner[id].first) * maxPages + owner[id].second] = id;
+    for (int pg = 0; pg < shared; ++pg)
+      table[size_t(maxPages) + pg] = table[pg];
+    // Sequence 1's shared keys are sequence 0's.
+    for (int h = 0; h < hkv && shared; ++h)
+      for (int j = 0; j < shared * ps; ++j)
+        for (int x = 0; x < d; ++x) {
+          size_t from = ((size_t(0) * hkv + h) * s.skv + j) * d + x, to = ((size_t(1) * hkv + h) * s.skv + j) * d + x;
+          in.k[to] = in.k[from], in.kf[to] = in.kf[from], in.v[to] = in.v[from], in.vf[to] = in.vf[from];
+        }
+
+    // The cache in memory: large finite keys and values wherever no used key lands (spare pages, rows
+    // past a length), which must weigh exactly 0.
+    const uint16_t garbage = encode16(9000.f, dtype);
+    std::vector<uint16_t> kMem, vMem;
+    std::vector<int64_t> kvShape, kvStrides;
+    if (pageSize) {
+      kvShape = {numPages, hkv, ps, d};
+      kvStrides = layout == 0 ? std::vector<int64_t>{int64_t(ps) * hkv * d, d, int64_t(hkv) * d, 1}
+                              : std::vector<int64_t>{int64_t(hkv) * ps * d, int64_t(ps) * d, d, 1};
+    } else {
+      kvShape = {b, hkv, s.skv, d};
+      kvStrides = {int64_t(hkv) * s.skv * d, int64_t(s.skv) * d, d, 1};
+    }
+    kMem.assign(size_t(kvShape[0]) * hkv * kvShape[2] * d, garbage);
+    vMem = kMem;
+    for (int seq = 0; seq < b; ++seq)
+      for (int j = 0; j < lens[seq]; ++j) {
+        const int64_t page = pageSize ? table[size_t(seq) * maxPages + j / ps] : seq, row = pageSize ? j % ps : j;
+        for (int h = 0; h < hkv; ++h)
+          for (int x = 0; x < d; ++x) {
+            size_t from = ((size_t(seq) * hkv + h) * s.skv + j) * d + x;
+            size_t to = page * kvStrides[0] + h * kvStrides[1] + row * kvStrides[2] + x;
+            kMem[to] = in.k[from];
+            vMem[to] = in.v[from];
+          }
+      }
+    auto dq = rt::DeviceBuffer::fromHost(*ctx, in.q);
+    auto dk = rt::DeviceBuffer::fromHost(*ctx, kMem), dv = rt::DeviceBuffer::fromHost(*ctx, vMem);
+    auto dtable = rt::DeviceBuffer::fromHost(*ctx, table);
+    std::vector<int32_t> lens32(lens.begin(), lens.end());
+    auto dlens = rt::DeviceBuffer::fromHost(*ctx, lens32);
+    auto dout = poisoned(in.q.size() * 2);
+    auto dlse = poisoned(size_t(b) * hq * sq * 4);
+    TensorView q{dq.ptr(), dtype, {b, hq, sq, d}, {}};
+    TensorView k{dk.ptr(), dtype, kvShape, kvStrides};
+    TensorView v{dv.ptr(), dtype, kvShape, kvStrides};
+    TensorView out{dout.ptr(), dtype, {b, hq, sq, d}, {}};
+    if (withLse)
+      opt.lse = TensorView{dlse.ptr(), DType::F32, {b, hq, sq}, {}};
+    opt.kvLens = TensorView{dlens.ptr(), DType::I32, {b}, {}};
+    if (pageSize)
+      opt.pageTable = TensorView{dtable.ptr(), DType::I32, {b, maxPages}, {}};
+    opt.module = module;
+    flare::attention(*cache, q, k, v, out, opt);
+    ctx->synchronize();
+
+    AttentionPlan plan = planAttention(q, k, v, out, opt);
+    reference::AttentionProblem p{b, hq, hkv, sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), {}, lens};
+    reference::AttentionResult ref = reference::attentionReference(plan.module, p);
+    std::vector<float> lse;
+    if (withLse)
+      lse = dlse.toHost<float>(size_t(b) * hq * sq);
+    expectMatches(dout.toHost<uint16_t>(in.q.size()), {int64_t(hq) * sq * d, int64_t(sq) * d, d, 1}, s, d, ref,
+                  withLse ? &lse : nullptr, dtype);
+  }
+
   DType dtype = DType::BF16; ///< element type of q, k, v and out
 };
+
+// Paged KV caches and per-sequence lengths: random page tables (shuffled pools, a shared prefix,
+// partially filled last pages, bad entries past each sequence's pages and huge values in unused rows),
+// sequences of 0, 1 and hundreds of keys, 1 to 16 queries, GQA ratios 1, 4 and 8, page sizes 16, 64
+// and 256, both cache layouts, causal bottom-right with the LSE, a softcap, and a custom module whose
+// score_mod reads attn.kv_len (each sequence's own), with the keys split (by the rule, forced to 5
+// parts) and not.
+TEST_F(AttentionApi, PagedCachesMatchTheFloat64Reference) {
+  AttentionOptions causal;
+  causal.causal = true;
+  causal.alignment = CausalAlignment::BottomRight;
+  AttentionOptions softcap;
+  softcap.softcap = 30.f;
+  softcap.tile.kvSplits = 1;
+  AttentionOptions custom;
+  custom.tile.kvSplits = 5;
+  struct Case {
+    int b, hq, hkv, sq;
+    std::vector<int> lens;
+  };
+  const std::vector<Case> cases = pickShapes<Case>(
+      {{4, 8, 2, 1, {700, 333, 0, 1}}, {3, 8, 1, 5, {1000, 64, 17}}, {2, 4, 4, 16, {129, 517}}},
+      {{4, 8, 2, 1, {300, 133, 0, 1}}, {2, 4, 4, 16, {129, 200}}});
+  for (int d : {64, 128, 256}) {
+    const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>";
+    for (int pageSize : {16, 64, 256, 0}) {
+      // A distance bias from each sequence's last key (attn.kv_len is the sequence's length).
+      const std::string kv =
+          pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(d) + "xbf16>" : t;
+      const std::string module =
+          "func.func @biased(%q: " + t + ", %k: " + kv + ", %v: " + kv + ", %lens: tensor<?xi32>" +
+          (pageSize ? ", %pages: tensor<?x?xi32>" : "") + ") -> " + t + " {\n" +
+          "  %o = attn.attention %q, %k, %v kv_lens(%lens : tensor<?xi32>)" +
+          (pageSize ? " page_table(%pages : tensor<?x?xi32>)" : "") +
+          " score_mod {\n"
+          "  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %j: index):\n"
+          "    %n = attn.kv_len\n"
+          "    %back = arith.subi %n, %j : index\n"
+          "    %i = arith.index_cast %back : index to i32\n"
+          "    %f = arith.sitofp %i : i32 to f32\n"
+          "    %w = arith.constant -0.01 : f32\n"
+          "    %bias = arith.mulf %f, %w : f32\n"
+          "    %y = arith.addf %s, %bias : f32\n"
+          "    attn.yield %y : f32\n"
+          "  } : " + t + ", " + kv + ", " + kv + " -> " + t + "\n"
+          "  return %o : " + t + "\n}\n";
+      for (const Case &c : cases)
+        for (const AttentionOptions *base : {&causal, &softcap, &custom}) {
+          const int layout = (d / 64 + c.sq) % 2;
+          const char *what = base == &causal ? "causal bottom-right + LSE" : base == &softcap ? "softcap" : "custom";
+          std::string lens;
+          for (int n : c.lens)
+            lens += (lens.empty() ? "" : ",") + std::to_string(n);
+          SCOPED_TRACE("D = " + std::to_string(d) + ", page size " + std::to_string(pageSize) + ", B=" +
+                       std::to_string(c.b) + " Hq=" + std::to_string(c.hq) + " Hkv=" + std::to_string(c.hkv) +
+                       " Sq=" + std::to_string(c.sq) + " lens " + lens + ", layout " + std::to_string(layout) + ", " +
+                       what);
+          std::printf("[ paged ] D = %d, page size %d, lens %s, Sq %d, Hq/Hkv %d/%d, %s\n", d, pageSize, lens.c_str(),
+                      c.sq, c.hq, c.hkv, what);
+          runPaged(c.b, c.hq, c.hkv, c.sq, c.lens, pageSize, d, *base, /*withLse=*/base == &causal, layout,
+                   base == &custom ? module : "");
+          if (HasFatalFailure())
+            return;
+        }
+    }
+  }
+}
 
 TEST_F(AttentionApi, OptionsMatchTheFloat64Reference) {
   struct Variant {
@@ -749,7 +914,7 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
       for (size_t firstHead : {size_t(0), size_t(s.b) * s.hq - 2}) {
         const size_t at = firstHead * headElems;
         reference::AttentionProblem p{1, 2, 2, s.sq, s.skv, d, in.qf.data() + at, in.kf.data() + at,
-                                      in.vf.data() + at, {}};
+                                      in.vf.data() + at, {}, {}};
         std::vector<uint16_t> got(first.begin() + at, first.begin() + at + 2 * headElems);
         expectMatches(got, st, head, d, reference::attentionReference(plan.module, p), nullptr);
         if (HasFatalFailure())

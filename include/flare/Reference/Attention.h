@@ -22,6 +22,10 @@ struct AttentionProblem {
   const float *q = nullptr, *k = nullptr, *v = nullptr;
   /// One vector per aux operand of the op, in operand order; integer aux tensors hold exact integer values.
   std::vector<std::vector<double>> aux;
+  /// The op's kv_lens (required exactly when it has them): sequence b has the keys j < kvLens[b]
+  /// (0 <= kvLens[b] <= seqKV) and attn.kv_len is kvLens[b] in it. A paged op is computed on K and V
+  /// gathered from its pages into the dense [B, Hkv, Skv, D] above (the math does not see the table).
+  std::vector<int> kvLens;
 };
 
 struct AttentionResult {

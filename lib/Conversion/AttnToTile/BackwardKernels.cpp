@@ -125,6 +125,9 @@ enum BwdStrided { SQ, SK, SV, SO, SDO, SDQ, SDK, SDV, NumStrided };
 LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles) {
   if (failed(prepare()))
     return failure();
+  if (op.getKvLens() || op.isPaged())
+    return op.emitOpError("convert-attn-to-tile: the backward pass of an attention over kv_lens or a paged "
+                          "cache is not generated (caches are for inference)");
   // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
   // once per instance (the key block is fixed), the queries' per step.
   keysAreRows = tiles.transposed;

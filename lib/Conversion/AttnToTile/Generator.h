@@ -107,6 +107,13 @@ private:
 
   // Kernel scalars (i32 unless noted).
   Value batchIdx, headIdx, seqQ, seqKV, q0, q1, numBlocks;
+  // A paged cache (attn.attention's page_table): this sequence's row of the table, the rows a page
+  // advances in K and V's views, and the sequence's last page (the table's entries past it are
+  // never read).
+  Value pageTableRow, pageRows, lastPage;
+  /// The view row of key `kv0` (the first key of a block, which lies in one page): kv0 itself, or
+  /// for a paged cache row kv0 mod page_size of its page; kFarAway for a key outside the sequence.
+  Value cacheRow(Value kv0);
   Value qView, kView, vView, oView, lseView, qTile;
   SmallVector<Value> auxPtrs, auxLens;
   Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1

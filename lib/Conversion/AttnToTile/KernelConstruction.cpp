@@ -42,6 +42,10 @@ LogicalResult Generator::run() {
     return failure();
   if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
     return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
+  if (op.isPaged() && op.getPageSize() % config.getBlockN() != 0)
+    return op.emitOpError() << "convert-attn-to-tile: block_n " << config.getBlockN()
+                            << " must divide the page size " << op.getPageSize()
+                            << " (a block of keys is copied from one page)";
   tileM = config.getBlockM();
   tileN = config.getBlockN();
   headsPerRow = config.has(ConfigSwitch::PackGqa);
@@ -52,6 +56,22 @@ LogicalResult Generator::run() {
   if (config.has(ConfigSwitch::SplitKv))
     buildCombineKernel(kernel.getFunctionType());
   return success();
+}
+
+Value Generator::cacheRow(Value kv0) {
+  if (!pageTableRow)
+    return kv0;
+  const int64_t pageSize = op.getPageSize();
+  // Keys outside [0, seqKV) (kFarAway, a block past the end) read no table entry past the
+  // sequence's last page and land far away: their copies fetch nothing.
+  Value inSequence = cmp(arith::CmpIPredicate::ult, kv0, seqKV);
+  Value page = arith::DivUIOp::create(b, loc, kv0, c32(pageSize));
+  Value usedPage = arith::MinUIOp::create(b, loc, page, lastPage);
+  Value within = arith::RemUIOp::create(b, loc, kv0, c32(pageSize));
+  Value pageId = tile::ScalarLoadOp::create(b, loc, i32Type, pageTableRow, usedPage);
+  Value firstRow = mul(pageId, pageRows);
+  Value row = add(firstRow, within);
+  return select(inSequence, row, c32(kFarAway));
 }
 
 LogicalResult Generator::buildKernel() {
@@ -70,6 +90,14 @@ LogicalResult Generator::buildKernel() {
   args.append(12, i64Type); // (batch, head, row) strides of q, k, v, o
   // Split keys: the parts' outputs [B, Hq, splits, Sq, D] and LSEs [B, Hq, splits, Sq] (dense f32) and
   // the number of splits (grid z = B x splits).
+  // Caches: per-sequence key counts (i32 [B]); a paged cache's table (i32 [B, max_pages]), its row
+  // stride, the view rows one page advances (K's page stride / row stride, the same for V) and the
+  // cache's rows (num_pages x that).
+  const bool withLens = static_cast<bool>(op.getKvLens()), paged = op.isPaged();
+  if (withLens)
+    args.push_back(ptrOf(i32Type));
+  if (paged)
+    args.append({ptrOf(i32Type), i32Type, i32Type, i32Type});
   const bool splitKv = config.has(ConfigSwitch::SplitKv);
   if (splitKv)
     args.append({ptrOf(f32), ptrOf(f32), i32Type});
@@ -120,6 +148,14 @@ LogicalResult Generator::buildKernel() {
   SmallVector<Value> strides;
   for (int i = 0; i < 12; ++i)
     strides.push_back(entry->getArgument(a++));
+  Value lensPtr = withLens ? entry->getArgument(a++) : Value();
+  Value tablePtr, tableStride, cacheRows;
+  if (paged) {
+    tablePtr = entry->getArgument(a++);
+    tableStride = entry->getArgument(a++);
+    pageRows = entry->getArgument(a++);
+    cacheRows = entry->getArgument(a++);
+  }
   Value partOPtr, partLsePtr, numSplits;
   if (splitKv) {
     partOPtr = entry->getArgument(a++);
@@ -153,6 +189,20 @@ LogicalResult Generator::buildKernel() {
     // Grid z runs over (batch, split), the splits fastest.
     splitIdx = arith::RemUIOp::create(b, loc, batchIdx, numSplits);
     batchIdx = arith::DivUIOp::create(b, loc, batchIdx, numSplits);
+  }
+  // The allocation's key rows (the views' extent); the sequence's own keys (kv_lens: clamped into
+  // [0, Skv]) bound the blocks visited, the masks and attn.kv_len.
+  Value keyRows = paged ? cacheRows : seqKV;
+  if (withLens) {
+    Value len = tile::ScalarLoadOp::create(b, loc, i32Type, lensPtr, batchIdx);
+    Value nonNegative = smax(len, c32(0));
+    seqKV = smin(nonNegative, seqKV);
+  }
+  if (paged) {
+    Value rowOffset = arith::MulIOp::create(b, loc, ext64(batchIdx), ext64(tableStride));
+    pageTableRow = tile::AddPtrOp::create(b, loc, tablePtr.getType(), tablePtr, rowOffset);
+    Value someKey = smax(seqKV, c32(1));
+    lastPage = arith::DivUIOp::create(b, loc, sub(someKey, c32(1)), c32(op.getPageSize()));
   }
   Value groupSize = arith::DivUIOp::create(b, loc, headsQ, headsKV);
   // Packed GQA: grid y runs over KV heads, and the instance's rows are rows rowStart.. of the group's
@@ -198,8 +248,14 @@ LogicalResult Generator::buildKernel() {
         .getResult();
   };
   qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
-  kView = view2d(sliceOf(kPtr, 1, kvHead), seqKV, 1);
-  vView = view2d(sliceOf(vPtr, 2, kvHead), seqKV, 2);
+  // A paged cache's K and V: one view of all pages' rows of this KV head (row r of page p at view
+  // row p x pageRows + r), so that a block's copy is one strided box wherever its page lies.
+  auto headSlice = [&](Value ptr, int tensor) {
+    Value off = arith::MulIOp::create(b, loc, ext64(kvHead), strides[3 * tensor + 1]);
+    return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
+  };
+  kView = view2d(paged ? headSlice(kPtr, 1) : sliceOf(kPtr, 1, kvHead), keyRows, 1);
+  vView = view2d(paged ? headSlice(vPtr, 2) : sliceOf(vPtr, 2, kvHead), keyRows, 2);
   oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
   if (withLse) {
     // LSE is a dense [B, Hq, Sq] tensor: a group's rows are consecutive.
@@ -308,7 +364,8 @@ LogicalResult Generator::buildKernel() {
   if (pvAfterLoops) {
     Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
                            mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
-    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{lastKv0, c0}, nullptr);
+    Value lastRow = cacheRow(lastKv0);
+    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{lastRow, c0}, nullptr);
   }
   // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
   // loop); P of block `pending` (a key offset) is the first iteration's previous block.

@@ -17,7 +17,8 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   DenseMap<Value, Value> &local = scope.local;
   Value c0 = c32(0);
   Value kv0 = mul(block, c32(bn));
-  Value kLoad0 = valid ? select(valid, kv0, c32(kFarAway)) : kv0;
+  Value row0 = cacheRow(kv0);
+  Value kLoad0 = valid ? select(valid, row0, c32(kFarAway)) : row0;
   Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
@@ -35,7 +36,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
     // Deferred: the previous block's rescale first, while Q K^T runs.
     Value vPrev =
-        tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{prevKv0, c0}, nullptr);
+        tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{cacheRow(prevKv0), c0}, nullptr);
     if (config.has(ConfigSwitch::DeferRescale))
       acc = rescale(acc, state[4]);
     acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
@@ -106,7 +107,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   }
   acc = rescale(acc, softmax.getAlpha());
   // V is loaded after the softmax so that its registers are not live across it.
-  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{kv0, c0}, nullptr);
+  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{row0, c0}, nullptr);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
   acc = tile::DotOp::create(b, loc, acc.getType(), p, vt, acc);
   return SmallVector<Value>{softmax.getNewMax(), softmax.getNewSum(), acc};

@@ -33,7 +33,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   b.setInsertionPointToStart(entry);
 
   // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
-  // lengths, 12 strides, then the parts' outputs, their LSEs and the number of splits.
+  // lengths, 12 strides, the caches' arguments, then the parts' outputs, their LSEs and the number of splits.
   const bool withLse = static_cast<bool>(op.getLse());
   const unsigned numAux = op.getAux().size();
   Value oPtr = entry->getArgument(3);
@@ -44,7 +44,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   a += 4 + numAux;
   Value oBatchStride = entry->getArgument(a + 9), oHeadStride = entry->getArgument(a + 10),
         oRowStride = entry->getArgument(a + 11);
-  a += 12;
+  a += 12 + (op.getKvLens() ? 1 : 0) + (op.isPaged() ? 4 : 0); // the caches' arguments
   Value partOPtr = entry->getArgument(a), partLsePtr = entry->getArgument(a + 1), splits = entry->getArgument(a + 2);
 
   Value r0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(rows));

@@ -665,6 +665,8 @@ private:
   /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
   /// arith ops between them), for copies issued ahead of their iteration.
   Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
+  /// tile.scalar_load's element `offset` of the lowered global pointer `base` (every thread reads it).
+  Value loadScalar(tile::ScalarLoadOp load, Value base, Value offset);
   /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
   SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
   bool isRecomputable(Value v, scf::ForOp op);

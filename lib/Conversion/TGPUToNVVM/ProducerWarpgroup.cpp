@@ -56,7 +56,8 @@ bool KernelLowering::producerCanCompute(Value v) {
                              llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
                              llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
     ok = def->getBlock() == &func.getBody().front() &&
-         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp, tile::MakeViewOp>(def)) &&
+         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp, tile::MakeViewOp,
+                           tile::ScalarLoadOp>(def)) &&
          llvm::all_of(def->getOperands(), [&](Value operand) { return producerCanCompute(operand); });
   }
   producerComputable[v] = ok;

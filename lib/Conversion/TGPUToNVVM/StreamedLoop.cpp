@@ -44,6 +44,10 @@ bool KernelLowering::isRecomputable(Value v, scf::ForOp op) {
   if (v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v))
     return true;
   Operation *def = v.getDefiningOp();
+  // An indirection table (tile.scalar_load: memory the kernel never writes) reads the same later.
+  if (auto load = dyn_cast_or_null<tile::ScalarLoadOp>(def))
+    return def->getBlock() == op.getBody() && isRecomputable(load.getBase(), op) &&
+           isRecomputable(load.getOffset(), op);
   if (!def || def->getBlock() != op.getBody() || !isa<arith::ArithDialect>(def->getDialect()) ||
       def->getNumRegions() != 0 || def->getNumResults() != 1 || isa<ShapedType>(v.getType()))
     return false;
@@ -58,6 +62,12 @@ Value KernelLowering::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value,
   if (Value known = memo.lookup(v))
     return known;
   Operation *def = v.getDefiningOp();
+  if (auto load = dyn_cast<tile::ScalarLoadOp>(def)) {
+    Value base = scalarAt(load.getBase(), op, iv, memo);
+    Value result = loadScalar(load, base, scalarAt(load.getOffset(), op, iv, memo));
+    memo[v] = result;
+    return result;
+  }
   OperationState state(loc, def->getName());
   for (Value operand : def->getOperands())
     state.addOperands(scalarAt(operand, op, iv, memo));
@@ -66,6 +76,15 @@ Value KernelLowering::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value,
   Value result = b.create(state)->getResult(0);
   memo[v] = result;
   return result;
+}
+
+Value KernelLowering::loadScalar(tile::ScalarLoadOp load, Value base, Value offset) {
+  if (offset.getType().isInteger(32))
+    offset = arith::ExtSIOp::create(b, loc, b.getI64Type(), offset);
+  Type elem = load.getResult().getType();
+  Value addr = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), elem, base,
+                                   ValueRange{offset});
+  return LLVM::LoadOp::create(b, loc, elem, addr);
 }
 
 SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {

@@ -291,6 +291,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     regs[gather.getResult()] = out;
     return success();
   }
+  if (auto load = dyn_cast<tile::ScalarLoadOp>(op)) {
+    scalars.map(load.getResult(), loadScalar(load, scalars.lookup(load.getBase()), scalars.lookup(load.getOffset())));
+    return success();
+  }
   if (auto view = dyn_cast<tile::MakeViewOp>(op)) {
     ViewInfo info;
     info.base = scalars.lookup(view.getBase());

@@ -19,6 +19,10 @@ struct AttentionFacts {
   bool f16 = false;
   MaskClass maskClass = MaskClass::None;
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)
+  /// Each sequence has its own key count (kv_lens): program instances differ in work.
+  bool raggedKeys = false;
+  /// Keys per page of a paged cache; 0: contiguous K and V.
+  int64_t pageSize = 0;
 
   /// The facts of `op`: its mask class is the op's `mask_class`, else attn-classify-mask's analysis.
   static AttentionFacts of(AttentionOp op);

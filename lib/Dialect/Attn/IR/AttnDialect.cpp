@@ -30,6 +30,14 @@ void AttnDialect::initialize() {
 // Checks one dimension of two shapes for equality where both are static.
 static bool compatible(int64_t a, int64_t b) { return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b; }
 
+int64_t AttentionOp::getKeyCount() {
+  auto k = cast<RankedTensorType>(getKey().getType());
+  if (!isPaged())
+    return k.getDimSize(2);
+  int64_t pages = cast<RankedTensorType>(getPageTable().getType()).getDimSize(1);
+  return ShapedType::isDynamic(pages) ? ShapedType::kDynamic : pages * k.getDimSize(2);
+}
+
 LogicalResult AttentionOp::verify() {
   auto q = getQuery().getType(), k = getKey().getType(), v = getValue().getType();
   for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"query", q}, {"key", k}, {"value", v}}) {
@@ -63,10 +71,34 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "head dimension " << d << " is not supported (64, 128 or 256)";
   if (!compatible(k.getDimSize(3), d) || !compatible(v.getDimSize(3), d))
     return emitOpError("key and value head dimensions must equal the query's");
-  if (!compatible(q.getDimSize(0), k.getDimSize(0)) || !compatible(k.getDimSize(0), v.getDimSize(0)))
-    return emitOpError("query, key and value must have the same batch size");
-  if (!compatible(k.getDimSize(1), v.getDimSize(1)) || !compatible(k.getDimSize(2), v.getDimSize(2)))
-    return emitOpError("key and value must have the same number of heads and sequence length");
+  if (isPaged()) {
+    if (!compatible(k.getDimSize(0), v.getDimSize(0)))
+      return emitOpError("key and value must have the same number of pages");
+    if (!compatible(k.getDimSize(1), v.getDimSize(1)) || k.getDimSize(2) != v.getDimSize(2))
+      return emitOpError("key and value must have the same number of heads and page size");
+    int64_t page = k.getDimSize(2);
+    if (ShapedType::isDynamic(page) || page % 16 != 0 || page > 256)
+      return emitOpError() << "the page size (dimension 2 of key and value) must be static, a multiple of 16 and "
+                              "at most 256, got "
+                           << (ShapedType::isDynamic(page) ? std::string("?") : std::to_string(page));
+    auto table = cast<RankedTensorType>(getPageTable().getType());
+    if (table.getRank() != 2 || !compatible(table.getDimSize(0), q.getDimSize(0)))
+      return emitOpError("the page table must be i32 [batch, max_pages] with the query's batch size");
+    if (!getKvLens())
+      return emitOpError("a paged cache needs kv_lens (the number of keys of each sequence)");
+    if (int64_t n = getKeyCount(); !ShapedType::isDynamic(n) && n > kMaxSeqLen)
+      return emitOpError() << "the page table holds " << n << " keys per sequence, more than " << kMaxSeqLen;
+  } else {
+    if (!compatible(q.getDimSize(0), k.getDimSize(0)) || !compatible(k.getDimSize(0), v.getDimSize(0)))
+      return emitOpError("query, key and value must have the same batch size");
+    if (!compatible(k.getDimSize(1), v.getDimSize(1)) || !compatible(k.getDimSize(2), v.getDimSize(2)))
+      return emitOpError("key and value must have the same number of heads and sequence length");
+  }
+  if (Value lens = getKvLens()) {
+    auto t = cast<RankedTensorType>(lens.getType());
+    if (t.getRank() != 1 || !compatible(t.getDimSize(0), q.getDimSize(0)))
+      return emitOpError("kv_lens must be i32 [batch] with the query's batch size");
+  }
   int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && (hkv == 0 || hq % hkv != 0))
     return emitOpError() << "query heads (" << hq << ") must be a multiple of key/value heads (" << hkv << ")";

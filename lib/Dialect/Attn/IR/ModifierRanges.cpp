@@ -105,7 +105,6 @@ unsigned integerWidth(Type type) {
 
 ModifierRanges::ModifierRanges(AttentionOp op) : op_(op) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
-  auto k = cast<RankedTensorType>(op.getKey().getType());
   // [1, max] for a dynamic size, [n, n] for a static one.
   auto size = [](int64_t dim, int64_t max) {
     return ShapedType::isDynamic(dim) || dim <= 0 ? IntRange{1, max} : IntRange::point(dim);
@@ -113,7 +112,9 @@ ModifierRanges::ModifierRanges(AttentionOp op) : op_(op) {
   batch_ = size(q.getDimSize(0), kMaxBatchOrHeads);
   heads_ = size(q.getDimSize(1), kMaxBatchOrHeads);
   seqQ_ = size(q.getDimSize(2), kMaxSeqLen);
-  seqKV_ = size(k.getDimSize(2), kMaxSeqLen);
+  // Per-sequence lengths (kv_lens) lie in [0, Skv]; a sequence of none evaluates no modifier, so
+  // kv_len is at least 1 wherever a region runs. A paged cache's Skv is max_pages x page_size.
+  seqKV_ = size(op.getKeyCount(), kMaxSeqLen);
   analyze(op.getScoreMod(), /*firstIndexArg=*/1);
   analyze(op.getMaskMod(), /*firstIndexArg=*/0);
 }

@@ -21,7 +21,8 @@ namespace flare::attn {
 AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
   const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
-  return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty()};
+  return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty(),
+          static_cast<bool>(op.getKvLens()), op.getPageSize()};
 }
 
 bool ConfigOverrides::any() const {
@@ -66,6 +67,9 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (mask == MaskClass::Generic)
     blockN = 32;
+  // A block of keys is copied from one page: at most the largest power of two dividing the page size.
+  if (facts.pageSize > 0)
+    blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
@@ -99,7 +103,8 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
   // Not at head dim 256: its split kernel compiles without spills, but ran 1-4% slower from 2k keys,
   // with single instances or pairs (bench/NOTES.md a74).
-  set(ConfigSwitch::SplitTail, has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask == MaskClass::None);
+  set(ConfigSwitch::SplitTail, has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask == MaskClass::None &&
+                                   !facts.raggedKeys);
   // A persistent kernel's CTAs take pairs of query blocks per turn (a causal-like mask's heavy and
   // light blocks of one head; bench/NOTES.md a68). A persistent kernel with pairs copies Q first only
   // without a mask (a69); one of single instances prefetches the next instance's first K/V stage

@@ -282,6 +282,13 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult ScalarLoadOp::verify() {
+  if (getResult().getType() != getBase().getType().getElementType())
+    return emitOpError() << "result type " << getResult().getType() << " must be the pointer's element type "
+                         << getBase().getType().getElementType();
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getResult().getType())))
     return failure();
