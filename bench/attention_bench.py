@@ -54,7 +54,8 @@ class FlareOptions(ctypes.Structure):
                 ("aux", ctypes.POINTER(FlareTensor)), ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
                 ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
                 ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32),
-                ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32), ("kv_splits", ctypes.c_int32)]
+                ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32), ("kv_splits", ctypes.c_int32),
+                ("kv_lens", FlareTensor), ("page_table", FlareTensor)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -95,11 +96,15 @@ class Flare:
         if rc != 0:
             raise RuntimeError(self.lib.flare_last_error().decode())
 
-    def attention(self, q, k, v, out, causal, config=None, kv_splits=None):
+    def attention(self, q, k, v, out, causal, config=None, kv_splits=None, kv_lens=None, page_table=None):
         opt = FlareOptions()
         opt.causal = int(causal)
         if kv_splits is not None:
             opt.kv_splits = kv_splits
+        if kv_lens is not None:
+            opt.kv_lens = flare_tensor(kv_lens)
+        if page_table is not None:
+            opt.page_table = flare_tensor(page_table)
         if config == "autotune":
             opt.autotune = 1
         elif config:
@@ -436,10 +441,32 @@ def decode_sweep(flare, args, rows, samples):
     # And at forced numbers of key parts.
     for n in args.decode_splits:
         methods[f"flare-splits={n}"] = n
+    # Paged caches (--decode-pages): the same keys in pages of that many keys, scattered over a pool in
+    # vLLM's [num_pages, page_size, Hkv, D] layout, every sequence at full length (kv_lens).
+    for ps in args.decode_pages:
+        methods[f"flare-paged{ps}"] = ("paged", ps)
     backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
                 "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
     if not args.no_peers:
         methods.update(backends)
+
+    def paged_call(q, k, v, out, ps):
+        """A paged copy of k and v and the call that reads it (None when the length is no multiple of ps)."""
+        b, hkv, s, d = k.shape
+        if s % ps:
+            return None
+        pages = b * s // ps
+        perm = torch.randperm(pages, device="cuda")
+        table = perm.view(b, s // ps).to(torch.int32).contiguous()
+        kc, vc = (torch.empty(pages, ps, hkv, d, device="cuda", dtype=k.dtype) for _ in range(2))
+        for src, dst in ((k, kc), (v, vc)):
+            # Page p of sequence i holds keys [p ps, (p + 1) ps) of it.
+            dst[table.view(-1).long()] = src.view(b, hkv, s // ps, ps, d).permute(0, 2, 3, 1, 4).reshape(pages, ps, hkv, d)
+        lens = torch.full((b,), s, device="cuda", dtype=torch.int32)
+        # [num_pages, Hkv, page_size, D] logically, [num_pages, page_size, Hkv, D] in memory.
+        kv, vv = kc.permute(0, 2, 1, 3), vc.permute(0, 2, 1, 3)
+        return lambda: flare.attention(q, kv, vv, out, False, kv_lens=lens, page_table=table)
+
     for b in args.decode_batches:
         for s in args.decode_keys:
             torch.manual_seed(b * 131 + s)
@@ -464,8 +491,15 @@ def decode_sweep(flare, args, rows, samples):
                 try:
                     if name.startswith("flare"):
                         out.fill_(float("nan"))
-                        cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
-                        call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg, kv_splits=splits)
+                        if isinstance(how, tuple) and how[0] == "paged":
+                            call = paged_call(q, k, v, out, how[1])
+                            if call is None:
+                                notes[name] = f"Skv not a multiple of {how[1]}"
+                                continue
+                        else:
+                            cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
+                            call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg,
+                                                                                  kv_splits=splits)
                         call()
                         torch.cuda.synchronize()
                         got = out
@@ -650,6 +684,8 @@ def main():
     p.add_argument("--decode-queries", type=int, default=1, help="queries per sequence in the decoding sweep")
     p.add_argument("--decode-splits", type=int, nargs="*", default=[],
                    help="also time Flare's decoding with the keys in these numbers of parts (kv_splits)")
+    p.add_argument("--decode-pages", type=int, nargs="*", default=[],
+                   help="also time Flare's decoding from a paged cache of these page sizes (flare-pagedN)")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")
     args = p.parse_args()

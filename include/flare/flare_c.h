@@ -48,6 +48,9 @@ typedef struct flare_attention_options {
                             (flare::AttentionOptions::deterministic) */
   int32_t kv_splits; /* split-KV (flash-decoding): 0 decided by the launch shape, 1 never, N > 1 the keys in N parts
                         (flare::AttentionTileConfig::kvSplits) */
+  flare_tensor kv_lens;    /* i32 [B]: the keys of each sequence; data 0: Skv each (flare::AttentionOptions::kvLens) */
+  flare_tensor page_table; /* i32 [B, max_pages]: k and v are pages [num_pages, Hkv, page_size, D]; data 0:
+                              contiguous (flare::AttentionOptions::pageTable) */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

@@ -71,6 +71,10 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
     opt.aux.push_back(toView(options->aux[i], "aux"));
   opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
               options->ping_pong, options->producer, options->persistent, options->kv_splits};
+  if (options->kv_lens.data)
+    opt.kvLens = toView(options->kv_lens, "kv_lens");
+  if (options->page_table.data)
+    opt.pageTable = toView(options->page_table, "page_table");
   opt.autotune = options->autotune != 0;
   opt.deterministic = options->deterministic != 0;
   return opt;

@@ -69,6 +69,82 @@ TEST(AttentionApi, ValidArgumentsGiveTheKernelABI) {
   EXPECT_NE(plan.module.find("mask_mod"), std::string::npos);
 }
 
+/// A paged cache: 40 pages of 64 keys in vLLM's [num_pages, page_size, Hkv, D] memory, 2 sequences
+/// of at most 5 pages.
+Args pagedArgs() {
+  Args a;
+  a.q = view(0x10000, {2, 8, 1, 128});
+  a.out = view(0x40000, {2, 8, 1, 128});
+  a.k = view(0x100000, {40, 2, 64, 128}, DType::BF16, {64 * 2 * 128, 128, 2 * 128, 1});
+  a.v = view(0x900000, {40, 2, 64, 128}, DType::BF16, {64 * 2 * 128, 128, 2 * 128, 1});
+  a.options.kvLens = view(0x60000, {2}, DType::I32);
+  a.options.pageTable = view(0x70000, {2, 5}, DType::I32);
+  return a;
+}
+
+TEST(AttentionApi, PagedCachesGiveTheCacheArguments) {
+  Args a = pagedArgs();
+  flare::AttentionPlan plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  EXPECT_EQ(plan.pageSize, 64);
+  EXPECT_EQ(plan.seqKV, 5 * 64); // max_pages x page_size
+  // 4 pointers, 4 sizes, 12 strides, the lengths, the table, its row stride, the rows a page
+  // advances (page stride / row stride) and the cache's rows.
+  ASSERT_EQ(plan.args.size(), 25u);
+  EXPECT_EQ(plan.args.kinds()[20], flare::ArgKind::Pointer);
+  EXPECT_EQ(plan.args.kinds()[21], flare::ArgKind::Pointer);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(22)), 5);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(23)), 64);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(24)), 40 * 64);
+  EXPECT_NE(plan.module.find("page_table(%pages : tensor<?x?xi32>)"), std::string::npos) << plan.module;
+  EXPECT_NE(plan.module.find("tensor<?x?x64x128xbf16>"), std::string::npos) << plan.module;
+  // [num_pages, Hkv, page_size, D] contiguous: a page advances Hkv x page_size rows of a head's view.
+  a.k.strides = a.v.strides = {};
+  plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(23)), 2 * 64);
+  // Lengths without pages: contiguous K and V, one more argument.
+  Args lens;
+  lens.options.kvLens = view(0x60000, {2}, DType::I32);
+  plan = flare::planAttention(lens.q, lens.k, lens.v, lens.out, lens.options);
+  ASSERT_EQ(plan.args.size(), 21u);
+  EXPECT_NE(plan.module.find("kv_lens(%lens : tensor<?xi32>)"), std::string::npos) << plan.module;
+}
+
+TEST(AttentionApi, RejectsBadCaches) {
+  { Args a = pagedArgs(); a.options.kvLens = {}; expectError(a, "needs kvLens"); }
+  { Args a = pagedArgs(); a.options.kvLens.shape = {3}; expectError(a, "kvLens must be contiguous i32 [B]"); }
+  { Args a = pagedArgs(); a.options.kvLens.dtype = DType::I64; expectError(a, "kvLens must be contiguous i32"); }
+  { Args a = pagedArgs(); a.options.pageTable.dtype = DType::I64; expectError(a, "pageTable must be i32"); }
+  { Args a = pagedArgs(); a.options.pageTable.shape = {3, 5}; expectError(a, "pageTable must be i32 [B, max_pages]"); }
+  { Args a = pagedArgs(); a.options.pageTable.strides = {1, 2}; expectError(a, "unit stride along its rows"); }
+  {
+    Args a = pagedArgs();
+    a.k.shape[2] = a.v.shape[2] = 24;
+    expectError(a, "page_size a multiple of 16 up to 256");
+  }
+  { Args a = pagedArgs(); a.v.strides = {}; expectError(a, "v must have k's strides"); }
+  {
+    Args a = pagedArgs();
+    a.k.strides = a.v.strides = {64 * 2 * 128 + 8, 128, 2 * 128, 1};
+    expectError(a, "must be a multiple of its row stride");
+  }
+  {
+    Args a = pagedArgs();
+    a.k.strides = a.v.strides = {32 * 2 * 128, 128, 2 * 128, 1};
+    expectError(a, "pages must not overlap");
+  }
+  {
+    Args a = pagedArgs();
+    a.options.pageTable.shape = {2, int64_t(1) << 23};
+    expectError(a, "exceed the longest sequence");
+  }
+  {
+    // A custom module must read the same kind of cache as the call describes.
+    Args a = pagedArgs();
+    a.options.module = flare::attentionModule({}, DType::BF16, 128);
+    expectError(a, "the custom module takes no kv_lens");
+  }
+}
+
 TEST(AttentionApi, RejectsBadTensors) {
   { Args a; a.q.data = 0; expectError(a, "q has a null device pointer"); }
   { Args a; a.k.shape = {2, 2, 300}; expectError(a, "k must have rank 4"); }
