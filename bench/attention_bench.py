@@ -30,6 +30,7 @@ allocates beyond its inputs and gradients, Flare's and SDPA's backends' (kind `m
 import argparse
 import ctypes
 import datetime
+import itertools
 import math
 import os
 import platform
@@ -55,7 +56,8 @@ class FlareOptions(ctypes.Structure):
                 ("num_warps", ctypes.c_int32), ("overlap", ctypes.c_int32), ("ping_pong", ctypes.c_int32),
                 ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32),
                 ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32), ("kv_splits", ctypes.c_int32),
-                ("kv_lens", FlareTensor), ("page_table", FlareTensor)]
+                ("kv_lens", FlareTensor), ("page_table", FlareTensor), ("cu_seqlens_q", FlareTensor),
+                ("cu_seqlens_k", FlareTensor), ("max_seqlen_q", ctypes.c_int64), ("max_seqlen_k", ctypes.c_int64)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}
@@ -96,9 +98,13 @@ class Flare:
         if rc != 0:
             raise RuntimeError(self.lib.flare_last_error().decode())
 
-    def attention(self, q, k, v, out, causal, config=None, kv_splits=None, kv_lens=None, page_table=None):
+    def attention(self, q, k, v, out, causal, config=None, kv_splits=None, kv_lens=None, page_table=None,
+                  cu_seqlens=None):
         opt = FlareOptions()
         opt.causal = int(causal)
+        if cu_seqlens is not None:  # (offsets of q, of k, longest q, longest k)
+            opt.cu_seqlens_q, opt.cu_seqlens_k = flare_tensor(cu_seqlens[0]), flare_tensor(cu_seqlens[1])
+            opt.max_seqlen_q, opt.max_seqlen_k = cu_seqlens[2], cu_seqlens[3]
         if kv_splits is not None:
             opt.kv_splits = kv_splits
         if kv_lens is not None:
@@ -535,6 +541,87 @@ def decode_sweep(flare, args, rows, samples):
                          heads=f"{hq}:{hkv}", ms="", tflops="", tbps=f"{copy / 1e12:.3f}", peak_extra_mib="", note=""))
 
 
+def varlen_sweep(flare, args, rows, samples):
+    """Prefill of packed prompts: causal sequences of lengths drawn uniformly from --varlen-lengths (a
+    fixed seed), --tokens in all, hidden --hidden, packed in FlashAttention's [total, H, D] layout and
+    called with cu_seqlens (`flare-varlen`); beside them the equal-length forward of the same tokens
+    (`flare-equal`, B sequences of the mean length, [B, H, S, D]) and SDPA's cuDNN backend on that
+    shape, and FlexAttention on the packed rows with a document-causal BlockMask (`flex-document`).
+    TFLOP/s count the kept (causal, same-sequence) elements of each method's own problem."""
+    lo, hi = args.varlen_lengths
+    for d in args.hdims:
+        h = args.hidden // d
+        gen = torch.Generator().manual_seed(d)
+        lens = []
+        while sum(lens) < args.tokens:
+            lens.append(int(torch.randint(lo, hi + 1, (1,), generator=gen)))
+        total, b = sum(lens), len(lens)
+        mean = round(total / b)
+        cu = torch.tensor([0] + list(itertools.accumulate(lens)), device="cuda", dtype=torch.int32)
+        torch.manual_seed(d)
+        q, k, v = (torch.randn(total, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        out = torch.empty_like(q)
+        # [1, H, total, D] views of the packed rows.
+        qv, kv, vv, ov = (t.permute(1, 0, 2).unsqueeze(0) for t in (q, k, v, out))
+        qe, ke, ve = (torch.randn(b, h, mean, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        oe = torch.empty_like(qe)
+        kept = sum(n * (n + 1) // 2 for n in lens)
+        flops = {"flare-varlen": 4 * d * h * kept, "flex-document": 4 * d * h * kept,
+                 "flare-equal": 4 * d * h * b * mean * (mean + 1) // 2, "sdpa-cudnn-equal": 4 * d * h * b * mean * (mean + 1) // 2}
+        calls, notes = {}, {}
+        calls["flare-varlen"] = lambda: flare.attention(qv, kv, vv, ov, True, cu_seqlens=(cu, cu, max(lens), max(lens)))
+        calls["flare-equal"] = lambda: flare.attention(qe, ke, ve, oe, True)
+        if not args.no_peers:
+            calls["sdpa-cudnn-equal"] = lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(qe, ke, ve, True)
+            try:
+                from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+                doc = torch.repeat_interleave(torch.arange(b, device="cuda"), torch.tensor(lens, device="cuda"))
+
+                def document_causal(bb, hh, qi, kj):
+                    return (doc[qi] == doc[kj]) & (qi >= kj)
+                mask = create_block_mask(document_causal, None, None, total, total)
+                compiled = torch.compile(flex_attention, dynamic=False)
+                calls["flex-document"] = lambda: compiled(qv, kv, vv, block_mask=mask)
+            except Exception as e:  # noqa: BLE001
+                notes["flex-document"] = unavailable(e)
+        # Flare's packed output against SDPA on each sequence alone (a few of them).
+        ok = {}
+        for name in list(calls):
+            try:
+                ov.fill_(float("nan"))
+                got = calls[name]()
+                torch.cuda.synchronize()
+                if name == "flare-varlen":
+                    worst = 0.0
+                    for i in range(min(b, 4)):
+                        s0, s1 = int(cu[i]), int(cu[i + 1])
+                        ref = F.scaled_dot_product_attention(qv[:, :, s0:s1], kv[:, :, s0:s1], vv[:, :, s0:s1],
+                                                             is_causal=True)
+                        worst = max(worst, (ov[:, :, s0:s1].float() - ref.float()).abs().max().item())
+                    notes[name] = f"max |out - sdpa| {worst:.4f} (first sequences)"
+                for _ in range(3):
+                    calls[name]()
+                ok[name] = calls[name]
+            except Exception as e:  # noqa: BLE001
+                notes[name] = unavailable(e)
+        times = {name: [] for name in ok}
+        for r in range(args.rounds):
+            for name, call in ok.items():
+                t = time_calls(call, args.iters)
+                times[name] += t
+                samples.extend(("varlen", name, d, 1, total, r, i, ms) for i, ms in enumerate(t))
+        for name in flops:
+            ms = median(times[name]) if name in ok else float("nan")
+            tflops = flops[name] / (ms * 1e-3) / 1e12
+            rows.append(dict(kind="varlen", method=name, hdim=d, causal=1, seqlen=f"{lo}-{hi}" if "equal" not in name else mean,
+                             batch=b, heads=h, ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", tbps="", peak_extra_mib="",
+                             note=notes.get(name, "")))
+            print(f"varlen {name:17s} hd={d:3d} {b} sequences, {total} tokens (mean {mean}): {ms:8.4f} ms "
+                  f"{tflops:6.1f} TFLOP/s {notes.get(name, '')}", flush=True)
+        del q, k, v, out, qe, ke, ve, oe, calls, ok
+        torch.cuda.empty_cache()
+
+
 def run_naive(flare, kernels, q, k, v, out):
     """The three kernels of the naive tile example; S (f32) and P (bf16) live in global memory."""
     bh, s, d = q.shape[1], q.shape[2], q.shape[3]
@@ -673,7 +760,7 @@ def main():
     p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")
     p.add_argument("--kinds", nargs="+", default=["forward", "backward", "fwdbwd", "decode"],
-                   choices=["forward", "backward", "fwdbwd", "decode"],
+                   choices=["forward", "backward", "fwdbwd", "decode", "varlen"],
                    help="calls timed per shape: the forward, the backward (after one forward), both (rows of "
                         "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
                         "shapes, bandwidth of the K and V read)")
@@ -686,6 +773,8 @@ def main():
                    help="also time Flare's decoding with the keys in these numbers of parts (kv_splits)")
     p.add_argument("--decode-pages", type=int, nargs="*", default=[],
                    help="also time Flare's decoding from a paged cache of these page sizes (flare-pagedN)")
+    p.add_argument("--varlen-lengths", type=int, nargs=2, default=[100, 4000], metavar=("MIN", "MAX"),
+                   help="the varlen sweep's sequence lengths, drawn uniformly")
     p.add_argument("--flex-hdims", type=int, nargs="*", default=[64, 128, 256],
                    help="head dims at which FlexAttention (torch.compile) is timed too")
     args = p.parse_args()
@@ -694,8 +783,10 @@ def main():
     info = versions()
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + f", commit {args.commit}", flush=True)
     rows, samples = [], []
-    if any(kind != "decode" for kind in args.kinds):
+    if any(kind in ("forward", "backward", "fwdbwd") for kind in args.kinds):
         speed_sweep(flare, args, rows, samples)
+    if "varlen" in args.kinds:
+        varlen_sweep(flare, args, rows, samples)
     if "decode" in args.kinds:
         decode_sweep(flare, args, rows, samples)
     if args.samples_out:

@@ -54,6 +54,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOp
     Entries of a sequence's table past its last used page are never read. The modifiers see the
     logical key index j, so every score_mod and mask_mod works on paged caches.
 
+    Variable-length batches (FlashAttention's varlen). `cu_seqlens(%cq, %ck : tensor<?xi32>,
+    tensor<?xi32>)`: Q, K, V and the output hold B sequences packed along their sequence dimension,
+    [1, H, total, D] (the LSE [1, Hq, total_q]); sequence b is rows cq[b] .. cq[b + 1] - 1 of Q and
+    the output and rows ck[b] .. ck[b + 1] - 1 of K and V, with B = dim(cq) - 1 (offsets
+    non-decreasing from 0, at most the totals). The regions see b, the sequence's own query and key
+    indices, and its own `attn.q_len` / `attn.kv_len`: each sequence is an attention of its own, and
+    rows of other sequences are never written. Zero-length sequences are allowed.
+
     Both regions are optional and pure: arith and math ops on scalars, `attn.aux_load` of the
     auxiliary 1-D tensors (each region receives every `aux` operand as a trailing block argument),
     and `attn.q_len` / `attn.kv_len`. `mask_class` is derived by `attn-classify-mask`, never
@@ -62,6 +70,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOp
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
                        Optional<TensorOf<[I32]>>:$kv_lens, Optional<TensorOf<[I32]>>:$page_table,
+                       Optional<TensorOf<[I32]>>:$cu_seqlens_q, Optional<TensorOf<[I32]>>:$cu_seqlens_k,
                        Variadic<AnyRankedTensor>:$aux, OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Attn_MaskClassAttr>:$mask_class,
                        OptionalAttr<Attn_ConfigAttr>:$config);
@@ -69,7 +78,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOp
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
-    (`page_table` `(` $page_table^ `:` type($page_table) `)`)? (`aux` `(` $aux^ `:` type($aux) `)`)?
+    (`page_table` `(` $page_table^ `:` type($page_table) `)`)?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q) `,` type($cu_seqlens_k) `)`)?
+    (`aux` `(` $aux^ `:` type($aux) `)`)?
     attr-dict-with-keyword
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value) `->` type($output) (`,` type($lse)^)?
@@ -81,8 +92,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOp
     int64_t getPageSize() {
       return isPaged() ? ::llvm::cast<::mlir::RankedTensorType>(getKey().getType()).getDimSize(2) : 0;
     }
-    /// Skv when static (max_pages x page_size for a paged cache), else ShapedType::kDynamic.
+    /// Skv when static (max_pages x page_size for a paged cache), else ShapedType::kDynamic; with
+    /// cu_seqlens the packed total, an upper bound of every sequence's.
     int64_t getKeyCount();
+    /// Q, K and V hold variable-length sequences packed along their sequence dimension (cu_seqlens).
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

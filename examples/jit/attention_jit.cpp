@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     auto t2 = std::chrono::steady_clock::now();
 
     std::string module = flare::planAttention(tq, tk, tv, tout, opt).module;
-    flare::reference::AttentionProblem p{b, hq, hkv, sq, skv, d, qf.data(), kf.data(), vf.data(), {}, {}};
+    flare::reference::AttentionProblem p{b, hq, hkv, sq, skv, d, qf.data(), kf.data(), vf.data(), {}, {}, {}, {}};
     flare::reference::AttentionResult ref = flare::reference::attentionReference(module, p);
     auto out = dout.toHost<uint16_t>(q.size());
     auto lse = dlse.toHost<float>(ref.lse.size());

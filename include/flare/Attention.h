@@ -125,6 +125,17 @@ struct AttentionOptions {
   /// contiguous. Entries of a sequence's row past its last used page are never read. data == 0: K
   /// and V are contiguous [B, Hkv, Skv, D].
   TensorView pageTable;
+  /// Variable-length batches (FlashAttention's varlen; prefill of packed prompts): i32 [B + 1] offsets,
+  /// contiguous, on the device. q, out (and lse) hold the B sequences' queries packed along the
+  /// sequence dimension, [1, Hq, total_q, D] ([total_q, Hq, D] memory is the strides (.., D, Hq*D, 1)),
+  /// and k, v their keys, [1, Hkv, total_k, D]; sequence b is rows cuSeqlensQ[b] .. cuSeqlensQ[b+1]-1
+  /// of q and out and cuSeqlensK[b] .. of k and v (offsets non-decreasing from 0 up to the totals;
+  /// zero-length sequences allowed). Causal masks, windows and modifiers apply per sequence; rows of
+  /// out outside every sequence are not written. maxSeqlenQ / maxSeqlenK: the longest sequence's
+  /// lengths (they size the launch; a longer sequence is computed only up to maxSeqlenQ rows). lse
+  /// is then f32 [1, Hq, total_q]. Both data == 0: no packing.
+  TensorView cuSeqlensQ, cuSeqlensK;
+  int64_t maxSeqlenQ = 0, maxSeqlenK = 0;
   /// Target architecture; empty means the device's.
   std::string arch;
   /// Tile configuration override (all zero: the configured choice).
@@ -150,6 +161,10 @@ struct AttentionPlan {
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
   /// Keys per page of a paged cache (AttentionOptions::pageTable), else 0.
   int64_t pageSize = 0;
+  /// Packed sequences (AttentionOptions::cuSeqlensQ): the rows of q and of k (the kernel's seq_q and
+  /// seq_kv arguments), while batch, seqQ and seqKV are the number of sequences and the longest's
+  /// lengths. 0: not packed.
+  int64_t totalQ = 0, totalKV = 0;
   rt::KernelArgs args;    ///< the kernel's arguments (Flare's attention kernel ABI)
   bool hasLse = false;
   /// Query heads share KV heads and a group's rows (head in group, query) lie at one stride in q and

@@ -51,6 +51,9 @@ typedef struct flare_attention_options {
   flare_tensor kv_lens;    /* i32 [B]: the keys of each sequence; data 0: Skv each (flare::AttentionOptions::kvLens) */
   flare_tensor page_table; /* i32 [B, max_pages]: k and v are pages [num_pages, Hkv, page_size, D]; data 0:
                               contiguous (flare::AttentionOptions::pageTable) */
+  flare_tensor cu_seqlens_q; /* i32 [B + 1]: q, out hold B sequences packed, [1, Hq, total_q, D]; data 0: not packed */
+  flare_tensor cu_seqlens_k; /* i32 [B + 1]: k, v likewise (flare::AttentionOptions::cuSeqlensQ/K) */
+  int64_t max_seqlen_q, max_seqlen_k; /* with cu_seqlens: the longest sequence's lengths */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;

@@ -219,6 +219,36 @@ void checkCacheTensors(const AttentionOptions &options, const TensorView &q, con
          std::to_string(k.shape[0]) + " pages of " + std::to_string(pageRows) + " rows");
 }
 
+/// Packed sequences (AttentionOptions::cuSeqlensQ/K): q, k, v of batch 1 holding B sequences; the
+/// plan's batch and lengths become the sequences' count and the longest's, its totals the rows.
+void packSequences(AttentionPlan &plan, const AttentionOptions &options, const TensorView &q, const TensorView &k) {
+  for (auto [t, name] : {std::pair{&options.cuSeqlensQ, "cuSeqlensQ"}, {&options.cuSeqlensK, "cuSeqlensK"}}) {
+    checkTensor(*t, name, 1);
+    if (t->dtype != DType::I32 || (!t->strides.empty() && t->strides[0] != 1) || t->shape[0] < 2)
+      fail(std::string(name) + " must be contiguous i32 [B + 1] (B >= 1), got " + dtypeName(t->dtype) + " " +
+           shapeText(t->shape));
+    checkSpan(*t, name);
+  }
+  if (options.cuSeqlensQ.shape != options.cuSeqlensK.shape)
+    fail("cuSeqlensQ and cuSeqlensK must both be [B + 1], got " + shapeText(options.cuSeqlensQ.shape) + " and " +
+         shapeText(options.cuSeqlensK.shape));
+  if (q.shape[0] != 1 || k.shape[0] != 1)
+    fail("with cuSeqlensQ, q, k and v hold the sequences packed: [1, H, total, D], got q " + shapeText(q.shape) +
+         ", k " + shapeText(k.shape));
+  if (options.kvLens.data || options.pageTable.data)
+    fail("cuSeqlensQ cannot be combined with kvLens or pageTable");
+  if (options.maxSeqlenQ < 1 || options.maxSeqlenK < 1 || options.maxSeqlenQ > q.shape[2] ||
+      options.maxSeqlenK > k.shape[2])
+    fail("maxSeqlenQ and maxSeqlenK must be the longest sequence's lengths, 1 .. the packed totals (" +
+         std::to_string(q.shape[2]) + ", " + std::to_string(k.shape[2]) + "), got " +
+         std::to_string(options.maxSeqlenQ) + " and " + std::to_string(options.maxSeqlenK));
+  plan.batch = options.cuSeqlensQ.shape[0] - 1;
+  plan.totalQ = q.shape[2];
+  plan.totalKV = k.shape[2];
+  plan.seqQ = options.maxSeqlenQ;
+  plan.seqKV = options.maxSeqlenK;
+}
+
 struct ModuleFacts {
   std::string funcName;
   std::string elemType; // "bf16" / "f16"
@@ -227,6 +257,7 @@ struct ModuleFacts {
   std::vector<std::string> auxTypes;
   std::vector<int64_t> qShape, kShape; // static dims (-1 dynamic)
   attn::AttentionFacts config;         // what its configured choice depends on
+  bool kvLens = false, varlen = false; // operands kv_lens, cu_seqlens
 };
 
 std::string typeText(mlir::Type t) {
@@ -264,6 +295,8 @@ ModuleFacts inspectModuleOnThisStack(const std::string &text) {
   for (int64_t d : k.getShape())
     facts.kShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
   facts.config = attn::AttentionFacts::of(op);
+  facts.kvLens = static_cast<bool>(op.getKvLens());
+  facts.varlen = op.isVarlen();
   return facts;
 }
 
@@ -299,7 +332,9 @@ void detail::addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, con
   for (const TensorView &a : aux)
     args.addPointer(a.data);
   args.addI32(static_cast<int32_t>(plan.headsQ)).addI32(static_cast<int32_t>(plan.headsKV));
-  args.addI32(static_cast<int32_t>(plan.seqQ)).addI32(static_cast<int32_t>(plan.seqKV));
+  // Packed sequences: the kernel's seq_q and seq_kv are the packed totals (its views' extent).
+  args.addI32(static_cast<int32_t>(plan.totalQ ? plan.totalQ : plan.seqQ));
+  args.addI32(static_cast<int32_t>(plan.totalQ ? plan.totalKV : plan.seqKV));
   for (const TensorView &a : aux)
     args.addI32(static_cast<int32_t>(a.shape[0]));
 }
@@ -322,16 +357,19 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
       pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(headDim) + "x" + elem + ">" : t;
   const bool lse = options.lse.data != 0;
   const bool lens = options.kvLens.data != 0;
+  const bool varlen = options.cuSeqlensQ.data != 0;
   const std::string results = lse ? "(" + t + ", tensor<?x?x?xf32>)" : t;
   std::ostringstream os;
   os << "func.func @flare_attention(%q: " << t << ", %k: " << kv << ", %v: " << kv
-     << (lens ? ", %lens: tensor<?xi32>" : "") << (pageSize ? ", %pages: tensor<?x?xi32>" : "") << ") -> " << results
-     << " {\n";
+     << (lens ? ", %lens: tensor<?xi32>" : "") << (pageSize ? ", %pages: tensor<?x?xi32>" : "")
+     << (varlen ? ", %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>" : "") << ") -> " << results << " {\n";
   os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
   if (lens)
     os << " kv_lens(%lens : tensor<?xi32>)";
   if (pageSize)
     os << " page_table(%pages : tensor<?x?xi32>)";
+  if (varlen)
+    os << " cu_seqlens(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)";
   if (options.scale > 0.f)
     os << " attributes {scale = " << floatText(options.scale) << " : f32}";
   os << "\n";
@@ -404,15 +442,18 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (plan.headDim != 64 && plan.headDim != 128 && plan.headDim != 256)
     fail("head_dim " + std::to_string(plan.headDim) + " is not supported (64, 128 or 256)");
   const bool paged = options.pageTable.data != 0;
+  const bool packed = options.cuSeqlensQ.data || options.cuSeqlensK.data;
   if (paged) {
     checkCacheTensors(options, q, k, v);
     plan.pageSize = k.shape[2];
     plan.seqKV = options.pageTable.shape[1] * plan.pageSize;
-  } else if (k.shape[0] != plan.batch || k.shape[3] != plan.headDim) {
+  } else if ((!packed && k.shape[0] != plan.batch) || k.shape[3] != plan.headDim) {
     fail("k must be [B, Hkv, Skv, D] with q's B and D: q " + shapeText(q.shape) + ", k " + shapeText(k.shape));
   }
   if (v.shape != k.shape)
     fail("v must have k's shape: k " + shapeText(k.shape) + ", v " + shapeText(v.shape));
+  if (packed)
+    packSequences(plan, options, q, k);
   if (options.kvLens.data) {
     checkTensor(options.kvLens, "kvLens", 1);
     if (options.kvLens.dtype != DType::I32 || options.kvLens.shape[0] != plan.batch ||
@@ -448,7 +489,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   {
     // A group's rows (head in group, query; the query fastest) at one stride in q and out.
     const std::vector<int64_t> qs = q.effectiveStrides(), os = out.effectiveStrides();
-    plan.packableGqa = plan.headsQ > plan.headsKV &&
+    plan.packableGqa = plan.headsQ > plan.headsKV && !plan.totalQ &&
                        (plan.seqQ == 1 || (qs[1] == plan.seqQ * qs[2] && os[1] == plan.seqQ * os[2]));
   }
   std::vector<std::string> auxTypes;
@@ -467,9 +508,12 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     if (facts.hasLse != plan.hasLse)
       fail(facts.hasLse ? "the custom module returns the LSE: give options.lse"
                         : "options.lse is set but the custom module returns no LSE");
-    if (facts.config.raggedKeys != (options.kvLens.data != 0))
-      fail(facts.config.raggedKeys ? "the custom module takes kv_lens: give options.kvLens"
-                                   : "options.kvLens is set but the custom module takes no kv_lens");
+    if (facts.kvLens != (options.kvLens.data != 0))
+      fail(facts.kvLens ? "the custom module takes kv_lens: give options.kvLens"
+                        : "options.kvLens is set but the custom module takes no kv_lens");
+    if (facts.varlen != (plan.totalQ != 0))
+      fail(facts.varlen ? "the custom module takes cu_seqlens: give options.cuSeqlensQ and cuSeqlensK"
+                        : "options.cuSeqlensQ is set but the custom module takes no cu_seqlens");
     if (facts.config.pageSize != plan.pageSize)
       fail(facts.config.pageSize ? "the custom module reads a paged cache of " + std::to_string(facts.config.pageSize) +
                                        " keys per page: give options.pageTable and k, v of that page size"
@@ -491,9 +535,11 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     checkTensor(options.lse, "lse", 3);
     if (options.lse.dtype != DType::F32)
       fail(std::string("lse must be f32, got ") + dtypeName(options.lse.dtype));
-    if (options.lse.shape != std::vector<int64_t>{plan.batch, plan.headsQ, plan.seqQ})
-      fail("lse must be [B, Hq, Sq] = " + shapeText({plan.batch, plan.headsQ, plan.seqQ}) + ", got " +
-           shapeText(options.lse.shape));
+    const std::vector<int64_t> lseShape = plan.totalQ ? std::vector<int64_t>{1, plan.headsQ, plan.totalQ}
+                                                      : std::vector<int64_t>{plan.batch, plan.headsQ, plan.seqQ};
+    if (options.lse.shape != lseShape)
+      fail(std::string(plan.totalQ ? "lse must be [1, Hq, total_q] = " : "lse must be [B, Hq, Sq] = ") +
+           shapeText(lseShape) + ", got " + shapeText(options.lse.shape));
     if (options.lse.effectiveStrides() != TensorView{0, DType::F32, options.lse.shape, {}}.effectiveStrides())
       fail("lse must be contiguous");
     checkSpan(options.lse, "lse");
@@ -548,6 +594,8 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     args.addPointer(options.pageTable.data).addI32(static_cast<int32_t>(ts[0]));
     args.addI32(static_cast<int32_t>(pageRows)).addI32(static_cast<int32_t>(k.shape[0] * pageRows));
   }
+  if (plan.totalQ)
+    args.addPointer(options.cuSeqlensQ.data).addPointer(options.cuSeqlensK.data);
   return plan;
 }
 
@@ -688,11 +736,13 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // machinery: one warpgroup of kSplitKvRows query rows per instance, no producer warpgroup, unless
   // the call's tile says otherwise (split_kv turns the persistent schedule off: applyOverrides).
   bool splitKv = tile.kvSplits > 1;
+  if (splitKv && plan.totalQ)
+    fail("tile.kvSplits does not apply to packed sequences (cuSeqlensQ)");
   // At most kSplitKvKeys keys per step (fewer where the configuration takes fewer: masks evaluated
   // per element).
   const int64_t splitBlockN =
       tile.blockN ? tile.blockN : std::min(launchConfig(plan.module, target, request).blockN, kSplitKvKeys);
-  if (tile.kvSplits == 0 && detail::hasHopperMachinery(target))
+  if (tile.kvSplits == 0 && detail::hasHopperMachinery(target) && !plan.totalQ)
     splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {
     // 64 keys per step: half the shared memory of 128, two CTAs per SM and twice the parts

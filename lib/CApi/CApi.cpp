@@ -75,6 +75,12 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
     opt.kvLens = toView(options->kv_lens, "kv_lens");
   if (options->page_table.data)
     opt.pageTable = toView(options->page_table, "page_table");
+  if (options->cu_seqlens_q.data)
+    opt.cuSeqlensQ = toView(options->cu_seqlens_q, "cu_seqlens_q");
+  if (options->cu_seqlens_k.data)
+    opt.cuSeqlensK = toView(options->cu_seqlens_k, "cu_seqlens_k");
+  opt.maxSeqlenQ = options->max_seqlen_q;
+  opt.maxSeqlenK = options->max_seqlen_k;
   opt.autotune = options->autotune != 0;
   opt.deterministic = options->deterministic != 0;
   return opt;

@@ -111,8 +111,24 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
                     " does not match dimension " + std::to_string(axis) + " of the " + operand + " type " +
                     describe(type) + at);
   };
+  const bool varlen = !p.cuSeqlensQ.empty();
+  if (op.isVarlen() != varlen)
+    throw Error(kPrefix + std::string(op.isVarlen() ? "the op has cu_seqlens: give the problem's cuSeqlensQ/K"
+                                                    : "the problem gives cuSeqlensQ but the op has no cu_seqlens") +
+                at);
+  if (varlen) {
+    for (auto [name, cu, total] : {std::tuple{"cuSeqlensQ", &p.cuSeqlensQ, p.seqQ}, {"cuSeqlensK", &p.cuSeqlensK, p.seqKV}}) {
+      if (cu->size() != static_cast<size_t>(p.batch) + 1)
+        throw Error(kPrefix + std::string("the problem's ") + name + " must have batch + 1 entries");
+      for (size_t b = 0; b < cu->size(); ++b)
+        if ((*cu)[b] < (b ? (*cu)[b - 1] : 0) || (*cu)[b] > total)
+          throw Error(kPrefix + std::string("the problem's ") + name + " must be non-decreasing offsets in [0, " +
+                      std::to_string(total) + "]");
+    }
+  }
+  const int tensorBatch = varlen ? 1 : p.batch;
   checkShape("query", op.getQuery(),
-             {{{"batch", p.batch}, {"headsQ", p.headsQ}, {"seqQ", p.seqQ}, {"headDim", p.headDim}}});
+             {{{"batch", tensorBatch}, {"headsQ", p.headsQ}, {"seqQ", p.seqQ}, {"headDim", p.headDim}}});
   for (auto [operand, value] : {std::pair<const char *, Value>{"key", op.getKey()}, {"value", op.getValue()}}) {
     if (op.isPaged()) { // [num_pages, Hkv, page_size, D]: the problem holds the keys gathered
       auto type = cast<RankedTensorType>(value.getType());
@@ -126,7 +142,7 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
       continue;
     }
     checkShape(operand, value,
-               {{{"batch", p.batch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {"headDim", p.headDim}}});
+               {{{"batch", tensorBatch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {"headDim", p.headDim}}});
   }
   if (static_cast<bool>(op.getKvLens()) != !p.kvLens.empty())
     throw Error(kPrefix + std::string(op.getKvLens() ? "the op has kv_lens: give the problem's kvLens"
@@ -232,12 +248,26 @@ public:
 
   /// Row `row` of the flattened [B, Hq, Sq]: fills result.out[row, :] (zero on entry) and result.lse[row].
   void computeRow(int64_t row) {
-    const int64_t i = row % p.seqQ, h = (row / p.seqQ) % p.headsQ, b = row / p.seqQ / p.headsQ;
-    const int64_t dim = p.headDim, seqKV = p.kvLens.empty() ? p.seqKV : p.kvLens[b];
-    Modifiers &mods = this->mods[p.kvLens.empty() ? 0 : b];
-    const int64_t hk = h / (p.headsQ / p.headsKV);
+    int64_t i = row % p.seqQ, h = (row / p.seqQ) % p.headsQ, b = row / p.seqQ / p.headsQ;
+    const int64_t dim = p.headDim, hk = h / (p.headsQ / p.headsKV);
+    int64_t seqKV = p.kvLens.empty() ? p.seqKV : p.kvLens[b];
     const float *k = p.k + (b * p.headsKV + hk) * p.seqKV * dim;
     const float *v = p.v + (b * p.headsKV + hk) * p.seqKV * dim;
+    if (!p.cuSeqlensQ.empty()) {
+      // Packed: row t of head h belongs to the sequence whose offsets hold it (none: not written).
+      const int64_t t = i;
+      auto next = std::upper_bound(p.cuSeqlensQ.begin(), p.cuSeqlensQ.end(), t);
+      b = (next - p.cuSeqlensQ.begin()) - 1;
+      if (b < 0 || b >= p.batch) {
+        result.lse[row] = std::numeric_limits<double>::quiet_NaN();
+        return;
+      }
+      i = t - p.cuSeqlensQ[b];
+      seqKV = p.cuSeqlensK[b + 1] - p.cuSeqlensK[b];
+      k = p.k + (hk * p.seqKV + p.cuSeqlensK[b]) * dim;
+      v = p.v + (hk * p.seqKV + p.cuSeqlensK[b]) * dim;
+    }
+    Modifiers &mods = this->mods[this->mods.size() == 1 ? 0 : b];
     for (int64_t d = 0; d < dim; ++d)
       q[d] = p.q[row * dim + d];
 
@@ -290,10 +320,21 @@ void prepare(const std::string &mlirSource, const AttentionProblem &problem, con
     checkProblem(op, problem);
     scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(problem.headDim));
     // score_mod's block starts with (s, b, h, qi, kv), mask_mod's with (b, h, qi, kv).
-    std::vector<int> lengths = problem.kvLens.empty() ? std::vector<int>{problem.seqKV} : problem.kvLens;
-    for (int length : lengths) {
-      programs.score.push_back(compileRegion(op.getScoreMod(), 5, "score_mod", problem.seqQ, length));
-      programs.mask.push_back(compileRegion(op.getMaskMod(), 4, "mask_mod", problem.seqQ, length));
+    // (q_len, kv_len) of each sequence: one pair, the kv_lens, or the packed sequences'.
+    std::vector<std::pair<int, int>> lengths = {{problem.seqQ, problem.seqKV}};
+    if (!problem.kvLens.empty()) {
+      lengths.clear();
+      for (int n : problem.kvLens)
+        lengths.push_back({problem.seqQ, n});
+    } else if (!problem.cuSeqlensQ.empty()) {
+      lengths.clear();
+      for (int b = 0; b < problem.batch; ++b)
+        lengths.push_back({problem.cuSeqlensQ[b + 1] - problem.cuSeqlensQ[b],
+                           problem.cuSeqlensK[b + 1] - problem.cuSeqlensK[b]});
+    }
+    for (auto [lenQ, lenKV] : lengths) {
+      programs.score.push_back(compileRegion(op.getScoreMod(), 5, "score_mod", lenQ, lenKV));
+      programs.mask.push_back(compileRegion(op.getMaskMod(), 4, "mask_mod", lenQ, lenKV));
     }
   });
 }
@@ -338,7 +379,7 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
   Programs programs;
   double scale;
   prepare(mlirSource, problem, funcName, programs, scale);
-  const int64_t rows = int64_t(problem.batch) * problem.headsQ * problem.seqQ;
+  const int64_t rows = int64_t(problem.cuSeqlensQ.empty() ? problem.batch : 1) * problem.headsQ * problem.seqQ;
   AttentionResult result;
   result.out.assign(rows * problem.headDim, 0.0);
   result.lse.assign(rows, 0.0);
@@ -353,8 +394,8 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
 
 AttentionGradients attentionBackwardReference(const std::string &mlirSource, const AttentionProblem &problem,
                                               const float *dout, const std::string &funcName) {
-  if (!problem.kvLens.empty())
-    throw Error(std::string(kPrefix) + "the backward reference takes no kvLens (caches have no backward)");
+  if (!problem.kvLens.empty() || !problem.cuSeqlensQ.empty())
+    throw Error(std::string(kPrefix) + "the backward reference takes no kvLens or cuSeqlens");
   Programs programs;
   double scale;
   prepare(mlirSource, problem, funcName, programs, scale);

@@ -81,7 +81,7 @@ protected:
     const size_t qn = size_t(s.b) * s.hq * s.sq * d, kn = size_t(s.b) * s.hkv * s.skv * d,
                  rows = size_t(s.b) * s.hq * s.sq;
     Tensor16 q = random16(qn, rng), k = random16(kn, rng), v = random16(kn, rng), dO = random16(qn, rng);
-    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), aux, {}};
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), aux, {}, {}, {}};
     reference::AttentionResult fwd = reference::attentionReference(ir, p);
     Tensor16 o = rounded(fwd.out);
     std::vector<float> lse(fwd.lse.begin(), fwd.lse.end());
@@ -223,7 +223,7 @@ TEST_F(AttentionBackward, ApiMatchesTheFloat64Reference) {
             planAttentionBackward(view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
                                   view(out, s.hq, s.sq), view(bdo, s.hq, s.sq), opt.lse, view(dq, s.hq, s.sq),
                                   view(dk, s.hkv, s.skv), view(dv, s.hkv, s.skv), bopt);
-        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), {}, {}};
+        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(), {}, {}, {}, {}};
         reference::AttentionGradients ref = reference::attentionBackwardReference(plan.forward.module, p, dO.exact.data());
         expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ", c.dtype);
         expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK", c.dtype);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -157,7 +158,7 @@ protected:
       combine->launch({static_cast<unsigned>((s.sq + rows - 1) / rows), unsigned(s.hq), unsigned(s.b)}, args);
     }
 
-    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}};
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}, {}, {}};
     reference::AttentionResult ref = reference::attentionReference(ir, p);
     std::vector<float> lse;
     if (withLse)
@@ -382,7 +383,7 @@ protected:
     ctx->synchronize();
 
     AttentionPlan plan = planAttention(q, k, v, out, opt);
-    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}};
+    reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), auxValues, {}, {}, {}};
     reference::AttentionResult ref = reference::attentionReference(plan.module, p);
     std::vector<float> lse;
     if (withLse)
@@ -480,7 +481,7 @@ protected:
     ctx->synchronize();
 
     AttentionPlan plan = planAttention(q, k, v, out, opt);
-    reference::AttentionProblem p{b, hq, hkv, sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), {}, lens};
+    reference::AttentionProblem p{b, hq, hkv, sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(), {}, lens, {}, {}};
     reference::AttentionResult ref = reference::attentionReference(plan.module, p);
     std::vector<float> lse;
     if (withLse)
@@ -489,8 +490,164 @@ protected:
                   withLse ? &lse : nullptr, dtype);
   }
 
+  /// flare::attention on packed variable-length sequences: query and key lengths `lensQ`, `lensK`,
+  /// packed with `spare` unused rows after the last sequence (which must keep their poison), `layout`
+  /// 0: [1, H, total, D] memory, 1: [total, H, D] (FlashAttention's varlen layout).
+  void runPacked(int hq, int hkv, const std::vector<int> &lensQ, const std::vector<int> &lensK, int d,
+                 AttentionOptions opt, bool withLse, int layout, const std::string &module = "") {
+    const int b = static_cast<int>(lensQ.size()), spare = 7;
+    std::vector<int> cuQ = {0}, cuK = {0};
+    for (int i = 0; i < b; ++i) {
+      cuQ.push_back(cuQ.back() + lensQ[i]);
+      cuK.push_back(cuK.back() + lensK[i]);
+    }
+    const int totalQ = cuQ.back() + spare, totalK = cuK.back() + spare;
+    const Shape s{1, hq, hkv, totalQ, totalK};
+    Inputs in = randomInputs(s, d, rng, dtype);
+    auto strides = [&](int h, int rows) -> std::vector<int64_t> {
+      if (layout == 0)
+        return {int64_t(h) * rows * d, int64_t(rows) * d, d, 1};
+      return {int64_t(rows) * h * d, d, int64_t(h) * d, 1};
+    };
+    auto toMemory = [&](const std::vector<uint16_t> &dense, int h, int rows) {
+      std::vector<uint16_t> mem(dense.size());
+      auto st = strides(h, rows);
+      for (int hh = 0; hh < h; ++hh)
+        for (int i = 0; i < rows; ++i)
+          for (int x = 0; x < d; ++x)
+            mem[hh * st[1] + i * st[2] + x] = dense[(size_t(hh) * rows + i) * d + x];
+      return mem;
+    };
+    auto dq = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.q, hq, totalQ));
+    auto dk = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.k, hkv, totalK));
+    auto dv = rt::DeviceBuffer::fromHost(*ctx, toMemory(in.v, hkv, totalK));
+    std::vector<int32_t> cuQ32(cuQ.begin(), cuQ.end()), cuK32(cuK.begin(), cuK.end());
+    auto dcuQ = rt::DeviceBuffer::fromHost(*ctx, cuQ32), dcuK = rt::DeviceBuffer::fromHost(*ctx, cuK32);
+    auto dout = poisoned(in.q.size() * 2);
+    auto dlse = poisoned(size_t(hq) * totalQ * 4);
+    TensorView q{dq.ptr(), dtype, {1, hq, totalQ, d}, strides(hq, totalQ)};
+    TensorView k{dk.ptr(), dtype, {1, hkv, totalK, d}, strides(hkv, totalK)};
+    TensorView v{dv.ptr(), dtype, {1, hkv, totalK, d}, strides(hkv, totalK)};
+    TensorView out{dout.ptr(), dtype, {1, hq, totalQ, d}, strides(hq, totalQ)};
+    if (withLse)
+      opt.lse = TensorView{dlse.ptr(), DType::F32, {1, hq, totalQ}, {}};
+    opt.cuSeqlensQ = TensorView{dcuQ.ptr(), DType::I32, {b + 1}, {}};
+    opt.cuSeqlensK = TensorView{dcuK.ptr(), DType::I32, {b + 1}, {}};
+    opt.maxSeqlenQ = std::max(1, *std::max_element(lensQ.begin(), lensQ.end()));
+    opt.maxSeqlenK = std::max(1, *std::max_element(lensK.begin(), lensK.end()));
+    opt.module = module;
+    flare::attention(*cache, q, k, v, out, opt);
+    ctx->synchronize();
+
+    AttentionPlan plan = planAttention(q, k, v, out, opt);
+    reference::AttentionProblem p{b, hq, hkv, totalQ, totalK, d, in.qf.data(), in.kf.data(), in.vf.data(), {}, {},
+                                  cuQ, cuK};
+    reference::AttentionResult ref = reference::attentionReference(plan.module, p);
+    const std::vector<uint16_t> got = dout.toHost<uint16_t>(in.q.size());
+    const std::vector<float> lse = withLse ? dlse.toHost<float>(size_t(hq) * totalQ) : std::vector<float>{};
+    const std::vector<int64_t> os = strides(hq, totalQ);
+    uint16_t poison16;
+    std::memset(&poison16, kPoisonByte, sizeof poison16);
+    float poison32;
+    std::memset(&poison32, kPoisonByte, sizeof poison32);
+    double worst = 0;
+    for (int h = 0; h < hq; ++h)
+      for (int t = 0; t < totalQ; ++t) {
+        const size_t row = size_t(h) * totalQ + t;
+        const bool inSequence = t < cuQ.back();
+        const bool noKey = inSequence && std::isinf(ref.lse[row]);
+        for (int x = 0; x < d; ++x) {
+          const uint16_t bits = got[h * os[1] + t * os[2] + x];
+          if (!inSequence) {
+            ASSERT_EQ(bits, poison16) << "row " << t << " of head " << h << " lies outside every sequence and was written";
+            continue;
+          }
+          const float o = decode16(bits, dtype);
+          const double want = ref.out[row * d + x];
+          ASSERT_FALSE(std::isnan(o)) << "NaN at head " << h << " row " << t << " col " << x;
+          if (noKey) {
+            ASSERT_EQ(o, 0.f) << "a row that sees no key must be 0 (head " << h << " row " << t << ")";
+          }
+          ASSERT_NEAR(o, want, 2e-2 + 1e-2 * std::fabs(want)) << "head " << h << " row " << t << " col " << x;
+          worst = std::max(worst, std::fabs(o - want));
+        }
+        if (!withLse)
+          continue;
+        const float l = lse[row];
+        if (!inSequence)
+          ASSERT_EQ(std::memcmp(&l, &poison32, sizeof l), 0) << "LSE row " << t << " outside every sequence was written";
+        else if (noKey)
+          ASSERT_TRUE(std::isinf(l) && l < 0) << "LSE of a row that sees no key must be -inf, got " << l;
+        else
+          ASSERT_NEAR(l, ref.lse[row], 2e-3 + 1e-4 * std::fabs(ref.lse[row])) << "LSE head " << h << " row " << t;
+      }
+    std::printf("      %d sequences, D=%d: worst |O - ref| %.4f\n", b, d, worst);
+  }
+
   DType dtype = DType::BF16; ///< element type of q, k, v and out
 };
+
+// Packed variable-length sequences (cu_seqlens): ragged lengths with zero-length and one-token
+// sequences, queries and keys of different lengths, GQA, both memory layouts, causal (per sequence,
+// top-left and bottom-right) with the LSE, a sliding window with a softcap, and a custom module whose
+// score_mod reads the sequence's own lengths; rows after the last sequence must keep their poison.
+TEST_F(AttentionApi, PackedSequencesMatchTheFloat64Reference) {
+  AttentionOptions causal;
+  causal.causal = true;
+  AttentionOptions bottomRight = causal;
+  bottomRight.alignment = CausalAlignment::BottomRight;
+  AttentionOptions window;
+  window.windowLeft = 100;
+  window.windowRight = 10;
+  window.softcap = 30.f;
+  AttentionOptions custom;
+  struct Case {
+    int hq, hkv;
+    std::vector<int> lensQ, lensK;
+  };
+  const std::vector<Case> cases = pickShapes<Case>(
+      {{8, 2, {300, 0, 1, 1000, 77, 129}, {300, 0, 1, 1000, 77, 129}},
+       {4, 4, {5, 200, 1, 64}, {700, 333, 17, 0}},
+       {4, 1, {2000, 3}, {2100, 3}}},
+      {{8, 2, {300, 0, 1, 77}, {300, 0, 1, 77}}, {4, 4, {5, 200, 1}, {700, 333, 0}}});
+  for (int d : {64, 128, 256}) {
+    const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>";
+    // A bias by the distance of the query from its sequence's last query (attn.q_len per sequence).
+    const std::string module =
+        "func.func @biased(%q: " + t + ", %k: " + t + ", %v: " + t +
+        ", %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> " + t + " {\n" +
+        "  %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>) score_mod {\n"
+        "  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %j: index):\n"
+        "    %n = attn.q_len\n"
+        "    %back = arith.subi %n, %qi : index\n"
+        "    %i = arith.index_cast %back : index to i32\n"
+        "    %f = arith.sitofp %i : i32 to f32\n"
+        "    %w = arith.constant 0.002 : f32\n"
+        "    %bias = arith.mulf %f, %w : f32\n"
+        "    %y = arith.addf %s, %bias : f32\n"
+        "    attn.yield %y : f32\n"
+        "  } : " + t + ", " + t + ", " + t + " -> " + t + "\n"
+        "  return %o : " + t + "\n}\n";
+    for (const Case &c : cases)
+      for (const AttentionOptions *base : {&causal, &bottomRight, &window, &custom}) {
+        const int layout = (d / 64 + static_cast<int>(c.lensQ.size())) % 2;
+        const char *what = base == &causal        ? "causal + LSE"
+                           : base == &bottomRight ? "causal bottom-right"
+                           : base == &window      ? "window (100, 10), softcap"
+                                                  : "custom";
+        std::string lens;
+        for (size_t i = 0; i < c.lensQ.size(); ++i)
+          lens += (i ? "," : "") + std::to_string(c.lensQ[i]) + "x" + std::to_string(c.lensK[i]);
+        SCOPED_TRACE("D = " + std::to_string(d) + ", Hq/Hkv " + std::to_string(c.hq) + "/" + std::to_string(c.hkv) +
+                     ", lengths " + lens + ", layout " + std::to_string(layout) + ", " + what);
+        std::printf("[ varlen ] D = %d, lengths %s, %s\n", d, lens.c_str(), what);
+        runPacked(c.hq, c.hkv, c.lensQ, c.lensK, d, *base, /*withLse=*/base == &causal, layout,
+                  base == &custom ? module : "");
+        if (HasFatalFailure())
+          return;
+      }
+  }
+}
 
 // Paged KV caches and per-sequence lengths: random page tables (shuffled pools, a shared prefix,
 // partially filled last pages, bad entries past each sequence's pages and huge values in unused rows),
@@ -914,7 +1071,7 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
       for (size_t firstHead : {size_t(0), size_t(s.b) * s.hq - 2}) {
         const size_t at = firstHead * headElems;
         reference::AttentionProblem p{1, 2, 2, s.sq, s.skv, d, in.qf.data() + at, in.kf.data() + at,
-                                      in.vf.data() + at, {}, {}};
+                                      in.vf.data() + at, {}, {}, {}, {}};
         std::vector<uint16_t> got(first.begin() + at, first.begin() + at + 2 * headElems);
         expectMatches(got, st, head, d, reference::attentionReference(plan.module, p), nullptr);
         if (HasFatalFailure())

@@ -145,6 +145,61 @@ TEST(AttentionApi, RejectsBadCaches) {
   }
 }
 
+/// Three packed sequences of at most 300 queries and 500 keys in 1000 and 1500 rows.
+Args packedArgs() {
+  Args a;
+  a.q = view(0x10000, {1, 8, 1000, 128});
+  a.out = view(0x400000, {1, 8, 1000, 128});
+  a.k = view(0x800000, {1, 2, 1500, 128});
+  a.v = view(0xc00000, {1, 2, 1500, 128});
+  a.options.cuSeqlensQ = view(0x60000, {4}, DType::I32);
+  a.options.cuSeqlensK = view(0x70000, {4}, DType::I32);
+  a.options.maxSeqlenQ = 300;
+  a.options.maxSeqlenK = 500;
+  return a;
+}
+
+TEST(AttentionApi, PackedSequencesGiveTheirArguments) {
+  Args a = packedArgs();
+  a.options.causal = true;
+  a.options.lse = view(0x50000, {1, 8, 1000}, DType::F32);
+  flare::AttentionPlan plan = flare::planAttention(a.q, a.k, a.v, a.out, a.options);
+  EXPECT_EQ(plan.batch, 3);
+  EXPECT_EQ(plan.seqQ, 300);
+  EXPECT_EQ(plan.seqKV, 500);
+  EXPECT_EQ(plan.totalQ, 1000);
+  EXPECT_EQ(plan.totalKV, 1500);
+  EXPECT_FALSE(plan.packableGqa);
+  // 5 pointers, 4 sizes (seq_q and seq_kv the totals), 12 strides, the two offset tensors.
+  ASSERT_EQ(plan.args.size(), 23u);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(7)), 1000);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(8)), 1500);
+  EXPECT_EQ(plan.args.kinds()[21], flare::ArgKind::Pointer);
+  EXPECT_EQ(plan.args.kinds()[22], flare::ArgKind::Pointer);
+  EXPECT_NE(plan.module.find("cu_seqlens(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)"), std::string::npos)
+      << plan.module;
+}
+
+TEST(AttentionApi, RejectsBadPackedSequences) {
+  { Args a = packedArgs(); a.options.cuSeqlensK = {}; expectError(a, "cuSeqlensK has a null device pointer"); }
+  { Args a = packedArgs(); a.options.cuSeqlensK.shape = {5}; expectError(a, "must both be [B + 1]"); }
+  { Args a = packedArgs(); a.options.cuSeqlensQ.dtype = DType::I64; expectError(a, "must be contiguous i32 [B + 1]"); }
+  { Args a = packedArgs(); a.options.cuSeqlensQ.shape = a.options.cuSeqlensK.shape = {1}; expectError(a, "(B >= 1)"); }
+  {
+    Args a = packedArgs();
+    a.q.shape = a.out.shape = {2, 8, 500, 128};
+    expectError(a, "[1, H, total, D]");
+  }
+  { Args a = packedArgs(); a.options.maxSeqlenQ = 0; expectError(a, "maxSeqlenQ and maxSeqlenK"); }
+  { Args a = packedArgs(); a.options.maxSeqlenK = 1501; expectError(a, "maxSeqlenQ and maxSeqlenK"); }
+  { Args a = packedArgs(); a.options.kvLens = view(0x90000, {3}, DType::I32); expectError(a, "cannot be combined"); }
+  {
+    Args a = packedArgs();
+    a.options.lse = view(0x50000, {3, 8, 300}, DType::F32);
+    expectError(a, "lse must be [1, Hq, total_q]");
+  }
+}
+
 TEST(AttentionApi, RejectsBadTensors) {
   { Args a; a.q.data = 0; expectError(a, "q has a null device pointer"); }
   { Args a; a.k.shape = {2, 2, 300}; expectError(a, "k must have rank 4"); }

@@ -206,6 +206,102 @@ func.func @bottom_right(%q: tensor<1x2x3x64xf16>, %k: tensor<1x2x6x64xf16>, %v: 
              direct(in, 1.0 / 8.0, nullptr, [](int, int, int i, int j) { return j <= i + 3; }));
 }
 
+// Per-sequence key counts: each sequence is the attention over its first kvLens[b] keys, with
+// attn.kv_len its own (bottom-right causal aligns to each sequence's end).
+TEST(AttentionReference, KvLensLimitEachSequence) {
+  const char *src = R"(
+func.func @lens(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x?x?x64xf16>, %n: tensor<?xi32>)
+    -> tensor<?x?x?x64xf16> {
+  %o = attn.attention %q, %k, %v kv_lens(%n : tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %nk = attn.kv_len
+      %nq = attn.q_len
+      %off = arith.subi %nk, %nq : index
+      %lim = arith.addi %qi, %off : index
+      %keep = arith.cmpi sle, %kv, %lim : index
+      attn.yield %keep : i1
+    } : tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x64xf16>
+  return %o : tensor<?x?x?x64xf16>
+})";
+  Inputs in(3, 2, 1, 2, 9, 64);
+  AttentionProblem p = in.problem();
+  p.kvLens = {9, 4, 0};
+  AttentionResult got = attentionReference(src, p);
+  AttentionResult want = direct(in, 1.0 / 8.0, nullptr, [&](int b, int, int i, int j) {
+    const int n = p.kvLens[b];
+    return j < n && j <= i + n - 2;
+  });
+  expectNear(got, want);
+  EXPECT_TRUE(std::isinf(got.lse[2 * 2 * 2]) && got.lse[2 * 2 * 2] < 0); // sequence 2 has no key
+  p.kvLens = {9, 10, 0};
+  EXPECT_THROW(attentionReference(src, p), flare::Error);
+  p.kvLens.clear();
+  EXPECT_THROW(attentionReference(src, p), flare::Error);
+}
+
+// Packed sequences: each is the attention of its own rows, with its own q_len and kv_len; rows after
+// the last sequence are left (out 0, lse NaN).
+TEST(AttentionReference, PackedSequencesAreAttentionsOfTheirOwn) {
+  const std::string body = R"(
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %nk = attn.kv_len
+      %nq = attn.q_len
+      %off = arith.subi %nk, %nq : index
+      %lim = arith.addi %qi, %off : index
+      %keep = arith.cmpi sle, %kv, %lim : index
+      attn.yield %keep : i1
+    } : tensor<1x?x?x64xf16>, tensor<1x?x?x64xf16>, tensor<1x?x?x64xf16> -> tensor<1x?x?x64xf16>
+  return %o : tensor<1x?x?x64xf16>
+})";
+  const std::string packed = R"(
+func.func @packed(%q: tensor<1x?x?x64xf16>, %k: tensor<1x?x?x64xf16>, %v: tensor<1x?x?x64xf16>,
+                  %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> tensor<1x?x?x64xf16> {
+  %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>))" + body;
+  const std::string single = R"(
+func.func @single(%q: tensor<1x?x?x64xf16>, %k: tensor<1x?x?x64xf16>, %v: tensor<1x?x?x64xf16>)
+    -> tensor<1x?x?x64xf16> {
+  %o = attn.attention %q, %k, %v)" + body;
+  const std::vector<int> cuQ = {0, 3, 3, 8}, cuK = {0, 5, 7, 13};
+  const int totalQ = 10, totalK = 13, hq = 2, hkv = 1, d = 64; // rows 8, 9 of Q: no sequence
+  Inputs in(1, hq, hkv, totalQ, totalK, d);
+  AttentionProblem p = in.problem();
+  p.batch = 3;
+  p.cuSeqlensQ = cuQ;
+  p.cuSeqlensK = cuK;
+  AttentionResult got = attentionReference(packed, p);
+  for (int b = 0; b < 3; ++b) {
+    const int sq = cuQ[b + 1] - cuQ[b], sk = cuK[b + 1] - cuK[b];
+    if (sq == 0)
+      continue;
+    // The sequence alone: its rows of every head, dense.
+    std::vector<float> q, k, v;
+    for (int h = 0; h < hq; ++h)
+      q.insert(q.end(), in.q.begin() + (size_t(h) * totalQ + cuQ[b]) * d, in.q.begin() + (size_t(h) * totalQ + cuQ[b + 1]) * d);
+    for (int h = 0; h < hkv; ++h) {
+      k.insert(k.end(), in.k.begin() + (size_t(h) * totalK + cuK[b]) * d, in.k.begin() + (size_t(h) * totalK + cuK[b + 1]) * d);
+      v.insert(v.end(), in.v.begin() + (size_t(h) * totalK + cuK[b]) * d, in.v.begin() + (size_t(h) * totalK + cuK[b + 1]) * d);
+    }
+    AttentionProblem one{1, hq, hkv, sq, std::max(sk, 1), d, q.data(), k.data(), v.data(), {}, {}, {}, {}};
+    if (sk == 0)
+      continue;
+    AttentionResult want = attentionReference(single, one);
+    for (int h = 0; h < hq; ++h)
+      for (int i = 0; i < sq; ++i) {
+        const size_t row = size_t(h) * totalQ + cuQ[b] + i, wantRow = size_t(h) * sq + i;
+        EXPECT_NEAR(got.lse[row], want.lse[wantRow], kTolerance) << "sequence " << b << " head " << h << " row " << i;
+        for (int x = 0; x < d; ++x)
+          ASSERT_NEAR(got.out[row * d + x], want.out[wantRow * d + x], kTolerance);
+      }
+  }
+  for (int h = 0; h < hq; ++h)
+    for (int t = cuQ.back(); t < totalQ; ++t)
+      EXPECT_TRUE(std::isnan(got.lse[size_t(h) * totalQ + t])) << "row " << t << " belongs to no sequence";
+  p.cuSeqlensK = {0, 5, 4, 13}; // decreasing
+  EXPECT_THROW(attentionReference(packed, p), flare::Error);
+}
+
 TEST(AttentionReference, SoftcapScoreMod) {
   // s' = 50 * tanh(s / 50), with the cap defined outside the region.
   const char *src = R"(

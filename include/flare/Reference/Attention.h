@@ -26,6 +26,11 @@ struct AttentionProblem {
   /// (0 <= kvLens[b] <= seqKV) and attn.kv_len is kvLens[b] in it. A paged op is computed on K and V
   /// gathered from its pages into the dense [B, Hkv, Skv, D] above (the math does not see the table).
   std::vector<int> kvLens;
+  /// The op's cu_seqlens (required exactly when it has them): q is then [1, Hq, seqQ, D] and k, v
+  /// [1, Hkv, seqKV, D] with `batch` sequences packed along the rows, sequence b at rows
+  /// cuSeqlensQ[b] .. cuSeqlensQ[b + 1] - 1 of q (and of out, lse) and cuSeqlensK[b] .. of k and v;
+  /// `batch` is the number of sequences. Rows of no sequence get out 0 and lse NaN.
+  std::vector<int> cuSeqlensQ, cuSeqlensK;
 };
 
 struct AttentionResult {

@@ -128,6 +128,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   if (op.getKvLens() || op.isPaged())
     return op.emitOpError("convert-attn-to-tile: the backward pass of an attention over kv_lens or a paged "
                           "cache is not generated (caches are for inference)");
+  if (op.isVarlen())
+    return op.emitOpError("convert-attn-to-tile: the backward pass of packed variable-length sequences "
+                          "(cu_seqlens) is not generated yet");
   // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
   // once per instance (the key block is fixed), the queries' per step.
   keysAreRows = tiles.transposed;

@@ -111,6 +111,8 @@ private:
   // advances in K and V's views, and the sequence's last page (the table's entries past it are
   // never read).
   Value pageTableRow, pageRows, lastPage;
+  // Packed sequences (cu_seqlens): the sequence's first row of K and V.
+  Value sequenceStartKV;
   /// The view row of key `kv0` (the first key of a block, which lies in one page): kv0 itself, or
   /// for a paged cache row kv0 mod page_size of its page; kFarAway for a key outside the sequence.
   Value cacheRow(Value kv0);

@@ -42,6 +42,9 @@ LogicalResult Generator::run() {
     return failure();
   if (!llvm::isPowerOf2_64(config.getBlockM()) || !llvm::isPowerOf2_64(config.getBlockN()))
     return op.emitOpError("convert-attn-to-tile: block sizes must be powers of two");
+  if (op.isVarlen() && (config.has(ConfigSwitch::SplitKv) || config.has(ConfigSwitch::PackGqa)))
+    return op.emitOpError("convert-attn-to-tile: split_kv and pack_gqa are not generated for packed "
+                          "variable-length sequences (cu_seqlens)");
   if (op.isPaged() && op.getPageSize() % config.getBlockN() != 0)
     return op.emitOpError() << "convert-attn-to-tile: block_n " << config.getBlockN()
                             << " must divide the page size " << op.getPageSize()
@@ -59,6 +62,11 @@ LogicalResult Generator::run() {
 }
 
 Value Generator::cacheRow(Value kv0) {
+  if (sequenceStartKV) { // packed sequences: keys outside the sequence land far away
+    Value inSequence = cmp(arith::CmpIPredicate::ult, kv0, seqKV);
+    Value row = add(sequenceStartKV, kv0);
+    return select(inSequence, row, c32(kFarAway));
+  }
   if (!pageTableRow)
     return kv0;
   const int64_t pageSize = op.getPageSize();
@@ -98,6 +106,10 @@ LogicalResult Generator::buildKernel() {
     args.push_back(ptrOf(i32Type));
   if (paged)
     args.append({ptrOf(i32Type), i32Type, i32Type, i32Type});
+  // Packed variable-length sequences: the offsets of queries and keys (i32 [B + 1] each).
+  const bool varlen = op.isVarlen();
+  if (varlen)
+    args.append({ptrOf(i32Type), ptrOf(i32Type)});
   const bool splitKv = config.has(ConfigSwitch::SplitKv);
   if (splitKv)
     args.append({ptrOf(f32), ptrOf(f32), i32Type});
@@ -156,6 +168,11 @@ LogicalResult Generator::buildKernel() {
     pageRows = entry->getArgument(a++);
     cacheRows = entry->getArgument(a++);
   }
+  Value cuQPtr, cuKPtr;
+  if (varlen) {
+    cuQPtr = entry->getArgument(a++);
+    cuKPtr = entry->getArgument(a++);
+  }
   Value partOPtr, partLsePtr, numSplits;
   if (splitKv) {
     partOPtr = entry->getArgument(a++);
@@ -193,6 +210,22 @@ LogicalResult Generator::buildKernel() {
   // The allocation's key rows (the views' extent); the sequence's own keys (kv_lens: clamped into
   // [0, Skv]) bound the blocks visited, the masks and attn.kv_len.
   Value keyRows = paged ? cacheRows : seqKV;
+  // Packed sequences: Sq and Skv are the packed totals (the views' extent); this sequence is rows
+  // seqStartQ .. of Q and O and seqStartKV .. of K and V, with its own lengths.
+  Value queryRows = seqQ, seqStartQ, seqStartKV;
+  if (varlen) {
+    Value next = add(batchIdx, c32(1));
+    seqStartQ = tile::ScalarLoadOp::create(b, loc, i32Type, cuQPtr, batchIdx);
+    Value endQ = tile::ScalarLoadOp::create(b, loc, i32Type, cuQPtr, next);
+    seqStartKV = tile::ScalarLoadOp::create(b, loc, i32Type, cuKPtr, batchIdx);
+    Value endKV = tile::ScalarLoadOp::create(b, loc, i32Type, cuKPtr, next);
+    Value zero = c32(0);
+    Value countQ = sub(endQ, seqStartQ);
+    Value countKV = sub(endKV, seqStartKV);
+    seqQ = smax(countQ, zero);
+    seqKV = smax(countKV, zero);
+    sequenceStartKV = seqStartKV;
+  }
   if (withLens) {
     Value len = tile::ScalarLoadOp::create(b, loc, i32Type, lensPtr, batchIdx);
     Value nonNegative = smax(len, c32(0));
@@ -247,17 +280,37 @@ LogicalResult Generator::buildKernel() {
                                     ValueRange{rowStride32, c1})
         .getResult();
   };
-  qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
   // A paged cache's K and V: one view of all pages' rows of this KV head (row r of page p at view
-  // row p x pageRows + r), so that a block's copy is one strided box wherever its page lies.
-  auto headSlice = [&](Value ptr, int tensor) {
-    Value off = arith::MulIOp::create(b, loc, ext64(kvHead), strides[3 * tensor + 1]);
+  // row p x pageRows + r), so that a block's copy is one strided box wherever its page lies. Packed
+  // sequences: one view of all of them per head (B is 1 in the tensors).
+  auto headSlice = [&](Value ptr, int tensor, Value head) {
+    Value off = arith::MulIOp::create(b, loc, ext64(head), strides[3 * tensor + 1]);
     return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
   };
-  kView = view2d(paged ? headSlice(kPtr, 1) : sliceOf(kPtr, 1, kvHead), keyRows, 1);
-  vView = view2d(paged ? headSlice(vPtr, 2) : sliceOf(vPtr, 2, kvHead), keyRows, 2);
-  oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
-  if (withLse) {
+  Value qRowStart = rowStart; // the Q block's first row in qView
+  if (varlen) {
+    // Q through the view of every sequence's rows (its extent is known to the host: a TMA copy), O
+    // through one of this sequence's rows only, so that no row of the next sequence is written.
+    qView = view2d(headSlice(qPtr, 0, headIdx), queryRows, 0);
+    qRowStart = add(seqStartQ, rowStart);
+    Value firstRow = arith::MulIOp::create(b, loc, ext64(seqStartQ), strides[3 * 3 + 2]);
+    Value oHead = headSlice(oPtr, 3, headIdx);
+    Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oHead, firstRow);
+    oView = view2d(oBase, seqQ, 3);
+  } else {
+    qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
+    oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
+  }
+  const bool oneViewOfRows = paged || varlen;
+  kView = view2d(oneViewOfRows ? headSlice(kPtr, 1, kvHead) : sliceOf(kPtr, 1, kvHead), keyRows, 1);
+  vView = view2d(oneViewOfRows ? headSlice(vPtr, 2, kvHead) : sliceOf(vPtr, 2, kvHead), keyRows, 2);
+  if (withLse && varlen) {
+    // [1, Hq, total_q]: this head's row of the packed LSE, from the sequence's first query.
+    Value headRow = arith::MulIOp::create(b, loc, ext64(headIdx), ext64(queryRows));
+    Value first = arith::AddIOp::create(b, loc, headRow, ext64(seqStartQ));
+    Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr, first);
+    lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqQ}, ValueRange{c1});
+  } else if (withLse) {
     // LSE is a dense [B, Hq, Sq] tensor: a group's rows are consecutive.
     Value head = ext64(firstHead);
     Value firstRow = arith::MulIOp::create(b, loc, b64, ext64(headsQ));
@@ -267,7 +320,7 @@ LogicalResult Generator::buildKernel() {
     lseView =
         tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{unitRows}, ValueRange{c1});
   }
-  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{rowStart, c0}, nullptr);
+  qTile = tile::LoadOp::create(b, loc, tileType({bm, headDim}, elemType), qView, ValueRange{qRowStart, c0}, nullptr);
   // The split parts' rows: (unit, part) blocks of unitRows rows, a unit being (batch, query head), or
   // (batch, KV head) when packed.
   Value unitHead = ext64(packGqa ? kvHead : headIdx);
@@ -294,6 +347,10 @@ LogicalResult Generator::buildKernel() {
   auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});
   Value lo = smax(nonEmpty.lo, c0);
   Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  if (varlen) { // an instance past its sequence's last query block visits nothing
+    Value hasRows = cmp(arith::CmpIPredicate::slt, rowStart, seqQ);
+    hi = select(hasRows, hi, lo);
+  }
   // Stream-K (`split_tail`, no mask: every instance visits blocks [0, numBlocks)): this
   // instance may run only blocks [lo + splitLo, lo + splitHi) of them.
   Value splitLo, splitHi;

@@ -44,7 +44,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   a += 4 + numAux;
   Value oBatchStride = entry->getArgument(a + 9), oHeadStride = entry->getArgument(a + 10),
         oRowStride = entry->getArgument(a + 11);
-  a += 12 + (op.getKvLens() ? 1 : 0) + (op.isPaged() ? 4 : 0); // the caches' arguments
+  a += 12 + (op.getKvLens() ? 1 : 0) + (op.isPaged() ? 4 : 0) + (op.isVarlen() ? 2 : 0); // caches, sequences
   Value partOPtr = entry->getArgument(a), partLsePtr = entry->getArgument(a + 1), splits = entry->getArgument(a + 2);
 
   Value r0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(rows));

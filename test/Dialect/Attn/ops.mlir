@@ -12,7 +12,7 @@
 // CHECK-NOT: mask_mod
 // CHECK-NEXT: return %[[O]]
 // GENERIC-LABEL: sym_name = "mha"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> ({
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> ({
 // GENERIC-NEXT: }, {
 // GENERIC-NEXT: }) : (tensor<2x8x128x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>) -> tensor<2x8x128x64xbf16>
 func.func @mha(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x8x256x64xbf16>, %v: tensor<2x8x256x64xbf16>)
@@ -39,7 +39,7 @@ func.func @mha(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x8x256x64xbf16>, %v: ten
 // CHECK-NEXT: } : tensor<1x32x512x128xf16>, tensor<1x8x512x128xf16>, tensor<1x8x512x128xf16> -> tensor<1x32x512x128xf16>
 // CHECK-NOT: mask_mod
 // GENERIC-LABEL: sym_name = "score_mod_only"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, scale = 1.250000e-01 : f32}> ({
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}> ({
 // GENERIC-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // GENERIC: "attn.yield"(%{{.*}}) : (f32) -> ()
 // GENERIC-NEXT: }, {
@@ -71,7 +71,7 @@ func.func @score_mod_only(%q: tensor<1x32x512x128xf16>, %k: tensor<1x8x512x128xf
 // CHECK-NEXT:   attn.yield %[[KEEP]] : i1
 // CHECK-NEXT: } : tensor<?x16x?x256xbf16>, tensor<?x1x?x256xbf16>, tensor<?x1x?x256xbf16> -> tensor<?x16x?x256xbf16>
 // GENERIC-LABEL: sym_name = "mask_mod_only"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> ({
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> ({
 // GENERIC-NEXT: }, {
 // GENERIC-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // GENERIC: "attn.yield"(%{{.*}}) : (i1) -> ()

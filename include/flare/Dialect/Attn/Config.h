@@ -19,7 +19,7 @@ struct AttentionFacts {
   bool f16 = false;
   MaskClass maskClass = MaskClass::None;
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)
-  /// Each sequence has its own key count (kv_lens): program instances differ in work.
+  /// Each sequence has its own key count (kv_lens, cu_seqlens): program instances differ in work.
   bool raggedKeys = false;
   /// Keys per page of a paged cache; 0: contiguous K and V.
   int64_t pageSize = 0;

@@ -94,6 +94,21 @@ LogicalResult AttentionOp::verify() {
     if (!compatible(k.getDimSize(1), v.getDimSize(1)) || !compatible(k.getDimSize(2), v.getDimSize(2)))
       return emitOpError("key and value must have the same number of heads and sequence length");
   }
+  if (isVarlen()) {
+    for (auto [name, t] : {std::pair<const char *, RankedTensorType>{"query", q}, {"key", k}, {"value", v}})
+      if (!compatible(t.getDimSize(0), 1))
+        return emitOpError() << "with cu_seqlens the " << name
+                             << " holds the sequences packed along dimension 2: its dimension 0 must be 1";
+    for (Value offsets : {getCuSeqlensQ(), getCuSeqlensK()})
+      if (cast<RankedTensorType>(offsets.getType()).getRank() != 1)
+        return emitOpError("cu_seqlens must be i32 [batch + 1] offsets");
+    int64_t nq = cast<RankedTensorType>(getCuSeqlensQ().getType()).getDimSize(0),
+            nk = cast<RankedTensorType>(getCuSeqlensK().getType()).getDimSize(0);
+    if (!compatible(nq, nk) || (!ShapedType::isDynamic(nq) && nq < 1))
+      return emitOpError("cu_seqlens of queries and keys must have the same length, batch + 1");
+    if (getKvLens() || isPaged())
+      return emitOpError("cu_seqlens cannot be combined with kv_lens or page_table");
+  }
   if (Value lens = getKvLens()) {
     auto t = cast<RankedTensorType>(lens.getType());
     if (t.getRank() != 1 || !compatible(t.getDimSize(0), q.getDimSize(0)))

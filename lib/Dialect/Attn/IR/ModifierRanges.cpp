@@ -109,12 +109,16 @@ ModifierRanges::ModifierRanges(AttentionOp op) : op_(op) {
   auto size = [](int64_t dim, int64_t max) {
     return ShapedType::isDynamic(dim) || dim <= 0 ? IntRange{1, max} : IntRange::point(dim);
   };
-  batch_ = size(q.getDimSize(0), kMaxBatchOrHeads);
+  // Packed sequences (cu_seqlens): each is at most the packed total long, their count unknown.
+  auto upTo = [&](int64_t dim, int64_t max) {
+    return op.isVarlen() ? IntRange{1, ShapedType::isDynamic(dim) ? max : std::max<int64_t>(dim, 1)} : size(dim, max);
+  };
+  batch_ = op.isVarlen() ? IntRange{1, kMaxBatchOrHeads} : size(q.getDimSize(0), kMaxBatchOrHeads);
   heads_ = size(q.getDimSize(1), kMaxBatchOrHeads);
-  seqQ_ = size(q.getDimSize(2), kMaxSeqLen);
+  seqQ_ = upTo(q.getDimSize(2), kMaxSeqLen);
   // Per-sequence lengths (kv_lens) lie in [0, Skv]; a sequence of none evaluates no modifier, so
   // kv_len is at least 1 wherever a region runs. A paged cache's Skv is max_pages x page_size.
-  seqKV_ = size(op.getKeyCount(), kMaxSeqLen);
+  seqKV_ = upTo(op.getKeyCount(), kMaxSeqLen);
   analyze(op.getScoreMod(), /*firstIndexArg=*/1);
   analyze(op.getMaskMod(), /*firstIndexArg=*/0);
 }

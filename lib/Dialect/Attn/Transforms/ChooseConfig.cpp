@@ -22,7 +22,7 @@ AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
   const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
   return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty(),
-          static_cast<bool>(op.getKvLens()), op.getPageSize()};
+          op.getKvLens() || op.isVarlen(), op.getPageSize()};
 }
 
 bool ConfigOverrides::any() const {

@@ -1,0 +1,72 @@
+// convert-attn-to-tile with cu_seqlens (packed variable-length sequences): two i32 offset pointers
+// follow the 12 strides; grid z runs over the sequences, whose query and key rows are read from the
+// offsets at z and z + 1 (lengths clamped at 0). Q is loaded through the view of every packed row
+// (the packed total, a host-known extent) at the sequence's first row plus the block's; O and the LSE
+// through views of the sequence's own rows only; K and V through one view of a head's packed rows,
+// each block at the sequence's first key row plus its own (far away outside the sequence). An
+// instance past its sequence's last query block visits no key block. Backward, split_kv and packed
+// GQA are located errors; the verifier checks the operand form.
+// RUN: flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// RUN: flarec %s --arch=sm_90a --emit=meta | FileCheck %s --check-prefix=META
+// RUN: not flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD
+// RUN: not flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a split-kv=1" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=SPLIT
+
+// CHECK-LABEL: func.func @varlen(
+// CHECK-SAME: %[[Q:[^:]*]]: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %{{[^:]*}}: !tile.ptr<bf16>, %[[O:[^:]*]]: !tile.ptr<bf16>, %[[LSE:[^:]*]]: !tile.ptr<f32>,
+// CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[TOTALQ:[^:]*]]: i32, %[[TOTALK:[^:]*]]: i32,
+// CHECK-SAME: %[[OROW:[^:]*]]: i64, %[[CUQ:[^:]*]]: !tile.ptr<i32>, %[[CUK:[^:]*]]: !tile.ptr<i32>)
+// CHECK: %[[Z:.*]] = tile.program_id z
+// CHECK: %[[NEXT:.*]] = arith.addi %[[Z]], %c1_i32 : i32
+// CHECK: %[[Q0:.*]] = tile.scalar_load %[[CUQ]][%[[Z]]] : !tile.ptr<i32>, i32 -> i32
+// CHECK: %[[Q1:.*]] = tile.scalar_load %[[CUQ]][%[[NEXT]]] : !tile.ptr<i32>, i32 -> i32
+// CHECK: %[[K0:.*]] = tile.scalar_load %[[CUK]][%[[Z]]] : !tile.ptr<i32>, i32 -> i32
+// CHECK: %[[K1:.*]] = tile.scalar_load %[[CUK]][%[[NEXT]]] : !tile.ptr<i32>, i32 -> i32
+// CHECK: %[[NQ0:.*]] = arith.subi %[[Q1]], %[[Q0]] : i32
+// CHECK: %[[NK0:.*]] = arith.subi %[[K1]], %[[K0]] : i32
+// CHECK: %[[NQ:.*]] = arith.maxsi %[[NQ0]], %c0_i32 : i32
+// CHECK: %[[NK:.*]] = arith.maxsi %[[NK0]], %c0_i32 : i32
+// Q: every packed row of the head; the block at the sequence's first row + its own.
+// CHECK: %[[QV:.*]] = tile.make_view %{{.*}}, [%[[TOTALQ]], %c128_i32]
+// CHECK: %[[QROW:.*]] = arith.addi %[[Q0]], %[[ROW:.*]] : i32
+// O: the sequence's rows only, from its first row.
+// CHECK: %[[FIRST:.*]] = arith.extsi %[[Q0]] : i32 to i64
+// CHECK: %[[SKIP:.*]] = arith.muli %[[FIRST]], %[[OROW]] : i64
+// CHECK: %[[OHEAD:.*]] = tile.addptr %[[O]], %{{.*}}
+// CHECK: %[[OBASE:.*]] = tile.addptr %[[OHEAD]], %[[SKIP]]
+// CHECK: %[[OV:.*]] = tile.make_view %[[OBASE]], [%[[NQ]], %c128_i32]
+// K and V: every packed row of the KV head.
+// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
+// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
+// CHECK: tile.make_view %{{.*}}, [%[[NQ]]], [%c1_i32] : !tile.ptr<f32> -> !tile.view<f32, 1>
+// CHECK: tile.load %[[QV]][%[[QROW]], %c0_i32]
+// No key block for an instance past the sequence's rows.
+// CHECK: %[[HAS:.*]] = arith.cmpi slt, %[[ROW]], %[[NQ]] : i32
+// CHECK: arith.select %[[HAS]],
+// Each key block at the sequence's first key row, far away outside it.
+// CHECK: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[KV:.*]], %[[NK]] : i32
+// CHECK: %[[R:.*]] = arith.addi %[[K0]], %[[KV]] : i32
+// CHECK: arith.select %[[IN]], %[[R]], %c-1073741824_i32 : i32
+// CHECK: tile.store %{{.*}}, %[[OV]][%[[ROW]], %c0_i32]
+// Q, K and V copied by TMA (tensor maps over pointers 0, 1 and 2); O, whose view is the sequence's
+// own rows (an extent the host does not know), is stored without one.
+// META: "name": "varlen"
+// META: "tensorMaps": [
+// META-NEXT: {
+// META-NEXT: "pointer": 0,
+// META: "pointer": 2,
+// META: "pointer": 1,
+// META-NOT: "pointer": 3,
+// GRAD: error: 'attn.attention' op convert-attn-to-tile: the backward pass of packed variable-length sequences (cu_seqlens) is not generated yet
+// SPLIT: error: 'attn.attention' op convert-attn-to-tile: split_kv and pack_gqa are not generated for packed variable-length sequences (cu_seqlens)
+func.func @varlen(%q: tensor<1x?x?x128xbf16>, %k: tensor<1x?x?x128xbf16>, %v: tensor<1x?x?x128xbf16>,
+                  %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<1x?x?x128xbf16>, tensor<1x?x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>)
+    mask_mod {
+    ^bb0(%b: index, %h: index, %qi: index, %kv: index):
+      %keep = arith.cmpi sle, %kv, %qi : index
+      attn.yield %keep : i1
+    }
+    : tensor<1x?x?x128xbf16>, tensor<1x?x?x128xbf16>, tensor<1x?x?x128xbf16> -> tensor<1x?x?x128xbf16>, tensor<1x?x?xf32>
+  return %o, %lse : tensor<1x?x?x128xbf16>, tensor<1x?x?xf32>
+}
