@@ -569,7 +569,14 @@ def varlen_sweep(flare, args, rows, samples):
         flops = {"flare-varlen": 4 * d * h * kept, "flex-document": 4 * d * h * kept,
                  "flare-equal": 4 * d * h * b * mean * (mean + 1) // 2, "sdpa-cudnn-equal": 4 * d * h * b * mean * (mean + 1) // 2}
         calls, notes = {}, {}
-        calls["flare-varlen"] = lambda: flare.attention(qv, kv, vv, ov, True, cu_seqlens=(cu, cu, max(lens), max(lens)))
+        packing = (cu, cu, max(lens), max(lens))
+        calls["flare-varlen"] = lambda: flare.attention(qv, kv, vv, ov, True, cu_seqlens=packing)
+        # Tuning: the packed call and the equal-length one at the --configs tile configurations.
+        for c in args.configs:
+            cfg = tuple(int(x) for x in c.split("x"))
+            calls["flare-varlen-" + c] = lambda cfg=cfg: flare.attention(qv, kv, vv, ov, True, cfg, cu_seqlens=packing)
+            calls["flare-equal-" + c] = lambda cfg=cfg: flare.attention(qe, ke, ve, oe, True, cfg)
+            flops["flare-varlen-" + c], flops["flare-equal-" + c] = flops["flare-varlen"], flops["flare-equal"]
         calls["flare-equal"] = lambda: flare.attention(qe, ke, ve, oe, True)
         if not args.no_peers:
             calls["sdpa-cudnn-equal"] = lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(qe, ke, ve, True)
@@ -591,7 +598,7 @@ def varlen_sweep(flare, args, rows, samples):
                 ov.fill_(float("nan"))
                 got = calls[name]()
                 torch.cuda.synchronize()
-                if name == "flare-varlen":
+                if name.startswith("flare-varlen"):
                     worst = 0.0
                     for i in range(min(b, 4)):
                         s0, s1 = int(cu[i]), int(cu[i + 1])

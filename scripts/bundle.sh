@@ -8,7 +8,7 @@ build=${FLARE_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 stage="$root/dist/flare-bundle"
 rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib" "$stage/scripts"
-for exe in flarec flare-opt flare-warmup flare-unit-tests flare-gpu-tests softmax_jit attention_jit flare-bench-matmul; do
+for exe in flarec flare-opt flare-warmup flare-unit-tests flare-gpu-tests softmax_jit attention_jit generation_loop flare-bench-matmul; do
   install -m 755 "$build/bin/$exe" "$stage/bin/"
 done
 install -m 755 "$build/lib/libflare.so" "$stage/lib/"

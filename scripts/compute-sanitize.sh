@@ -36,6 +36,7 @@ programs=(
   "flare-gpu-tests|$top/bin/flare-gpu-tests --gtest_brief=1 --gtest_filter=$filter"
   "softmax_jit|$top/bin/softmax_jit $examples/tile/softmax.mlir 257 999"
   "attention_jit|$top/bin/attention_jit 1 4 2 300 300"
+  "generation_loop|$top/bin/generation_loop 3 16"
 )
 # An exit status no program here uses: compute-sanitizer returns it when it reported an error.
 readonly kFound=86

@@ -49,6 +49,7 @@ if "$top/bin/flare-gpu-tests" --gtest_list_tests >/dev/null 2>&1 && [ -e /dev/nv
   "$top/bin/flare-gpu-tests" || status=1
   "$top/bin/softmax_jit" "$examples/tile/softmax.mlir" || status=1
   "$top/bin/attention_jit" || status=1
+  "$top/bin/generation_loop" || status=1
 else
   echo "no GPU on this machine: examples compiled to PTX only (not run)"
 fi

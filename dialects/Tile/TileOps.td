@@ -297,6 +297,21 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_ExitIfOp : Tile_Op<"exit_if", [MemoryEffects<[MemWrite]>]> {
+  let summary = "end the program instance early when a uniform condition holds";
+  let description = [{
+    `tile.exit_if %done` ends the program instance when `%done` is true. The condition must be the
+    same for the whole instance (computed from program ids, kernel arguments and `tile.scalar_load`)
+    and the op must sit at the kernel's top level. The lowering evaluates it at the very start of the
+    kernel, before any warp takes a role, copies or waits, so that an instance with nothing to do
+    (a block of rows past its sequence in a packed variable-length batch) costs only its launch.
+    A persistent kernel, whose CTAs run many instances, rejects it.
+  }];
+  let arguments = (ins I1:$condition);
+  let assemblyFormat = "$condition attr-dict";
+  let hasVerifier = 1;
+}
+
 def Tile_ScalarLoadOp : Tile_Op<"scalar_load", [MemoryEffects<[MemRead]>]> {
   let summary = "load one element of global memory as a scalar, the same for every thread";
   let description = [{

@@ -178,6 +178,29 @@ struct AttentionPlan {
 AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
                             const AttentionOptions &options = {});
 
+/// What appendKV launches, computed without a GPU: the tile kernel, its arguments and its grid (new
+/// rows, Hkv, B).
+struct KvAppendPlan {
+  std::string module, kernelName;
+  rt::KernelArgs args;
+  rt::Grid grid;
+};
+/// Checks appendKV's arguments (throws flare::Error naming the bad one) and builds its launch.
+KvAppendPlan planKvAppend(const TensorView &kNew, const TensorView &vNew, const TensorView &kCache,
+                          const TensorView &vCache, const TensorView &kvLens, const TensorView &pageTable);
+/// Writes new keys and values into a paged cache (the layout AttentionOptions::pageTable describes):
+/// row i of kNew and vNew [B, Hkv, Sn, D] becomes position kvLens[b] + i of sequence b, row
+/// (kvLens[b] + i) % page_size of page pageTable[b][(kvLens[b] + i) / page_size]. kvLens is read,
+/// not advanced: the caller adds Sn to it (on the device) before attending to the new keys. A
+/// position past the table's max_pages x page_size, or a page id outside [0, num_pages), writes
+/// nothing. The kernel is a tile-dialect program (kvAppendModule), compiled once through `cache`;
+/// asynchronous on `stream`; `arch` empty: the device's.
+void appendKV(rt::KernelCache &cache, const TensorView &kNew, const TensorView &vNew, const TensorView &kCache,
+              const TensorView &vCache, const TensorView &kvLens, const TensorView &pageTable, void *stream = nullptr,
+              const std::string &arch = "");
+/// appendKV's tile kernel for `dtype` and `headDim`.
+std::string kvAppendModule(DType dtype, int64_t headDim);
+
 /// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE, kvLens)
 /// describe for `dtype` and `headDim`, over a paged cache of `pageSize` keys per page when not 0;
 /// planAttention compiles exactly this text.

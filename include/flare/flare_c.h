@@ -69,6 +69,13 @@ void flare_session_destroy(flare_session *session);
 int flare_attention(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                     const flare_tensor *out, const flare_attention_options *options, void *stream);
 
+/* Writes new keys and values (k_new, v_new [B, Hkv, Sn, D]) into a paged cache (k_cache, v_cache
+ * [num_pages, Hkv, page_size, D], page_table i32 [B, max_pages]) at positions kv_lens[b] + i, which it
+ * reads and does not advance (flare::appendKV in flare/Attention.h). Asynchronous on `stream`. */
+int flare_kv_append(flare_session *session, const flare_tensor *k_new, const flare_tensor *v_new,
+                    const flare_tensor *k_cache, const flare_tensor *v_cache, const flare_tensor *kv_lens,
+                    const flare_tensor *page_table, void *stream);
+
 /* The gradients of flare_attention (flare::attentionBackward in flare/Attention.h): dq like q, dk and dv
  * like k, from the forward's out and its lse (f32 [B, Hq, Sq], required) and the output gradient dout, with
  * the forward's options (the tile and autotune fields must be 0). Asynchronous on `stream`. */

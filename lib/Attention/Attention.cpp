@@ -339,6 +339,38 @@ void detail::addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, con
     args.addI32(static_cast<int32_t>(a.shape[0]));
 }
 
+void detail::checkKvAppend(const TensorView &kNew, const TensorView &vNew, const TensorView &kCache,
+                           const TensorView &vCache, const TensorView &kvLens, const TensorView &pageTable) {
+  for (auto [t, name] : {std::pair{&kNew, "kNew"}, {&vNew, "vNew"}, {&kCache, "kCache"}, {&vCache, "vCache"}}) {
+    checkAttentionTensor(*t, name);
+    checkSpan(*t, name);
+  }
+  if (vNew.shape != kNew.shape || vNew.dtype != kNew.dtype)
+    fail("appendKV: vNew must be like kNew " + shapeText(kNew.shape) + ", got " + shapeText(vNew.shape));
+  if (kCache.dtype != kNew.dtype || vCache.dtype != kNew.dtype)
+    fail("appendKV: the caches must hold kNew's dtype");
+  if (kCache.shape[1] != kNew.shape[1] || kCache.shape[3] != kNew.shape[3])
+    fail("appendKV: the caches must be [num_pages, Hkv, page_size, D] with kNew's Hkv and D: kNew " +
+         shapeText(kNew.shape) + ", kCache " + shapeText(kCache.shape));
+  if (vCache.shape != kCache.shape)
+    fail("appendKV: vCache must have kCache's shape");
+  if (kNew.shape[2] > kMaxSequenceLength)
+    fail("appendKV: at most " + std::to_string(kMaxSequenceLength) + " new rows per sequence");
+  // The cache as flare::attention reads it: the same checks on its pages, table and lengths.
+  AttentionOptions cacheOptions;
+  cacheOptions.kvLens = kvLens;
+  cacheOptions.pageTable = pageTable;
+  TensorView q = kNew;
+  q.shape[1] = kCache.shape[1];
+  checkCacheTensors(cacheOptions, q, kCache, vCache);
+  checkTensor(kvLens, "kvLens", 1);
+  if (kvLens.dtype != DType::I32 || kvLens.shape[0] != kNew.shape[0] ||
+      (!kvLens.strides.empty() && kvLens.strides[0] != 1))
+    fail("appendKV: kvLens must be contiguous i32 [B] = [" + std::to_string(kNew.shape[0]) + "]");
+  checkNoSelfOverlap(kCache, "kCache");
+  checkNoSelfOverlap(vCache, "vCache");
+}
+
 void detail::checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written) {
   checkAttentionTensor(t, name);
   if (t.dtype != like.dtype || t.shape != like.shape)

@@ -27,6 +27,10 @@ inline bool hasHopperMachinery(const std::string &arch) {
   const std::optional<Target> target = Target::get(arch);
   return target && target->hasWgmma;
 }
+/// flare::appendKV's arguments: new rows [B, Hkv, Sn, D] and a paged cache as flare::attention reads
+/// it (AttentionOptions::pageTable, kvLens); throws flare::Error naming the bad one.
+void checkKvAppend(const TensorView &kNew, const TensorView &vNew, const TensorView &kCache, const TensorView &vCache,
+                   const TensorView &kvLens, const TensorView &pageTable);
 /// A tensor of the backward pass (dout, dq, dk, dv): checked as an attention tensor with `like`'s
 /// dtype and shape; `written` ones also for elements that share memory.
 void checkGradientTensor(const TensorView &t, const TensorView &like, const char *name, bool written);

@@ -161,6 +161,18 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
   });
 }
 
+int flare_kv_append(flare_session *session, const flare_tensor *k_new, const flare_tensor *v_new,
+                    const flare_tensor *k_cache, const flare_tensor *v_cache, const flare_tensor *kv_lens,
+                    const flare_tensor *page_table, void *stream) {
+  return guarded([&] {
+    if (!session || !k_new || !v_new || !k_cache || !v_cache || !kv_lens || !page_table)
+      throw flare::Error("flare_kv_append: null session or tensor");
+    flare::appendKV(*session->cache, toView(*k_new, "k_new"), toView(*v_new, "v_new"), toView(*k_cache, "k_cache"),
+                    toView(*v_cache, "v_cache"), toView(*kv_lens, "kv_lens"), toView(*page_table, "page_table"),
+                    stream);
+  });
+}
+
 int flare_attention_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
                              const flare_tensor *v, const flare_tensor *out, const flare_tensor *dout,
                              const flare_tensor *lse, const flare_tensor *dq, const flare_tensor *dk,

@@ -3,8 +3,9 @@
 // offsets at z and z + 1 (lengths clamped at 0). Q is loaded through the view of every packed row
 // (the packed total, a host-known extent) at the sequence's first row plus the block's; O and the LSE
 // through views of the sequence's own rows only; K and V through one view of a head's packed rows,
-// each block at the sequence's first key row plus its own (far away outside the sequence). An
-// instance past its sequence's last query block visits no key block. Backward, split_kv and packed
+// each block at the sequence's first key row plus its own (far away outside the sequence). The
+// kernel is not persistent, and an instance past its sequence's last query block ends at once
+// (tile.exit_if) and visits no key block. Backward, split_kv and packed
 // GQA are located errors; the verifier checks the operand form.
 // RUN: flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 // RUN: flarec %s --arch=sm_90a --emit=meta | FileCheck %s --check-prefix=META
@@ -25,18 +26,22 @@
 // CHECK: %[[NK0:.*]] = arith.subi %[[K1]], %[[K0]] : i32
 // CHECK: %[[NQ:.*]] = arith.maxsi %[[NQ0]], %c0_i32 : i32
 // CHECK: %[[NK:.*]] = arith.maxsi %[[NK0]], %c0_i32 : i32
+// Instances past the sequence's rows end at once (the kernel is not persistent: its CTAs run one
+// instance each).
+// CHECK: %[[NONE:.*]] = arith.cmpi sge, %[[ROW:.*]], %[[NQ]] : i32
+// CHECK-NEXT: tile.exit_if %[[NONE]]
 // Q: every packed row of the head; the block at the sequence's first row + its own.
 // CHECK: %[[QV:.*]] = tile.make_view %{{.*}}, [%[[TOTALQ]], %c128_i32]
-// CHECK: %[[QROW:.*]] = arith.addi %[[Q0]], %[[ROW:.*]] : i32
+// CHECK: %[[QROW:.*]] = arith.addi %[[Q0]], %[[ROW]] : i32
+// K and V: every packed row of the KV head.
+// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
+// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
 // O: the sequence's rows only, from its first row.
 // CHECK: %[[FIRST:.*]] = arith.extsi %[[Q0]] : i32 to i64
 // CHECK: %[[SKIP:.*]] = arith.muli %[[FIRST]], %[[OROW]] : i64
 // CHECK: %[[OHEAD:.*]] = tile.addptr %[[O]], %{{.*}}
 // CHECK: %[[OBASE:.*]] = tile.addptr %[[OHEAD]], %[[SKIP]]
 // CHECK: %[[OV:.*]] = tile.make_view %[[OBASE]], [%[[NQ]], %c128_i32]
-// K and V: every packed row of the KV head.
-// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
-// CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
 // CHECK: tile.make_view %{{.*}}, [%[[NQ]]], [%c1_i32] : !tile.ptr<f32> -> !tile.view<f32, 1>
 // CHECK: tile.load %[[QV]][%[[QROW]], %c0_i32]
 // No key block for an instance past the sequence's rows.

@@ -587,6 +587,73 @@ protected:
   DType dtype = DType::BF16; ///< element type of q, k, v and out
 };
 
+// flare::appendKV: new rows land at position kvLens[b] + i of each sequence, in the page the table
+// names, in both cache layouts and page sizes 16 and 64, for 1 to 70 new rows (runs that cross
+// pages); every other byte of the caches is unchanged, and rows past the table's end are not written.
+TEST_F(AttentionApi, AppendedRowsLandWhereTheTableSays) {
+  const int d = 128, hkv = 2, b = 3, maxPages = 6;
+  for (int pageSize : {16, 64})
+    for (int rows : {1, 5, 70})
+      for (int layout : {0, 1}) {
+        SCOPED_TRACE("page size " + std::to_string(pageSize) + ", " + std::to_string(rows) + " new rows, layout " +
+                     std::to_string(layout));
+        std::printf("[ append ] page size %d, %d new rows, layout %d\n", pageSize, rows, layout);
+        const int numPages = b * maxPages + 2;
+        // Sequence b's table: distinct pages of a shuffled pool.
+        std::vector<int32_t> pool(numPages);
+        for (int i = 0; i < numPages; ++i)
+          pool[i] = i;
+        std::shuffle(pool.begin(), pool.end(), rng);
+        std::vector<int32_t> table(pool.begin(), pool.begin() + b * maxPages);
+        // Lengths: empty, mid-page, and near the table's end (its last rows fall off it).
+        std::vector<int32_t> lens = {0, pageSize + 3, maxPages * pageSize - 2};
+        std::vector<int64_t> shape = {numPages, hkv, pageSize, d};
+        std::vector<int64_t> strides = layout == 0 ? std::vector<int64_t>{int64_t(pageSize) * hkv * d, d, int64_t(hkv) * d, 1}
+                                                   : std::vector<int64_t>{int64_t(hkv) * pageSize * d, int64_t(pageSize) * d, d, 1};
+        std::uniform_int_distribution<int> bits(0, 0x7f7f);
+        auto randomBits = [&](size_t n) {
+          std::vector<uint16_t> x(n);
+          for (uint16_t &e : x)
+            e = static_cast<uint16_t>(bits(rng));
+          return x;
+        };
+        const size_t cacheElems = size_t(numPages) * hkv * pageSize * d, newElems = size_t(b) * hkv * rows * d;
+        std::vector<uint16_t> kCache = randomBits(cacheElems), vCache = randomBits(cacheElems);
+        std::vector<uint16_t> kNew = randomBits(newElems), vNew = randomBits(newElems);
+        auto dkc = rt::DeviceBuffer::fromHost(*ctx, kCache), dvc = rt::DeviceBuffer::fromHost(*ctx, vCache);
+        auto dkn = rt::DeviceBuffer::fromHost(*ctx, kNew), dvn = rt::DeviceBuffer::fromHost(*ctx, vNew);
+        auto dtable = rt::DeviceBuffer::fromHost(*ctx, table), dlens = rt::DeviceBuffer::fromHost(*ctx, lens);
+        appendKV(*cache, TensorView{dkn.ptr(), dtype, {b, hkv, rows, d}, {}},
+                 TensorView{dvn.ptr(), dtype, {b, hkv, rows, d}, {}}, TensorView{dkc.ptr(), dtype, shape, strides},
+                 TensorView{dvc.ptr(), dtype, shape, strides}, TensorView{dlens.ptr(), DType::I32, {b}, {}},
+                 TensorView{dtable.ptr(), DType::I32, {b, maxPages}, {}});
+        ctx->synchronize();
+        // The expected caches: the host copies with the new rows written where the table says.
+        for (int seq = 0; seq < b; ++seq)
+          for (int i = 0; i < rows; ++i) {
+            const int pos = lens[seq] + i;
+            if (pos >= maxPages * pageSize)
+              continue; // past the table: not written
+            const int64_t page = table[size_t(seq) * maxPages + pos / pageSize], row = pos % pageSize;
+            for (int h = 0; h < hkv; ++h)
+              for (int x = 0; x < d; ++x) {
+                const size_t from = ((size_t(seq) * hkv + h) * rows + i) * d + x;
+                const size_t to = page * strides[0] + h * strides[1] + row * strides[2] + x;
+                kCache[to] = kNew[from];
+                vCache[to] = vNew[from];
+              }
+          }
+        const std::vector<uint16_t> gotK = dkc.toHost<uint16_t>(cacheElems), gotV = dvc.toHost<uint16_t>(cacheElems);
+        size_t wrongK = 0, wrongV = 0;
+        for (size_t i = 0; i < cacheElems; ++i) {
+          wrongK += gotK[i] != kCache[i];
+          wrongV += gotV[i] != vCache[i];
+        }
+        ASSERT_EQ(wrongK, 0u) << "elements of the K cache differ from the expected";
+        ASSERT_EQ(wrongV, 0u) << "elements of the V cache differ from the expected";
+      }
+}
+
 // Packed variable-length sequences (cu_seqlens): ragged lengths with zero-length and one-token
 // sequences, queries and keys of different lengths, GQA, both memory layouts, causal (per sequence,
 // top-left and bottom-right) with the LSE, a sliding window with a softcap, and a custom module whose

@@ -200,6 +200,41 @@ TEST(AttentionApi, RejectsBadPackedSequences) {
   }
 }
 
+TEST(AttentionApi, KvAppendPlansAndCompiles) {
+  Args a = pagedArgs();
+  TensorView kNew = view(0x2000000, {2, 2, 3, 128}), vNew = view(0x3000000, {2, 2, 3, 128});
+  flare::KvAppendPlan plan = flare::planKvAppend(kNew, vNew, a.k, a.v, a.options.kvLens, a.options.pageTable);
+  EXPECT_EQ(plan.grid.x, 3u); // new rows
+  EXPECT_EQ(plan.grid.y, 2u); // KV heads
+  EXPECT_EQ(plan.grid.z, 2u); // sequences
+  // 6 pointers, then rows, page size, table stride, max pages, page rows, pages, then 10 strides.
+  ASSERT_EQ(plan.args.size(), 22u);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(7)), 64);
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(10)), 64); // vLLM layout: a page is 64 rows
+  EXPECT_EQ(*static_cast<const int32_t *>(plan.args.value(11)), 40);
+  // The tile kernel compiles for both families of targets.
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    flare::CompileOptions options;
+    options.arch = arch;
+    flare::CompiledModule compiled = flare::compileToPTX(plan.module, options, "<kv append>");
+    EXPECT_NE(compiled.ptx.find(".entry flare_kv_append"), std::string::npos) << arch;
+  }
+  // Bad arguments name what is wrong.
+  auto expectAppendError = [&](TensorView k, TensorView v, TensorView cache, const std::string &needle) {
+    try {
+      flare::planKvAppend(k, v, cache, cache, a.options.kvLens, a.options.pageTable);
+      ADD_FAILURE() << "expected an error containing '" << needle << "'";
+    } catch (const flare::Error &e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expectAppendError(kNew, view(0x3000000, {2, 2, 4, 128}), a.k, "vNew must be like kNew");
+  expectAppendError(view(0x2000000, {2, 4, 3, 128}), view(0x3000000, {2, 4, 3, 128}), a.k, "with kNew's Hkv and D");
+  TensorView overlapping = a.k;
+  overlapping.strides = {64 * 2 * 128, 0, 2 * 128, 1};
+  expectAppendError(kNew, vNew, overlapping, "kCache has elements that overlap");
+}
+
 TEST(AttentionApi, RejectsBadTensors) {
   { Args a; a.q.data = 0; expectError(a, "q has a null device pointer"); }
   { Args a; a.k.shape = {2, 2, 300}; expectError(a, "k must have rank 4"); }

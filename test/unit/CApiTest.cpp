@@ -21,6 +21,9 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_NE(flare_attention_backward(nullptr, &t, &t, &t, &t, &t, &t, &t, &t, &t, nullptr, nullptr), 0);
   EXPECT_NE(std::string(flare_last_error()).find("flare_attention_backward: null session or tensor"), std::string::npos)
       << flare_last_error();
+  EXPECT_NE(flare_kv_append(nullptr, &t, &t, &t, &t, &t, &t, nullptr), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("flare_kv_append: null session or tensor"), std::string::npos)
+      << flare_last_error();
   EXPECT_EQ(flare_kernel_load(nullptr, "module {}", "k"), nullptr);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load: null argument"), std::string::npos);
   uint32_t grid[3] = {1, 1, 1};

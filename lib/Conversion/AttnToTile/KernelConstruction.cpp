@@ -255,6 +255,13 @@ LogicalResult Generator::buildKernel() {
     q1 = sub(smin(add(q0, c32(bm)), seqQ), c32(1));
   }
   numBlocks = ceilBlocks(seqKV);
+  // Packed sequences: the launch covers the longest sequence's row blocks; the blocks past a shorter
+  // one's end exit at once (not in a persistent kernel, whose CTAs go on to other instances: there
+  // they visit no key block, below).
+  if (varlen && !config.has(ConfigSwitch::Persistent)) {
+    Value noRows = cmp(arith::CmpIPredicate::sge, rowStart, seqQ);
+    tile::ExitIfOp::create(b, loc, noRows);
+  }
 
   Value b64 = ext64(batchIdx);
   auto sliceOf = [&](Value ptr, int tensor, Value head) {
@@ -288,22 +295,26 @@ LogicalResult Generator::buildKernel() {
     return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
   };
   Value qRowStart = rowStart; // the Q block's first row in qView
+  // Packed sequences: Q through the view of every sequence's rows (its extent is known to the host:
+  // a TMA copy), O through one of this sequence's rows only, so that no row of the next sequence is
+  // written.
   if (varlen) {
-    // Q through the view of every sequence's rows (its extent is known to the host: a TMA copy), O
-    // through one of this sequence's rows only, so that no row of the next sequence is written.
     qView = view2d(headSlice(qPtr, 0, headIdx), queryRows, 0);
     qRowStart = add(seqStartQ, rowStart);
+  } else {
+    qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
+  }
+  const bool oneViewOfRows = paged || varlen;
+  kView = view2d(oneViewOfRows ? headSlice(kPtr, 1, kvHead) : sliceOf(kPtr, 1, kvHead), keyRows, 1);
+  vView = view2d(oneViewOfRows ? headSlice(vPtr, 2, kvHead) : sliceOf(vPtr, 2, kvHead), keyRows, 2);
+  if (varlen) {
     Value firstRow = arith::MulIOp::create(b, loc, ext64(seqStartQ), strides[3 * 3 + 2]);
     Value oHead = headSlice(oPtr, 3, headIdx);
     Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oHead, firstRow);
     oView = view2d(oBase, seqQ, 3);
   } else {
-    qView = packGqa ? packedView(qPtr, 0) : view2d(sliceOf(qPtr, 0, headIdx), seqQ, 0);
     oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
   }
-  const bool oneViewOfRows = paged || varlen;
-  kView = view2d(oneViewOfRows ? headSlice(kPtr, 1, kvHead) : sliceOf(kPtr, 1, kvHead), keyRows, 1);
-  vView = view2d(oneViewOfRows ? headSlice(vPtr, 2, kvHead) : sliceOf(vPtr, 2, kvHead), keyRows, 2);
   if (withLse && varlen) {
     // [1, Hq, total_q]: this head's row of the packed LSE, from the sequence's first query.
     Value headRow = arith::MulIOp::create(b, loc, ext64(headIdx), ext64(queryRows));

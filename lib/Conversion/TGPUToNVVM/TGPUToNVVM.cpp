@@ -80,6 +80,19 @@ LogicalResult KernelLowering::run() {
   warpgroup = {};
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
+  // tile.exit_if: an instance with nothing to do ends here, before any warp takes a role, copies or
+  // waits (the conditions' scalar chains are lowered again where the body uses them).
+  for (auto exit : func.getBody().front().getOps<tile::ExitIfOp>()) {
+    auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
+    if (persistentAttr && persistentAttr.getValue())
+      return exit.emitOpError("cannot end a persistent kernel's CTA, which runs other program instances too");
+    loc = exit.getLoc();
+    produceValue(exit.getCondition());
+    auto branch = scf::IfOp::create(b, loc, TypeRange{}, scalars.lookup(exit.getCondition()), /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    NVVM::Exit::create(b, loc);
+  }
   // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
   // once per kernel or loop), the TMA operands' barriers, the rings of streamed loops, the panels of
   // TMA stores without a ring; sized at the end, placed by tgpu-allocate-shared-memory.
@@ -291,6 +304,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     regs[gather.getResult()] = out;
     return success();
   }
+  if (isa<tile::ExitIfOp>(op)) // lowered at the kernel's start
+    return success();
   if (auto load = dyn_cast<tile::ScalarLoadOp>(op)) {
     scalars.map(load.getResult(), loadScalar(load, scalars.lookup(load.getBase()), scalars.lookup(load.getOffset())));
     return success();

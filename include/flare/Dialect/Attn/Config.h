@@ -21,6 +21,8 @@ struct AttentionFacts {
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)
   /// Each sequence has its own key count (kv_lens, cu_seqlens): program instances differ in work.
   bool raggedKeys = false;
+  /// Packed variable-length sequences (cu_seqlens): the launch covers the longest sequence's blocks.
+  bool varlen = false;
   /// Keys per page of a paged cache; 0: contiguous K and V.
   int64_t pageSize = 0;
 

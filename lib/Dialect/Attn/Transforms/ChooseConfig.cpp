@@ -22,7 +22,7 @@ AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
   const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
   return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty(),
-          op.getKvLens() || op.isVarlen(), op.getPageSize()};
+          op.getKvLens() || op.isVarlen(), op.isVarlen(), op.getPageSize()};
 }
 
 bool ConfigOverrides::any() const {
@@ -81,7 +81,10 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
   // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
   // overlap one's epilogue with the other's work (3-4% slower persistent).
-  set(ConfigSwitch::Persistent, has(ConfigSwitch::Producer) || (wgmma && headDim > 128));
+  // Not for packed variable-length sequences: the launch covers the longest sequence's row blocks,
+  // and the blocks past a shorter one's end exit at once, which a persistent CTA cannot (varlen
+  // tuning, bench/NOTES.md v1: +17% at head dim 128, +7% at 256).
+  set(ConfigSwitch::Persistent, (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && !facts.varlen);
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).

@@ -282,6 +282,13 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult ExitIfOp::verify() {
+  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
+  if (!func || !isKernel(func))
+    return emitOpError("must sit at the top level of a tile.kernel function");
+  return success();
+}
+
 LogicalResult ScalarLoadOp::verify() {
   if (getResult().getType() != getBase().getType().getElementType())
     return emitOpError() << "result type " << getResult().getType() << " must be the pointer's element type "
