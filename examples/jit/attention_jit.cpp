@@ -10,6 +10,7 @@
 // Causal GQA attention in bf16 with head dim 128; the output and the log-sum-exp are checked against
 // Flare's float64 reference, which evaluates the same IR. The exit status says whether they matched.
 //===----------------------------------------------------------------------===//
+#include "BF16.h"
 #include "flare/Attention.h"
 #include "flare/Error.h"
 #include "flare/Reference/Attention.h"
@@ -23,18 +24,8 @@
 #include <random>
 
 namespace {
-uint16_t toBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-float fromBF16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+using flare_examples::fromBF16;
+using flare_examples::toBF16;
 } // namespace
 
 int main(int argc, char **argv) {

@@ -14,6 +14,7 @@
 //
 //   generation_loop [steps] [page_size]
 //===----------------------------------------------------------------------===//
+#include "BF16.h"
 #include "flare/Attention.h"
 #include "flare/Error.h"
 #include "flare/Reference/Attention.h"
@@ -30,18 +31,8 @@
 #include <vector>
 
 namespace {
-uint16_t toBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-float fromBF16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+using flare_examples::fromBF16;
+using flare_examples::toBF16;
 
 /// Random bf16 values and their exact floats.
 struct Random16 {

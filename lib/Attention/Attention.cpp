@@ -149,7 +149,9 @@ void checkTileConfig(const AttentionTileConfig &c) {
          "must not be 1");
 }
 
-void checkTensor(const TensorView &t, const char *name, size_t rank) {
+/// `align`: the bytes the kernels' accesses need (16 for vector loads; 4 for the i32 index tensors,
+/// read one element at a time, which may be a slice of a larger table).
+void checkTensor(const TensorView &t, const char *name, size_t rank, int64_t align = kAlignBytes) {
   if (t.data == 0)
     fail(std::string(name) + " has a null device pointer");
   if (t.shape.size() != rank)
@@ -159,8 +161,9 @@ void checkTensor(const TensorView &t, const char *name, size_t rank) {
       fail(std::string(name) + " has an empty dimension: shape " + shapeText(t.shape));
   if (!t.strides.empty() && t.strides.size() != rank)
     fail(std::string(name) + " has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(rank));
-  if (t.data % kAlignBytes != 0)
-    fail(std::string(name) + " must be 16-byte aligned (device address " + std::to_string(t.data) + ")");
+  if (t.data % align != 0)
+    fail(std::string(name) + " must be " + std::to_string(align) + "-byte aligned (device address " +
+         std::to_string(t.data) + ")");
 }
 
 /// Q, K, V, O: [B, H, S, D] with unit innermost stride, 16-byte aligned rows and non-negative strides.
@@ -188,7 +191,7 @@ void checkAttentionTensor(const TensorView &t, const char *name) {
 void checkCacheTensors(const AttentionOptions &options, const TensorView &q, const TensorView &k,
                        const TensorView &v) {
   const TensorView &table = options.pageTable;
-  checkTensor(table, "pageTable", 2);
+  checkTensor(table, "pageTable", 2, 4);
   if (table.dtype != DType::I32 || table.shape[0] != q.shape[0])
     fail("pageTable must be i32 [B, max_pages] with q's B = " + std::to_string(q.shape[0]) + ", got " +
          dtypeName(table.dtype) + " " + shapeText(table.shape));
@@ -223,7 +226,7 @@ void checkCacheTensors(const AttentionOptions &options, const TensorView &q, con
 /// plan's batch and lengths become the sequences' count and the longest's, its totals the rows.
 void packSequences(AttentionPlan &plan, const AttentionOptions &options, const TensorView &q, const TensorView &k) {
   for (auto [t, name] : {std::pair{&options.cuSeqlensQ, "cuSeqlensQ"}, {&options.cuSeqlensK, "cuSeqlensK"}}) {
-    checkTensor(*t, name, 1);
+    checkTensor(*t, name, 1, 4);
     if (t->dtype != DType::I32 || (!t->strides.empty() && t->strides[0] != 1) || t->shape[0] < 2)
       fail(std::string(name) + " must be contiguous i32 [B + 1] (B >= 1), got " + dtypeName(t->dtype) + " " +
            shapeText(t->shape));
@@ -363,7 +366,7 @@ void detail::checkKvAppend(const TensorView &kNew, const TensorView &vNew, const
   TensorView q = kNew;
   q.shape[1] = kCache.shape[1];
   checkCacheTensors(cacheOptions, q, kCache, vCache);
-  checkTensor(kvLens, "kvLens", 1);
+  checkTensor(kvLens, "kvLens", 1, 4);
   if (kvLens.dtype != DType::I32 || kvLens.shape[0] != kNew.shape[0] ||
       (!kvLens.strides.empty() && kvLens.strides[0] != 1))
     fail("appendKV: kvLens must be contiguous i32 [B] = [" + std::to_string(kNew.shape[0]) + "]");
@@ -487,7 +490,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (packed)
     packSequences(plan, options, q, k);
   if (options.kvLens.data) {
-    checkTensor(options.kvLens, "kvLens", 1);
+    checkTensor(options.kvLens, "kvLens", 1, 4);
     if (options.kvLens.dtype != DType::I32 || options.kvLens.shape[0] != plan.batch ||
         (!options.kvLens.strides.empty() && options.kvLens.strides[0] != 1))
       fail("kvLens must be contiguous i32 [B] = [" + std::to_string(plan.batch) + "], got " +

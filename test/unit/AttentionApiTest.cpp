@@ -111,6 +111,15 @@ TEST(AttentionApi, PagedCachesGiveTheCacheArguments) {
 
 TEST(AttentionApi, RejectsBadCaches) {
   { Args a = pagedArgs(); a.options.kvLens = {}; expectError(a, "needs kvLens"); }
+  { Args a = pagedArgs(); a.options.pageTable.data += 2; expectError(a, "pageTable must be 4-byte aligned"); }
+  {
+    // A row of a larger table (and an element of the lengths) is a valid table of one sequence.
+    Args a = pagedArgs();
+    a.q.shape[0] = a.out.shape[0] = 1;
+    a.options.pageTable = view(0x70000 + 5 * 4, {1, 5}, DType::I32);
+    a.options.kvLens = view(0x60000 + 4, {1}, DType::I32);
+    EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
+  }
   { Args a = pagedArgs(); a.options.kvLens.shape = {3}; expectError(a, "kvLens must be contiguous i32 [B]"); }
   { Args a = pagedArgs(); a.options.kvLens.dtype = DType::I64; expectError(a, "kvLens must be contiguous i32"); }
   { Args a = pagedArgs(); a.options.pageTable.dtype = DType::I64; expectError(a, "pageTable must be i32"); }

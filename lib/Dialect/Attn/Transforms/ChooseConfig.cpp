@@ -83,7 +83,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // overlap one's epilogue with the other's work (3-4% slower persistent).
   // Not for packed variable-length sequences: the launch covers the longest sequence's row blocks,
   // and the blocks past a shorter one's end exit at once, which a persistent CTA cannot (varlen
-  // tuning, bench/NOTES.md v1: +17% at head dim 128, +7% at 256).
+  // tuning, bench/NOTES.md vl1: +17% at head dim 128, +7% at 256).
   set(ConfigSwitch::Persistent, (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && !facts.varlen);
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
