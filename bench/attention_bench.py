@@ -435,7 +435,8 @@ def decode_sweep(flare, args, rows, samples):
     bandwidth of the K and V read: 2 x B x Hkv x Skv x D x 2 bytes per call, against the device's copy
     bandwidth measured in the same run (method `device-copy`). Flare: flare_attention as a user calls it
     (the keys split by the launch shape) and with the split off (`flare-nosplit`, kv_splits = 1); SDPA's
-    backends with enable_gqa. Each method's output is compared with cuDNN's (else the math backend's)."""
+    backends with enable_gqa, and FlexAttention (compiled, enable_gqa). Each method's output is
+    compared with cuDNN's (else the math backend's)."""
     copy = copy_bandwidth()
     print(f"decode device-copy: {copy / 1e12:.2f} TB/s", flush=True)
     hq, hkv = args.decode_heads
@@ -453,8 +454,19 @@ def decode_sweep(flare, args, rows, samples):
         methods[f"flare-paged{ps}"] = ("paged", ps)
     backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
                 "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
+    flex = None
     if not args.no_peers:
         methods.update(backends)
+        # FlexAttention (torch.compile, GQA without a mask): its decoding path for short queries.
+        try:
+            from torch.nn.attention.flex_attention import flex_attention
+            # One compiled kernel per shape: without room for them dynamo falls back to eager after 8.
+            torch._dynamo.config.cache_size_limit = 256
+            compiled = torch.compile(flex_attention, dynamic=False)
+            flex = lambda q, k, v: compiled(q, k, v, enable_gqa=True)
+            methods["flex"] = "flex"
+        except ImportError:
+            pass
 
     def paged_call(q, k, v, out, ps):
         """A paged copy of k and v and the call that reads it (None when the length is no multiple of ps)."""
@@ -509,6 +521,9 @@ def decode_sweep(flare, args, rows, samples):
                         call()
                         torch.cuda.synchronize()
                         got = out
+                    elif how == "flex":
+                        call = lambda: flex(q, k, v)
+                        got = call()
                     else:
                         def call(backend=how):
                             with sdpa_kernel(backend):

@@ -14,7 +14,12 @@ import sys
 
 COLORS = {"flare": "#d62728", "sdpa-cudnn": "#1f77b4", "sdpa-flash": "#2ca02c", "sdpa-efficient": "#9467bd",
           "flex": "#ff7f0e", "naive": "#7f7f7f", "sdpa-math": "#7f7f7f", "flare-nosplit": "#e377c2",
-          "device-copy": "#bbbbbb"}
+          "device-copy": "#bbbbbb", "flare-paged16": "#8c564b", "flare-paged64": "#bcbd22",
+          "flare-paged256": "#17becf", "flare-varlen": "#d62728", "flare-equal": "#e377c2",
+          "sdpa-cudnn-equal": "#1f77b4", "flex-document": "#ff7f0e"}
+
+# Packed variable-length prefill against the equal-length forward of the same tokens (issue's target).
+VARLEN_TARGET = 0.95
 
 
 # The speed issue's forward targets (bf16, H200, 16k tokens, hidden 2048), each against the best peer
@@ -209,6 +214,23 @@ def decode_chart(decode, path, subtitle):
     return batches, methods, copy
 
 
+def varlen_chart(varlen, path, subtitle):
+    """TFLOP/s over the kept elements versus head dim, one line per method."""
+    methods = sorted({r["method"] for r in varlen}, key=lambda m: list(COLORS).index(m) if m in COLORS else 99)
+    hdims = sorted({int(r["hdim"]) for r in varlen})
+    out = []
+    ymax = max([num(r["tflops"]) or 0 for r in varlen] + [1]) * 1.1
+    p = Panel(out, 70, 60, 420, 260, "causal prefill, packed sequences", hdims, ymax, "TFLOP/s (kept elements)")
+    for m in methods:
+        pts = [(int(r["hdim"]), num(r["tflops"])) for r in varlen if r["method"] == m and num(r["tflops"])]
+        if pts:
+            p.line(sorted(pts), COLORS.get(m, "#000"))
+    legend(out, 520, 70, methods)
+    with open(path, "w") as f:
+        f.write(svg(out, 700, 360, "Variable-length batches (x: head dim): " + subtitle))
+    return hdims, methods
+
+
 def main(path, prefix):
     rows = list(csv.DictReader(open(path)))
     head = rows[0] if rows else {}
@@ -254,6 +276,28 @@ def main(path, prefix):
                                int(r["seqlen"]) == s]
                         cells.append(hit[0]["tbps"] if hit and num(hit[0]["tbps"]) else "-")
                     table.write(f"| {b} | {s} | " + " | ".join(cells) + " |\n")
+            table.write("\n")
+        varlen = [r for r in rows if r["kind"] == "varlen"]
+        if varlen:
+            hdims, methods = varlen_chart(varlen, f"{prefix}-varlen.svg", subtitle)
+            written.append(f"{prefix}-varlen.svg")
+            table.write(f"Variable-length batches, TFLOP/s over the kept elements ({subtitle})\n\n| head dim | "
+                        "sequences | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n")
+            verdicts = []
+            for d in hdims:
+                cell = {r["method"]: r for r in varlen if int(r["hdim"]) == d}
+                table.write(f"| {d} | {next(iter(cell.values()))['batch']} | " +
+                            " | ".join(cell[m]["tflops"] if m in cell and num(cell[m]["tflops"]) else "-"
+                                       for m in methods) + " |\n")
+                packed = num(cell["flare-varlen"]["tflops"]) if "flare-varlen" in cell else None
+                equal = num(cell["flare-equal"]["tflops"]) if "flare-equal" in cell else None
+                if packed and equal:
+                    ratio = packed / equal
+                    verdicts.append(f"| head dim {d} | {packed:.1f} | {equal:.1f} | {ratio:.2f}x | "
+                                    f"{'met' if ratio >= VARLEN_TARGET else 'missed'} |\n")
+            if verdicts:
+                table.write(f"\nTarget: packed at least {VARLEN_TARGET:.2f}x the equal-length forward\n\n"
+                            "| | flare-varlen | flare-equal | ratio | |\n|---|---|---|---|---|\n" + "".join(verdicts))
             table.write("\n")
         for kind, title in (("memory", "Forward memory"), ("memory-backward", "Backward memory")):
             memory = [r for r in rows if r["kind"] == kind]
