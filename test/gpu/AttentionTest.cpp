@@ -587,6 +587,35 @@ protected:
   DType dtype = DType::BF16; ///< element type of q, k, v and out
 };
 
+// The same caches and packed sequences compiled for sm_80 (mma.sync, K and V through registers; run
+// by the driver on newer GPUs): the table and offset reads there are the register path's.
+TEST_F(AttentionApi, CachesAndPackedSequencesOnTheMmaSyncPath) {
+  if (ctx->ccMajor() <= 8)
+    GTEST_SKIP() << "this device's own architecture is sm_80-class: the other tests cover it";
+  AttentionOptions causal;
+  causal.causal = true;
+  causal.alignment = CausalAlignment::BottomRight;
+  causal.arch = "sm_80";
+  for (int d : {64, 128})
+    for (int pageSize : {16, 64, 0}) {
+      SCOPED_TRACE("sm_80, D = " + std::to_string(d) + ", page size " + std::to_string(pageSize));
+      std::printf("[ paged sm_80 ] D = %d, page size %d\n", d, pageSize);
+      runPaged(3, 8, 2, 3, {333, 0, 70}, pageSize, d, causal, /*withLse=*/true, /*layout=*/d == 64 ? 0 : 1);
+      if (HasFatalFailure())
+        return;
+    }
+  AttentionOptions packed;
+  packed.causal = true;
+  packed.arch = "sm_80";
+  for (int d : {64, 128}) {
+    SCOPED_TRACE("sm_80 packed, D = " + std::to_string(d));
+    std::printf("[ varlen sm_80 ] D = %d\n", d);
+    runPacked(4, 2, {300, 0, 1, 77}, {300, 0, 1, 77}, d, packed, /*withLse=*/true, /*layout=*/1);
+    if (HasFatalFailure())
+      return;
+  }
+}
+
 // flare::appendKV: new rows land at position kvLens[b] + i of each sequence, in the page the table
 // names, in both cache layouts and page sizes 16 and 64, for 1 to 70 new rows (runs that cross
 // pages); every other byte of the caches is unchanged, and rows past the table's end are not written.
