@@ -232,10 +232,17 @@ LogicalResult Generator::buildKernel() {
     seqKV = smin(nonNegative, seqKV);
   }
   if (paged) {
-    Value rowOffset = arith::MulIOp::create(b, loc, ext64(batchIdx), ext64(tableStride));
+    // (Operands that emit ops are built one statement each: the IR's order must not depend on the
+    // C++ compiler's order of evaluating arguments.)
+    Value stride64 = ext64(tableStride);
+    Value batch64 = ext64(batchIdx);
+    Value rowOffset = arith::MulIOp::create(b, loc, batch64, stride64);
     pageTableRow = tile::AddPtrOp::create(b, loc, tablePtr.getType(), tablePtr, rowOffset);
     Value someKey = smax(seqKV, c32(1));
-    lastPage = arith::DivUIOp::create(b, loc, sub(someKey, c32(1)), c32(op.getPageSize()));
+    Value pageSize = c32(op.getPageSize());
+    Value one = c32(1);
+    Value lastKey = sub(someKey, one);
+    lastPage = arith::DivUIOp::create(b, loc, lastKey, pageSize);
   }
   Value groupSize = arith::DivUIOp::create(b, loc, headsQ, headsKV);
   // Packed GQA: grid y runs over KV heads, and the instance's rows are rows rowStart.. of the group's
@@ -317,7 +324,9 @@ LogicalResult Generator::buildKernel() {
   }
   if (withLse && varlen) {
     // [1, Hq, total_q]: this head's row of the packed LSE, from the sequence's first query.
-    Value headRow = arith::MulIOp::create(b, loc, ext64(headIdx), ext64(queryRows));
+    Value rows64 = ext64(queryRows);
+    Value head64 = ext64(headIdx);
+    Value headRow = arith::MulIOp::create(b, loc, head64, rows64);
     Value first = arith::AddIOp::create(b, loc, headRow, ext64(seqStartQ));
     Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr, first);
     lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqQ}, ValueRange{c1});
