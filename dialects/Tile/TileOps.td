@@ -160,9 +160,19 @@ def Tile_DotOp : Tile_Op<"dot", [Pure]> {
     `d[i, j] = c[i, j] + sum_k a[i, k] * b[k, j]`, with bf16 or f16 operands (both the same) and an f32
     accumulator; products are exact and sums are in f32. M and K must be at least 16, N at least 8.
     A transposed operand is written with `tile.trans`. Runs on tensor cores (mma.sync on sm_80+).
+
+    Two optional promises about zeros let the lowering skip work on operands padded to a power of
+    two (a head dim of 96 held in tiles of 128): `k_extent = K'` says that the products past
+    column K' of `a` (row K' of `b`) are zero, so the MMAs over them may be left out (a multiple of
+    16); `n_extent = N'` says that the columns of `b` from N' on are zero, so that `d`'s columns
+    from N' on are `c`'s and may be left as they are (a multiple of 8). A lowering may ignore both.
   }];
-  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c);
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$c, OptionalAttr<I64Attr>:$k_extent,
+                       OptionalAttr<I64Attr>:$n_extent);
   let results = (outs Tile_Tile:$result);
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$a, "::mlir::Value":$b, "::mlir::Value":$c), [{
+    build($_builder, $_state, result, a, b, c, ::mlir::IntegerAttr(), ::mlir::IntegerAttr());
+  }]>];
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)
   }];

@@ -159,6 +159,8 @@ struct AttentionPlan {
   std::string module;     ///< the attn.attention module compiled for this call
   std::string kernelName; ///< the func / kernel name inside it
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
+  /// V's and out's head dim (headDim, Q's and K's, unless they differ: multi-head latent attention).
+  int64_t headDimV = 0;
   /// Keys per page of a paged cache (AttentionOptions::pageTable), else 0.
   int64_t pageSize = 0;
   /// Packed sequences (AttentionOptions::cuSeqlensQ): the rows of q and of k (the kernel's seq_q and
@@ -202,9 +204,10 @@ void appendKV(rt::KernelCache &cache, const TensorView &kNew, const TensorView &
 std::string kvAppendModule(DType dtype, int64_t headDim);
 
 /// The attn.attention module that the built-in options (causal, window, softcap, scale, LSE, kvLens)
-/// describe for `dtype` and `headDim`, over a paged cache of `pageSize` keys per page when not 0;
-/// planAttention compiles exactly this text.
-std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize = 0);
+/// describe for `dtype` and `headDim` (Q's and K's; V's and out's `headDimV`, 0: the same), over a
+/// paged cache of `pageSize` keys per page when not 0; planAttention compiles exactly this text.
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize = 0,
+                            int64_t headDimV = 0);
 
 /// The configurations autotuning times for `headDim` on `arch`: the configured choice first, then
 /// alternatives measured close to it somewhere (bench/NOTES.md). A candidate that does not compile
@@ -226,8 +229,10 @@ std::string autotuneKey(const AttentionPlan &plan, const std::string &arch, cons
 /// nullopt before either.
 std::optional<AttentionTileConfig> autotunedConfig(const std::string &key);
 
-/// out = attention(q, k, v) with q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D], out like q; bf16 or f16,
-/// D in {64, 128, 256}, Hq a multiple of Hkv. Compiles through `cache` on first use, then launches
+/// out = attention(q, k, v) with q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] and out
+/// [B, Hq, Sq, Dv]; bf16 or f16, D and Dv multiples of 16 from 32 to 256 (Dv = D but for multi-head
+/// latent attention; a head dim between powers of two is padded inside the kernel), Hq a multiple of
+/// Hkv. Compiles through `cache` on first use, then launches
 /// asynchronously on `stream` (a CUstream; nullptr: the default stream).
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);

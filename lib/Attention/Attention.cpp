@@ -255,7 +255,7 @@ void packSequences(AttentionPlan &plan, const AttentionOptions &options, const T
 struct ModuleFacts {
   std::string funcName;
   std::string elemType; // "bf16" / "f16"
-  int64_t headDim = 0;
+  int64_t headDim = 0, headDimV = 0; // Q.K's, V's
   bool hasLse = false;
   std::vector<std::string> auxTypes;
   std::vector<int64_t> qShape, kShape; // static dims (-1 dynamic)
@@ -290,6 +290,7 @@ ModuleFacts inspectModuleOnThisStack(const std::string &text) {
   auto k = mlir::cast<mlir::RankedTensorType>(op.getKey().getType());
   facts.elemType = typeText(q.getElementType());
   facts.headDim = q.getDimSize(3);
+  facts.headDimV = mlir::cast<mlir::RankedTensorType>(op.getValue().getType()).getDimSize(3);
   facts.hasLse = static_cast<bool>(op.getLse());
   for (mlir::Value aux : op.getAux())
     facts.auxTypes.push_back(typeText(mlir::cast<mlir::RankedTensorType>(aux.getType()).getElementType()));
@@ -384,18 +385,22 @@ void detail::checkGradientTensor(const TensorView &t, const TensorView &like, co
     checkNoSelfOverlap(t, name);
 }
 
-std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize) {
+std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize,
+                            int64_t headDimV) {
   const std::string elem = dtypeName(dtype);
-  const std::string t = "tensor<?x?x?x" + std::to_string(headDim) + "x" + elem + ">";
+  auto rows = [&](int64_t d) { return "tensor<?x?x?x" + std::to_string(d) + "x" + elem + ">"; };
   // A paged cache's K and V: [num_pages, Hkv, page_size, D] with the page size static.
-  const std::string kv =
-      pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(headDim) + "x" + elem + ">" : t;
+  auto cache = [&](int64_t d) {
+    return pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(d) + "x" + elem + ">" : rows(d);
+  };
+  const int64_t dv = headDimV ? headDimV : headDim;
+  const std::string t = rows(headDim), kt = cache(headDim), vt = cache(dv), o = rows(dv);
   const bool lse = options.lse.data != 0;
   const bool lens = options.kvLens.data != 0;
   const bool varlen = options.cuSeqlensQ.data != 0;
-  const std::string results = lse ? "(" + t + ", tensor<?x?x?xf32>)" : t;
+  const std::string results = lse ? "(" + o + ", tensor<?x?x?xf32>)" : o;
   std::ostringstream os;
-  os << "func.func @flare_attention(%q: " << t << ", %k: " << kv << ", %v: " << kv
+  os << "func.func @flare_attention(%q: " << t << ", %k: " << kt << ", %v: " << vt
      << (lens ? ", %lens: tensor<?xi32>" : "") << (pageSize ? ", %pages: tensor<?x?xi32>" : "")
      << (varlen ? ", %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>" : "") << ") -> " << results << " {\n";
   os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
@@ -453,8 +458,8 @@ std::string attentionModule(const AttentionOptions &options, DType dtype, int64_
     mask << "      attn.yield " << keep << " : i1\n";
     os << "    mask_mod {\n" << mask.str() << "    }\n";
   }
-  os << "    : " << t << ", " << kv << ", " << kv << " -> " << t << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
-  os << "  return " << (lse ? "%o, %lse : " + t + ", tensor<?x?x?xf32>" : "%o : " + t) << "\n}\n";
+  os << "    : " << t << ", " << kt << ", " << vt << " -> " << o << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
+  os << "  return " << (lse ? "%o, %lse : " + o + ", tensor<?x?x?xf32>" : "%o : " + o) << "\n}\n";
   return os.str();
 }
 
@@ -472,10 +477,12 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   plan.headsQ = q.shape[1];
   plan.seqQ = q.shape[2];
   plan.headDim = q.shape[3];
+  plan.headDimV = v.shape[3];
   plan.headsKV = k.shape[1];
   plan.seqKV = k.shape[2];
-  if (plan.headDim != 64 && plan.headDim != 128 && plan.headDim != 256)
-    fail("head_dim " + std::to_string(plan.headDim) + " is not supported (64, 128 or 256)");
+  for (auto [name, d] : {std::pair{"head_dim", plan.headDim}, std::pair{"v's head_dim", plan.headDimV}})
+    if (d % 16 != 0 || d < 32 || d > 256)
+      fail(std::string(name) + " " + std::to_string(d) + " is not supported (a multiple of 16 from 32 to 256)");
   const bool paged = options.pageTable.data != 0;
   const bool packed = options.cuSeqlensQ.data || options.cuSeqlensK.data;
   if (paged) {
@@ -485,8 +492,8 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   } else if ((!packed && k.shape[0] != plan.batch) || k.shape[3] != plan.headDim) {
     fail("k must be [B, Hkv, Skv, D] with q's B and D: q " + shapeText(q.shape) + ", k " + shapeText(k.shape));
   }
-  if (v.shape != k.shape)
-    fail("v must have k's shape: k " + shapeText(k.shape) + ", v " + shapeText(v.shape));
+  if (!std::equal(k.shape.begin(), k.shape.begin() + 3, v.shape.begin()))
+    fail("v must have k's shape but for its head_dim: k " + shapeText(k.shape) + ", v " + shapeText(v.shape));
   if (packed)
     packSequences(plan, options, q, k);
   if (options.kvLens.data) {
@@ -497,8 +504,9 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
            dtypeName(options.kvLens.dtype) + " " + shapeText(options.kvLens.shape));
     checkSpan(options.kvLens, "kvLens");
   }
-  if (out.shape != q.shape)
-    fail("out must have q's shape: q " + shapeText(q.shape) + ", out " + shapeText(out.shape));
+  if (!std::equal(q.shape.begin(), q.shape.begin() + 3, out.shape.begin()) || out.shape[3] != plan.headDimV)
+    fail("out must have q's shape with v's head_dim: q " + shapeText(q.shape) + ", v " + shapeText(v.shape) +
+         ", out " + shapeText(out.shape));
   if (plan.headsQ % plan.headsKV != 0)
     fail("query heads (" + std::to_string(plan.headsQ) + ") must be a multiple of key/value heads (" +
          std::to_string(plan.headsKV) + ")");
@@ -531,15 +539,16 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (options.module.empty()) {
     if (!options.aux.empty())
       fail("aux tensors are only read by a custom module (options.module)");
-    plan.module = attentionModule(options, q.dtype, plan.headDim, plan.pageSize);
+    plan.module = attentionModule(options, q.dtype, plan.headDim, plan.pageSize, plan.headDimV);
     plan.kernelName = "flare_attention";
   } else {
     const ModuleFacts &facts = moduleFacts(options.module);
     if (facts.elemType != dtypeName(q.dtype))
       fail("the custom module computes on " + facts.elemType + " but the tensors are " + dtypeName(q.dtype));
-    if (facts.headDim != plan.headDim)
-      fail("the custom module's head_dim is " + std::to_string(facts.headDim) + " but the tensors' is " +
-           std::to_string(plan.headDim));
+    if (facts.headDim != plan.headDim || facts.headDimV != plan.headDimV)
+      fail("the custom module's head_dims (Q.K, V) are " + std::to_string(facts.headDim) + ", " +
+           std::to_string(facts.headDimV) + " but the tensors' are " + std::to_string(plan.headDim) + ", " +
+           std::to_string(plan.headDimV));
     if (facts.hasLse != plan.hasLse)
       fail(facts.hasLse ? "the custom module returns the LSE: give options.lse"
                         : "options.lse is set but the custom module returns no LSE");
@@ -868,7 +877,7 @@ void detail::launchAttention(const AttentionKernels &kernels, const AttentionPla
   // <name>_combine over the query rows.
   const int64_t parts = kernels.splits;
   const size_t rows = static_cast<size_t>(plan.batch * plan.headsQ * parts * plan.seqQ);
-  const size_t outBytes = rows * static_cast<size_t>(plan.headDim) * sizeof(float);
+  const size_t outBytes = rows * static_cast<size_t>(plan.headDimV) * sizeof(float);
   const uint64_t workspace = kernel.module().streamWorkspace(stream, outBytes + rows * sizeof(float));
   rt::KernelArgs args = plan.args;
   args.addPointer(workspace).addPointer(workspace + outBytes).addI32(static_cast<int32_t>(parts));
@@ -890,7 +899,7 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   const bool plainCausal = options.module.empty() && options.causal && windowSide(options.windowLeft) < 0 &&
                            windowSide(options.windowRight) < 0 && options.softcap == 0.f;
   AttentionTileConfig config;
-  if (plan.headDim == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys && detail::hasHopperMachinery(arch)) {
+  if (attn::tileHeadDim(plan.headDim, plan.headDimV) == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys && detail::hasHopperMachinery(arch)) {
     config.blockM = config.blockN = 64;
     config.numWarps = 4;
   }

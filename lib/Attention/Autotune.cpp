@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "AttentionInternal.h"
 
+#include "flare/Dialect/Attn/HeadDim.h"
 #include "flare/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -167,7 +168,7 @@ AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const Attent
   AttentionTileConfig best;
   float bestMs = std::numeric_limits<float>::infinity();
   std::string firstError;
-  for (const AttentionTileConfig &candidate : autotuneCandidates(arch, plan.headDim)) {
+  for (const AttentionTileConfig &candidate : autotuneCandidates(arch, attn::tileHeadDim(plan.headDim, plan.headDimV))) {
     try {
       AttentionKernels kernel = attentionKernel(cache, plan, candidate, options.arch);
       for (int i = 0; i < 2; ++i)

@@ -38,6 +38,9 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   forward.lse = lse;
   AttentionBackwardPlan plan;
   plan.forward = planAttention(q, k, v, out, forward); // q, k, v, out, lse, the module and its aux
+  if (plan.forward.headDimV != plan.forward.headDim)
+    fail("the backward pass takes one head_dim for q, k and v, got " + std::to_string(plan.forward.headDim) +
+         " and v's " + std::to_string(plan.forward.headDimV));
   detail::checkGradientTensor(dout, out, "dout", /*written=*/false);
   detail::checkGradientTensor(dq, q, "dq", /*written=*/true);
   detail::checkGradientTensor(dk, k, "dk", /*written=*/true);

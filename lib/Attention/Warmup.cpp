@@ -14,6 +14,7 @@
 //    The cache compiles different kernels concurrently and one kernel once.
 //
 //===----------------------------------------------------------------------===//
+#include "flare/Dialect/Attn/HeadDim.h"
 #include "flare/Warmup.h"
 
 #include "flare/Error.h"
@@ -147,7 +148,7 @@ std::vector<AttentionTileConfig> configsToCompile(rt::KernelCache &cache, const 
     return {launchTileConfig(job.plan, options, detail::targetArch(cache, options))};
   if (std::optional<AttentionTileConfig> known = detail::rememberedChoice(cache, job.plan, options))
     return {*known};
-  return autotuneCandidates(detail::targetArch(cache, options), job.plan.headDim);
+  return autotuneCandidates(detail::targetArch(cache, options), attn::tileHeadDim(job.plan.headDim, job.plan.headDimV));
 }
 
 /// The kernels of one configuration of one job: one detail::attentionKernel call, as attention()

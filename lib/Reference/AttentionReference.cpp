@@ -97,6 +97,9 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
   for (auto [name, size] : sizes)
     if (size <= 0)
       throw Error(kPrefix + std::string("the problem's ") + name + " = " + std::to_string(size) + " is not positive");
+  if (p.headDimV < 0)
+    throw Error(kPrefix + std::string("the problem's headDimV = ") + std::to_string(p.headDimV) +
+                " is negative (0: headDim)");
   if (p.headsQ % p.headsKV != 0)
     throw Error(kPrefix + std::string("the problem's headsQ = ") + std::to_string(p.headsQ) +
                 " is not a multiple of headsKV = " + std::to_string(p.headsKV));
@@ -129,12 +132,15 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
   const int tensorBatch = varlen ? 1 : p.batch;
   checkShape("query", op.getQuery(),
              {{{"batch", tensorBatch}, {"headsQ", p.headsQ}, {"seqQ", p.seqQ}, {"headDim", p.headDim}}});
+  const int dimV = p.headDimV ? p.headDimV : p.headDim;
   for (auto [operand, value] : {std::pair<const char *, Value>{"key", op.getKey()}, {"value", op.getValue()}}) {
+    const int dim = value == op.getValue() ? dimV : p.headDim;
+    const char *dimName = value == op.getValue() && p.headDimV ? "headDimV" : "headDim";
     if (op.isPaged()) { // [num_pages, Hkv, page_size, D]: the problem holds the keys gathered
       auto type = cast<RankedTensorType>(value.getType());
       if ((!type.isDynamicDim(1) && type.getDimSize(1) != p.headsKV) ||
-          (!type.isDynamicDim(3) && type.getDimSize(3) != p.headDim))
-        throw Error(kPrefix + std::string("the problem's headsKV and headDim do not match the paged ") + operand +
+          (!type.isDynamicDim(3) && type.getDimSize(3) != dim))
+        throw Error(kPrefix + std::string("the problem's headsKV and ") + dimName + " do not match the paged " + operand +
                     " type " + describe(type) + at);
       if (int64_t n = op.getKeyCount(); !ShapedType::isDynamic(n) && n != p.seqKV)
         throw Error(kPrefix + std::string("the problem's seqKV = ") + std::to_string(p.seqKV) +
@@ -142,7 +148,7 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
       continue;
     }
     checkShape(operand, value,
-               {{{"batch", tensorBatch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {"headDim", p.headDim}}});
+               {{{"batch", tensorBatch}, {"headsKV", p.headsKV}, {"seqKV", p.seqKV}, {dimName, dim}}});
   }
   if (static_cast<bool>(op.getKvLens()) != !p.kvLens.empty())
     throw Error(kPrefix + std::string(op.getKvLens() ? "the op has kv_lens: give the problem's kvLens"
@@ -241,7 +247,7 @@ struct Programs {
 class RowWorker {
 public:
   RowWorker(const AttentionProblem &p, double scale, const Programs &programs, AttentionResult &result)
-      : p(p), scale(scale), result(result), q(p.headDim), s(p.seqKV) {
+      : p(p), scale(scale), result(result), dimV(p.headDimV ? p.headDimV : p.headDim), q(p.headDim), s(p.seqKV) {
     for (size_t n = 0; n < programs.score.size(); ++n)
       mods.emplace_back(programs.score[n], programs.mask[n], p.aux);
   }
@@ -252,7 +258,7 @@ public:
     const int64_t dim = p.headDim, hk = h / (p.headsQ / p.headsKV);
     int64_t seqKV = p.kvLens.empty() ? p.seqKV : p.kvLens[b];
     const float *k = p.k + (b * p.headsKV + hk) * p.seqKV * dim;
-    const float *v = p.v + (b * p.headsKV + hk) * p.seqKV * dim;
+    const float *v = p.v + (b * p.headsKV + hk) * p.seqKV * dimV;
     if (!p.cuSeqlensQ.empty()) {
       // Packed: row t of head h belongs to the sequence whose offsets hold it (none: not written).
       const int64_t t = i;
@@ -265,7 +271,7 @@ public:
       i = t - p.cuSeqlensQ[b];
       seqKV = p.cuSeqlensK[b + 1] - p.cuSeqlensK[b];
       k = p.k + (hk * p.seqKV + p.cuSeqlensK[b]) * dim;
-      v = p.v + (hk * p.seqKV + p.cuSeqlensK[b]) * dim;
+      v = p.v + (hk * p.seqKV + p.cuSeqlensK[b]) * dimV;
     }
     Modifiers &mods = this->mods[this->mods.size() == 1 ? 0 : b];
     for (int64_t d = 0; d < dim; ++d)
@@ -284,16 +290,16 @@ public:
       return;
     }
 
-    double *out = result.out.data() + row * dim, l = 0;
+    double *out = result.out.data() + row * dimV, l = 0;
     for (int64_t j = 0; j < seqKV; ++j) {
       if (s[j] == -kInf)
         continue;
       double weight = std::exp(s[j] - m);
       l += weight;
-      for (int64_t d = 0; d < dim; ++d)
-        out[d] += weight * static_cast<double>(v[j * dim + d]);
+      for (int64_t d = 0; d < dimV; ++d)
+        out[d] += weight * static_cast<double>(v[j * dimV + d]);
     }
-    for (int64_t d = 0; d < dim; ++d)
+    for (int64_t d = 0; d < dimV; ++d)
       out[d] /= l;
     result.lse[row] = m + std::log(l);
   }
@@ -303,6 +309,7 @@ private:
   double scale;
   std::vector<Modifiers> mods; // one per sequence length (kv_lens), else one
   AttentionResult &result;
+  int64_t dimV; // V's and the output's head dim
   std::vector<double> q, s;
 };
 
@@ -381,7 +388,7 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
   prepare(mlirSource, problem, funcName, programs, scale);
   const int64_t rows = int64_t(problem.cuSeqlensQ.empty() ? problem.batch : 1) * problem.headsQ * problem.seqQ;
   AttentionResult result;
-  result.out.assign(rows * problem.headDim, 0.0);
+  result.out.assign(rows * (problem.headDimV ? problem.headDimV : problem.headDim), 0.0);
   result.lse.assign(rows, 0.0);
 
   parallelFor(rows, kRowsPerGrab, [&](int64_t first, int64_t last) {
@@ -396,6 +403,8 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
                                               const float *dout, const std::string &funcName) {
   if (!problem.kvLens.empty() || !problem.cuSeqlensQ.empty())
     throw Error(std::string(kPrefix) + "the backward reference takes no kvLens or cuSeqlens");
+  if (problem.headDimV && problem.headDimV != problem.headDim)
+    throw Error(std::string(kPrefix) + "the backward reference takes one head dim for Q, K and V");
   Programs programs;
   double scale;
   prepare(mlirSource, problem, funcName, programs, scale);

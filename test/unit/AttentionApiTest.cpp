@@ -249,7 +249,12 @@ TEST(AttentionApi, RejectsBadTensors) {
   { Args a; a.k.shape = {2, 2, 300}; expectError(a, "k must have rank 4"); }
   { Args a; a.v.dtype = DType::F32; expectError(a, "v must be bf16 or f16"); }
   { Args a; a.q.dtype = a.out.dtype = DType::F16; expectError(a, "must share one dtype"); }
-  { Args a; a.q.shape[3] = a.out.shape[3] = 96; expectError(a, "head_dim 96 is not supported"); }
+  { Args a; a.q.shape[3] = a.out.shape[3] = a.k.shape[3] = a.v.shape[3] = 72; expectError(a, "head_dim 72 is not supported"); }
+  { Args a; a.q.shape[3] = a.out.shape[3] = a.k.shape[3] = a.v.shape[3] = 288; expectError(a, "head_dim 288 is not supported"); }
+  { Args a; a.q.shape[3] = a.out.shape[3] = 96; expectError(a, "k must be [B, Hkv, Skv, D] with q's B and D"); }
+  { Args a; a.v.shape[3] = 72; a.out.shape[3] = 72; expectError(a, "v's head_dim 72 is not supported"); }
+  { Args a; a.v.shape[3] = 64; expectError(a, "out must have q's shape with v's head_dim"); }
+  { Args a; a.v.shape[2] += 1; expectError(a, "v must have k's shape but for its head_dim"); }
   { Args a; a.k.shape[3] = a.v.shape[3] = 64; expectError(a, "k must be [B, Hkv, Skv, D]"); }
   { Args a; a.v.shape[2] = 299; expectError(a, "v must have k's shape"); }
   { Args a; a.out.shape[2] = 99; expectError(a, "out must have q's shape"); }
@@ -384,7 +389,7 @@ TEST(AttentionApi, CustomModulesAreCheckedAgainstTheTensors) {
   a.options.lse = {};
   Args b = a;
   b.q.shape[3] = b.out.shape[3] = b.k.shape[3] = b.v.shape[3] = 64;
-  expectError(b, "head_dim is 128 but the tensors' is 64");
+  expectError(b, "head_dims (Q.K, V) are 128, 128 but the tensors' are 64, 64");
   a.options.module = "func.func @broken(";
   expectError(a, "does not parse");
   a.options.module = std::string(50000, '(') + ")";

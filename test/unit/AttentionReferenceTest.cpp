@@ -695,16 +695,16 @@ TEST(AttentionReference, ParseAndVerifyErrorsCarryTheirLocation) {
   Inputs in(1, 1, 1, 2, 2, 64);
   const char *bad = "func.func @f() {\n  %x = arith.constant : i32\n}\n";
   EXPECT_CONTAINS(errorOf([&] { attentionReference(bad, in.problem()); }), "input:2:");
-  // The verifier rejects head dimension 32.
+  // The verifier rejects head dimension 24 (not a multiple of 16).
   const char *src = R"(
-func.func @f(%q: tensor<1x1x2x32xbf16>, %k: tensor<1x1x2x32xbf16>, %v: tensor<1x1x2x32xbf16>) -> tensor<1x1x2x32xbf16> {
+func.func @f(%q: tensor<1x1x2x24xbf16>, %k: tensor<1x1x2x24xbf16>, %v: tensor<1x1x2x24xbf16>) -> tensor<1x1x2x24xbf16> {
   %o = attn.attention %q, %k, %v
-      : tensor<1x1x2x32xbf16>, tensor<1x1x2x32xbf16>, tensor<1x1x2x32xbf16> -> tensor<1x1x2x32xbf16>
-  return %o : tensor<1x1x2x32xbf16>
+      : tensor<1x1x2x24xbf16>, tensor<1x1x2x24xbf16>, tensor<1x1x2x24xbf16> -> tensor<1x1x2x24xbf16>
+  return %o : tensor<1x1x2x24xbf16>
 })";
   std::string message = errorOf([&] { attentionReference(src, in.problem()); });
   EXPECT_CONTAINS(message, "input:3:");
-  EXPECT_CONTAINS(message, "head dimension 32");
+  EXPECT_CONTAINS(message, "head dimension of the query and key is 24");
   EXPECT_CONTAINS(errorOf([&] { attentionReference("func.func @f() {\n  return\n}\n", in.problem()); }),
                   "found 0");
 }

@@ -121,12 +121,12 @@ TEST(Warmup, PlansTheCallTheRequestDescribes) {
 TEST(Warmup, BadRequestsAreErrorsThatNameThem) {
   WarmupRequest r;
   r.label = "model.txt:7";
-  r.headDim = 96;
+  r.headDim = 72;
   try {
     flare::planWarmup(r);
-    ADD_FAILURE() << "head dim 96 was accepted";
+    ADD_FAILURE() << "head dim 72 was accepted";
   } catch (const flare::Error &e) {
-    EXPECT_EQ(std::string(e.what()), "model.txt:7: flare::attention: head_dim 96 is not supported (64, 128 or 256)");
+    EXPECT_EQ(std::string(e.what()), "model.txt:7: flare::attention: head_dim 72 is not supported (a multiple of 16 from 32 to 256)");
   }
   // The LSE and aux tensors are described by the request's own fields, not by addresses.
   WarmupRequest byAddress;

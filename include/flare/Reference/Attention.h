@@ -17,8 +17,8 @@ namespace flare::reference {
 /// The sizes and inputs of one attention problem.
 struct AttentionProblem {
   int batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqKV = 0, headDim = 0;
-  /// Dense row-major inputs [B, Hq, Sq, D] and [B, Hkv, Skv, D] (already rounded to the kernel's input
-  /// dtype).
+  /// Dense row-major inputs [B, Hq, Sq, D] and [B, Hkv, Skv, D] (V: [B, Hkv, Skv, Dv]), already rounded
+  /// to the kernel's input dtype.
   const float *q = nullptr, *k = nullptr, *v = nullptr;
   /// One vector per aux operand of the op, in operand order; integer aux tensors hold exact integer values.
   std::vector<std::vector<double>> aux;
@@ -31,10 +31,12 @@ struct AttentionProblem {
   /// cuSeqlensQ[b] .. cuSeqlensQ[b + 1] - 1 of q (and of out, lse) and cuSeqlensK[b] .. of k and v;
   /// `batch` is the number of sequences. Rows of no sequence get out 0 and lse NaN.
   std::vector<int> cuSeqlensQ, cuSeqlensK;
+  /// The head dim of V and of the output when it differs from Q's and K's (`headDim`); 0: the same.
+  int headDimV = 0;
 };
 
 struct AttentionResult {
-  std::vector<double> out; ///< [B, Hq, Sq, D]
+  std::vector<double> out; ///< [B, Hq, Sq, Dv]
   std::vector<double> lse; ///< [B, Hq, Sq], natural log; -inf for a row with no visible key (its out row is 0)
 };
 

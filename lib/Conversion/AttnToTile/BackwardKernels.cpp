@@ -131,6 +131,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   if (op.isVarlen())
     return op.emitOpError("convert-attn-to-tile: the backward pass of packed variable-length sequences "
                           "(cu_seqlens) is not generated yet");
+  if (realHeadDim != realHeadDimV)
+    return op.emitOpError() << "convert-attn-to-tile: the backward pass with different head dims for Q.K ("
+                            << realHeadDim << ") and V (" << realHeadDimV << ") is not generated yet";
   // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
   // once per instance (the key block is fixed), the queries' per step.
   keysAreRows = tiles.transposed;
@@ -185,7 +188,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
     c0 = c32(0);
     c1 = c32(1);
-    d = c32(headDim);
+    d = c32(realHeadDim);
   };
   auto view2d = [&](Value p, int tensor, Value head, Value rows) {
     Value off = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ext64(batchIdx), strides[3 * tensor]),
@@ -210,7 +213,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         .getResult();
   };
   auto accView = [&](Value head) {
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), denseRowBase(ptr[DQAcc], head, headDim),
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), denseRowBase(ptr[DQAcc], head, realHeadDim),
                                     ValueRange{seqQ, d}, ValueRange{d, c1})
         .getResult();
   };

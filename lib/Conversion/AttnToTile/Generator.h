@@ -88,7 +88,10 @@ private:
   ModifierRanges ranges;
   OpBuilder b;
   Location loc;
-  int64_t headDim = 0;
+  /// The head dims of Q.K (D_qk) and of V and O (D_v), and the tiles' widths for them: the next
+  /// powers of two (tiles are powers of two; the padding is zeros, see prepare()).
+  int64_t realHeadDim = 0, realHeadDimV = 0;
+  int64_t headDim = 0, headDimV = 0;
   /// The S tile is tileM x tileN (query rows x keys): the forward's BLOCK_M x BLOCK_N, the backward's
   /// own blocks.
   int64_t tileM = 0, tileN = 0;
@@ -145,6 +148,21 @@ private:
   Value ceilBlocks(Value x) { return floorBlocks(add(x, c32(config.getBlockN() - 1))); }
 
   RankedTensorType tileType(ArrayRef<int64_t> shape, Type elem) { return RankedTensorType::get(shape, elem); }
+  /// S = Q K^T over the head dim and acc + P V into the head-dim columns, with the padding of a head
+  /// dim between powers of two promised zero (tile.dot's k_extent / n_extent), so that the
+  /// lowering issues no MMAs over it.
+  Value dotQK(Type type, Value q, Value kT, Value acc) {
+    auto dot = tile::DotOp::create(b, loc, type, q, kT, acc);
+    if (realHeadDim < headDim)
+      dot.setKExtentAttr(b.getI64IntegerAttr(realHeadDim));
+    return dot;
+  }
+  Value dotPV(Value p, Value v, Value acc) {
+    auto dot = tile::DotOp::create(b, loc, acc.getType(), p, v, acc);
+    if (realHeadDimV < headDimV)
+      dot.setNExtentAttr(b.getI64IntegerAttr(realHeadDimV));
+    return dot;
+  }
   Value splat(Value scalar, ArrayRef<int64_t> shape) {
     return tile::SplatOp::create(b, loc, tileType(shape, scalar.getType()), scalar);
   }
@@ -165,7 +183,7 @@ private:
   }
   /// The op's softmax scale (its `scale`, else 1 / sqrt(D)).
   double softmaxScale() {
-    return op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(headDim));
+    return op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble() : 1.0 / std::sqrt(double(realHeadDim));
   }
   /// Iteration t of a loop over the blocks [lo, flo) u [fhi, hi) that the mask cuts: lo + t below
   /// the full range [flo, fhi), then fhi + (t - left) above it (left = flo - lo).

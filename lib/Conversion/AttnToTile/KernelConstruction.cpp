@@ -17,7 +17,12 @@ namespace flare::attn::generator {
 
 LogicalResult Generator::prepare() {
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
-  headDim = qType.getDimSize(3);
+  // Tiles are powers of two: a head dim in between is padded inside the kernel (the views keep the
+  // tensors' widths, so loads fill the padding with zeros and stores skip it).
+  realHeadDim = qType.getDimSize(3);
+  realHeadDimV = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
+  headDim = llvm::PowerOf2Ceil(realHeadDim);
+  headDimV = llvm::PowerOf2Ceil(realHeadDimV);
   elemType = qType.getElementType();
   f32 = b.getF32Type();
   i32Type = b.getI32Type();
@@ -276,10 +281,12 @@ LogicalResult Generator::buildKernel() {
                                       arith::MulIOp::create(b, loc, ext64(head), strides[3 * tensor + 1]));
     return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
   };
-  Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
+  Value c0 = c32(0), c1 = c32(1), dQK = c32(realHeadDim), dV = c32(realHeadDimV);
+  // Q and K are D_qk wide, V and O D_v (tensors 0, 1 and 2, 3).
+  auto widthOf = [&](int tensor) { return tensor < 2 ? dQK : dV; };
   auto view2d = [&](Value base, Value rows, int tensor) {
     Value rowStride = arith::TruncIOp::create(b, loc, i32Type, strides[3 * tensor + 2]);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, d},
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, widthOf(tensor)},
                                     ValueRange{rowStride, c1})
         .getResult();
   };
@@ -290,7 +297,7 @@ LogicalResult Generator::buildKernel() {
                                               strides[3 * tensor + 1], strides[3 * tensor + 2]);
     Value rowStride32 = arith::TruncIOp::create(b, loc, i32Type, rowStride);
     Value base = sliceOf(ptr, tensor, firstHead);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{unitRows, d},
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{unitRows, widthOf(tensor)},
                                     ValueRange{rowStride32, c1})
         .getResult();
   };
@@ -412,7 +419,7 @@ LogicalResult Generator::buildKernel() {
   // layouts: no cross-lane adds in the loop), summed after it.
   const int64_t sumGroups = config.getPartialRowSums();
   Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
-  SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDim})};
+  SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDimV})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
   Value pendingKv0 = c32(kFarAway);
   if (config.has(ConfigSwitch::Overlap))
@@ -442,7 +449,7 @@ LogicalResult Generator::buildKernel() {
     Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
                            mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
     Value lastRow = cacheRow(lastKv0);
-    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{lastRow, c0}, nullptr);
+    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{lastRow, c0}, nullptr);
   }
   // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
   // loop); P of block `pending` (a key offset) is the first iteration's previous block.
@@ -474,11 +481,11 @@ LogicalResult Generator::buildKernel() {
     // The last block's P V (P = 0 and V read far away when no block was visited).
     Value acc = state[2];
     if (config.has(ConfigSwitch::DeferRescale)) {
-      acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDim));
+      acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDimV));
       if (config.has(ConfigSwitch::LazyRescale))
         acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     }
-    state[2] = tile::DotOp::create(b, loc, acc.getType(), state[3], vLast, acc);
+    state[2] = dotPV(state[3], vLast, acc);
   }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
@@ -489,9 +496,9 @@ LogicalResult Generator::buildKernel() {
     Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value lSafe = arith::SelectOp::create(b, loc, noKey, one, l);
     Value invL = arith::DivFOp::create(b, loc, one, lSafe);
-    Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
+    Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDimV));
     if (!splitKv)
-      out = arith::TruncFOp::create(b, loc, tileType({bm, headDim}, elemType), out);
+      out = arith::TruncFOp::create(b, loc, tileType({bm, headDimV}, elemType), out);
     tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
     if (withLse || splitKv) {
       Value log2l = math::Log2Op::create(b, loc, lSafe);
@@ -507,9 +514,9 @@ LogicalResult Generator::buildKernel() {
     Value row = add(rowOfPart0, part);
     Value rowBase = arith::MulIOp::create(b, loc, row, ext64(unitRows));
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr,
-                                         arith::MulIOp::create(b, loc, rowBase, ext64(d)));
-    oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{unitRows, d},
-                                     ValueRange{d, c1});
+                                         arith::MulIOp::create(b, loc, rowBase, ext64(dV)));
+    oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{unitRows, dV},
+                                     ValueRange{dV, c1});
     Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
     lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{unitRows},
                                        ValueRange{c1});
@@ -543,8 +550,8 @@ LogicalResult Generator::buildKernel() {
     Value a2 = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m2, ref));
     Value l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[1], a1),
                                     arith::MulFOp::create(b, loc, theirs.getResult(1), a2));
-    Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[2], broadcastRows(a1, headDim)),
-                                      arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDim)));
+    Value acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, state[2], broadcastRows(a1, headDimV)),
+                                      arith::MulFOp::create(b, loc, theirs.getResult(2), broadcastRows(a2, headDimV)));
     epilogue(m, l, acc);
     b.setInsertionPointToStart(merge.elseBlock());
     epilogue(state[0], state[1], state[2]);

@@ -21,13 +21,13 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value kLoad0 = valid ? select(valid, row0, c32(kFarAway)) : row0;
   Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
-  Value qk = tile::DotOp::create(b, loc, tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
+  Value qk = dotQK(tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
   Value acc = state[2];
   // Lazy (`lazy_rescale`): a row's reference max moves only when a block raises it by more than 8
   // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
   // thread.
   auto rescale = [&](Value acc, Value alpha) -> Value {
-    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDimV));
     if (config.has(ConfigSwitch::LazyRescale))
       mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
     return mul;
@@ -36,10 +36,10 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
     // Deferred: the previous block's rescale first, while Q K^T runs.
     Value vPrev =
-        tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{cacheRow(prevKv0), c0}, nullptr);
+        tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{cacheRow(prevKv0), c0}, nullptr);
     if (config.has(ConfigSwitch::DeferRescale))
       acc = rescale(acc, state[4]);
-    acc = tile::DotOp::create(b, loc, acc.getType(), state[3], vPrev, acc);
+    acc = dotPV(state[3], vPrev, acc);
   }
   const double scale = softmaxScale();
   Value kvCols = indexRange(kv0, bn);
@@ -107,9 +107,9 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   }
   acc = rescale(acc, softmax.getAlpha());
   // V is loaded after the softmax so that its registers are not live across it.
-  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), vView, ValueRange{row0, c0}, nullptr);
+  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{row0, c0}, nullptr);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
-  acc = tile::DotOp::create(b, loc, acc.getType(), p, vt, acc);
+  acc = dotPV(p, vt, acc);
   return SmallVector<Value>{softmax.getNewMax(), softmax.getNewSum(), acc};
 }
 

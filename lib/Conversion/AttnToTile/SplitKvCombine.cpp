@@ -50,7 +50,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value r0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(rows));
   Value head = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value batch = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
-  Value c0 = c32(0), c1 = c32(1), d = c32(headDim);
+  Value c0 = c32(0), c1 = c32(1), d = c32(realHeadDimV);
   // Operands that emit ops are built one statement each, so that the IR's order does not depend on
   // the C++ compiler's order of evaluating arguments.
   Value head64 = ext64(head);
@@ -87,7 +87,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   const float inf = std::numeric_limits<float>::infinity();
   Value ninf = splatF32(-inf, {rows});
   Value zero = splatF32(0.0, {rows});
-  SmallVector<Value> init = {ninf, zero, splatF32(0.0, {rows, headDim})};
+  SmallVector<Value> init = {ninf, zero, splatF32(0.0, {rows, headDimV})};
   auto loop = scf::ForOp::create(b, loc, c0, splits, c1, init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -95,7 +95,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
     auto [oView, lseView] = partViews(loop.getInductionVar());
     Value m = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1], acc = loop.getRegionIterArgs()[2];
     Value lse = tile::LoadOp::create(b, loc, tileType({rows}, f32), lseView, ValueRange{r0}, b.getF32FloatAttr(-inf));
-    Value o = tile::LoadOp::create(b, loc, tileType({rows, headDim}, f32), oView, ValueRange{r0, c0},
+    Value o = tile::LoadOp::create(b, loc, tileType({rows, headDimV}, f32), oView, ValueRange{r0, c0},
                                    b.getF32FloatAttr(0.0));
     Value lse2 = arith::MulFOp::create(b, loc, lse, splatF32(kLog2E, {rows}));
     Value mNew = arith::MaximumFOp::create(b, loc, m, lse2);
@@ -105,8 +105,8 @@ void Generator::buildCombineKernel(FunctionType abi) {
     Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, ref));
     Value w = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, lse2, ref));
     Value lNew = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, l, alpha), w);
-    Value weighted = arith::MulFOp::create(b, loc, o, broadcastRows(w, headDim));
-    Value accScaled = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDim));
+    Value weighted = arith::MulFOp::create(b, loc, o, broadcastRows(w, headDimV));
+    Value accScaled = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDimV));
     Value accNew = arith::AddFOp::create(b, loc, accScaled, weighted);
     scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
   }
@@ -114,8 +114,8 @@ void Generator::buildCombineKernel(FunctionType abi) {
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
   Value lSafe = arith::SelectOp::create(b, loc, noKey, splatF32(1.0, {rows}), l);
   Value invL = arith::DivFOp::create(b, loc, splatF32(1.0, {rows}), lSafe);
-  Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDim));
-  out = arith::TruncFOp::create(b, loc, tileType({rows, headDim}, elemType), out);
+  Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDimV));
+  out = arith::TruncFOp::create(b, loc, tileType({rows, headDimV}, elemType), out);
   Value oHeadOff = mul(ext64(head), oHeadStride);
   Value oOff = add(mul(ext64(batch), oBatchStride), oHeadOff);
   Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oPtr, oOff);

@@ -235,13 +235,15 @@ private:
   LogicalResult lowerDotWgmma(tile::DotOp op);
   Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
   void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {});
+                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {}, int64_t kIssued = 0, int64_t nIssued = 0);
   /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
   /// A (K-major) and B sit in shared memory as described by their SmemOperand (core matrices or
   /// 128-byte swizzled panels); with `aRegs` (the A tile's registers in wgmma's fragment order), A
-  /// is read from registers instead.
+  /// is read from registers instead. `kIssued` / `nIssued` (0: k / n): the MMAs cover the first
+  /// kIssued of K and the first nIssued columns only (tile.dot's k_extent / n_extent: the rest is
+  /// zero padding); `acc` then holds the first nIssued columns' registers (a prefix of the n's).
   Value emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                       Value acc, ArrayRef<Value> aRegs = {});
+                       Value acc, ArrayRef<Value> aRegs = {}, int64_t kIssued = 0, int64_t nIssued = 0);
   Value packAccumulator(ArrayRef<Value> c);
   /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
   Value packHalves(Value lo, Value hi);

@@ -96,7 +96,8 @@ Value KernelLowering::coreMatrixOffset(Value row, Value col, int64_t cols, bool 
 /// shared memory (`a`, `bOp`): per warpgroup and 16-deep K step one m64nNk16, fenced and committed
 /// (not waited for).
 Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
-                                     Type elem, Value acc, ArrayRef<Value> aRegs) {
+                                     Type elem, Value acc, ArrayRef<Value> aRegs, int64_t kIssued, int64_t nIssued) {
+  const int64_t kSteps = (kIssued ? kIssued : k) / 16, nMma = nIssued ? nIssued : n;
   const bool bNMajor = bOp.nMajor, bSwizzled = bOp.swizzled, aSwizzled = a.swizzled;
   const int64_t sbo = k * kCoreRowBytes, lbo = kCoreBytes;
   // Descriptors (flare/Layout/SharedLayout.h): the constant fields (LBO, SBO, swizzle mode) once,
@@ -147,15 +148,15 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
   WgmmaFenceOp::create(b, loc);
-  for (int64_t kk = 0; kk < k / 16; ++kk) {
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
     Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
       acc = WgmmaOp::create(b, loc, acc.getType(), acc, Value(), ArrayRef<Value>(packedA).slice(4 * kk, 4), descB,
-                            static_cast<uint64_t>(n), elem, bNMajor);
+                            static_cast<uint64_t>(nMma), elem, bNMajor);
       continue;
     }
     Value descA = stepDescriptor(firstA, aStepOffset(kk));
-    acc = WgmmaOp::create(b, loc, acc.getType(), acc, descA, ValueRange{}, descB, static_cast<uint64_t>(n), elem,
+    acc = WgmmaOp::create(b, loc, acc.getType(), acc, descA, ValueRange{}, descB, static_cast<uint64_t>(nMma), elem,
                           bNMajor);
   }
   WgmmaCommitOp::create(b, loc);
@@ -176,10 +177,17 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
 }
 
 void KernelLowering::emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
-                               Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs) {
-  Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(c), aRegs);
+                               Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs, int64_t kIssued,
+                               int64_t nIssued) {
+  // The registers of the first nIssued columns are a prefix of the n columns' (wgmma's accumulator
+  // fragment: 8-column groups in order).
+  const size_t live = nIssued ? c.size() * nIssued / n : c.size();
+  Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(ArrayRef<Value>(c).take_front(live)), aRegs,
+                             kIssued, nIssued);
   WgmmaWaitOp::create(b, loc, 0);
-  unpackAccumulator(acc, c);
+  SmallVector<Value> written(live);
+  unpackAccumulator(acc, written);
+  std::copy(written.begin(), written.end(), c.begin());
 }
 
 Value KernelLowering::packHalves(Value lo, Value hi) {
@@ -239,8 +247,9 @@ void KernelLowering::waitForDots(Value v) {
   }
   for (size_t i = 0; i <= upTo; ++i) {
     const PendingDot &d = pendingDots[i];
-    SmallVector<Value> c(layoutOf(d.result).numRegs());
+    SmallVector<Value> c(layoutOf(d.result).numRegs() - d.tail.size());
     unpackAccumulator(d.acc, c);
+    llvm::append_range(c, d.tail);
     regs[d.result] = c;
     // The instance's last product reading an early-released operand (Q) is done in this warp.
     if (auto it = releaseAfterDot.find(d.result); it != releaseAfterDot.end()) {
@@ -322,14 +331,20 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     barrier();
   }
   SmallVector<Value> c(regs[op.getC()]);
+  // Zero padding the dot promises (k_extent, n_extent): no MMAs over it.
+  const int64_t kExtent = static_cast<int64_t>(op.getKExtent().value_or(k));
+  const int64_t nExtent = static_cast<int64_t>(op.getNExtent().value_or(n));
+  const int64_t kIssued = kExtent < k ? kExtent : 0, nIssued = nExtent < n ? nExtent : 0;
   if (!storeA && !storeB) {
     // Nothing to release afterwards: leave the MMAs in flight until the result is used.
-    Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(c), aRegs);
-    pendingDots.push_back({op.getResult(), acc});
+    const size_t live = nIssued ? c.size() * nIssued / n : c.size();
+    Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(ArrayRef<Value>(c).take_front(live)),
+                               aRegs, kIssued, nIssued);
+    pendingDots.push_back({op.getResult(), acc, SmallVector<Value>(ArrayRef<Value>(c).drop_front(live))});
     return success();
   }
   waitForDots(); // the wait below covers every group: bind the pending results first
-  emitWgmma(aSmem, bSmem, m, n, k, elem, c, aRegs);
+  emitWgmma(aSmem, bSmem, m, n, k, elem, c, aRegs, kIssued, nIssued);
   regs[op.getResult()] = c;
   // Every warpgroup has read A and B once the barrier passes; the space may be reused.
   barrier();

@@ -294,6 +294,9 @@ struct PendingRelease {
 struct PendingDot {
   Value result; // the tile.dot result
   Value acc;    // the accumulator struct the MMAs write
+  /// The result's registers past the columns the MMAs write (tile.dot's n_extent): the
+  /// accumulator's, unchanged.
+  SmallVector<Value> tail;
 };
 
 } // namespace flare::tgpu::lowering

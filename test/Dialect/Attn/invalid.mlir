@@ -49,10 +49,28 @@ func.func @mixed_types(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>,
 
 // -----
 
-// Head dimensions 64, 128 and 256 are supported: 96 is not.
-func.func @head_dim_96(%q: tensor<1x8x128x96xbf16>, %k: tensor<1x8x128x96xbf16>, %v: tensor<1x8x128x96xbf16>) {
-  // expected-error @+1 {{'attn.attention' op head dimension 96 is not supported (64, 128 or 256)}}
-  %o = attn.attention %q, %k, %v : tensor<1x8x128x96xbf16>, tensor<1x8x128x96xbf16>, tensor<1x8x128x96xbf16> -> tensor<1x8x128x96xbf16>
+// Head dimensions are multiples of 16 (the MMA's K) from 32 to 256: 72 is not one...
+func.func @head_dim_72(%q: tensor<1x8x128x72xbf16>, %k: tensor<1x8x128x72xbf16>, %v: tensor<1x8x128x72xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the head dimension of the query and key is 72; supported: a multiple of 16 from 32 to 256}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x72xbf16>, tensor<1x8x128x72xbf16>, tensor<1x8x128x72xbf16> -> tensor<1x8x128x72xbf16>
+  return
+}
+
+// -----
+
+// ...nor is 16 (below 32)...
+func.func @head_dim_16(%q: tensor<1x8x128x16xbf16>, %k: tensor<1x8x128x16xbf16>, %v: tensor<1x8x128x16xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the head dimension of the query and key is 16; supported: a multiple of 16 from 32 to 256}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x16xbf16>, tensor<1x8x128x16xbf16>, tensor<1x8x128x16xbf16> -> tensor<1x8x128x16xbf16>
+  return
+}
+
+// -----
+
+// ...and V's head dimension (which may differ from Q's and K's) has the same rule.
+func.func @value_head_dim_288(%q: tensor<1x8x128x192xbf16>, %k: tensor<1x8x128x192xbf16>, %v: tensor<1x8x128x288xbf16>) {
+  // expected-error @+1 {{'attn.attention' op the head dimension of the value is 288; supported: a multiple of 16 from 32 to 256}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x192xbf16>, tensor<1x8x128x192xbf16>, tensor<1x8x128x288xbf16> -> tensor<1x8x128x288xbf16>
   return
 }
 
@@ -68,7 +86,7 @@ func.func @head_dim_dynamic(%q: tensor<1x8x128x?xbf16>, %k: tensor<1x8x128x64xbf
 // -----
 
 func.func @kv_head_dim(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x128xbf16>, %v: tensor<1x8x128x64xbf16>) {
-  // expected-error @+1 {{'attn.attention' op key and value head dimensions must equal the query's}}
+  // expected-error @+1 {{'attn.attention' op the key's head dimension must equal the query's}}
   %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x128xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return
 }
@@ -152,7 +170,7 @@ func.func @too_many_heads(%q: tensor<1x65536x16x64xbf16>, %k: tensor<1x1x16x64xb
 
 // The output has the query's shape (not the key's sequence length)...
 func.func @output_shape(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x256x64xbf16>, %v: tensor<1x8x256x64xbf16>) {
-  // expected-error @+1 {{'attn.attention' op the output must have the query's shape and element type}}
+  // expected-error @+1 {{'attn.attention' op the output must have the query's shape with the value's head dimension, and the query's element type}}
   %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x256x64xbf16>, tensor<1x8x256x64xbf16> -> tensor<1x8x256x64xbf16>
   return
 }
@@ -161,7 +179,7 @@ func.func @output_shape(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x256x64xbf16>
 
 // ...and the query's element type (no f32 output).
 func.func @output_type(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) {
-  // expected-error @+1 {{'attn.attention' op the output must have the query's shape and element type}}
+  // expected-error @+1 {{'attn.attention' op the output must have the query's shape with the value's head dimension, and the query's element type}}
   %o = attn.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xf32>
   return
 }

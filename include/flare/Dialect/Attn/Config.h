@@ -9,13 +9,14 @@
 #define FLARE_DIALECT_ATTN_CONFIG_H
 
 #include "flare/Dialect/Attn/AttnDialect.h"
+#include "flare/Dialect/Attn/HeadDim.h"
 #include "flare/Target/Target.h"
 
 namespace flare::attn {
 
 /// What the configured choice depends on besides the target.
 struct AttentionFacts {
-  int64_t headDim = 0;
+  int64_t headDim = 0; ///< tileHeadDim of the op's Q.K and V head dims
   bool f16 = false;
   MaskClass maskClass = MaskClass::None;
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)

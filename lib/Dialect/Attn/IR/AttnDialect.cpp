@@ -67,10 +67,17 @@ LogicalResult AttentionOp::verify() {
   int64_t d = q.getDimSize(3);
   if (ShapedType::isDynamic(d))
     return emitOpError("the head dimension of the query must be static");
-  if (d != 64 && d != 128 && d != 256)
-    return emitOpError() << "head dimension " << d << " is not supported (64, 128 or 256)";
-  if (!compatible(k.getDimSize(3), d) || !compatible(v.getDimSize(3), d))
-    return emitOpError("key and value head dimensions must equal the query's");
+  int64_t dv = v.getDimSize(3);
+  if (ShapedType::isDynamic(dv))
+    return emitOpError("the head dimension of the value must be static");
+  // Tiles are powers of two; a head dim in between is padded inside the kernel, in steps of the
+  // MMA's K (16).
+  for (auto [what, dim] : {std::pair{"query and key", d}, std::pair{"value", dv}})
+    if (dim % 16 != 0 || dim < 32 || dim > 256)
+      return emitOpError() << "the head dimension of the " << what << " is " << dim
+                           << "; supported: a multiple of 16 from 32 to 256";
+  if (!compatible(k.getDimSize(3), d))
+    return emitOpError("the key's head dimension must equal the query's");
   if (isPaged()) {
     if (!compatible(k.getDimSize(0), v.getDimSize(0)))
       return emitOpError("key and value must have the same number of pages");
@@ -118,8 +125,10 @@ LogicalResult AttentionOp::verify() {
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && (hkv == 0 || hq % hkv != 0))
     return emitOpError() << "query heads (" << hq << ") must be a multiple of key/value heads (" << hkv << ")";
   auto out = getOutput().getType();
-  if (out.getShape() != q.getShape() || out.getElementType() != q.getElementType())
-    return emitOpError("the output must have the query's shape and element type");
+  if (out.getShape().take_front(3) != q.getShape().take_front(3) || out.getDimSize(3) != dv ||
+      out.getElementType() != q.getElementType())
+    return emitOpError("the output must have the query's shape with the value's head dimension, and the query's "
+                       "element type");
   if (Value lse = getLse()) {
     auto l = cast<RankedTensorType>(lse.getType());
     if (l.getRank() != 3 || !l.getElementType().isF32() || l.getShape() != q.getShape().take_front(3))

@@ -21,7 +21,8 @@ namespace flare::attn {
 AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
   const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
-  return {q.getDimSize(3), q.getElementType().isF16(), mask, !op.getAux().empty(),
+  const int64_t dv = mlir::cast<mlir::RankedTensorType>(op.getValue().getType()).getDimSize(3);
+  return {tileHeadDim(q.getDimSize(3), dv), q.getElementType().isF16(), mask, !op.getAux().empty(),
           op.getKvLens() || op.isVarlen(), op.isVarlen(), op.getPageSize()};
 }
 

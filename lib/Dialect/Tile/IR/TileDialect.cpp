@@ -421,6 +421,10 @@ LogicalResult DotOp::verify() {
   if (m < 16 || k < 16 || n < 8)
     return emitOpError() << "tensor-core tiles need M >= 16, K >= 16 and N >= 8, got M = " << m << ", K = " << k
                          << ", N = " << n;
+  if (std::optional<int64_t> e = getKExtent(); e && (*e < 16 || *e > k || *e % 16 != 0))
+    return emitOpError() << "k_extent = " << *e << " must be a multiple of 16 from 16 to K = " << k;
+  if (std::optional<int64_t> e = getNExtent(); e && (*e < 8 || *e > n || *e % 8 != 0))
+    return emitOpError() << "n_extent = " << *e << " must be a multiple of 8 from 8 to N = " << n;
   return success();
 }
 
