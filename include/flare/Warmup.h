@@ -141,7 +141,7 @@ std::vector<WarmupResult> warmup(rt::KernelCache &cache, const std::vector<Warmu
 ///   heads      query heads Hq (required)
 ///   kv_heads   key/value heads Hkv (default: heads)
 ///   seq        Sq = Skv; or seq_q and seq_kv apart (one of the two forms is required)
-///   head_dim   D: 64, 128 or 256 (required)
+///   head_dim   D: a multiple of 16 from 32 to 256 (required)
 ///   causal     0 or 1            align     top_left (default) or bottom_right
 ///   window_left, window_right    sliding window (-1: unbounded)
 ///   softcap    > 0: softcap * tanh(score / softcap)          scale   0: 1/sqrt(D)

@@ -147,6 +147,39 @@ std::string errorOf(const std::function<void()> &call) {
 
 #define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
+// V with a head dim of its own (multi-head latent attention): the weights come from Q.K over 64,
+// the output is 32 wide; it is the first 32 columns of the attention over V's first 32 columns.
+TEST(AttentionReference, ValueHeadDimOfItsOwn) {
+  const char *src = R"(
+func.func @mla(%q: tensor<2x4x5x64xbf16>, %k: tensor<2x2x7x64xbf16>, %v: tensor<2x2x7x32xbf16>)
+    -> (tensor<2x4x5x32xbf16>, tensor<2x4x5xf32>) {
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<2x4x5x64xbf16>, tensor<2x2x7x64xbf16>, tensor<2x2x7x32xbf16> -> tensor<2x4x5x32xbf16>, tensor<2x4x5xf32>
+  return %o, %lse : tensor<2x4x5x32xbf16>, tensor<2x4x5xf32>
+})";
+  Inputs in(2, 4, 2, 5, 7, 64);
+  AttentionResult full = direct(in, 1.0 / 8.0);
+  std::vector<float> v32;
+  for (size_t row = 0; row < in.v.size() / 64; ++row)
+    v32.insert(v32.end(), in.v.begin() + row * 64, in.v.begin() + row * 64 + 32);
+  AttentionProblem p = in.problem();
+  p.v = v32.data();
+  p.headDimV = 32;
+  AttentionResult got = attentionReference(src, p);
+  ASSERT_EQ(got.out.size(), full.out.size() / 2);
+  for (size_t row = 0; row < full.lse.size(); ++row) {
+    EXPECT_NEAR(got.lse[row], full.lse[row], 1e-12);
+    for (int x = 0; x < 32; ++x)
+      EXPECT_NEAR(got.out[row * 32 + x], full.out[row * 64 + x], 1e-12) << "row " << row << " col " << x;
+  }
+  // The problem's headDimV must match V's type, and the backward reference takes one head dim.
+  p.headDimV = 0;
+  EXPECT_CONTAINS(errorOf([&] { attentionReference(src, p); }), "does not match dimension 3 of the value type");
+  p.headDimV = 32;
+  std::vector<float> dout(got.out.size(), 1.f);
+  EXPECT_CONTAINS(errorOf([&] { attentionBackwardReference(src, p, dout.data()); }), "one head dim");
+}
+
 TEST(AttentionReference, PlainGqaMatchesDirectComputation) {
   const char *src = R"(
 func.func @plain(%q: tensor<2x4x5x64xbf16>, %k: tensor<2x2x7x64xbf16>, %v: tensor<2x2x7x64xbf16>)

@@ -629,3 +629,19 @@ func.func @i128_scalar(%n: i64) attributes {tile.kernel} {
   %w = arith.extsi %n : i64 to i128
   return
 }
+
+// -----
+
+func.func @dot_k_extent(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op k_extent = 40 must be a multiple of 16 from 16 to K = 64}}
+  %d = tile.dot %a, %b, %c {k_extent = 40} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_n_extent(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op n_extent = 72 must be a multiple of 8 from 8 to N = 64}}
+  %d = tile.dot %a, %b, %c {n_extent = 72} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
