@@ -20,6 +20,10 @@ struct AttentionFacts {
   bool f16 = false;
   MaskClass maskClass = MaskClass::None;
   bool readsAux = false; ///< the modifiers read aux tensors (ALiBi slopes, document ids)
+  /// An aux read whose index depends on the query and the key index both (a relative-position bias
+  /// table indexed by kv - q): a gather per score element, whose layout change needs a score tile
+  /// of shared memory.
+  bool auxPerElement = false;
   /// Each sequence has its own key count (kv_lens, cu_seqlens): program instances differ in work.
   bool raggedKeys = false;
   /// Packed variable-length sequences (cu_seqlens): the launch covers the longest sequence's blocks.

@@ -18,12 +18,46 @@ namespace flare::attn {
 #define GEN_PASS_DEF_ATTNCHOOSECONFIG
 #include "Attn/Passes.h.inc"
 
+namespace {
+/// Whether `v`, a value of a modifier region, is computed from the region's block argument `arg`.
+bool dependsOn(mlir::Value v, mlir::BlockArgument arg, llvm::SmallPtrSetImpl<mlir::Operation *> &seen) {
+  if (v == arg)
+    return true;
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def || !seen.insert(def).second)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](mlir::Value x) { return dependsOn(x, arg, seen); });
+}
+
+/// An attn.aux_load in a modifier whose index depends on both the query and the key index.
+bool readsAuxPerElement(AttentionOp op) {
+  for (mlir::Region *region : {&op.getScoreMod(), &op.getMaskMod()}) {
+    if (region->empty())
+      continue;
+    mlir::Block &body = region->front();
+    // score_mod: (s, b, h, qi, kv, aux...), mask_mod: (b, h, qi, kv, aux...).
+    const unsigned qi = region == &op.getScoreMod() ? 3 : 2;
+    bool found = false;
+    body.walk([&](AuxLoadOp load) {
+      llvm::SmallPtrSet<mlir::Operation *, 16> seenQ, seenK;
+      found |= dependsOn(load.getIndex(), body.getArgument(qi), seenQ) &&
+               dependsOn(load.getIndex(), body.getArgument(qi + 1), seenK);
+    });
+    if (found)
+      return true;
+  }
+  return false;
+}
+} // namespace
+
 AttentionFacts AttentionFacts::of(AttentionOp op) {
   auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
   const MaskClass mask = op.getMaskClass() ? *op.getMaskClass() : analyzeMask(op).maskClass;
   const int64_t dv = mlir::cast<mlir::RankedTensorType>(op.getValue().getType()).getDimSize(3);
-  return {tileHeadDim(q.getDimSize(3), dv), q.getElementType().isF16(), mask, !op.getAux().empty(),
-          op.getKvLens() || op.isVarlen(), op.isVarlen(), op.getPageSize()};
+  AttentionFacts facts{tileHeadDim(q.getDimSize(3), dv), q.getElementType().isF16(), mask, !op.getAux().empty(),
+                       false, op.getKvLens() || op.isVarlen(), op.isVarlen(), op.getPageSize()};
+  facts.auxPerElement = facts.readsAux && readsAuxPerElement(op);
+  return facts;
 }
 
 bool ConfigOverrides::any() const {
@@ -57,7 +91,9 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
       on = on | s;
   };
   auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
-  set(ConfigSwitch::Overlap, wgmma);
+  // A gather per score element (an aux table indexed by kv - q; below).
+  const bool gather = facts.auxPerElement && mask != MaskClass::Generic;
+  set(ConfigSwitch::Overlap, wgmma && !(gather && headDim > 128));
   if (wgmma && headDim > 64 && headDim <= 128)
     blockN = 128;
   set(ConfigSwitch::PingPong, headDim <= 128);
@@ -68,13 +104,21 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (mask == MaskClass::Generic)
     blockN = 32;
+  // A gather per score element (an aux table indexed by kv - q) converts a score tile's layout
+  // through shared memory and keeps its indices live: at head dim 128 a 128 x 128 f32 tile (64 KiB)
+  // beside the Q tiles and the K/V rings exceeds the 227 KiB a CTA may use, so 64 keys per step
+  // there, without the producer warpgroup (its 168-register consumers spill); 32 at head dims 64
+  // (two CTAs per SM) and 256, and at 256 no overlap: each the choice without spills (ptxas -v,
+  // test/Dialect/Attn/choose-config-aux-per-element.mlir).
+  if (gather)
+    blockN = headDim > 64 && headDim <= 128 ? 64 : 32;
   // A block of keys is copied from one page: at most the largest power of two dividing the page size.
   if (facts.pageSize > 0)
     blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
-  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && mask != MaskClass::Generic);
+  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && mask != MaskClass::Generic && !gather);
   // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
