@@ -20,6 +20,10 @@ The decoding sweep (kind `decode`, its own shapes: one query per sequence, GQA 3
 batch 1-64, 1k-128k keys) measures the bandwidth of the K and V read (`tbps`) beside the device's copy
 bandwidth of the same run (method `device-copy`); see decode_sweep.
 
+Kind `relpos` (the setup's shapes): a score_mod that reads an aux table per score element, a
+relative-position bias table[kv - q], as Flare's compiled modifier, FlexAttention's score_mod and
+SDPA's efficient backend with the bias materialised as an [S, S] mask; see relpos_sweep.
+
 The memory sweeps, batch 1, 16 heads, head dim 64, as the sequence grows: the peak extra device memory
 of naive attention (examples/tile/naive_attention.mlir: the score matrix through global memory) and of
 Flare's forward, until naive attention runs out of memory (kind `memory`); and what one backward call
@@ -644,6 +648,101 @@ def varlen_sweep(flare, args, rows, samples):
         torch.cuda.empty_cache()
 
 
+def relpos_module(d, causal):
+    """Flare's module for a relative-position bias read per score element: s + table[kv - q + 65536]."""
+    t = f"tensor<?x?x?x{d}xbf16>"
+    mask = ("    mask_mod {\n    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %tb: tensor<?xf32>):\n"
+            "      %keep = arith.cmpi sge, %qi, %kv : index\n      attn.yield %keep : i1\n    }\n") if causal else ""
+    return (f"func.func @relpos(%q: {t}, %k: {t}, %v: {t}, %bias: tensor<?xf32>) -> {t} {{\n"
+            f"  %o = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)\n"
+            "    score_mod {\n    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %tb: tensor<?xf32>):\n"
+            "      %off = arith.constant 65536 : index\n      %dd = arith.subi %kv, %qi : index\n"
+            "      %i = arith.addi %dd, %off : index\n      %x = attn.aux_load %tb[%i] : tensor<?xf32>\n"
+            "      %y = arith.addf %s, %x : f32\n      attn.yield %y : f32\n    }\n"
+            f"{mask}    : {t}, {t}, {t} -> {t}\n  return %o : {t}\n}}\n")
+
+
+def relpos_sweep(flare, args, rows, samples):
+    """A score_mod reading an aux table per score element (relative-position bias, table[kv - q]) on the
+    setup's shapes: Flare's compiled modifier, FlexAttention's score_mod (a block mask when causal) and
+    SDPA with the bias materialised as an [S, S] float mask (efficient backend), same inputs."""
+    table = torch.randn(131072, device="cuda", dtype=torch.float32)
+    for d in args.hdims:
+        for causal, s, b, h, q, k, v, out in shapes(args, d):
+            opt = FlareOptions()
+            opt.window_left = opt.window_right = -1
+            module = relpos_module(d, causal).encode()
+            opt.module = module
+            aux = (FlareTensor * 1)(flare_tensor(table))
+            opt.num_aux, opt.aux = 1, aux
+            tensors = [flare_tensor(t) for t in (q, k, v, out)]
+            stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            calls, notes = {}, {}
+            calls["flare"] = lambda: flare._check(flare.lib.flare_attention(
+                flare.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt), stream())) or out
+            if not args.no_peers:
+                try:
+                    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+                    def bias(score, bb, hh, qi, kj):
+                        return score + table[kj - qi + 65536]
+                    mask = None
+                    if causal:
+                        mask = create_block_mask(lambda bb, hh, qi, kj: qi >= kj, None, None, s, s)
+                    compiled = torch.compile(flex_attention, dynamic=False)
+                    calls["flex"] = lambda: compiled(q, k, v, score_mod=bias, block_mask=mask)
+                except Exception as e:  # noqa: BLE001
+                    notes["flex"] = unavailable(e)
+                try:
+                    idx = torch.arange(s, device="cuda")
+                    dense = table[idx[None, :] - idx[:, None] + 65536].to(torch.bfloat16)
+                    if causal:
+                        dense = dense.masked_fill(idx[None, :] > idx[:, None], float("-inf"))
+                    calls["sdpa-efficient-bias"] = lambda: sdpa_bias(q, k, v, dense)
+                except Exception as e:  # noqa: BLE001
+                    notes["sdpa-efficient-bias"] = unavailable(e)
+            ok, ref = {}, None
+            for name in list(calls):
+                try:
+                    got = calls[name]()
+                    torch.cuda.synchronize()
+                    if name == "flex":
+                        ref = got
+                    for _ in range(3):
+                        calls[name]()
+                    ok[name] = calls[name]
+                except Exception as e:  # noqa: BLE001
+                    notes[name] = unavailable(e)
+            if "flare" in ok:
+                out.fill_(float("nan"))
+                ok["flare"]()
+                torch.cuda.synchronize()
+                if ref is not None:
+                    notes["flare"] = f"max |out - flex| {(out.float() - ref.float()).abs().max().item():.4f}"
+            times = {name: [] for name in ok}
+            for r in range(args.rounds):
+                for name, call in ok.items():
+                    t = time_calls(call, args.iters)
+                    times[name] += t
+                    samples.extend(("relpos", name, d, int(causal), s, r, i, ms) for i, ms in enumerate(t))
+            flops = 4 * b * h * s * s * d // (2 if causal else 1)
+            for name in calls:
+                ms = median(times[name]) if name in ok else float("nan")
+                tflops = flops / (ms * 1e-3) / 1e12
+                rows.append(dict(kind="relpos", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                 ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", tbps="", peak_extra_mib="",
+                                 note=notes.get(name, "")))
+                print(f"relpos   {name:19s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d} H={h:3d}: {ms:8.3f} ms "
+                      f"{tflops:6.1f} TFLOP/s {notes.get(name, '')}", flush=True)
+            del calls, ok, ref
+            torch.cuda.empty_cache()
+
+
+def sdpa_bias(q, k, v, bias):
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+
+
 def run_naive(flare, kernels, q, k, v, out):
     """The three kernels of the naive tile example; S (f32) and P (bf16) live in global memory."""
     bh, s, d = q.shape[1], q.shape[2], q.shape[3]
@@ -782,7 +881,7 @@ def main():
     p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")
     p.add_argument("--kinds", nargs="+", default=["forward", "backward", "fwdbwd", "decode"],
-                   choices=["forward", "backward", "fwdbwd", "decode", "varlen"],
+                   choices=["forward", "backward", "fwdbwd", "decode", "varlen", "relpos"],
                    help="calls timed per shape: the forward, the backward (after one forward), both (rows of "
                         "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
                         "shapes, bandwidth of the K and V read)")
@@ -809,6 +908,8 @@ def main():
         speed_sweep(flare, args, rows, samples)
     if "varlen" in args.kinds:
         varlen_sweep(flare, args, rows, samples)
+    if "relpos" in args.kinds:
+        relpos_sweep(flare, args, rows, samples)
     if "decode" in args.kinds:
         decode_sweep(flare, args, rows, samples)
     if args.samples_out:
