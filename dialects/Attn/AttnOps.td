@@ -30,9 +30,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [RecursiveMemoryEffects, AttrSizedOp
     ```
     Q is [B, Hq, Sq, D], K [B, Hkv, Skv, D] and V [B, Hkv, Skv, Dv] with Hq a multiple of Hkv (MHA,
     GQA, MQA); D and Dv are static multiples of 16 from 32 to 256, Dv = D but for multi-head latent
-    attention (192 / 128). The output has Q's shape with V's head dim, and Q's element type; the optional second result is the per-row log-sum-exp
-    [B, Hq, Sq] in f32 (natural log; -inf for a row that sees no key, whose output is 0). `scale`
-    defaults to 1/sqrt(D).
+    attention (192 / 128). The output has Q's shape with V's head dim, and Q's element type; the
+    optional second result is the per-row log-sum-exp [B, Hq, Sq] in f32 (natural log; -inf for a
+    row that sees no key, whose output is 0). `scale` defaults to 1/sqrt(D).
 
     Semantics, per (b, h, i, j) with hk = h / (Hq / Hkv):
       s = score_mod(scale * dot(Q[b, h, i], K[b, hk, j]), b, h, i, j, aux...)

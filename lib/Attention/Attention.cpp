@@ -8,6 +8,7 @@
 #include "flare/Error.h"
 
 #include "AttentionInternal.h"
+#include "ModuleFacts.h"
 
 #include "../Target/ParseContext.h"
 
@@ -122,10 +123,6 @@ void checkNoSelfOverlap(const TensorView &t, const char *name) {
     extent += __int128(stride) * (size - 1);
   }
 }
-
-/// A window side as the generated mask bounds it: -1 (unbounded) for a negative one and for one of
-/// kMaxSequenceLength keys or more, which bounds nothing (|kv - d(i)| < kMaxSequenceLength).
-int64_t windowSide(int64_t w) { return w < 0 || w >= kMaxSequenceLength ? -1 : w; }
 
 /// AttentionOptions::tile within what the generator can build (0 in every field: the configured one).
 void checkTileConfig(const AttentionTileConfig &c) {
@@ -252,84 +249,6 @@ void packSequences(AttentionPlan &plan, const AttentionOptions &options, const T
   plan.seqKV = options.maxSeqlenK;
 }
 
-struct ModuleFacts {
-  std::string funcName;
-  std::string elemType; // "bf16" / "f16"
-  int64_t headDim = 0, headDimV = 0; // Q.K's, V's
-  bool hasLse = false;
-  std::vector<std::string> auxTypes;
-  std::vector<int64_t> qShape, kShape; // static dims (-1 dynamic)
-  attn::AttentionFacts config;         // what its configured choice depends on
-  bool kvLens = false, varlen = false; // operands kv_lens, cu_seqlens
-};
-
-std::string typeText(mlir::Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
-
-/// Parses a custom attention module and reads what the launch must agree with.
-ModuleFacts inspectModuleOnThisStack(const std::string &text) {
-  detail::ParseContext pc(detail::attentionDialects());
-  mlir::OwningOpRef<mlir::ModuleOp> module = pc.parse(text, "<module>");
-  if (!module)
-    pc.fail("flare::attention: the custom module does not parse");
-  std::vector<attn::AttentionOp> ops;
-  module->walk([&](attn::AttentionOp op) { ops.push_back(op); });
-  if (ops.size() != 1)
-    fail("the custom module must hold exactly one attn.attention, found " + std::to_string(ops.size()));
-  attn::AttentionOp op = ops.front();
-  auto func = op->getParentOfType<mlir::func::FuncOp>();
-  if (!func)
-    fail("the custom module's attn.attention must sit in a func.func");
-  ModuleFacts facts;
-  facts.funcName = func.getName().str();
-  auto q = mlir::cast<mlir::RankedTensorType>(op.getQuery().getType());
-  auto k = mlir::cast<mlir::RankedTensorType>(op.getKey().getType());
-  facts.elemType = typeText(q.getElementType());
-  facts.headDim = q.getDimSize(3);
-  facts.headDimV = mlir::cast<mlir::RankedTensorType>(op.getValue().getType()).getDimSize(3);
-  facts.hasLse = static_cast<bool>(op.getLse());
-  for (mlir::Value aux : op.getAux())
-    facts.auxTypes.push_back(typeText(mlir::cast<mlir::RankedTensorType>(aux.getType()).getElementType()));
-  for (int64_t d : q.getShape())
-    facts.qShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
-  for (int64_t d : k.getShape())
-    facts.kShape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
-  facts.config = attn::AttentionFacts::of(op);
-  facts.kvLens = static_cast<bool>(op.getKvLens());
-  facts.varlen = op.isVarlen();
-  return facts;
-}
-
-/// inspectModuleOnThisStack on a stack large enough for any text the parser accepts.
-ModuleFacts inspectModule(const std::string &text) {
-  ModuleFacts facts;
-  detail::runOnLargeStack([&] { facts = inspectModuleOnThisStack(text); });
-  return facts;
-}
-
-/// inspectModule, once per distinct module text: attention() is called per step of a model, and
-/// parsing the module every time would cost more than the launch.
-const ModuleFacts &moduleFacts(const std::string &text) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, ModuleFacts> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(text);
-  if (it == known.end())
-    it = known.emplace(text, inspectModule(text)).first; // a module that fails to parse is not kept
-  return it->second;
-}
-
-std::string floatText(double v) {
-  std::ostringstream os;
-  os.precision(9);
-  os << std::scientific << v;
-  return os.str();
-}
-
 } // namespace
 
 void detail::addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::vector<TensorView> &aux) {
@@ -383,84 +302,6 @@ void detail::checkGradientTensor(const TensorView &t, const TensorView &like, co
   checkSpan(t, name);
   if (written)
     checkNoSelfOverlap(t, name);
-}
-
-std::string attentionModule(const AttentionOptions &options, DType dtype, int64_t headDim, int64_t pageSize,
-                            int64_t headDimV) {
-  const std::string elem = dtypeName(dtype);
-  auto rows = [&](int64_t d) { return "tensor<?x?x?x" + std::to_string(d) + "x" + elem + ">"; };
-  // A paged cache's K and V: [num_pages, Hkv, page_size, D] with the page size static.
-  auto cache = [&](int64_t d) {
-    return pageSize ? "tensor<?x?x" + std::to_string(pageSize) + "x" + std::to_string(d) + "x" + elem + ">" : rows(d);
-  };
-  const int64_t dv = headDimV ? headDimV : headDim;
-  const std::string t = rows(headDim), kt = cache(headDim), vt = cache(dv), o = rows(dv);
-  const bool lse = options.lse.data != 0;
-  const bool lens = options.kvLens.data != 0;
-  const bool varlen = options.cuSeqlensQ.data != 0;
-  const std::string results = lse ? "(" + o + ", tensor<?x?x?xf32>)" : o;
-  std::ostringstream os;
-  os << "func.func @flare_attention(%q: " << t << ", %k: " << kt << ", %v: " << vt
-     << (lens ? ", %lens: tensor<?xi32>" : "") << (pageSize ? ", %pages: tensor<?x?xi32>" : "")
-     << (varlen ? ", %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>" : "") << ") -> " << results << " {\n";
-  os << "  " << (lse ? "%o, %lse" : "%o") << " = attn.attention %q, %k, %v";
-  if (lens)
-    os << " kv_lens(%lens : tensor<?xi32>)";
-  if (pageSize)
-    os << " page_table(%pages : tensor<?x?xi32>)";
-  if (varlen)
-    os << " cu_seqlens(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)";
-  if (options.scale > 0.f)
-    os << " attributes {scale = " << floatText(options.scale) << " : f32}";
-  os << "\n";
-  if (options.softcap > 0.f) {
-    os << "    score_mod {\n"
-       << "    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index):\n"
-       << "      %cap = arith.constant " << floatText(options.softcap) << " : f32\n"
-       << "      %x = arith.divf %s, %cap : f32\n"
-       << "      %t = math.tanh %x : f32\n"
-       << "      %y = arith.mulf %t, %cap : f32\n"
-       << "      attn.yield %y : f32\n"
-       << "    }\n";
-  }
-  // Mask: keys around the diagonal d(i) = i (+ Skv - Sq when aligned bottom-right).
-  std::vector<std::string> conditions;
-  std::ostringstream mask;
-  const bool bottomRight = options.alignment == CausalAlignment::BottomRight;
-  const int64_t right = options.causal ? 0 : windowSide(options.windowRight); // causal: none right of the diagonal
-  const int64_t left = windowSide(options.windowLeft);
-  if (right >= 0 || left >= 0) {
-    mask << "    ^bb0(%b: index, %h: index, %qi: index, %kv: index):\n";
-    std::string diag = "%qi";
-    if (bottomRight) {
-      mask << "      %nkv = attn.kv_len\n      %nq = attn.q_len\n"
-           << "      %shift = arith.subi %nkv, %nq : index\n"
-           << "      %diag = arith.addi %qi, %shift : index\n";
-      diag = "%diag";
-    }
-    if (right >= 0) {
-      mask << "      %right = arith.constant " << right << " : index\n"
-           << "      %hi = arith.addi " << diag << ", %right : index\n"
-           << "      %below = arith.cmpi sle, %kv, %hi : index\n";
-      conditions.push_back("%below");
-    }
-    if (left >= 0) {
-      mask << "      %left = arith.constant " << left << " : index\n"
-           << "      %lo = arith.subi " << diag << ", %left : index\n"
-           << "      %above = arith.cmpi sge, %kv, %lo : index\n";
-      conditions.push_back("%above");
-    }
-    std::string keep = conditions[0];
-    if (conditions.size() == 2) {
-      mask << "      %keep = arith.andi %below, %above : i1\n";
-      keep = "%keep";
-    }
-    mask << "      attn.yield " << keep << " : i1\n";
-    os << "    mask_mod {\n" << mask.str() << "    }\n";
-  }
-  os << "    : " << t << ", " << kt << ", " << vt << " -> " << o << (lse ? ", tensor<?x?x?xf32>" : "") << "\n";
-  os << "  return " << (lse ? "%o, %lse : " + o + ", tensor<?x?x?xf32>" : "%o : " + o) << "\n}\n";
-  return os.str();
 }
 
 AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
@@ -542,7 +383,7 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
     plan.module = attentionModule(options, q.dtype, plan.headDim, plan.pageSize, plan.headDimV);
     plan.kernelName = "flare_attention";
   } else {
-    const ModuleFacts &facts = moduleFacts(options.module);
+    const detail::ModuleFacts &facts = detail::moduleFacts(options.module);
     if (facts.elemType != dtypeName(q.dtype))
       fail("the custom module computes on " + facts.elemType + " but the tensors are " + dtypeName(q.dtype));
     if (facts.headDim != plan.headDim || facts.headDimV != plan.headDimV)
@@ -703,7 +544,7 @@ const LaunchConfig &launchConfig(const std::string &module, const std::string &a
     diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
     return mlir::success();
   });
-  const attn::AttentionFacts &facts = moduleFacts(module).config;
+  const attn::AttentionFacts &facts = detail::moduleFacts(module).config;
   const attn::ConfigAttr config =
       attn::applyOverrides(attn::chooseAttentionConfig(context, *target, facts), facts.maskClass, o,
                            [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); });
@@ -896,10 +737,11 @@ AttentionTileConfig launchTileConfig(const AttentionPlan &plan, const AttentionO
   // Causal query blocks of 1-4 steps: finer blocks on one warpgroup balance the SMs better than the
   // configured 128-row blocks on two. Measured for the plain causal mask only.
   constexpr int64_t kFineCausalMaxKeys = 512;
-  const bool plainCausal = options.module.empty() && options.causal && windowSide(options.windowLeft) < 0 &&
-                           windowSide(options.windowRight) < 0 && options.softcap == 0.f;
+  const bool plainCausal = options.module.empty() && options.causal && detail::windowSide(options.windowLeft) < 0 &&
+                           detail::windowSide(options.windowRight) < 0 && options.softcap == 0.f;
   AttentionTileConfig config;
-  if (attn::tileHeadDim(plan.headDim, plan.headDimV) == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys && detail::hasHopperMachinery(arch)) {
+  if (attn::tileHeadDim(plan.headDim, plan.headDimV) == 64 && plainCausal && plan.seqKV <= kFineCausalMaxKeys &&
+      detail::hasHopperMachinery(arch)) {
     config.blockM = config.blockN = 64;
     config.numWarps = 4;
   }

@@ -19,6 +19,9 @@ struct AttentionKernels {
 /// `answers` when given, the last one being the kernels returned.
 AttentionKernels attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
                                  const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
+/// A window side as the generated mask bounds it: -1 (unbounded) for a negative one and for one of
+/// kMaxSequenceLength keys or more, which bounds nothing (|kv - d(i)| < kMaxSequenceLength).
+inline int64_t windowSide(int64_t w) { return w < 0 || w >= kMaxSequenceLength ? -1 : w; }
 /// The architecture a call compiles for: options.arch, or the device's when that is empty.
 std::string targetArch(rt::KernelCache &cache, const AttentionOptions &options);
 /// The architecture has warpgroup MMAs, TMA and register budgets: where the launch-shape choices

@@ -168,7 +168,8 @@ AttentionTileConfig detail::autotunedChoice(rt::KernelCache &cache, const Attent
   AttentionTileConfig best;
   float bestMs = std::numeric_limits<float>::infinity();
   std::string firstError;
-  for (const AttentionTileConfig &candidate : autotuneCandidates(arch, attn::tileHeadDim(plan.headDim, plan.headDimV))) {
+  const int64_t headDim = attn::tileHeadDim(plan.headDim, plan.headDimV);
+  for (const AttentionTileConfig &candidate : autotuneCandidates(arch, headDim)) {
     try {
       AttentionKernels kernel = attentionKernel(cache, plan, candidate, options.arch);
       for (int i = 0; i < 2; ++i)

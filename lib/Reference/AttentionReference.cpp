@@ -140,8 +140,8 @@ void checkProblem(attn::AttentionOp op, const AttentionProblem &p) {
       auto type = cast<RankedTensorType>(value.getType());
       if ((!type.isDynamicDim(1) && type.getDimSize(1) != p.headsKV) ||
           (!type.isDynamicDim(3) && type.getDimSize(3) != dim))
-        throw Error(kPrefix + std::string("the problem's headsKV and ") + dimName + " do not match the paged " + operand +
-                    " type " + describe(type) + at);
+        throw Error(kPrefix + std::string("the problem's headsKV and ") + dimName + " do not match the paged " +
+                    operand + " type " + describe(type) + at);
       if (int64_t n = op.getKeyCount(); !ShapedType::isDynamic(n) && n != p.seqKV)
         throw Error(kPrefix + std::string("the problem's seqKV = ") + std::to_string(p.seqKV) +
                     " is not the page table's " + std::to_string(n) + " keys" + at);

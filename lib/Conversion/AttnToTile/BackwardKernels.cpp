@@ -213,8 +213,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         .getResult();
   };
   auto accView = [&](Value head) {
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), denseRowBase(ptr[DQAcc], head, realHeadDim),
-                                    ValueRange{seqQ, d}, ValueRange{d, c1})
+    Value base = denseRowBase(ptr[DQAcc], head, realHeadDim);
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), base, ValueRange{seqQ, d},
+                                    ValueRange{d, c1})
         .getResult();
   };
   auto finish = [&] { func::ReturnOp::create(b, loc); };

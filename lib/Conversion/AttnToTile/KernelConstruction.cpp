@@ -21,8 +21,8 @@ LogicalResult Generator::prepare() {
   // tensors' widths, so loads fill the padding with zeros and stores skip it).
   realHeadDim = qType.getDimSize(3);
   realHeadDimV = cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
-  headDim = llvm::PowerOf2Ceil(realHeadDim);
-  headDimV = llvm::PowerOf2Ceil(realHeadDimV);
+  headDim = paddedHeadDim(realHeadDim);
+  headDimV = paddedHeadDim(realHeadDimV);
   elemType = qType.getElementType();
   f32 = b.getF32Type();
   i32Type = b.getI32Type();
@@ -286,8 +286,8 @@ LogicalResult Generator::buildKernel() {
   auto widthOf = [&](int tensor) { return tensor < 2 ? dQK : dV; };
   auto view2d = [&](Value base, Value rows, int tensor) {
     Value rowStride = arith::TruncIOp::create(b, loc, i32Type, strides[3 * tensor + 2]);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, widthOf(tensor)},
-                                    ValueRange{rowStride, c1})
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base,
+                                    ValueRange{rows, widthOf(tensor)}, ValueRange{rowStride, c1})
         .getResult();
   };
   // A group's rows in q and o: one stride, the head stride for one query per head, else the row
@@ -297,8 +297,8 @@ LogicalResult Generator::buildKernel() {
                                               strides[3 * tensor + 1], strides[3 * tensor + 2]);
     Value rowStride32 = arith::TruncIOp::create(b, loc, i32Type, rowStride);
     Value base = sliceOf(ptr, tensor, firstHead);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{unitRows, widthOf(tensor)},
-                                    ValueRange{rowStride32, c1})
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base,
+                                    ValueRange{unitRows, widthOf(tensor)}, ValueRange{rowStride32, c1})
         .getResult();
   };
   // A paged cache's K and V: one view of all pages' rows of this KV head (row r of page p at view

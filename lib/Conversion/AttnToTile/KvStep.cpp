@@ -35,8 +35,9 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   if (config.has(ConfigSwitch::Overlap)) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
     // Deferred: the previous block's rescale first, while Q K^T runs.
+    Value vPrevRow = cacheRow(prevKv0);
     Value vPrev =
-        tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{cacheRow(prevKv0), c0}, nullptr);
+        tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{vPrevRow, c0}, nullptr);
     if (config.has(ConfigSwitch::DeferRescale))
       acc = rescale(acc, state[4]);
     acc = dotPV(state[3], vPrev, acc);

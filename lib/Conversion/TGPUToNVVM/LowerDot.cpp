@@ -176,12 +176,16 @@ void KernelLowering::unpackAccumulator(Value acc, SmallVectorImpl<Value> &c) {
     c[i] = LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{static_cast<int64_t>(i)});
 }
 
+/// The accumulator registers (of `regs` for n columns) that MMAs over the first nIssued columns
+/// write (0: all): a prefix, wgmma's accumulator fragment running in 8-column groups in order.
+static size_t issuedRegisters(size_t regs, int64_t n, int64_t nIssued) {
+  return nIssued ? regs * static_cast<size_t>(nIssued) / static_cast<size_t>(n) : regs;
+}
+
 void KernelLowering::emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k,
                                Type elem, SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs, int64_t kIssued,
                                int64_t nIssued) {
-  // The registers of the first nIssued columns are a prefix of the n columns' (wgmma's accumulator
-  // fragment: 8-column groups in order).
-  const size_t live = nIssued ? c.size() * nIssued / n : c.size();
+  const size_t live = issuedRegisters(c.size(), n, nIssued);
   Value acc = emitWgmmaAsync(a, bOp, m, n, k, elem, packAccumulator(ArrayRef<Value>(c).take_front(live)), aRegs,
                              kIssued, nIssued);
   WgmmaWaitOp::create(b, loc, 0);
@@ -337,7 +341,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   const int64_t kIssued = kExtent < k ? kExtent : 0, nIssued = nExtent < n ? nExtent : 0;
   if (!storeA && !storeB) {
     // Nothing to release afterwards: leave the MMAs in flight until the result is used.
-    const size_t live = nIssued ? c.size() * nIssued / n : c.size();
+    const size_t live = issuedRegisters(c.size(), n, nIssued);
     Value acc = emitWgmmaAsync(aSmem, bSmem, m, n, k, elem, packAccumulator(ArrayRef<Value>(c).take_front(live)),
                                aRegs, kIssued, nIssued);
     pendingDots.push_back({op.getResult(), acc, SmallVector<Value>(ArrayRef<Value>(c).drop_front(live))});
