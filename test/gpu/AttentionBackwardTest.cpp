@@ -53,26 +53,6 @@ Tensor16 rounded(const std::vector<double> &values) {
   return t;
 }
 
-/// bf16 gradients against float64: every element within 2% of the tensor's largest magnitude (at
-/// least 1e-4: a gradient that is exactly zero, as with one key, comes out as rounding noise) plus 3%
-/// of its own (P and dS are rounded to bf16 before their products, as in every FlashAttention), never
-/// NaN, never the poison.
-void expectGradient(const std::vector<uint16_t> &got, const std::vector<double> &ref, const char *what,
-                    DType dtype = DType::BF16) {
-  ASSERT_EQ(got.size(), ref.size());
-  double scale = 0, worst = 0;
-  for (double r : ref)
-    scale = std::max(scale, std::fabs(r));
-  int bad = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = decode16(got[i], dtype), err = std::fabs(g - ref[i]);
-    worst = std::max(worst, err);
-    if ((std::isnan(g) || isPoison(got[i]) || err > 2e-2 * std::max(scale, 5e-3) + 3e-2 * std::fabs(ref[i])) && bad++ < 5)
-      ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << ref[i] << " (largest |ref| " << scale << ")";
-  }
-  std::printf("      %s: worst |error| %.3g of largest |ref| %.3g\n", what, worst, scale);
-}
-
 class AttentionBackward : public GpuTest {
 protected:
   /// The module's backward kernels on one problem, against the float64 reference.

@@ -122,23 +122,6 @@ void expectMatches(const std::vector<uint16_t> &got, int pitch, const Shape &s, 
               pitch, worst, maskedRows);
 }
 
-/// bf16 gradients against float64, AttentionBackwardTest.cpp's bound: within 2% of the tensor's
-/// largest magnitude (at least 5e-3 of it) plus 3% of their own, never NaN, never the poison.
-void expectGradient(const std::vector<uint16_t> &got, const std::vector<double> &ref, const char *what) {
-  ASSERT_EQ(got.size(), ref.size());
-  double scale = 0, worst = 0;
-  for (double r : ref)
-    scale = std::max(scale, std::fabs(r));
-  int bad = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = fromBF16(got[i]), err = std::fabs(g - ref[i]);
-    worst = std::max(worst, err);
-    if ((std::isnan(g) || isPoison(got[i]) || err > 2e-2 * std::max(scale, 5e-3) + 3e-2 * std::fabs(ref[i])) && bad++ < 5)
-      ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << ref[i] << " (largest |ref| " << scale << ")";
-  }
-  std::printf("      %s: worst |error| %.3g of largest |ref| %.3g\n", what, worst, scale);
-}
-
 /// Shapes that are not multiples of the tiles: GQA with few queries (split KV), MQA with rows that see
 /// no key under a bottom-right causal mask, single-query decoding, and Hq / Hkv = 3.
 std::vector<Shape> forwardShapes() {
