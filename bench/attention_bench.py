@@ -61,7 +61,8 @@ class FlareOptions(ctypes.Structure):
                 ("producer", ctypes.c_int32), ("persistent", ctypes.c_int32),
                 ("autotune", ctypes.c_int32), ("deterministic", ctypes.c_int32), ("kv_splits", ctypes.c_int32),
                 ("kv_lens", FlareTensor), ("page_table", FlareTensor), ("cu_seqlens_q", FlareTensor),
-                ("cu_seqlens_k", FlareTensor), ("max_seqlen_q", ctypes.c_int64), ("max_seqlen_k", ctypes.c_int64)]
+                ("cu_seqlens_k", FlareTensor), ("max_seqlen_q", ctypes.c_int64), ("max_seqlen_k", ctypes.c_int64),
+                ("block_lists", ctypes.c_int32), ("block_mask", ctypes.c_void_p)]
 
 
 DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.int32: 3, torch.int64: 4}

@@ -45,7 +45,8 @@ def Attn_ConfigSwitch : I32BitEnumAttr<"ConfigSwitch", "the on/off choices of a 
     I32BitEnumAttrCaseBit<"RowsGrow", 13, "rows_grow">,
     I32BitEnumAttrCaseBit<"UniformWarpgroup", 14, "uniform_warpgroup">,
     I32BitEnumAttrCaseBit<"SplitKv", 15, "split_kv">,
-    I32BitEnumAttrCaseBit<"PackGqa", 16, "pack_gqa">]> {
+    I32BitEnumAttrCaseBit<"PackGqa", 16, "pack_gqa">,
+    I32BitEnumAttrCaseBit<"BlockLists", 17, "block_lists">]> {
   let cppNamespace = "::flare::attn";
   let genSpecializedAttr = 0;
 }
@@ -95,6 +96,12 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       K/V block is read once per group. The rows of a group must lie at one stride in q and o: one
       query per head, or a head stride of Sq rows (flare::attention checks; the kernel reads the
       head stride when Sq is 1, else the row stride).
+    - `block_lists` (a mask with a part attn-classify-mask cannot read, mask class `generic`; not
+      with `split_kv`, `pack_gqa`, `split_tail`, kv_lens, a paged cache or cu_seqlens): the kernel
+      visits the key blocks that lists in device memory name, per (batch, head, block of query
+      rows): the blocks kept in part (mask code per element) and those kept entirely (no mask
+      code); a block in neither is never visited. The kernel `<name>_block_mask`, generated from
+      the same `mask_mod`, writes the lists (dialects/Attn/Rationale.md, "Block lists").
   }];
   let parameters = (ins "int64_t":$blockM, "int64_t":$blockN, "int64_t":$numWarps,
                         "int64_t":$minBlocksPerSM, "int64_t":$partialRowSums,

@@ -71,6 +71,9 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "pack the query heads that share a key/value head into the rows of one program instance "
            "(grid y over key/value heads; the rows of a group at one stride in q and o; 1: on, 0: "
            "off, -1: configured: off)">,
+    Option<"blockLists", "block-lists", "int", /*default=*/"-1",
+           "for a mask of class generic: visit the key blocks that lists in device memory name, "
+           "written by the generated kernel `<name>_block_mask` (1: on, 0: off, -1: configured: off)">,
     Option<"pairInstances", "pair-instances", "int", /*default=*/"-1",
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "

@@ -342,6 +342,25 @@ def Tile_ScalarLoadOp : Tile_Op<"scalar_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScalarStoreOp : Tile_Op<"scalar_store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store one scalar into global memory, once per program instance";
+  let description = [{
+    ```mlir
+    tile.scalar_store %count, %lists[%i] : i32, !tile.ptr<i32>, i32
+    ```
+    `lists[i] = count`, written by one thread of the program instance (the value must be the same
+    for all of them: computed from scalars, such as a reduction of a whole tile). The offset is in
+    elements and must lie inside the allocation (no bounds check). For small results a kernel
+    computes per program instance, such as the counts and block indices of attention's block lists.
+    Stores of one instance happen in program order.
+  }];
+  let arguments = (ins AnyTypeOf<[I32, I64, F32]>:$value, Tile_PtrType:$base, AnyTypeOf<[I32, I64]>:$offset);
+  let assemblyFormat = [{
+    $value `,` $base `[` $offset `]` attr-dict `:` type($value) `,` qualified(type($base)) `,` type($offset)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let summary = "store a block into a view, skipping what lies outside it";
   let description = [{

@@ -20,6 +20,7 @@
 #include "flare/Runtime/Runtime.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,17 +79,24 @@ struct AttentionTileConfig {
   /// kSplitKvMaxQueries queries whose program instances fill less than half the GPU's SMs split into
   /// as many parts as fill one wave, each of at least two key blocks); 1: never; N > 1: N parts.
   int kvSplits = 0;
+  /// Block lists (BlockMask) for a mask with a part the compiler cannot classify (document ids,
+  /// block tables: mask class generic): 1 or 0 (configured: wherever they apply, i.e. not with
+  /// kvLens, a paged cache, cuSeqlens, split keys or packed GQA rows), -1 off (every key block the
+  /// mask's linear part may keep is visited and masked element by element).
+  int blockLists = 0;
   bool operator==(const AttentionTileConfig &o) const {
     return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
            pingPong == o.pingPong && producer == o.producer && persistent == o.persistent &&
-           kvSplits == o.kvSplits;
+           kvSplits == o.kvSplits && blockLists == o.blockLists;
   }
   bool operator!=(const AttentionTileConfig &o) const { return !(*this == o); }
-  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0" (then " splits=N" when
-  /// kvSplits is set); parse() reads it back.
+  /// "bm=128 bn=64 warps=8 overlap=0 pingpong=0 producer=0 persistent=0" (then " splits=N" and
+  /// " lists=N" when kvSplits / blockLists are set); parse() reads it back.
   std::string text() const;
   static std::optional<AttentionTileConfig> parse(const std::string &text);
 };
+
+struct BlockMask;
 
 struct AttentionOptions {
   bool causal = false;
@@ -136,6 +144,12 @@ struct AttentionOptions {
   /// is then f32 [1, Hq, total_q]. Both data == 0: no packing.
   TensorView cuSeqlensQ, cuSeqlensK;
   int64_t maxSeqlenQ = 0, maxSeqlenK = 0;
+  /// Block lists built before (buildBlockMask) for this call's module, shapes and tile
+  /// configuration, and the current contents of its aux tensors: the call reads them instead of
+  /// building its own. nullptr: a call whose kernel visits block lists builds them itself first, into
+  /// a workspace the runtime keeps per stream (one more launch; its cost: bench/NOTES.md, "Block
+  /// lists"). Ignored by flare::attentionBackward.
+  const BlockMask *blockMask = nullptr;
   /// Target architecture; empty means the device's.
   std::string arch;
   /// Tile configuration override (all zero: the configured choice).
@@ -179,6 +193,36 @@ struct AttentionPlan {
 /// Checks every argument and builds the plan (throws flare::Error on bad input). Needs no GPU.
 AttentionPlan planAttention(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
                             const AttentionOptions &options = {});
+
+/// The key blocks that each block of query rows visits, for a mask with a part the compiler cannot
+/// classify (mask class generic: document ids, block tables, anything read from aux tensors):
+/// FlexAttention's BlockMask, but derived from the module's own mask_mod by a generated kernel
+/// (`<name>_block_mask`) that evaluates the mask once on every element of the key blocks its linear
+/// part may keep and records which are kept in part and which entirely. The attention kernel then
+/// visits the listed blocks only, full ones without mask code (dialects/Attn/Rationale.md, "Block
+/// lists"). Build it once per (module, shapes, tile configuration, aux contents) and pass it to every
+/// call that shares them (the layers of one model step): AttentionOptions::blockMask.
+struct BlockMask {
+  /// The lists (device memory, i32): one record of 2 + keyBlocks per (batch, head, block of query
+  /// rows), [partial count, full count, slots]: the partial blocks' indices from the front of the
+  /// slots, the full blocks' from the back, each ascending from its end.
+  std::shared_ptr<rt::DeviceBuffer> lists;
+  /// The tiles the lists are for: query rows and keys per block.
+  int64_t blockM = 0, blockN = 0;
+  /// Records: batches x heads x queryBlocks; batches (heads) is 1 where mask_mod does not read the
+  /// batch (head) index: one list serves them all.
+  int64_t batches = 0, heads = 0, queryBlocks = 0, keyBlocks = 0;
+  /// What it was built for, checked by the calls that read it.
+  std::string module, config; ///< the attn.attention module and the kernel's #attn.config
+  int64_t batch = 0, headsQ = 0, seqQ = 0, seqKV = 0;
+};
+
+/// Builds the block lists of the call attention(cache, q, k, v, out, options) would make (its
+/// module, shapes, tile configuration and aux tensors; out is not written), asynchronously on
+/// `stream`. Throws flare::Error when that call visits no block lists (its mask is classified by the
+/// compiler, or the launch takes a form without them: kvLens, a paged cache, cuSeqlens, split keys).
+BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                         const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);
 
 /// What appendKV launches, computed without a GPU: the tile kernel, its arguments and its grid (new
 /// rows, Hkv, B).

@@ -26,6 +26,7 @@ typedef struct flare_tensor {
   int64_t strides[4];
 } flare_tensor;
 
+typedef struct flare_block_mask flare_block_mask;
 typedef struct flare_attention_options {
   int32_t causal;       /* non-zero: causal */
   int32_t bottom_right; /* non-zero: the diagonal is aligned bottom-right (Skv - Sq) */
@@ -54,6 +55,10 @@ typedef struct flare_attention_options {
   flare_tensor cu_seqlens_q; /* i32 [B + 1]: q, out hold B sequences packed, [1, Hq, total_q, D]; data 0: not packed */
   flare_tensor cu_seqlens_k; /* i32 [B + 1]: k, v likewise (flare::AttentionOptions::cuSeqlensQ/K) */
   int64_t max_seqlen_q, max_seqlen_k; /* with cu_seqlens: the longest sequence's lengths */
+  int32_t block_lists; /* block lists for a mask the compiler cannot classify: 0 or 1 where they apply, -1 off
+                          (flare::AttentionTileConfig::blockLists) */
+  const flare_block_mask *block_mask; /* lists from flare_block_mask_build for this call, or NULL: a call that
+                                         visits block lists builds them itself (flare::AttentionOptions::blockMask) */
 } flare_attention_options;
 
 typedef struct flare_session flare_session;
@@ -69,6 +74,15 @@ void flare_session_destroy(flare_session *session);
 int flare_attention(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                     const flare_tensor *out, const flare_attention_options *options, void *stream);
 
+/* Builds the block lists that flare_attention(session, q, k, v, out, options) would build for itself (its
+ * module, shapes, tile configuration and aux tensors' contents; out is not written), asynchronously on
+ * `stream`, into *mask (flare::buildBlockMask): pass it as options->block_mask to the calls that share them.
+ * Fails when that call visits no block lists. */
+int flare_block_mask_build(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
+                           const flare_tensor *out, const flare_attention_options *options, void *stream,
+                           flare_block_mask **mask);
+/* Frees the lists (after the work that reads them: the memory is released at once). NULL is ignored. */
+void flare_block_mask_destroy(flare_block_mask *mask);
 /* Writes new keys and values (k_new, v_new [B, Hkv, Sn, D]) into a paged cache (k_cache, v_cache
  * [num_pages, Hkv, page_size, D], page_table i32 [B, max_pages]) at positions kv_lens[b] + i, which it
  * reads and does not advance (flare::appendKV in flare/Attention.h). Asynchronous on `stream`. */

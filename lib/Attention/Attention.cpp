@@ -491,13 +491,15 @@ struct LaunchConfig {
   std::string text; ///< `#attn.config<...>`
   int64_t blockM = 0, blockN = 0;
   bool splitTail = false;
+  bool blockLists = false;
 };
 
 /// A request's overrides as numbers, for keys and comparisons.
-std::array<int64_t, 19> overrideValues(const attn::ConfigOverrides &o) {
+std::array<int64_t, 20> overrideValues(const attn::ConfigOverrides &o) {
   return {o.blockM, o.blockN, o.numWarps, o.partialRowSums, o.overlap, o.pingPong, o.lazyRescale, o.deferRescale,
           o.producer, o.lastPvAfterLoops, o.persistent, o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage,
-          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv, o.packGqa};
+          o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv, o.packGqa,
+          o.blockLists};
 }
 
 /// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
@@ -508,12 +510,12 @@ std::array<int64_t, 19> overrideValues(const attn::ConfigOverrides &o) {
 const LaunchConfig &launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
   struct Recent {
     std::string arch, module;
-    std::array<int64_t, 19> overrides{};
+    std::array<int64_t, 20> overrides{};
     const LaunchConfig *config = nullptr;
   };
   thread_local std::array<Recent, 4> recent;
   thread_local size_t nextRecent = 0;
-  const std::array<int64_t, 19> values = overrideValues(o);
+  const std::array<int64_t, 20> values = overrideValues(o);
   for (const Recent &r : recent)
     if (r.config && r.overrides == values && r.arch == arch && r.module == module)
       return *r.config;
@@ -545,13 +547,17 @@ const LaunchConfig &launchConfig(const std::string &module, const std::string &a
     return mlir::success();
   });
   const attn::AttentionFacts &facts = detail::moduleFacts(module).config;
+  // Block lists assume the same keys for every sequence: not with kv_lens, pages or cu_seqlens.
+  attn::ConfigOverrides request = o;
+  if (request.blockLists > 0 && (facts.raggedKeys || facts.pageSize > 0))
+    request.blockLists = 0;
   const attn::ConfigAttr config =
-      attn::applyOverrides(attn::chooseAttentionConfig(context, *target, facts), facts.maskClass, o,
+      attn::applyOverrides(attn::chooseAttentionConfig(context, *target, facts), facts.maskClass, request,
                            [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); });
   if (!config)
     fail("the tile configuration does not apply to this kernel: " + diagnostics);
   LaunchConfig launch{config.text(), config.getBlockM(), config.getBlockN(),
-                      config.has(attn::ConfigSwitch::SplitTail)};
+                      config.has(attn::ConfigSwitch::SplitTail), config.has(attn::ConfigSwitch::BlockLists)};
   return remember(known.emplace(std::move(key), std::move(launch)).first->second);
 }
 
@@ -638,6 +644,14 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
     request.producer = tile.producer ? sw(tile.producer) : 0;
   }
+  // Block lists for a mask the compiler cannot classify (launchConfig keeps them for masks of class
+  // generic only, and not beside kv_lens, pages or packed sequences), unless the call's tile says
+  // otherwise; not with split keys or packed GQA rows, whose instances are not one block of a head's
+  // query rows.
+  if (tile.blockLists < 0)
+    request.blockLists = 0;
+  else if (!splitKv && !packed)
+    request.blockLists = 1;
   const LaunchConfig &requested = launchConfig(plan.module, target, request);
   const LaunchConfig *config = &requested;
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code
@@ -669,7 +683,15 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     return module->kernel(plan.kernelName);
   };
   rt::Kernel kernel = compileKernel();
-  if (kernel.info().tmaRequired && !kernel.usesTensorMaps(plan.args)) {
+  // (A kernel that visits block lists takes their address last: any will do for the question.)
+  auto encodable = [&] {
+    if (!config->blockLists)
+      return kernel.usesTensorMaps(plan.args);
+    rt::KernelArgs args = plan.args;
+    args.addPointer(0);
+    return kernel.usesTensorMaps(args);
+  };
+  if (kernel.info().tmaRequired && !encodable()) {
     compile.tmaFallback = true;
     kernel = compileKernel();
   }
@@ -685,7 +707,11 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
       }
     }
   }
-  AttentionKernels kernels{kernel, 1, std::nullopt};
+  AttentionKernels kernels{kernel, 1, std::nullopt, std::nullopt, {}};
+  if (config->blockLists) {
+    kernels.classifier = kernel.module().kernel(plan.kernelName + "_block_mask");
+    kernels.config = compile.attentionConfig;
+  }
   if (splitKv) {
     // The parts: the call's, else as many as one wave of this kernel's CTAs holds. The kernel is the
     // same for any number of them (a launch argument).
@@ -697,7 +723,8 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   return kernels;
 }
 
-void detail::launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream) {
+void detail::launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream,
+                             const BlockMask *blockMask) {
   const rt::Kernel &kernel = kernels.kernel;
   int64_t blockM = kernel.info().hint("attention.block_m");
   if (blockM <= 0)
@@ -709,6 +736,12 @@ void detail::launchAttention(const AttentionKernels &kernels, const AttentionPla
   grid.x = static_cast<unsigned>(ceilDiv(rowsPerUnit, blockM));
   grid.y = static_cast<unsigned>(packed ? plan.headsKV : plan.headsQ);
   grid.z = static_cast<unsigned>(plan.batch);
+  if (kernels.classifier) {
+    rt::KernelArgs args = plan.args;
+    args.addPointer(blockListsFor(kernels, plan, blockMask, stream));
+    kernel.launch(grid, args, stream);
+    return;
+  }
   if (!kernels.combine) {
     kernel.launch(grid, plan.args, stream);
     return;
@@ -759,7 +792,7 @@ void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k,
   if (config == AttentionTileConfig{})
     config = options.autotune ? detail::autotunedChoice(cache, plan, options, stream)
                               : launchTileConfig(plan, options, detail::targetArch(cache, options));
-  detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream);
+  detail::launchAttention(detail::attentionKernel(cache, plan, config, options.arch), plan, stream, options.blockMask);
 }
 
 } // namespace flare

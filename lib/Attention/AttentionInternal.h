@@ -13,6 +13,10 @@ struct AttentionKernels {
   rt::Kernel kernel;
   int64_t splits = 1;
   std::optional<rt::Kernel> combine; ///< `<name>_combine`, when splits > 1
+  /// `<name>_block_mask`, when the kernel visits block lists (BlockMask), and the kernel's
+  /// configuration text (what a BlockMask passed in must have been built for).
+  std::optional<rt::Kernel> classifier;
+  std::string config;
 };
 /// The plan's kernels compiled (through `cache`) with the tile configuration `config`; `arch` empty:
 /// the device's. Each cache lookup it makes (one to three: see Attention.cpp) is appended to
@@ -42,7 +46,13 @@ void checkGradientTensor(const TensorView &t, const TensorView &like, const char
 void addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::vector<TensorView> &aux);
 /// Launches the kernels of attentionKernel on the plan's arguments (with split keys, the parts'
 /// workspace is the kernel module's, per stream).
-void launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream);
+void launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream,
+                     const BlockMask *blockMask = nullptr);
+
+/// The block lists `kernels` read for `plan` (BlockMask.cpp): `blockMask`'s after checking that they
+/// were built for this call, else built now on `stream` into the module's per-stream workspace.
+uint64_t blockListsFor(const AttentionKernels &kernels, const AttentionPlan &plan, const BlockMask *blockMask,
+                       void *stream);
 /// The configuration to launch for an autotuned call: the remembered choice of its shape class, or
 /// the fastest candidate timed now on the call's tensors (see AttentionOptions::autotune).
 AttentionTileConfig autotunedChoice(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionOptions &options,

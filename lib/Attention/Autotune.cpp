@@ -41,6 +41,8 @@ std::string AttentionTileConfig::text() const {
   // Named only when set, so that the texts autotuning remembers keep their form.
   if (kvSplits != 0)
     out += " splits=" + std::to_string(kvSplits);
+  if (blockLists != 0)
+    out += " lists=" + std::to_string(blockLists);
   return out;
 }
 
@@ -55,13 +57,20 @@ std::optional<AttentionTileConfig> AttentionTileConfig::parse(const std::string 
     if (!llvm::to_integer(llvm::StringRef(word).drop_front(prefix.size()), c.*field, 10))
       return std::nullopt;
   }
+  // Then the optional fields, in text()'s order.
   std::string rest;
-  if (in >> rest) {
-    const std::string prefix = "splits=";
-    if (rest.rfind(prefix, 0) != 0 ||
-        !llvm::to_integer(llvm::StringRef(rest).drop_front(prefix.size()), c.kvSplits, 10) || in >> rest)
+  bool more = static_cast<bool>(in >> rest);
+  for (auto [name, field] : {std::pair<const char *, int AttentionTileConfig::*>{"splits=", &AttentionTileConfig::kvSplits},
+                             {"lists=", &AttentionTileConfig::blockLists}}) {
+    const std::string prefix = name;
+    if (!more || rest.rfind(prefix, 0) != 0)
+      continue;
+    if (!llvm::to_integer(llvm::StringRef(rest).drop_front(prefix.size()), c.*field, 10))
       return std::nullopt;
+    more = static_cast<bool>(in >> rest);
   }
+  if (more)
+    return std::nullopt;
   return c;
 }
 

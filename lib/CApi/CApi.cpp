@@ -11,6 +11,10 @@
 #include <memory>
 #include <string>
 
+struct flare_block_mask {
+  flare::BlockMask mask;
+};
+
 struct flare_session {
   std::unique_ptr<flare::rt::Context> ctx;
   std::unique_ptr<flare::rt::KernelCache> cache;
@@ -70,7 +74,9 @@ flare::AttentionOptions toOptions(const flare_attention_options *options) {
   for (int32_t i = 0; i < options->num_aux; ++i)
     opt.aux.push_back(toView(options->aux[i], "aux"));
   opt.tile = {options->block_m, options->block_n, options->num_warps, options->overlap,
-              options->ping_pong, options->producer, options->persistent, options->kv_splits};
+              options->ping_pong, options->producer, options->persistent, options->kv_splits,
+              options->block_lists};
+  opt.blockMask = options->block_mask ? &options->block_mask->mask : nullptr;
   if (options->kv_lens.data)
     opt.kvLens = toView(options->kv_lens, "kv_lens");
   if (options->page_table.data)
@@ -160,6 +166,22 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
                      stream);
   });
 }
+
+int flare_block_mask_build(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
+                           const flare_tensor *out, const flare_attention_options *options, void *stream,
+                           flare_block_mask **mask) {
+  return guarded([&] {
+    flare::AttentionOptions opt = toOptions(options);
+    if (!session || !q || !k || !v || !out || !mask)
+      throw flare::Error("flare_block_mask_build: null session, tensor or result");
+    auto built = std::make_unique<flare_block_mask>();
+    built->mask = flare::buildBlockMask(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"),
+                                        toView(*out, "out"), opt, stream);
+    *mask = built.release();
+  });
+}
+
+void flare_block_mask_destroy(flare_block_mask *mask) { delete mask; }
 
 int flare_kv_append(flare_session *session, const flare_tensor *k_new, const flare_tensor *v_new,
                     const flare_tensor *k_cache, const flare_tensor *v_cache, const flare_tensor *kv_lens,

@@ -255,6 +255,27 @@ private:
   /// `<name>_combine` (SplitKvCombine.cpp): the split_kv parts merged into the output and LSE; `abi`
   /// is the forward kernel's signature, which it shares.
   void buildCombineKernel(FunctionType abi);
+  /// `<name>_block_mask` (BlockLists.cpp): the block lists of `block_lists` from mask_mod; `abi` is
+  /// the forward kernel's signature, which it shares (the lists are its last argument).
+  LogicalResult buildBlockMaskKernel(FunctionType abi);
+  /// One block of query rows' record in the block lists (BlockLists.cpp; dialects/Attn/Rationale.md,
+  /// "Block lists"): [partial count, full count, numBlocks slots], the partial blocks' indices from
+  /// the front of the slots, the full blocks' from the back.
+  struct BlockList {
+    Value record; ///< !tile.ptr<i32> to the record
+    Value partialCount, fullCount;
+    Value lastIndex, lastSlot; ///< numBlocks - 1, numBlocks + 1
+    /// The t-th partial and full block (t below the count), read in the loop.
+    Value partialAt(Generator &g, Value t);
+    Value fullAt(Generator &g, Value t);
+  };
+  BlockList blockList;
+  /// The record of query block `queryBlock` of the program's (batch, head): one per batch entry and
+  /// head where mask_mod reads them (listsPerBatch / listsPerHead), else shared.
+  Value listRecord(Value lists, Value queryBlock, Value headsQ);
+  BlockList listOf(Value lists, Value queryBlock, Value headsQ);
+  bool listsPerBatch() { return !op.getMaskMod().empty() && !op.getMaskMod().front().getArgument(0).use_empty(); }
+  bool listsPerHead() { return !op.getMaskMod().empty() && !op.getMaskMod().front().getArgument(1).use_empty(); }
   Value evalLeaves(const LinearExpr &e);
   /// Which blocks a mask range runs over: KV blocks for the query rows [fixedLo, fixedHi] (the
   /// forward) or query blocks for the keys [fixedLo, fixedHi] (the backward), `block` indices each.

@@ -50,6 +50,10 @@ LogicalResult Generator::run() {
   if (op.isVarlen() && (config.has(ConfigSwitch::SplitKv) || config.has(ConfigSwitch::PackGqa)))
     return op.emitOpError("convert-attn-to-tile: split_kv and pack_gqa are not generated for packed "
                           "variable-length sequences (cu_seqlens)");
+  if (config.has(ConfigSwitch::BlockLists) && (op.isVarlen() || op.isPaged() || op.getKvLens()))
+    return op.emitOpError("convert-attn-to-tile: block_lists are not generated with kv_lens, a paged cache "
+                          "or cu_seqlens (one list per block of a head's query rows assumes the same keys "
+                          "for every sequence)");
   if (op.isPaged() && op.getPageSize() % config.getBlockN() != 0)
     return op.emitOpError() << "convert-attn-to-tile: block_n " << config.getBlockN()
                             << " must divide the page size " << op.getPageSize()
@@ -63,6 +67,8 @@ LogicalResult Generator::run() {
     return failure();
   if (config.has(ConfigSwitch::SplitKv))
     buildCombineKernel(kernel.getFunctionType());
+  if (config.has(ConfigSwitch::BlockLists) && failed(buildBlockMaskKernel(kernel.getFunctionType())))
+    return failure();
   return success();
 }
 
@@ -118,6 +124,10 @@ LogicalResult Generator::buildKernel() {
   const bool splitKv = config.has(ConfigSwitch::SplitKv);
   if (splitKv)
     args.append({ptrOf(f32), ptrOf(f32), i32Type});
+  // Block lists (i32, BlockLists.cpp): the key blocks each block of query rows visits.
+  const bool blockLists = config.has(ConfigSwitch::BlockLists);
+  if (blockLists)
+    args.push_back(ptrOf(i32Type));
 
   b.setInsertionPoint(func);
   kernel = func::FuncOp::create(b, func.getLoc(), func.getName(), b.getFunctionType(args, {}));
@@ -184,6 +194,7 @@ LogicalResult Generator::buildKernel() {
     partLsePtr = entry->getArgument(a++);
     numSplits = entry->getArgument(a++);
   }
+  Value listsPtr = blockLists ? entry->getArgument(a++) : Value();
 
   // Grid (ceil(Sq / BLOCK_M), Hq, B); query head h reads key/value head h / (Hq / Hkv).
   Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
@@ -370,10 +381,19 @@ LogicalResult Generator::buildKernel() {
   if (failed(emitHoistedRegions(2, [&] { return asIndex(qRows); })))
     return failure();
 
-  // Which KV blocks to visit, and which of them need no mask.
-  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});
-  Value lo = smax(nonEmpty.lo, c0);
-  Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  // Which KV blocks to visit, and which of them need no mask: the mask's ranges, or the lists.
+  Value lo, hi;
+  Interval full;
+  if (blockLists) {
+    blockList = listOf(listsPtr, mBlock, headsQ);
+    lo = c0;
+    hi = c0;
+  } else {
+    auto [nonEmpty, fullRange] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});
+    full = fullRange;
+    lo = smax(nonEmpty.lo, c0);
+    hi = smax(smin(nonEmpty.hi, numBlocks), lo);
+  }
   if (varlen) { // an instance past its sequence's last query block visits nothing
     Value hasRows = cmp(arith::CmpIPredicate::slt, rowStart, seqQ);
     hi = select(hasRows, hi, lo);
@@ -400,8 +420,11 @@ LogicalResult Generator::buildKernel() {
     hi = smin(add(lo, chunk), hi);
   }
   Value flo = hi, fhi = hi;
-  bool fullLoop = mask.root.mayHaveFullBlocks();
-  if (fullLoop) {
+  bool fullLoop = mask.root.mayHaveFullBlocks() || blockLists;
+  if (blockLists) { // iterations 0 .. count - 1 of each list
+    flo = c0;
+    fhi = blockList.fullCount;
+  } else if (fullLoop) {
     // Keys past Skv are masked: only blocks wholly below Skv can be full.
     Value fullHi = smin(full.hi, floorBlocks(seqKV));
     flo = smin(smax(full.lo, lo), hi);
@@ -431,19 +454,22 @@ LogicalResult Generator::buildKernel() {
   // Every bound is computed before the first loop: the lowering may then issue the second loop's
   // first copies from the first loop's last iteration (one ring of stages for both). The last loop
   // of an overlapped kernel takes one more step, to finish its last block's P V.
-  Value left = sub(flo, lo);
-  Value partialCount = add(left, sub(hi, fhi));
+  Value left = blockLists ? Value() : sub(flo, lo);
+  Value partialCount = blockLists ? blockList.partialCount : add(left, sub(hi, fhi));
   // Overlapped, the last block's P V is still due after the loops: either one more step of the last
   // loop (an S product and softmax thrown away, `valid` false) or, with lastPvAfterLoops, one P V
   // after them on that block's V, loaded before the loops (its rows are known then): the lowering
   // copies it into shared memory while the loops run.
   const bool pvAfterLoops = config.has(ConfigSwitch::Overlap) && config.has(ConfigSwitch::LastPvAfterLoops);
   Value partialEnd = config.has(ConfigSwitch::Overlap) && !pvAfterLoops ? add(partialCount, c1) : partialCount;
-  auto partialBlock = [&](Value t) { return Generator::partialBlock(t, lo, left, fhi); };
+  auto partialBlock = [&](Value t) {
+    return blockLists ? blockList.partialAt(*this, t) : Generator::partialBlock(t, lo, left, fhi);
+  };
+  auto fullBlock = [&](Value t) { return blockLists ? blockList.fullAt(*this, t) : t; };
   // The full-block loop's last block is still pending after it (none when the loop is empty).
   Value pendingAfterFull = pendingKv0;
   if (fullLoop && config.has(ConfigSwitch::Overlap))
-    pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(sub(fhi, c1), c32(bn)), pendingKv0);
+    pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(fullBlock(sub(fhi, c1)), c32(bn)), pendingKv0);
   Value vLast; // the last block's V (the partial loop's last block, else the full loop's)
   if (pvAfterLoops) {
     Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
@@ -457,7 +483,7 @@ LogicalResult Generator::buildKernel() {
     auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    auto blockAt = [&](Value t) { return partial ? partialBlock(t) : t; };
+    auto blockAt = [&](Value t) { return partial ? partialBlock(t) : fullBlock(t); };
     Value iv = forOp.getInductionVar();
     Value valid, prevKv0;
     if (config.has(ConfigSwitch::Overlap)) {

@@ -310,6 +310,21 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     scalars.map(load.getResult(), loadScalar(load, scalars.lookup(load.getBase()), scalars.lookup(load.getOffset())));
     return success();
   }
+  if (auto store = dyn_cast<tile::ScalarStoreOp>(op)) {
+    // One thread writes: the instance's stores then land in program order.
+    Value first = arith::OrIOp::create(b, loc, laneId, warpId);
+    Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, i32(0));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value offset = scalars.lookup(store.getOffset());
+    if (offset.getType().isInteger(32))
+      offset = arith::ExtSIOp::create(b, loc, b.getI64Type(), offset);
+    Value addr = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+                                     store.getValue().getType(), scalars.lookup(store.getBase()), ValueRange{offset});
+    LLVM::StoreOp::create(b, loc, scalars.lookup(store.getValue()), addr);
+    return success();
+  }
   if (auto view = dyn_cast<tile::MakeViewOp>(op)) {
     ViewInfo info;
     info.base = scalars.lookup(view.getBase());

@@ -52,6 +52,9 @@ struct ConfigOverrides {
   int splitKv = -1;
   /// 1: the query heads of a key/value head packed into the rows of one program instance (pack_gqa).
   int packGqa = -1;
+  /// 1: the key blocks visited are read from lists that `<name>_block_mask` writes (block_lists;
+  /// masks of class generic only, without split_kv and pack_gqa).
+  int blockLists = -1;
   /// 0: one query block per CTA and turn (honoured by a persistent kernel without a mask only); -1
   /// or 1: the choice (pairs).
   int pairInstances = -1;

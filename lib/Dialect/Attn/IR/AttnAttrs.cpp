@@ -48,6 +48,9 @@ constexpr Requirement kRequirements[] = {
     {ConfigSwitch::InvariantAInRegisters, ConfigSwitch::Persistent, false},
     {ConfigSwitch::InvariantAInRegisters, ConfigSwitch::Overlap, false},
     {ConfigSwitch::SplitKv, ConfigSwitch::Persistent, true},
+    {ConfigSwitch::BlockLists, ConfigSwitch::SplitKv, true},
+    {ConfigSwitch::BlockLists, ConfigSwitch::PackGqa, true},
+    {ConfigSwitch::BlockLists, ConfigSwitch::SplitTail, true},
 };
 
 bool isBlockSize(int64_t n) { return n >= 16 && n <= 256 && llvm::isPowerOf2_64(n); }

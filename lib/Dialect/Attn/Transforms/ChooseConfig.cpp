@@ -64,7 +64,8 @@ bool ConfigOverrides::any() const {
   return blockM > 0 || blockN > 0 || numWarps > 0 || partialRowSums >= 0 || overlap >= 0 || pingPong >= 0 ||
          lazyRescale >= 0 || deferRescale >= 0 || producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 ||
          peelFirstStep >= 0 || splitTail >= 0 || operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 ||
-         invariantAInRegisters >= 0 || pairInstances == 0 || splitKv >= 0 || packGqa >= 0;
+         invariantAInRegisters >= 0 || pairInstances == 0 || splitKv >= 0 || packGqa >= 0 ||
+         blockLists >= 0;
 }
 
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts) {
@@ -189,6 +190,14 @@ ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrid
   override(ConfigSwitch::Persistent, o.persistent);
   override(ConfigSwitch::SplitKv, o.splitKv);
   override(ConfigSwitch::PackGqa, o.packGqa);
+  override(ConfigSwitch::BlockLists, o.blockLists);
+  // Block lists classify what the compiler could not: masks of class generic, one list per block of
+  // a head's query rows (not split among instances, not packed across heads).
+  set(ConfigSwitch::BlockLists, has(ConfigSwitch::BlockLists) && mask == MaskClass::Generic);
+  if (has(ConfigSwitch::BlockLists)) {
+    set(ConfigSwitch::SplitKv, false);
+    set(ConfigSwitch::PackGqa, false);
+  }
   // Split keys need one program instance per part: no persistent schedule.
   if (has(ConfigSwitch::SplitKv))
     set(ConfigSwitch::Persistent, false);
@@ -264,6 +273,7 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     o.peelFirstStep = peelFirstStep, o.splitTail = splitTail, o.pairInstances = pairInstances;
     o.operandsAfterFirstStage = operandsAfterFirstStage, o.prefetchNextInstance = prefetchNextInstance;
     o.invariantAInRegisters = invariantAInRegisters, o.splitKv = splitKv, o.packGqa = packGqa;
+    o.blockLists = blockLists;
     return o;
   }
 

@@ -296,6 +296,13 @@ LogicalResult ScalarLoadOp::verify() {
   return success();
 }
 
+LogicalResult ScalarStoreOp::verify() {
+  if (getValue().getType() != getBase().getType().getElementType())
+    return emitOpError() << "value type " << getValue().getType() << " must be the pointer's element type "
+                         << getBase().getType().getElementType();
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getResult().getType())))
     return failure();

@@ -1,0 +1,118 @@
+//===- BlockMask.cpp - block lists for masks the compiler cannot classify --===//
+//
+// A kernel configured with `block_lists` reads, per block of query rows, the key blocks it visits
+// from lists that its module's `<name>_block_mask` kernel writes (dialects/Attn/Rationale.md, "Block
+// lists"). Here: their size and launch, a BlockMask built once for many calls, and the lists a call
+// builds for itself when it is given none.
+//
+//===----------------------------------------------------------------------===//
+#include "AttentionInternal.h"
+
+#include "flare/Attention.h"
+#include "flare/Error.h"
+
+namespace flare {
+namespace {
+
+[[noreturn]] void fail(const std::string &message) { throw Error("flare::attention: " + message); }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The lists' records and the classifier's launch for a plan.
+struct ListShape {
+  int64_t blockM = 0, blockN = 0, batches = 1, heads = 1, queryBlocks = 0, keyBlocks = 0;
+  size_t bytes() const {
+    return static_cast<size_t>(batches * heads * queryBlocks * (2 + keyBlocks)) * sizeof(int32_t);
+  }
+  rt::Grid grid() const {
+    return {static_cast<unsigned>(queryBlocks), static_cast<unsigned>(heads), static_cast<unsigned>(batches)};
+  }
+};
+
+ListShape listShape(const rt::Kernel &classifier, const AttentionPlan &plan) {
+  const auto &info = classifier.info();
+  ListShape s;
+  s.blockM = info.hint("attention.block_m");
+  s.blockN = info.hint("attention.block_n");
+  if (s.blockM <= 0 || s.blockN <= 0)
+    fail("kernel '" + info.name + "' has no attention.block_m / block_n hints");
+  s.batches = info.hint("attention.lists_per_batch") > 0 ? plan.batch : 1;
+  s.heads = info.hint("attention.lists_per_head") > 0 ? plan.headsQ : 1;
+  s.queryBlocks = ceilDiv(plan.seqQ, s.blockM);
+  s.keyBlocks = ceilDiv(plan.seqKV, s.blockN);
+  return s;
+}
+
+void launchClassifier(const rt::Kernel &classifier, const ListShape &shape, const AttentionPlan &plan, uint64_t lists,
+                      void *stream) {
+  if (shape.queryBlocks == 0)
+    return;
+  rt::KernelArgs args = plan.args;
+  args.addPointer(lists);
+  classifier.launch(shape.grid(), args, stream);
+}
+
+} // namespace
+
+uint64_t detail::blockListsFor(const AttentionKernels &kernels, const AttentionPlan &plan, const BlockMask *blockMask,
+                               void *stream) {
+  const ListShape shape = listShape(*kernels.classifier, plan);
+  if (!blockMask) {
+    const uint64_t lists = kernels.kernel.module().streamWorkspace(stream, shape.bytes());
+    launchClassifier(*kernels.classifier, shape, plan, lists, stream);
+    return lists;
+  }
+  const BlockMask &m = *blockMask;
+  if (!m.lists || m.lists->ptr() == 0)
+    fail("options.blockMask holds no lists (build it with flare::buildBlockMask)");
+  auto mismatch = [&](const std::string &what) {
+    fail("options.blockMask was built for another " + what + " than this call's; build it with this call's "
+         "tensors and options (flare::buildBlockMask)");
+  };
+  if (m.module != plan.module)
+    mismatch("attention module (mask, modifiers, head dim, dtype)");
+  if (m.config != kernels.config)
+    mismatch("tile configuration (" + m.config + ", the call's " + kernels.config + ")");
+  if (m.seqQ != plan.seqQ || m.seqKV != plan.seqKV)
+    mismatch("sequence length (" + std::to_string(m.seqQ) + " x " + std::to_string(m.seqKV) + ", the call's " +
+             std::to_string(plan.seqQ) + " x " + std::to_string(plan.seqKV) + ")");
+  if (m.batches != shape.batches || m.heads != shape.heads || (m.batches > 1 && m.batch != plan.batch) ||
+      (m.heads > 1 && m.headsQ != plan.headsQ))
+    mismatch("batch size or number of query heads");
+  if (m.lists->bytes() < shape.bytes())
+    mismatch("shape (its lists are smaller than this call's)");
+  return m.lists->ptr();
+}
+
+BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                         const TensorView &out, const AttentionOptions &options, void *stream) {
+  const AttentionPlan plan = planAttention(q, k, v, out, options);
+  AttentionTileConfig config = options.tile;
+  if (config == AttentionTileConfig{})
+    config = options.autotune ? detail::autotunedChoice(cache, plan, options, stream)
+                              : launchTileConfig(plan, options, detail::targetArch(cache, options));
+  const detail::AttentionKernels kernels = detail::attentionKernel(cache, plan, config, options.arch);
+  if (!kernels.classifier)
+    fail("buildBlockMask: this call's kernel visits no block lists: its mask is classified by the compiler "
+         "(mask class other than generic), or the call takes a form without them (kvLens, a paged cache, "
+         "cuSeqlens, split keys, packed GQA rows, or tile.blockLists = -1)");
+  const ListShape shape = listShape(*kernels.classifier, plan);
+  BlockMask m;
+  m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), shape.bytes());
+  m.blockM = shape.blockM;
+  m.blockN = shape.blockN;
+  m.batches = shape.batches;
+  m.heads = shape.heads;
+  m.queryBlocks = shape.queryBlocks;
+  m.keyBlocks = shape.keyBlocks;
+  m.module = plan.module;
+  m.config = kernels.config;
+  m.batch = plan.batch;
+  m.headsQ = plan.headsQ;
+  m.seqQ = plan.seqQ;
+  m.seqKV = plan.seqKV;
+  launchClassifier(*kernels.classifier, shape, plan, m.lists->ptr(), stream);
+  return m;
+}
+
+} // namespace flare
