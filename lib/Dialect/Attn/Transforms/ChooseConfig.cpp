@@ -130,7 +130,12 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Not for packed variable-length sequences: the launch covers the longest sequence's row blocks,
   // and the blocks past a shorter one's end exit at once, which a persistent CTA cannot (varlen
   // tuning, bench/NOTES.md vl1: +17% at head dim 128, +7% at 256).
-  set(ConfigSwitch::Persistent, (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && !facts.varlen);
+  // Not at head dim 256 with a mask that gathers from a table per element (a block table indexed by
+  // query and key block): its persistent kernel spilled 40 bytes, the one launched per query block
+  // none (examples/attention/block_sparse.mlir).
+  const bool maskGathers = facts.auxPerElement && mask == MaskClass::Generic;
+  set(ConfigSwitch::Persistent,
+      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128 && !maskGathers)) && !facts.varlen);
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).
