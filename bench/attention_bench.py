@@ -24,6 +24,20 @@ Kind `relpos` (the setup's shapes): a score_mod that reads an aux table per scor
 relative-position bias table[kv - q], as Flare's compiled modifier, FlexAttention's score_mod and
 SDPA's efficient backend with the bias materialised as an [S, S] mask; see relpos_sweep.
 
+Kind `document` (batch 1, 8k-32k tokens): causal document masks over documents of 500-2000 tokens (a
+fixed seed), the document ids in an aux tensor (examples/attention/document.mlir). Flare with the block
+lists built by each call (`flare`), built once before (`flare-blockmask`, flare_block_mask_build) and
+off (`flare-elementwise`, the mask evaluated per element), FlexAttention with a document-causal
+BlockMask, and SDPA's cuDNN backend on plain causal attention of the same tensors (`sdpa-cudnn-causal`,
+the dense reference point). TFLOP/s count the kept elements (cuDNN's: causal); the times of building the
+masks are rows of their own (`flare-mask-build`, `flex-mask-build`); see document_sweep.
+
+Kind `blocksparse` (4k-16k tokens, batch 16384 / seqlen): a table of kept 128 x 128 blocks at densities
+0.05, 0.25 and 0.5, about 5% of its block rows empty (examples/attention/block_sparse.mlir). Flare's
+block lists per call and prebuilt, Flare's dense forward of the same shape (`flare-dense`: the
+flare-blockmask row's note gives the speed-up over it) and FlexAttention's BlockMask; mask build times
+as for `document`, the density in the note; see blocksparse_sweep.
+
 The memory sweeps, batch 1, 16 heads, head dim 64, as the sequence grows: the peak extra device memory
 of naive attention (examples/tile/naive_attention.mlir: the score matrix through global memory) and of
 Flare's forward, until naive attention runs out of memory (kind `memory`); and what one backward call
@@ -94,6 +108,10 @@ class Flare:
                                                  ctypes.c_void_p]
         self.lib.flare_attention_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 9 + [
             ctypes.POINTER(FlareOptions), ctypes.c_void_p]
+        self.lib.flare_block_mask_build.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 4 + [
+            ctypes.POINTER(FlareOptions), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        self.lib.flare_block_mask_destroy.restype = None
+        self.lib.flare_block_mask_destroy.argtypes = [ctypes.c_void_p]
         torch.cuda.init()
         self.session = self.lib.flare_session_create(torch.cuda.current_device())
         if not self.session:
@@ -376,7 +394,7 @@ def speed_sweep(flare, args, rows, samples):
         else:
             methods.pop("flex", None)
         for causal, s, b, h, q, k, v, out in shapes(args, d):
-            for kind in [k for k in args.kinds if k != "decode"]:
+            for kind in [k for k in args.kinds if k in FLOP_FACTORS]:
                 if kind == "forward":
                     try:
                         ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
@@ -744,6 +762,235 @@ def sdpa_bias(q, k, v, bias):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
 
 
+def module_call(flare, module, aux, q, k, v, out, **fields):
+    """flare_attention(q, k, v, out) with a custom module (bytes) and its aux tensors, the options built once
+    (fields: more of them, block_lists, block_mask). Returns (call, build): build() runs
+    flare_block_mask_build with the same options and returns the lists (flare_block_mask_destroy frees them)."""
+    opt = FlareOptions()
+    opt.window_left = opt.window_right = -1
+    opt.module = module
+    opt.num_aux, opt.aux = len(aux), (FlareTensor * len(aux))(*[flare_tensor(t) for t in aux])
+    for name, value in fields.items():
+        setattr(opt, name, value)
+    tensors = [flare_tensor(t) for t in (q, k, v, out)]
+    call_args = lambda: [flare.session] + [ctypes.byref(t) for t in tensors] + [
+        ctypes.byref(opt), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)]
+
+    def call():
+        flare._check(flare.lib.flare_attention(*call_args()))
+        return out
+
+    def build():
+        mask = ctypes.c_void_p()
+        flare._check(flare.lib.flare_block_mask_build(*call_args(), ctypes.byref(mask)))
+        return mask
+    return call, build
+
+
+def build_ms(build, free=None, reps=5):
+    """Median wall time (ms) of build(), synchronized, over `reps` builds after one warm-up; free(mask) after
+    each."""
+    times = []
+    for _ in range(reps + 1):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        mask = build()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+        if free:
+            free(mask)
+    return median(times[1:])
+
+
+def masked_reference(q, k, v, mask_mod, chunk=1024):
+    """Float32 attention of q, k, v [B, H, S, D] under mask_mod (FlexAttention's signature, here on broadcast
+    index tensors), by chunks of query rows; rows without a kept key are zero."""
+    cols = torch.arange(k.shape[2], device="cuda")
+    kf, vf = k.float(), v.float()
+    out = torch.empty(q.shape, device="cuda", dtype=torch.float32)
+    for r0 in range(0, q.shape[2], chunk):
+        rows = torch.arange(r0, min(r0 + chunk, q.shape[2]), device="cuda")
+        scores = q[:, :, r0:r0 + chunk].float() @ kf.transpose(-1, -2) / math.sqrt(q.shape[3])
+        scores.masked_fill_(~mask_mod(None, None, rows[:, None], cols[None, :]), float("-inf"))
+        out[:, :, r0:r0 + chunk] = torch.softmax(scores, -1).nan_to_num_() @ vf
+    return out
+
+
+def masked_methods(flare, args, module, aux, mask_mod, q, k, v, out):
+    """The methods of a mask read from aux tensors, on q, k, v [B, H, S, D]: Flare with the block lists built
+    by each call (`flare`) and built once before (`flare-blockmask`), and FlexAttention (compiled) under a
+    BlockMask of mask_mod (128 x 128 blocks). Returns (calls, builds: name -> (build, free) of each method's
+    mask, notes, Flare's prebuilt lists: flare_block_mask_destroy them after the calls)."""
+    calls, notes, mask = {}, {}, None
+    calls["flare"], build = module_call(flare, module, aux, q, k, v, out)
+    builds = {"flare-mask-build": (build, flare.lib.flare_block_mask_destroy)}
+    try:
+        mask = build()
+        calls["flare-blockmask"] = module_call(flare, module, aux, q, k, v, out, block_mask=mask.value)[0]
+    except Exception as e:  # noqa: BLE001
+        notes["flare-blockmask"] = unavailable(e)
+    if not args.no_peers:
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            # One compiled kernel per shape and mask: without room for them dynamo falls back to eager after 8.
+            torch._dynamo.config.cache_size_limit = 256
+            s = q.shape[2]
+            build_flex = lambda: create_block_mask(mask_mod, None, None, s, s, BLOCK_SIZE=128)
+            block_mask = build_flex()
+            compiled = torch.compile(flex_attention, dynamic=False)
+            calls["flex"] = lambda: compiled(q, k, v, block_mask=block_mask)
+            builds["flex-mask-build"] = (build_flex, None)
+        except Exception as e:  # noqa: BLE001
+            notes["flex"] = unavailable(e)
+    return calls, builds, notes, mask
+
+
+def time_masked(kind, args, shape, tensors, calls, builds, notes, flops, dense, mask_mod, rows, samples,
+                kept_rows=None, note="", ratio=False):
+    """One shape of the masked sweeps (shape: the rows' hdim, causal, seqlen, batch, heads). Each method runs
+    once, its output (Flare's out poisoned first) compared with FlexAttention's, else with a float32
+    reference under mask_mod, on the query rows that keep a key (kept_rows, else all); the dense method
+    (dense: its name and FLOPs) is not compared. Then --rounds rounds of --iters calls per method, and each
+    mask build timed apart (build_ms, tflops empty). TFLOP/s: `flops` (the kept elements) for the masked
+    methods. ratio: flare-blockmask's note gives the dense method's time over its own."""
+    q, k, v, out = tensors
+    ref, src = None, "flex"
+    if "flex" in calls:
+        try:
+            ref = calls["flex"]()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            notes["flex"] = unavailable(e)
+            del calls["flex"]
+    if ref is None:
+        ref, src = masked_reference(q, k, v, mask_mod), "f32 reference"
+    ok = {}
+    for name, call in calls.items():
+        try:
+            out.fill_(float("nan"))  # Flare's rows left unwritten show as NaN
+            got = call()
+            torch.cuda.synchronize()
+            if name != dense[0] and not (name == "flex" and src == "flex"):
+                diff = got.float() - ref.float()
+                diff = diff if kept_rows is None else diff[:, :, kept_rows]
+                notes[name] = (f"max |out - {src}| {diff.abs().max().item():.4f}" +
+                               ("" if kept_rows is None else " (rows with a kept key)"))
+                del diff
+            for _ in range(3):
+                call()
+            ok[name] = call
+        except Exception as e:  # noqa: BLE001
+            notes[name] = unavailable(e)
+    del ref
+    times = {name: [] for name in ok}
+    for r in range(args.rounds):
+        for name, call in ok.items():
+            t = time_calls(call, args.iters)
+            times[name] += t
+            samples.extend((kind, name, shape["hdim"], shape["causal"], shape["seqlen"], r, i, ms)
+                           for i, ms in enumerate(t))
+    ms = {name: median(t) for name, t in times.items() if t}
+    if ratio and "flare-blockmask" in ms and dense[0] in ms:
+        notes["flare-blockmask"] += f"; x{ms[dense[0]] / ms['flare-blockmask']:.2f} vs dense"
+
+    def emit(name, t, tflops):
+        text = "; ".join(x for x in (note, notes.get(name, "")) if x)
+        rows.append(dict(kind=kind, method=name, **shape, ms=f"{t:.4f}", tflops=tflops, tbps="", peak_extra_mib="",
+                         note=text))
+        print(f"{kind:11s} {name:19s} d={shape['hdim']:3d} S={shape['seqlen']:6d} B={shape['batch']:3d} "
+              f"H={shape['heads']:3d}: {t:8.3f} ms {tflops + ' TFLOP/s' if tflops else '(mask build)':>14s} {text}",
+              flush=True)
+    # Flare's methods first, then the peers, then the mask builds.
+    for name in sorted(dict.fromkeys(list(calls) + list(notes)), key=lambda n: not n.startswith("flare")):
+        if name not in builds:
+            t = ms.get(name, float("nan"))
+            emit(name, t, f"{(dense[1] if name == dense[0] else flops) / (t * 1e-3) / 1e12:.1f}")
+    for name, (build, free) in builds.items():
+        try:
+            t = build_ms(build, free)
+        except Exception as e:  # noqa: BLE001
+            t, notes[name] = float("nan"), unavailable(e)
+        emit(name, t, "")
+
+
+def document_sweep(flare, args, rows, samples):
+    """Causal document masks, batch 1, heads --hidden / d, 8k, 16k and 32k tokens: documents of 500-2000
+    tokens (drawn with a fixed seed, the last one cut at S), their ids an aux tensor (i32 [S]) read by
+    examples/attention/document.mlir's mask_mod. Flare with block lists built by each call, prebuilt and
+    off (the mask per element), FlexAttention's document-causal BlockMask and cuDNN on plain causal
+    attention of the same tensors; FLOPs 4 D H x the kept elements (sum of n (n + 1) / 2 over documents)."""
+    with open(os.path.join(args.examples, "attention", "document.mlir")) as f:
+        template = f.read()
+    for d in args.hdims:
+        h = args.hidden // d
+        module = template.replace("x128x", f"x{d}x").encode()
+        for s in (8192, 16384, 32768):
+            gen = torch.Generator().manual_seed(s)
+            lens = []
+            while sum(lens) < s:
+                lens.append(int(torch.randint(500, 2001, (1,), generator=gen)))
+            lens[-1] -= sum(lens) - s
+            doc = torch.repeat_interleave(torch.arange(len(lens), dtype=torch.int32), torch.tensor(lens)).cuda()
+            kept = sum(n * (n + 1) // 2 for n in lens)
+            torch.manual_seed(s + d)
+            q, k, v = (torch.randn(1, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            out = torch.empty_like(q)
+
+            def document_causal(bb, hh, qi, kj):
+                return (doc[qi] == doc[kj]) & (qi >= kj)
+            calls, builds, notes, mask = masked_methods(flare, args, module, [doc], document_causal, q, k, v, out)
+            calls["flare-elementwise"] = module_call(flare, module, [doc], q, k, v, out, block_lists=-1)[0]
+            if not args.no_peers:
+                calls["sdpa-cudnn-causal"] = lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, True)
+            time_masked("document", args, dict(hdim=d, causal=1, seqlen=s, batch=1, heads=h), (q, k, v, out),
+                        calls, builds, notes, 4 * d * h * kept, ("sdpa-cudnn-causal", 4 * d * h * s * (s + 1) // 2),
+                        document_causal, rows, samples, note=f"{len(lens)} documents")
+            flare.lib.flare_block_mask_destroy(mask)
+            del q, k, v, out, doc, calls, builds, mask
+            torch.cuda.empty_cache()
+
+
+def blocksparse_sweep(flare, args, rows, samples):
+    """Block-sparse attention (examples/attention/block_sparse.mlir: a row-major i32 table of the kept
+    128 x 128 blocks, an aux tensor) at 4k, 8k and 16k tokens, batch 16384 / S, heads --hidden / d, and
+    densities 0.05, 0.25 and 0.5: random tables (a fixed seed) with about 5% of the block rows empty. Flare
+    with block lists per call and prebuilt, Flare's dense forward of the same shape (`flare-dense`, no
+    mask) and FlexAttention's BlockMask of the table; FLOPs 4 D H B x the kept blocks' elements (clipped at
+    S). Rows without a kept key (zero in Flare's output) are left out of the checks."""
+    with open(os.path.join(args.examples, "attention", "block_sparse.mlir")) as f:
+        template = f.read()
+    for d in args.hdims:
+        h = args.hidden // d
+        module = template.replace("x128x", f"x{d}x").encode()
+        for s in (4096, 8192, 16384):
+            b, nb = max(1, 16384 // s), -(-s // 128)
+            sizes = (s - 128 * torch.arange(nb)).clamp(max=128)
+            torch.manual_seed(s + d)
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+            out = torch.empty_like(q)
+            for density in (0.05, 0.25, 0.5):
+                gen = torch.Generator().manual_seed(s + round(density * 100))
+                kept = torch.rand(nb, nb, generator=gen) < density
+                kept[torch.rand(nb, generator=gen) < 0.05] = False  # about 5% of the block rows empty
+                table = kept.to(torch.int32).cuda()
+                elements = int((sizes[:, None] * sizes[None, :])[kept].sum())
+                kept_rows = kept.any(1).repeat_interleave(128)[:s].cuda()
+
+                def block_sparse(bb, hh, qi, kj):
+                    return table[qi // 128, kj // 128] != 0
+                calls, builds, notes, mask = masked_methods(flare, args, module, [table.view(-1)], block_sparse,
+                                                            q, k, v, out)
+                calls["flare-dense"] = lambda: flare.attention(q, k, v, out, False)
+                time_masked("blocksparse", args, dict(hdim=d, causal=0, seqlen=s, batch=b, heads=h), (q, k, v, out),
+                            calls, builds, notes, 4 * d * h * b * elements, ("flare-dense", 4 * d * h * b * s * s),
+                            block_sparse, rows, samples, kept_rows, f"density {density}", ratio=True)
+                flare.lib.flare_block_mask_destroy(mask)
+                del calls, builds, mask, table, kept_rows
+                torch.cuda.empty_cache()
+            del q, k, v, out
+            torch.cuda.empty_cache()
+
+
 def run_naive(flare, kernels, q, k, v, out):
     """The three kernels of the naive tile example; S (f32) and P (bf16) live in global memory."""
     bh, s, d = q.shape[1], q.shape[2], q.shape[3]
@@ -882,10 +1129,12 @@ def main():
     p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")
     p.add_argument("--kinds", nargs="+", default=["forward", "backward", "fwdbwd", "decode"],
-                   choices=["forward", "backward", "fwdbwd", "decode", "varlen", "relpos"],
+                   choices=["forward", "backward", "fwdbwd", "decode", "varlen", "relpos", "document",
+                            "blocksparse"],
                    help="calls timed per shape: the forward, the backward (after one forward), both (rows of "
                         "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
-                        "shapes, bandwidth of the K and V read)")
+                        "shapes, bandwidth of the K and V read); the masked sweeps document and blocksparse "
+                        "(their own shapes) only when named")
     p.add_argument("--decode-batches", type=int, nargs="+", default=[1, 8, 16, 64])
     p.add_argument("--decode-keys", type=int, nargs="+",
                    default=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
@@ -911,6 +1160,10 @@ def main():
         varlen_sweep(flare, args, rows, samples)
     if "relpos" in args.kinds:
         relpos_sweep(flare, args, rows, samples)
+    if "document" in args.kinds:
+        document_sweep(flare, args, rows, samples)
+    if "blocksparse" in args.kinds:
+        blocksparse_sweep(flare, args, rows, samples)
     if "decode" in args.kinds:
         decode_sweep(flare, args, rows, samples)
     if args.samples_out:

@@ -352,7 +352,7 @@ def Tile_ScalarStoreOp : Tile_Op<"scalar_store", [MemoryEffects<[MemWrite]>]> {
     for all of them: computed from scalars, such as a reduction of a whole tile). The offset is in
     elements and must lie inside the allocation (no bounds check). For small results a kernel
     computes per program instance, such as the counts and block indices of attention's block lists.
-    Stores of one instance happen in program order.
+    Stores of one instance happen in program order. Not in a kernel with a producer warpgroup.
   }];
   let arguments = (ins AnyTypeOf<[I32, I64, F32]>:$value, Tile_PtrType:$base, AnyTypeOf<[I32, I64]>:$offset);
   let assemblyFormat = [{

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionInternal.h"
+#include "ModuleFacts.h"
 
 #include "flare/Dialect/Attn/Config.h"
 #include "flare/Error.h"
@@ -63,7 +64,8 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   // counts the sums.
   const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
   plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
-  if (target && attn::backwardSplitsDkDv(*target, plan.forward.headDim, plan.dqByAtomics))
+  if (target && attn::backwardSplitsDkDv(*target, plan.forward.headDim, plan.dqByAtomics,
+                                        detail::moduleFacts(p.module).config.auxPerElement))
     plan.dvKernel = name + "_bwd_dv";
   plan.workspaceBytes = deltaBytes(p);
   if (plan.dqByAtomics)

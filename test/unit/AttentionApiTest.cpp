@@ -541,6 +541,32 @@ TEST(AttentionAutotune, ConfigurationTextRoundTrips) {
                    .has_value());
 }
 
+TEST(AttentionAutotune, BlockListsTextRoundTrips) {
+  const std::string base = "bm=0 bn=0 warps=0 overlap=0 pingpong=0 producer=0 persistent=0";
+  // Block lists are named only when set (0, the configured choice, keeps the text autotuning
+  // remembers), after the number of key parts.
+  flare::AttentionTileConfig off;
+  off.blockLists = -1;
+  EXPECT_EQ(off.text(), base + " lists=-1");
+  ASSERT_EQ(flare::AttentionTileConfig::parse(off.text()), off);
+  flare::AttentionTileConfig both;
+  both.kvSplits = 4;
+  both.blockLists = 1;
+  EXPECT_EQ(both.text(), base + " splits=4 lists=1");
+  ASSERT_EQ(flare::AttentionTileConfig::parse(both.text()), both);
+  flare::AttentionTileConfig tuned{128, 64, 8, 1, -1, 0, 1};
+  tuned.blockLists = 1;
+  EXPECT_EQ(tuned.text(), "bm=128 bn=64 warps=8 overlap=1 pingpong=-1 producer=0 persistent=1 lists=1");
+  ASSERT_EQ(flare::AttentionTileConfig::parse(tuned.text()), tuned);
+  EXPECT_EQ(flare::AttentionTileConfig::parse(base), flare::AttentionTileConfig{}) << "neither field named";
+  EXPECT_NE(both, flare::AttentionTileConfig::parse(base + " splits=4")) << "blockLists takes part in ==";
+  // The optional fields in text()'s order only, each once, with an integer.
+  for (const std::string &bad : {base + " lists=1 splits=4", base + " lists=x", base + " lists=", base + " lists=1 extra",
+                                 base + " splits=4 lists=1 lists=1", base + " splits=4 splits=4",
+                                 base + " lists=1 lists=1", base + " splits=4 lists=1x"})
+    EXPECT_FALSE(flare::AttentionTileConfig::parse(bad).has_value()) << bad;
+}
+
 TEST(AttentionAutotune, OutMustNotOverlapTheInputs) {
   // q, k, v and out 16 MiB apart (each spans at most 400 KiB).
   Args a;

@@ -80,7 +80,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           return signalPassFailure();
         }
         const bool atomics = dqAtomics || backwardSumsDqByAtomics(*target, deterministic);
-        BackwardTiles tiles = chooseBackwardTiles(headDim, *target, atomics);
+        BackwardTiles tiles = chooseBackwardTiles(headDim, *target, atomics, AttentionFacts::of(op).auxPerElement);
         if (!gradTiles.empty()) {
           int64_t values[6] = {0, 0, 0, 0, 0, 0};
           bool bad = !parseTiles(gradTiles, values, 6);

@@ -32,7 +32,14 @@
 
 namespace flare::attn::generator {
 
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics) {
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics, bool auxPerElement) {
+  // A modifier gathering from an aux table per score element (a block table indexed by query and key
+  // block, a relative-position bias): the transposed step's tiles needed 245792 bytes of shared memory
+  // at head dim 128 and 253984 at 256 (more than a CTA's 232448), and on one warpgroup of 64 keys or
+  // 32 query rows they spilled 116-360 bytes; the mma.sync tiles spill nothing up to head dim 128
+  // (at 256 the dQ kernel spills 156 bytes, as the document example's backward kernels do there).
+  if (auxPerElement && target.hasWgmma && headDim > 64 && !dqByAtomics)
+    return headDim <= 128 ? BackwardTiles{16, 64, 8} : BackwardTiles{16, 32, 8};
   // The fastest tiles measured on the H200 (bench/NOTES.md, "Backward pass", b4, b5, b7, b8). With
   // wgmma: the transposed step (S^T = K Q^T), 64 queries per step, at head dim 64, and at 128 where dQ
   // has a kernel of its own (its dS^T staging would not fit beside dK and dV): 128 keys on two
@@ -41,7 +48,7 @@ BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dq
   // per step, as many keys as leave registers for dK and dV.
   if (target.hasWgmma && (headDim <= 64 || (headDim <= 128 && !dqByAtomics)))
     return dqByAtomics ? BackwardTiles{64, 64, 4, true} : BackwardTiles{64, 128, 8, true};
-  if (backwardSplitsDkDv(target, headDim, dqByAtomics))
+  if (backwardSplitsDkDv(target, headDim, dqByAtomics, auxPerElement))
     return BackwardTiles{32, 128, 8, true, 0, true};
   if (headDim <= 64)
     return {16, 128, 8};

@@ -63,7 +63,8 @@ struct BackwardDqTiles {
 };
 /// The backward tiles for a head dim on a target (the fastest measured); `dqByAtomics`: the main
 /// kernel also sums dQ (else dQ has a kernel of its own).
-BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics);
+/// `auxPerElement`: a modifier reads an aux table per score element (AttentionFacts::auxPerElement).
+BackwardTiles chooseBackwardTiles(int64_t headDim, const Target &target, bool dqByAtomics, bool auxPerElement);
 BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target);
 
 class Generator {

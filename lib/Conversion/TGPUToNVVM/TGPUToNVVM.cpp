@@ -311,7 +311,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto store = dyn_cast<tile::ScalarStoreOp>(op)) {
-    // One thread writes: the instance's stores then land in program order.
+    // One thread writes: the instance's stores then land in program order. (Warp 0 of a kernel with a
+    // producer warpgroup may not run the op's code.)
+    if (producerMode)
+      return store.emitOpError("is not supported in a kernel with a producer warpgroup");
     Value first = arith::OrIOp::create(b, loc, laneId, warpId);
     Value writer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, i32(0));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, writer, /*withElseRegion=*/false);

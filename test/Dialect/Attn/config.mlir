@@ -90,6 +90,63 @@ func.func @single_instances(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf1
 
 // -----
 
+// block_lists is the last switch in the printed order, wherever it was written.
+// CHECK-LABEL: func.func @block_lists
+// CHECK: config = #attn.config<block_m = 128, block_n = 32, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, pair_instances, uniform_warpgroup, block_lists>
+func.func @block_lists(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<block_lists, block_n = 32, overlap,
+      ping_pong, pair_instances, uniform_warpgroup>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+// Block lists name the key blocks of one block of a head's query rows: they cannot be split among
+// instances (split_kv, split_tail) nor packed across heads (pack_gqa).
+func.func @block_lists_split_kv(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{block_lists needs split_kv off}}
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<pair_instances, split_kv, block_lists>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @block_lists_pack_gqa(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{block_lists needs pack_gqa off}}
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<pair_instances, pack_gqa, block_lists>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @block_lists_split_tail(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{block_lists needs split_tail off}}
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<persistent, split_tail, pair_instances, block_lists>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+// ...while a persistent kernel without split_tail may read lists.
+// CHECK-LABEL: func.func @block_lists_persistent
+// CHECK: config = #attn.config<block_m = 128, block_n = 64, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, persistent, pair_instances, block_lists>
+func.func @block_lists_persistent(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<persistent, pair_instances, block_lists>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
 func.func @unknown_switch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
     -> tensor<1x8x128x64xf16> {
   // expected-error @+1 {{#attn.config has no switch 'pingpong'}}

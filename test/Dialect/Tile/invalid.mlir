@@ -377,6 +377,46 @@ func.func @store_elem(%t: tensor<64xf16>, %v: !tile.view<f32, 1>, %i: i32) {
 }
 
 //===----------------------------------------------------------------------===//
+// tile.scalar_store (round trip and lowering: test/Conversion/scalar-store.mlir)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The value is stored as it is: an i32 value does not go into an i64 table...
+func.func @scalar_store_i32_into_i64(%p: !tile.ptr<i64>, %x: i32, %i: i32) {
+  // expected-error @+1 {{'tile.scalar_store' op value type 'i32' must be the pointer's element type 'i64'}}
+  tile.scalar_store %x, %p[%i] : i32, !tile.ptr<i64>, i32
+  return
+}
+
+// -----
+
+// ...nor an f32 into an i32 one (no conversion on the way).
+func.func @scalar_store_f32_into_i32(%p: !tile.ptr<i32>, %x: f32, %i: i64) {
+  // expected-error @+1 {{'tile.scalar_store' op value type 'f32' must be the pointer's element type 'i32'}}
+  tile.scalar_store %x, %p[%i] : f32, !tile.ptr<i32>, i64
+  return
+}
+
+// -----
+
+// Values are i32, i64 or f32: a bf16 element cannot be stored as a scalar.
+func.func @scalar_store_bf16(%p: !tile.ptr<bf16>, %x: bf16, %i: i32) {
+  // expected-error @+1 {{'tile.scalar_store' op operand #0 must be 32-bit signless integer or 64-bit signless integer or 32-bit float, but got 'bf16'}}
+  tile.scalar_store %x, %p[%i] : bf16, !tile.ptr<bf16>, i32
+  return
+}
+
+// -----
+
+// Offsets are i32 or i64 element counts.
+func.func @scalar_store_offset_i16(%p: !tile.ptr<i32>, %x: i32, %i: i16) {
+  // expected-error @+1 {{'tile.scalar_store' op operand #2 must be 32-bit signless integer or 64-bit signless integer, but got 'i16'}}
+  tile.scalar_store %x, %p[%i] : i32, !tile.ptr<i32>, i16
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // tile.kernel / tile.num_warps / other tile.* attributes
 //===----------------------------------------------------------------------===//
 

@@ -84,9 +84,11 @@ inline bool backwardSumsDqByAtomics(const Target &target, bool deterministic) {
 
 /// Whether the backward's dK and dV have a main kernel each (`<name>_bwd` and `<name>_bwd_dv`, S
 /// recomputed in both): where one warpgroup could not hold both sums of 64 keys beside the transposed
-/// step's tiles (head dim above 128) and dQ has a kernel of its own (bench/NOTES.md, b6).
-inline bool backwardSplitsDkDv(const Target &target, int64_t headDim, bool dqByAtomics) {
-  return target.hasWgmma && headDim > 128 && !dqByAtomics;
+/// step's tiles (head dim above 128) and dQ has a kernel of its own (bench/NOTES.md, b6). Not where a
+/// modifier gathers from an aux table per score element (AttentionFacts::auxPerElement): its
+/// transposed tiles do not fit the shared memory, and the mma.sync tiles compute dK and dV together.
+inline bool backwardSplitsDkDv(const Target &target, int64_t headDim, bool dqByAtomics, bool auxPerElement) {
+  return target.hasWgmma && headDim > 128 && !dqByAtomics && !auxPerElement;
 }
 
 /// Only a persistent kernel whose program instances all take the same steps (no mask) can split
