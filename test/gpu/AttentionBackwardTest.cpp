@@ -119,7 +119,7 @@ constexpr Example kExamples[] = {
     {"plain", false, 0, 0},    {"causal", false, 0, 0},  {"causal_bottom_right", false, 0, 0},
     {"sliding_window", false, 0, 0}, {"softcap", false, 0, 0}, {"alibi", false, 0, 0},
     {"prefix_lm", false, 0, 0}, {"document", false, 0, 0}, {"gqa", true, 32, 8},
-    {"mqa", true, 32, 1},
+    {"mqa", true, 32, 1},      {"block_sparse", false, 0, 0},
 };
 
 TEST_F(AttentionBackward, EveryExampleMatchesTheFloat64Reference) {

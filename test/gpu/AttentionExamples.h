@@ -58,7 +58,7 @@ inline rt::DeviceBuffer uploadAux(rt::Context &ctx, const std::vector<double> &v
 }
 
 /// The aux tensors an example reads: ALiBi's slope per query head, the document example's id per
-/// position (random runs).
+/// position (random runs), the block-sparse example's table of kept blocks.
 inline void exampleAux(const std::string &file, const AttentionShape &s, std::vector<std::vector<double>> &aux,
                        std::vector<DType> &auxTypes, std::mt19937 &rng) {
   if (file == "alibi") {
@@ -68,6 +68,13 @@ inline void exampleAux(const std::string &file, const AttentionShape &s, std::ve
   } else if (file == "document") {
     auto ids = documentIds(std::max(s.sq, s.skv), rng);
     aux.push_back(std::vector<double>(ids.begin(), ids.end()));
+    auxTypes.push_back(DType::I32);
+  } else if (file == "block_sparse") { // a third of the 128 x 128 blocks kept
+    std::bernoulli_distribution kept(1.0 / 3);
+    std::vector<double> table(size_t((s.sq + 127) / 128) * ((s.skv + 127) / 128));
+    for (double &x : table)
+      x = kept(rng) ? 1 : 0;
+    aux.push_back(std::move(table));
     auxTypes.push_back(DType::I32);
   }
 }

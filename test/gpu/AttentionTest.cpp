@@ -200,6 +200,7 @@ constexpr Example kExamples[] = {
     {"document", "document", true, false, 0, 0},
     {"gqa", "gqa", false, true, 32, 8},
     {"mqa", "mqa", true, true, 32, 1},
+    {"block_sparse", "block_sparse", false, false, 0, 0},
 };
 
 /// The module flarec wrote for an example (scripts/run-examples.sh: PTX and --emit=meta JSON in
