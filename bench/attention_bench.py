@@ -816,17 +816,17 @@ def masked_reference(q, k, v, mask_mod, chunk=1024):
     return out
 
 
-def masked_methods(flare, args, module, aux, mask_mod, q, k, v, out):
+def masked_methods(flare, args, module, aux, mask_mod, q, k, v, out, **fields):
     """The methods of a mask read from aux tensors, on q, k, v [B, H, S, D]: Flare with the block lists built
     by each call (`flare`) and built once before (`flare-blockmask`), and FlexAttention (compiled) under a
     BlockMask of mask_mod (128 x 128 blocks). Returns (calls, builds: name -> (build, free) of each method's
     mask, notes, Flare's prebuilt lists: flare_block_mask_destroy them after the calls)."""
     calls, notes, mask = {}, {}, None
-    calls["flare"], build = module_call(flare, module, aux, q, k, v, out)
+    calls["flare"], build = module_call(flare, module, aux, q, k, v, out, **fields)
     builds = {"flare-mask-build": (build, flare.lib.flare_block_mask_destroy)}
     try:
         mask = build()
-        calls["flare-blockmask"] = module_call(flare, module, aux, q, k, v, out, block_mask=mask.value)[0]
+        calls["flare-blockmask"] = module_call(flare, module, aux, q, k, v, out, block_mask=mask.value, **fields)[0]
     except Exception as e:  # noqa: BLE001
         notes["flare-blockmask"] = unavailable(e)
     if not args.no_peers:
@@ -938,15 +938,19 @@ def document_sweep(flare, args, rows, samples):
 
             def document_causal(bb, hh, qi, kj):
                 return (doc[qi] == doc[kj]) & (qi >= kj)
-            calls, builds, notes, mask = masked_methods(flare, args, module, [doc], document_causal, q, k, v, out)
-            calls["flare-elementwise"] = module_call(flare, module, [doc], q, k, v, out, block_lists=-1)[0]
+            # document.mlir returns the LSE as well.
+            lse = torch.empty(1, h, s, device="cuda", dtype=torch.float32)
+            calls, builds, notes, mask = masked_methods(flare, args, module, [doc], document_causal, q, k, v, out,
+                                                        lse=flare_tensor(lse))
+            calls["flare-elementwise"] = module_call(flare, module, [doc], q, k, v, out, block_lists=-1,
+                                                     lse=flare_tensor(lse))[0]
             if not args.no_peers:
                 calls["sdpa-cudnn-causal"] = lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, True)
             time_masked("document", args, dict(hdim=d, causal=1, seqlen=s, batch=1, heads=h), (q, k, v, out),
                         calls, builds, notes, 4 * d * h * kept, ("sdpa-cudnn-causal", 4 * d * h * s * (s + 1) // 2),
                         document_causal, rows, samples, note=f"{len(lens)} documents")
             flare.lib.flare_block_mask_destroy(mask)
-            del q, k, v, out, doc, calls, builds, mask
+            del q, k, v, out, lse, doc, calls, builds, mask
             torch.cuda.empty_cache()
 
 
