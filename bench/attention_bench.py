@@ -985,6 +985,8 @@ def blocksparse_sweep(flare, args, rows, samples):
                 calls, builds, notes, mask = masked_methods(flare, args, module, [table.view(-1)], block_sparse,
                                                             q, k, v, out)
                 calls["flare-dense"] = lambda: flare.attention(q, k, v, out, False)
+                # Tuning: the lists per call with a producer warpgroup issuing the K/V copies.
+                calls["flare-producer"] = module_call(flare, module, [table.view(-1)], q, k, v, out, producer=1)[0]
                 time_masked("blocksparse", args, dict(hdim=d, causal=0, seqlen=s, batch=b, heads=h), (q, k, v, out),
                             calls, builds, notes, 4 * d * h * b * elements, ("flare-dense", 4 * d * h * b * s * s),
                             block_sparse, rows, samples, kept_rows, f"density {density}", ratio=True)

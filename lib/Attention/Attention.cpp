@@ -546,11 +546,12 @@ const LaunchConfig &launchConfig(const std::string &module, const std::string &a
     diagnostics += (diagnostics.empty() ? "" : "; ") + d.str();
     return mlir::success();
   });
-  const attn::AttentionFacts &facts = detail::moduleFacts(module).config;
+  attn::AttentionFacts facts = detail::moduleFacts(module).config;
   // Block lists assume the same keys for every sequence: not with kv_lens, pages or cu_seqlens.
   attn::ConfigOverrides request = o;
   if (request.blockLists > 0 && (facts.raggedKeys || facts.pageSize > 0))
     request.blockLists = 0;
+  facts.blockLists = request.blockLists > 0 && facts.maskClass == attn::MaskClass::Generic;
   const attn::ConfigAttr config =
       attn::applyOverrides(attn::chooseAttentionConfig(context, *target, facts), facts.maskClass, request,
                            [&] { return mlir::emitError(mlir::UnknownLoc::get(context)); });

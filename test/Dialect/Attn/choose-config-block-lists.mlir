@@ -19,7 +19,7 @@
 
 // Document ids from an aux tensor: mask class generic, block_lists on (last in the switch order).
 // LISTS-LABEL: func.func @document
-// LISTS: config = #attn.config<block_m = 128, block_n = 32, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, pair_instances, uniform_warpgroup, block_lists>
+// LISTS: config = #attn.config<block_m = 128, block_n = 128, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, producer, last_pv_after_loops, persistent, pair_instances, operands_after_first_stage, uniform_warpgroup, block_lists>
 // LISTS-SAME: mask_class = #attn.mask_class<generic>
 // The same next to split-kv=1 and pack-gqa=1: the lists win, neither of the others is on.
 // NO-SPLIT-LABEL: func.func @document
@@ -78,7 +78,7 @@ func.func @plain(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
   return %o : tensor<?x?x?x128xbf16>
 }
 
-// SPARSE: config = #attn.config<block_m = 128, block_n = 32, {{.*}}, block_lists>
+// SPARSE: config = #attn.config<block_m = 128, block_n = 64, {{.*}}, block_lists>
 // SPARSE-SAME: mask_class = #attn.mask_class<generic>
 // CAUSAL: config = #attn.config<
 // CAUSAL-NOT: block_lists

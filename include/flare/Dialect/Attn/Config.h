@@ -30,6 +30,10 @@ struct AttentionFacts {
   bool varlen = false;
   /// Keys per page of a paged cache; 0: contiguous K and V.
   int64_t pageSize = 0;
+  /// The kernel visits block lists (ConfigSwitch::BlockLists, a mask of class generic): only its
+  /// partial blocks evaluate the mask per element. Not a fact of the op: the launch's (or
+  /// attn-choose-config's block-lists option).
+  bool blockLists = false;
 
   /// The facts of `op`: its mask class is the op's `mask_class`, else attn-classify-mask's analysis.
   static AttentionFacts of(AttentionOp op);

@@ -93,7 +93,12 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   };
   auto has = [&](ConfigSwitch s) { return bitEnumContainsAll(on, s); };
   // A gather per score element (an aux table indexed by kv - q; below).
-  const bool gather = facts.auxPerElement && mask != MaskClass::Generic;
+  // A mask evaluated on every element of every block its linear part keeps. With block lists only the
+  // partial blocks evaluate it and the others run as a linear mask's kernel does, whose tiles fit
+  // without spills on wgmma targets from head dim 128 (at 64 two CTAs per SM keep 32 keys per step;
+  // on mma.sync 64 keys spilled 36 bytes at head dim 128 and 22 KB at 256; bench/NOTES.md, bl2).
+  const bool perElement = mask == MaskClass::Generic && !(facts.blockLists && wgmma && headDim > 64);
+  const bool gather = facts.auxPerElement && !perElement;
   set(ConfigSwitch::Overlap, wgmma && !(gather && headDim > 128));
   if (wgmma && headDim > 64 && headDim <= 128)
     blockN = 128;
@@ -103,7 +108,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // mode, which the driver's JIT uses, would take 139 and leave one.
   if (wgmma && headDim <= 64)
     minBlocksPerSM = 2;
-  if (mask == MaskClass::Generic)
+  if (perElement)
     blockN = 32;
   // A gather per score element (an aux table indexed by kv - q) converts a score tile's layout
   // through shared memory and keeps its indices live: at head dim 128 a 128 x 128 f32 tile (64 KiB)
@@ -119,7 +124,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
-  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && mask != MaskClass::Generic && !gather);
+  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && !perElement && !gather);
   // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
@@ -253,7 +258,8 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
         op.emitOpError() << "attn-choose-config: unknown arch '" << arch << "'";
         return WalkResult::interrupt();
       }
-      const AttentionFacts facts = AttentionFacts::of(op);
+      AttentionFacts facts = AttentionFacts::of(op);
+      facts.blockLists = blockLists > 0 && facts.maskClass == MaskClass::Generic;
       op.setMaskClass(facts.maskClass);
       ConfigAttr chosen;
       if (!config.empty())
