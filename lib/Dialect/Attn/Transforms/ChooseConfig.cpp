@@ -110,6 +110,14 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (perElement)
     blockN = 32;
+  // Block lists at head dim 64 (a mask without a per-element gather): the full blocks as head dim
+  // 128's, 128 keys per step with the producer warpgroup, one persistent CTA per SM (64 keys on two
+  // CTAs per SM spilled 20 bytes; bench/NOTES.md bl3).
+  const bool wideLists = facts.blockLists && mask == MaskClass::Generic && wgmma && headDim <= 64 && !facts.auxPerElement;
+  if (wideLists) {
+    blockN = 128;
+    minBlocksPerSM = 0;
+  }
   // A gather per score element (an aux table indexed by kv - q) converts a score tile's layout
   // through shared memory and keeps its indices live: at head dim 128 a 128 x 128 f32 tile (64 KiB)
   // beside the Q tiles and the K/V rings exceeds the 227 KiB a CTA may use, so 64 keys per step
@@ -124,7 +132,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
-  set(ConfigSwitch::Producer, wgmma && headDim > 64 && headDim <= 128 && !perElement && !gather);
+  set(ConfigSwitch::Producer, (wgmma && headDim > 64 && headDim <= 128 && !perElement && !gather) || wideLists);
   // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
