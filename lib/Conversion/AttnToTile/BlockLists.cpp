@@ -71,9 +71,7 @@ LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
   b.setInsertionPoint(func);
   auto classifier = func::FuncOp::create(b, func.getLoc(), func.getName().str() + "_block_mask", abi);
   classifier->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
-  // Its work is the mask on every element of a block per step: eight warps for 128 x 128 blocks
-  // (128 elements a thread on four), four for smaller ones.
-  classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(bm * bn >= 128 * 128 ? 8 : 4));
+  classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(4));
   // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1).
   classifier->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   classifier->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
