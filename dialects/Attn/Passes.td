@@ -23,14 +23,19 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
   let description = [{
     The one place a generated attention kernel's configuration is chosen
     (flare::attn::chooseAttentionConfig: target, head dim, element type, mask class, aux reads),
-    then overridden by this pass's options (for tuning and measurement), then normalised: switches
-    that cannot apply are turned off, so that one kernel has one configuration. The result is the
-    op's `config` attribute (with the `mask_class` it was chosen for); an op that already carries
-    one keeps it.
+    made to fit the target's shared memory by an estimate of what it needs (fewer keys per step,
+    then 64 query rows on four warps), then overridden by this pass's options (for tuning and
+    measurement; not fitted: a given configuration that cannot fit is the allocator's error), then
+    normalised: switches that cannot apply are turned off, so that one kernel has one
+    configuration. The result is the op's `config` attribute (with the `mask_class` it was chosen
+    for); an op that already carries one keeps it.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose configuration is chosen">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"0",
+           "the shared memory a CTA may use that the configured choice must fit (0: the target's; "
+           "smaller values show the fit step's fallbacks, choose-config-fit.mlir)">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "the configuration (#attn.config<...>) of every op without one, instead of the configured "
            "choice; the other options must then be left at their defaults">,

@@ -345,6 +345,28 @@ TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
   }
 }
 
+// Configurations that fit a target's shared memory (attn-choose-config's fit step): sm_86 and sm_89
+// let a CTA use 99 KiB, where head dims above 128 take 64 query rows on four warps (128 rows needed
+// 147-160 KiB). Their PTX runs on a Hopper GPU too: the kernels the fit chose, against float64.
+TEST_F(Attention, ConfigurationsFitTheSharedMemoryOfSm86) {
+  for (const char *file : {"plain", "causal", "alibi", "document"})
+    for (int d : {192, 256}) {
+      std::string ir = withHeadDim(readExample(std::string("attention/") + file + ".mlir"), d);
+      SCOPED_TRACE(std::string(file) + ", D = " + std::to_string(d) + ", sm_86");
+      std::printf("[ example ] %s, D = %d, compiled for sm_86 (99 KiB of shared memory a CTA)\n", file, d);
+      CompileOptions options;
+      options.arch = "sm_86";
+      rt::Kernel kernel = cache->getOrCompile(ir, options, file)->kernel(file);
+      EXPECT_NE(kernel.info().attentionConfig.find("block_m = 64,"), std::string::npos) << kernel.info().attentionConfig;
+      EXPECT_LE(kernel.info().sharedBytes, 99 * 1024);
+      const bool lse = std::string(file) != "alibi";
+      runExampleShapes(ir, kernel, file, pickShapes<Shape>({{1, 2, 1, 17, 1000}, {2, 2, 2, 333, 130}}, {{1, 2, 1, 17, 300}}),
+                       d, lse);
+      if (HasFatalFailure())
+        return;
+    }
+}
+
 /// flare::attention on q, k, v of the given shape; `layout` 0: [B, H, S, D] memory, 1: [B, S, H, D].
 class AttentionApi : public GpuTest {
 protected:

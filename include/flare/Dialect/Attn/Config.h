@@ -42,6 +42,17 @@ struct AttentionFacts {
 /// The configured choice for `facts` on `target` (measured on the H200; bench/NOTES.md).
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts);
 
+/// The dynamic shared memory a forward kernel of `blockM` x `blockN` tiles is estimated to need on
+/// `target`: its layout conversions' scratch and its operand tiles (Q and two stages of K and V with
+/// wgmma, one K or V tile on mma.sync). The configured choice keeps it within the target's limit.
+int64_t estimateSharedBytes(const Target &target, const AttentionFacts &facts, int64_t blockM, int64_t blockN);
+
+/// `config` made to fit `target`'s shared memory by the estimate: fewer keys per step, then 64 query
+/// rows on four warps, then fewer keys again (chooseAttentionConfig's last step). Unchanged when it
+/// fits; the narrowest configuration when none does (the allocator then reports the kernel).
+ConfigAttr fitSharedMemory(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts,
+                           ConfigAttr config);
+
 /// Changes to the configured choice: for tuning and measurement (attn-choose-config's options,
 /// flare::AttentionTileConfig) and for the launch-shape decisions of flare::attention (single query
 /// blocks per turn, no split of the last round). Sizes: 0 keeps the choice; switches: -1 keeps it,

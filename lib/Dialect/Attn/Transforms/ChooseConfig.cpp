@@ -110,6 +110,11 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (perElement)
     blockN = 32;
+  // A mask gathering per element from a table (a block table indexed by query and key block) keeps
+  // the gathered indices live beside the mask: at head dims above 128 on wgmma, 32 keys per step
+  // spilled 8-28 bytes (192-256), 16 none (examples/attention/block_sparse.mlir without lists).
+  if (perElement && facts.auxPerElement && wgmma && headDim > 128)
+    blockN = 16;
   // Block lists at head dim 64 (a mask without a per-element gather): the full blocks as head dim
   // 128's, 128 keys per step with the producer warpgroup, one persistent CTA per SM (64 keys on two
   // CTAs per SM spilled 20 bytes; bench/NOTES.md bl3).
@@ -179,7 +184,48 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   set(ConfigSwitch::PairInstances, true);
   set(ConfigSwitch::OperandsAfterFirstStage,
       has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask != MaskClass::None);
-  return ConfigAttr::get(ctx, blockM, blockN, numWarps, minBlocksPerSM, partialRowSums, on);
+  return fitSharedMemory(ctx, target, facts, ConfigAttr::get(ctx, blockM, blockN, numWarps, minBlocksPerSM, partialRowSums, on));
+}
+
+int64_t estimateSharedBytes(const Target &target, const AttentionFacts &facts, int64_t blockM, int64_t blockN) {
+  // Head dims as the tiles hold them (Q.K and V alike: the larger of the two, padded).
+  const int64_t d = facts.headDim, elem = 2, f32 = 4;
+  // Layout conversions go through one scratch area, 4 bytes an element: Q's tile into the MMA's
+  // operand layout, on mma.sync K's and V's too and the output; a score tile where the modifiers
+  // gather per element or evaluate the mask per element.
+  const bool scoreTile = facts.auxPerElement || facts.maskClass == MaskClass::Generic;
+  int64_t scratch = scoreTile ? blockM * blockN * f32 : 0;
+  if (!target.hasWgmma)
+    scratch = std::max({scratch, blockM * d * f32, blockN * d * f32});
+  // wgmma reads Q from shared memory and streams K and V through a ring of at least two stages;
+  // mma.sync stages one K or V tile for ldmatrix.
+  const int64_t operands = target.hasWgmma ? blockM * d * elem + 2 * blockN * 2 * d * elem : blockN * d * elem;
+  return scratch + operands;
+}
+
+ConfigAttr fitSharedMemory(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts,
+                           ConfigAttr config) {
+  // The ladder, each step taken only while the estimate exceeds what a CTA may use: keys per step
+  // down to 64, then 64 query rows on four warps (one warpgroup: no ping-pong), then keys down to
+  // 16. Head dims above 128 on sm_86 and sm_89 (99 KiB a CTA) take the second step: 128 rows
+  // converted Q's 128 x 256 tile through 128 KiB of scratch. The last configuration is returned
+  // when none fits, and the shared-memory allocator reports the kernel that needs too much.
+  int64_t bm = config.getBlockM(), bn = config.getBlockN(), warps = config.getNumWarps();
+  ConfigSwitch on = config.getSwitches();
+  const int64_t limit = target.maxSharedBytesPerCTA;
+  auto fits = [&] { return estimateSharedBytes(target, facts, bm, bn) <= limit; };
+  while (!fits() && bn > 64)
+    bn /= 2;
+  if (!fits() && bm > 64) {
+    bm = 64;
+    warps = 4;
+    on = on & ~ConfigSwitch::PingPong;
+  }
+  while (!fits() && bn > 16)
+    bn /= 2;
+  if (bm == config.getBlockM() && bn == config.getBlockN())
+    return config;
+  return ConfigAttr::get(ctx, bm, bn, warps, config.getMinBlocksPerSM(), config.getPartialRowSums(), on);
 }
 ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrides &o,
                         llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
@@ -258,7 +304,9 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
   using AttnChooseConfigBase::AttnChooseConfigBase;
 
   void runOnOperation() override {
-    const std::optional<Target> target = Target::get(arch);
+    std::optional<Target> target = Target::get(arch);
+    if (target && maxSharedBytes > 0)
+      target->maxSharedBytesPerCTA = maxSharedBytes;
     WalkResult walk = getOperation().walk([&](AttentionOp op) {
       if (op.getConfigAttr())
         return WalkResult::advance();
