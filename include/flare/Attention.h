@@ -309,7 +309,8 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
 
 /// The gradients of out = attention(q, k, v) (the same options: causal, window, softcap, scale, a custom
 /// module with its aux tensors) for the output gradient `dout`, from the forward's `out` and its `lse`
-/// (f32 [B, Hq, Sq], AttentionOptions::lse of the forward call): dq like q, dk and dv like k, in q's dtype.
+/// (f32 [B, Hq, Sq], AttentionOptions::lse of the forward call): dq like q, dk like k and dv like v (V's
+/// head dim may differ from Q's and K's, as in the forward), in q's dtype.
 /// Recomputes the scores block by block (no N x N matrix); score_mod's derivative is generated from its
 /// region, aux tensors are constants of it. GQA's dk and dv sum over the query heads of each group.
 /// Rows that kept no key get zero gradients. Asynchronous on `stream`; dq is written by a last kernel

@@ -90,8 +90,8 @@ int flare_kv_append(flare_session *session, const flare_tensor *k_new, const fla
                     const flare_tensor *k_cache, const flare_tensor *v_cache, const flare_tensor *kv_lens,
                     const flare_tensor *page_table, void *stream);
 
-/* The gradients of flare_attention (flare::attentionBackward in flare/Attention.h): dq like q, dk and dv
- * like k, from the forward's out and its lse (f32 [B, Hq, Sq], required) and the output gradient dout, with
+/* The gradients of flare_attention (flare::attentionBackward in flare/Attention.h): dq like q, dk like k,
+ * dv like v, from the forward's out and its lse (f32 [B, Hq, Sq], required) and the output gradient dout, with
  * the forward's options (the tile and autotune fields must be 0). Asynchronous on `stream`. */
 int flare_attention_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
                              const flare_tensor *v, const flare_tensor *out, const flare_tensor *dout,

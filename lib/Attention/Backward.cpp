@@ -39,13 +39,10 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   forward.lse = lse;
   AttentionBackwardPlan plan;
   plan.forward = planAttention(q, k, v, out, forward); // q, k, v, out, lse, the module and its aux
-  if (plan.forward.headDimV != plan.forward.headDim)
-    fail("the backward pass takes one head_dim for q, k and v, got " + std::to_string(plan.forward.headDim) +
-         " and v's " + std::to_string(plan.forward.headDimV));
   detail::checkGradientTensor(dout, out, "dout", /*written=*/false);
   detail::checkGradientTensor(dq, q, "dq", /*written=*/true);
   detail::checkGradientTensor(dk, k, "dk", /*written=*/true);
-  detail::checkGradientTensor(dv, k, "dv", /*written=*/true);
+  detail::checkGradientTensor(dv, v, "dv", /*written=*/true);
   const std::string &name = plan.forward.kernelName;
   plan.preprocessKernel = name + "_bwd_preprocess";
   plan.mainKernel = name + "_bwd";
@@ -64,7 +61,9 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   // counts the sums.
   const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
   plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
-  if (target && attn::backwardSplitsDkDv(*target, plan.forward.headDim, plan.dqByAtomics,
+  // The generator sizes the backward's tiles by the wider of the two head dims.
+  const int64_t tileDim = std::max(plan.forward.headDim, plan.forward.headDimV);
+  if (target && attn::backwardSplitsDkDv(*target, tileDim, plan.dqByAtomics,
                                         detail::moduleFacts(p.module).config.auxPerElement))
     plan.dvKernel = name + "_bwd_dv";
   plan.workspaceBytes = deltaBytes(p);

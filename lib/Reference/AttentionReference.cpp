@@ -403,32 +403,31 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
                                               const float *dout, const std::string &funcName) {
   if (!problem.kvLens.empty() || !problem.cuSeqlensQ.empty())
     throw Error(std::string(kPrefix) + "the backward reference takes no kvLens or cuSeqlens");
-  if (problem.headDimV && problem.headDimV != problem.headDim)
-    throw Error(std::string(kPrefix) + "the backward reference takes one head dim for Q, K and V");
   Programs programs;
   double scale;
   prepare(mlirSource, problem, funcName, programs, scale);
   const Program &score = programs.score.front(), &mask = programs.mask.front();
   const AttentionProblem &p = problem;
-  const int64_t dim = p.headDim, group = p.headsQ / p.headsKV;
+  // Q, K, dQ and dK are `dim` wide; V, dO and dV `dimV` (multi-head latent attention: 192 and 128).
+  const int64_t dim = p.headDim, dimV = p.headDimV ? p.headDimV : p.headDim, group = p.headsQ / p.headsKV;
   AttentionGradients g;
   g.dq.assign(int64_t(p.batch) * p.headsQ * p.seqQ * dim, 0.0);
   g.dk.assign(int64_t(p.batch) * p.headsKV * p.seqKV * dim, 0.0);
-  g.dv.assign(g.dk.size(), 0.0);
+  g.dv.assign(int64_t(p.batch) * p.headsKV * p.seqKV * dimV, 0.0);
   // One (batch, KV head) per task: its query heads' dQ rows and its own dK, dV rows, written by no other.
   parallelFor(int64_t(p.batch) * p.headsKV, 1, [&](int64_t first, int64_t last) {
     Modifiers mods(score, mask, p.aux);
     std::vector<double> q(dim), y(p.seqKV), slope(p.seqKV), dp(p.seqKV);
     for (int64_t task = first; task < last; ++task) {
       const int64_t b = task / p.headsKV, hk = task % p.headsKV;
-      const float *k = p.k + task * p.seqKV * dim, *v = p.v + task * p.seqKV * dim;
-      double *dk = g.dk.data() + task * p.seqKV * dim, *dv = g.dv.data() + task * p.seqKV * dim;
+      const float *k = p.k + task * p.seqKV * dim, *v = p.v + task * p.seqKV * dimV;
+      double *dk = g.dk.data() + task * p.seqKV * dim, *dv = g.dv.data() + task * p.seqKV * dimV;
       for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
         for (int64_t i = 0; i < p.seqQ; ++i) {
           const int64_t row = (b * p.headsQ + h) * p.seqQ + i;
           for (int64_t d = 0; d < dim; ++d)
             q[d] = p.q[row * dim + d];
-          const float *dO = dout + row * dim;
+          const float *dO = dout + row * dimV;
           double m = -kInf;
           for (int64_t j = 0; j < p.seqKV; ++j) {
             y[j] = -kInf;
@@ -454,8 +453,8 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
               continue;
             y[j] = std::exp(y[j] - m) / l; // P
             double acc = 0;
-            for (int64_t d = 0; d < dim; ++d)
-              acc += static_cast<double>(dO[d]) * v[j * dim + d];
+            for (int64_t d = 0; d < dimV; ++d)
+              acc += static_cast<double>(dO[d]) * v[j * dimV + d];
             dp[j] = acc;
             delta += y[j] * acc;
           }
@@ -467,8 +466,9 @@ AttentionGradients attentionBackwardReference(const std::string &mlirSource, con
             for (int64_t d = 0; d < dim; ++d) {
               dq[d] += scale * ds * static_cast<double>(k[j * dim + d]);
               dk[j * dim + d] += scale * ds * q[d];
-              dv[j * dim + d] += pj * static_cast<double>(dO[d]);
             }
+            for (int64_t d = 0; d < dimV; ++d)
+              dv[j * dimV + d] += pj * static_cast<double>(dO[d]);
           }
         }
     }

@@ -656,6 +656,33 @@ TEST(AttentionBackwardApi, ChecksEveryTensor) {
                                      view(0x90000, {2, 2, 300, 256}), w.options);
     EXPECT_EQ(wp.dvKernel, std::string(arch) == "sm_90a" ? "flare_attention_bwd_dv" : "") << arch;
   }
+  // V's head dim apart from Q's and K's (192 / 128): dv and dout like v and out, the dQ sums D wide;
+  // tiles of the wider head dim, so dK and dV take a kernel each on sm_90a.
+  {
+    Args m;
+    m.q = view(0x10000, {2, 8, 100, 192});
+    m.k = view(0x20000, {2, 2, 300, 192});
+    m.v = view(0x30000, {2, 2, 300, 128});
+    m.out = view(0x40000, {2, 8, 100, 128});
+    m.options.arch = "sm_80";
+    const TensorView mdout = view(0x60000, {2, 8, 100, 128}), mdq = view(0x70000, {2, 8, 100, 192}),
+                     mdk = view(0x80000, {2, 2, 300, 192}), mdv = view(0x90000, {2, 2, 300, 128});
+    flare::AttentionBackwardPlan mp = flare::planAttentionBackward(m.q, m.k, m.v, m.out, mdout, lse, mdq, mdk, mdv,
+                                                                   m.options);
+    EXPECT_EQ(mp.forward.headDimV, 128);
+    EXPECT_EQ(mp.workspaceBytes, 6400u + 2u * 8 * 100 * 192 * 4);
+    EXPECT_EQ(mp.dvKernel, "");
+    m.options.arch = "sm_90a";
+    mp = flare::planAttentionBackward(m.q, m.k, m.v, m.out, mdout, lse, mdq, mdk, mdv, m.options);
+    EXPECT_EQ(mp.dvKernel, "flare_attention_bwd_dv");
+    try {
+      flare::planAttentionBackward(m.q, m.k, m.v, m.out, mdout, lse, mdq, mdk, view(0x90000, {2, 2, 300, 192}),
+                                   m.options);
+      ADD_FAILURE() << "dv as wide as k was accepted";
+    } catch (const flare::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("dv must be bf16 [2, 2, 300, 128]"), std::string::npos) << e.what();
+    }
+  }
   auto expectBackwardError = [&](const std::function<void()> &call, const std::string &needle) {
     try {
       call();

@@ -53,10 +53,11 @@ AttentionResult attentionReference(const std::string &mlirSource, const Attentio
 
 struct AttentionGradients {
   std::vector<double> dq;     ///< [B, Hq, Sq, D]
-  std::vector<double> dk, dv; ///< [B, Hkv, Skv, D]
+  std::vector<double> dk;     ///< [B, Hkv, Skv, D]
+  std::vector<double> dv;     ///< [B, Hkv, Skv, Dv] (Dv: headDimV, or D)
 };
 
-/// The gradients of attentionReference's output for the output gradient `dout` (dense [B, Hq, Sq, D]),
+/// The gradients of attentionReference's output for the output gradient `dout` (dense [B, Hq, Sq, Dv]),
 /// in float64: P recomputed exactly, dV = P^T dO, dS = P * (dP - rowsum(P * dP)) * score_mod'(x) with
 /// dP = dO V^T and x = scale * q.k, dQ = scale * dS K, dK = scale * dS^T Q (GQA: dK, dV summed over the
 /// query heads of each group). score_mod's derivative is taken by central differences of the

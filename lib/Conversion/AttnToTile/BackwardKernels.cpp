@@ -138,9 +138,11 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   if (op.isVarlen())
     return op.emitOpError("convert-attn-to-tile: the backward pass of packed variable-length sequences "
                           "(cu_seqlens) is not generated yet");
-  if (realHeadDim != realHeadDimV)
-    return op.emitOpError() << "convert-attn-to-tile: the backward pass with different head dims for Q.K ("
-                            << realHeadDim << ") and V (" << realHeadDimV << ") is not generated yet";
+  // Every tile is as wide as the wider head dim's (tileHeadDim); the views of Q, K, dQ and dK are D
+  // wide, those of V, O, dO and dV Dv wide (multi-head latent attention: 192 and 128), so loads fill
+  // the other columns with zeros and stores skip them: dO V^T and D = rowsum(dO * O) sum zeros past
+  // Dv, P^T dO leaves zero columns there, Q K^T, dS^T Q and dS K past D.
+  headDim = headDimV = tileHeadDim(realHeadDim, realHeadDimV);
   // The score tile: S (queries x keys), or S^T with `transposed`; the keys' values are computed
   // once per instance (the key block is fixed), the queries' per step.
   keysAreRows = tiles.transposed;
@@ -166,7 +168,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
 
   // The prologue every kernel shares: arguments, the batch index, constants. The grid's x runs over
   // query rows (preprocess, dQ) or keys (the main kernel), y over query or KV heads.
-  Value ptr[NumPtrs], headsQ, headsKV, c0, c1, d;
+  Value ptr[NumPtrs], headsQ, headsKV, c0, c1, d, dv;
   SmallVector<Value> strides;
   auto begin = [&](StringRef suffix, int64_t warps, StringRef hint, int64_t block) {
     b.setInsertionPoint(func);
@@ -196,13 +198,16 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     c0 = c32(0);
     c1 = c32(1);
     d = c32(realHeadDim);
+    dv = realHeadDimV == realHeadDim ? d : c32(realHeadDimV);
   };
   auto view2d = [&](Value p, int tensor, Value head, Value rows) {
     Value off = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ext64(batchIdx), strides[3 * tensor]),
                                       arith::MulIOp::create(b, loc, ext64(head), strides[3 * tensor + 1]));
     Value base = tile::AddPtrOp::create(b, loc, p.getType(), p, off);
     Value rowStride = arith::TruncIOp::create(b, loc, i32Type, strides[3 * tensor + 2]);
-    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base, ValueRange{rows, d},
+    const bool valueWide = tensor == SV || tensor == SO || tensor == SDO || tensor == SDV;
+    return tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, elemType, 2), base,
+                                    ValueRange{rows, valueWide ? dv : d},
                                     ValueRange{rowStride, c1})
         .getResult();
   };

@@ -110,11 +110,6 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (perElement)
     blockN = 32;
-  // A mask gathering per element from a table (a block table indexed by query and key block) keeps
-  // the gathered indices live beside the mask: at head dims above 128 on wgmma, 32 keys per step
-  // spilled 8-28 bytes (192-256), 16 none (examples/attention/block_sparse.mlir without lists).
-  if (perElement && facts.auxPerElement && wgmma && headDim > 128)
-    blockN = 16;
   // Block lists at head dim 64 (a mask without a per-element gather): the full blocks as head dim
   // 128's, 128 keys per step with the producer warpgroup, one persistent CTA per SM (64 keys on two
   // CTAs per SM spilled 20 bytes; bench/NOTES.md bl3).
@@ -131,6 +126,13 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // test/Dialect/Attn/choose-config-aux-per-element.mlir).
   if (gather)
     blockN = headDim > 64 && headDim <= 128 ? 64 : 32;
+  // A gather per element beside a mask evaluated in the kernel (a relative-position bias under a
+  // causal mask; a block table read per element, without lists) keeps the gathered values and the
+  // mask's indices live together: at head dims above 128 on wgmma 32 keys per step spilled 8-28
+  // bytes (from 176 with the bias, from 192 with the table), 16 none (bench/NOTES.md bl4).
+  if (wgmma && headDim > 128 && facts.auxPerElement && mask != MaskClass::None &&
+      (mask != MaskClass::Generic || perElement))
+    blockN = 16;
   // A block of keys is copied from one page: at most the largest power of two dividing the page size.
   if (facts.pageSize > 0)
     blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
