@@ -63,7 +63,8 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       {"head dim 64, causal, 512 keys (64 x 64 tiles)", 1, 4, 512, 64, causal, {"block_m = 64, block_n = 64, warps = 4"}},
       {"head dim 256, sliding window and softcap", 1, 4, 1000, 256, window, {"persistent", "lazy_rescale"}, {"producer"}},
       {"a tile configuration given by hand", 1, 4, 700, 128, tiled, {"block_m = 64, block_n = 64, warps = 4"}},
-      {"sm_80", 1, 4, 300, 128, sm80, {"ping_pong"}, {"overlap", "producer"}},
+      {"sm_80", 1, 4, 300, 128, sm80, {"block_n = 64", "pair_instances"},
+       {"overlap", "producer", "ping_pong", "uniform_warpgroup"}},
       {"a custom module: document ids from an aux tensor (per element)", 1, 4, 1500, 128, document,
        {"block_n = 128", "producer", "block_lists"}, {"split_tail"}},
   };

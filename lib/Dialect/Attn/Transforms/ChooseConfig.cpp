@@ -102,7 +102,8 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   set(ConfigSwitch::Overlap, wgmma && !(gather && headDim > 128));
   if (wgmma && headDim > 64 && headDim <= 128)
     blockN = 128;
-  set(ConfigSwitch::PingPong, headDim <= 128);
+  // (The turns are named barriers around wgmma's asynchronous MMAs; mma.sync kernels have none.)
+  set(ConfigSwitch::PingPong, wgmma && headDim <= 128);
   set(ConfigSwitch::LazyRescale, wgmma && (headDim > 128 || headDim <= 64));
   // Head dim 64 (128 x 64 tiles) fits two CTAs per SM in 128 registers a thread; ptxas's relocatable
   // mode, which the driver's JIT uses, would take 139 and leave one.
@@ -164,7 +165,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Q's wgmma descriptors in uniform registers (bench/NOTES.md a42): +1-3% at head dim 64, +2-6% at
   // 128 causal, level at 128 without a mask; at 256, whose 16 K steps per S product want 32 uniform
   // registers for them, ptxas juggles them through ordinary registers and the kernel is 1-6% slower.
-  set(ConfigSwitch::UniformWarpgroup, headDim <= 128);
+  set(ConfigSwitch::UniformWarpgroup, wgmma && headDim <= 128);
   // The normalizer as 4 partial sums per row (bench/NOTES.md a44): 8 fewer instructions per step, no
   // cross-lane adds; +3-10% at head dim 256, +0-2% at 64 and at 128 without a mask. Not at 128 with a
   // mask (-1-1.5% causal) nor at 256 with a mask evaluated per element (4 bytes of spills).
