@@ -913,17 +913,21 @@ def time_masked(kind, args, shape, tensors, calls, builds, notes, flops, dense, 
         emit(name, t, "")
 
 
+def example_at_head_dims(args, name):
+    """(d, heads, module text) of examples/attention/<name> at each of --hdims, heads = --hidden / d."""
+    with open(os.path.join(args.examples, "attention", name)) as f:
+        template = f.read()
+    for d in args.hdims:
+        yield d, args.hidden // d, template.replace("x128x", f"x{d}x").encode()
+
+
 def document_sweep(flare, args, rows, samples):
     """Causal document masks, batch 1, heads --hidden / d, 8k, 16k and 32k tokens: documents of 500-2000
     tokens (drawn with a fixed seed, the last one cut at S), their ids an aux tensor (i32 [S]) read by
     examples/attention/document.mlir's mask_mod. Flare with block lists built by each call, prebuilt and
     off (the mask per element), FlexAttention's document-causal BlockMask and cuDNN on plain causal
     attention of the same tensors; FLOPs 4 D H x the kept elements (sum of n (n + 1) / 2 over documents)."""
-    with open(os.path.join(args.examples, "attention", "document.mlir")) as f:
-        template = f.read()
-    for d in args.hdims:
-        h = args.hidden // d
-        module = template.replace("x128x", f"x{d}x").encode()
+    for d, h, module in example_at_head_dims(args, "document.mlir"):
         for s in (8192, 16384, 32768):
             gen = torch.Generator().manual_seed(s)
             lens = []
@@ -961,11 +965,7 @@ def blocksparse_sweep(flare, args, rows, samples):
     with block lists per call and prebuilt, Flare's dense forward of the same shape (`flare-dense`, no
     mask) and FlexAttention's BlockMask of the table; FLOPs 4 D H B x the kept blocks' elements (clipped at
     S). Rows without a kept key (zero in Flare's output) are left out of the checks."""
-    with open(os.path.join(args.examples, "attention", "block_sparse.mlir")) as f:
-        template = f.read()
-    for d in args.hdims:
-        h = args.hidden // d
-        module = template.replace("x128x", f"x{d}x").encode()
+    for d, h, module in example_at_head_dims(args, "block_sparse.mlir"):
         for s in (4096, 8192, 16384):
             b, nb = max(1, 16384 // s), -(-s // 128)
             sizes = (s - 128 * torch.arange(nb)).clamp(max=128)

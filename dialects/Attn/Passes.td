@@ -24,7 +24,7 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     The one place a generated attention kernel's configuration is chosen
     (flare::attn::chooseAttentionConfig: target, head dim, element type, mask class, aux reads),
     made to fit the target's shared memory by an estimate of what it needs (fewer keys per step,
-    then 64 query rows on four warps), then overridden by this pass's options (for tuning and
+    then 64 query rows on four warps, then fewer keys), then overridden by this pass's options (for tuning and
     measurement; not fitted: a given configuration that cannot fit is the allocator's error), then
     normalised: switches that cannot apply are turned off, so that one kernel has one
     configuration. The result is the op's `config` attribute (with the `mask_class` it was chosen

@@ -346,14 +346,16 @@ TEST_F(Attention, MmaSyncPathMatchesTheFloat64Reference) {
 }
 
 // Configurations that fit a target's shared memory (attn-choose-config's fit step): sm_86 and sm_89
-// let a CTA use 99 KiB, where head dims above 128 take 64 query rows on four warps (128 rows needed
-// 147-160 KiB). Their PTX runs on a Hopper GPU too: the kernels the fit chose, against float64.
+// let a CTA use 99 KiB, where head dims above 128 take 64 query rows on four warps and 32 keys per
+// step (128 rows needed 147-160 KiB). Their PTX runs on a Hopper GPU too: the kernels the fit chose,
+// against float64.
 TEST_F(Attention, ConfigurationsFitTheSharedMemoryOfSm86) {
   for (const char *file : {"plain", "causal", "alibi", "document"})
     for (int d : {192, 256}) {
       std::string ir = withHeadDim(readExample(std::string("attention/") + file + ".mlir"), d);
       SCOPED_TRACE(std::string(file) + ", D = " + std::to_string(d) + ", sm_86");
       std::printf("[ example ] %s, D = %d, compiled for sm_86 (99 KiB of shared memory a CTA)\n", file, d);
+      std::fflush(stdout);
       CompileOptions options;
       options.arch = "sm_86";
       rt::Kernel kernel = cache->getOrCompile(ir, options, file)->kernel(file);
