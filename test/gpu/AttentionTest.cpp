@@ -355,7 +355,6 @@ TEST_F(Attention, ConfigurationsFitTheSharedMemoryOfSm86) {
       std::string ir = withHeadDim(readExample(std::string("attention/") + file + ".mlir"), d);
       SCOPED_TRACE(std::string(file) + ", D = " + std::to_string(d) + ", sm_86");
       std::printf("[ example ] %s, D = %d, compiled for sm_86 (99 KiB of shared memory a CTA)\n", file, d);
-      std::fflush(stdout);
       CompileOptions options;
       options.arch = "sm_86";
       rt::Kernel kernel = cache->getOrCompile(ir, options, file)->kernel(file);
