@@ -62,7 +62,7 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
   plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
   // The generator sizes the backward's tiles by the wider of the two head dims.
-  const int64_t tileDim = std::max(plan.forward.headDim, plan.forward.headDimV);
+  const int64_t tileDim = attn::tileHeadDim(plan.forward.headDim, plan.forward.headDimV);
   if (target && attn::backwardSplitsDkDv(*target, tileDim, plan.dqByAtomics,
                                         detail::moduleFacts(p.module).config.auxPerElement))
     plan.dvKernel = name + "_bwd_dv";

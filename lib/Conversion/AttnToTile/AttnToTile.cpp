@@ -70,9 +70,8 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
       ConfigAttr config = op.getConfigAttr();
       if (grad) {
         // The backward's tiles are as wide as the wider of Q.K's and V's head dims.
-        const int64_t headDim =
-            std::max(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3),
-                     cast<RankedTensorType>(op.getValue().getType()).getDimSize(3));
+        const int64_t headDim = tileHeadDim(cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3),
+                                            cast<RankedTensorType>(op.getValue().getType()).getDimSize(3));
         const std::optional<Target> target = Target::get(arch);
         if (!target) {
           op.emitOpError() << "convert-attn-to-tile: unknown arch '" << arch << "'";

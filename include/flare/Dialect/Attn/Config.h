@@ -47,9 +47,10 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
 /// wgmma, one K or V tile on mma.sync). The configured choice keeps it within the target's limit.
 int64_t estimateSharedBytes(const Target &target, const AttentionFacts &facts, int64_t blockM, int64_t blockN);
 
-/// `config` made to fit `target`'s shared memory by the estimate: fewer keys per step (down to 32),
-/// then 64 query rows on four warps, then fewer keys again (down to 16) (chooseAttentionConfig's last step). Unchanged when it
-/// fits; the narrowest configuration when none does (the allocator then reports the kernel).
+/// `config` made to fit `target`'s shared memory by the estimate (chooseAttentionConfig's last step):
+/// fewer keys per step (down to 32), then 64 query rows on four warps, then fewer keys again (down to
+/// 16). Unchanged when it fits; the narrowest configuration when none does (the allocator then
+/// reports the kernel).
 ConfigAttr fitSharedMemory(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts,
                            ConfigAttr config);
 
