@@ -1,15 +1,16 @@
 // Configurations that fit what the modifiers need: a score_mod that gathers from an aux table per
-// score element (a relative-position bias indexed by kv - q) converts a score tile through shared
-// memory and keeps its indices in registers. The configured choice takes fewer keys per step (and at
-// head dim 128 no producer warpgroup, at 256 no overlap), so that the kernel fits the 227 KiB of
-// shared memory a CTA may use (head dim 128 needed 263200 bytes with 128 keys per step) and compiles
-// without spills; a per-row aux read (ALiBi's slopes) keeps the usual choice.
+// score element (a relative-position bias indexed by kv - q) loads its values in the layout of the
+// scores they are added to (tgpu-assign-layouts, test/Dialect/TGPU/assign-layouts-gather.mlir), so it
+// needs no shared memory of its own and takes the dense kernel's tiles: 128 keys per step with the
+// producer warpgroup at head dims 64 and 128 (at 64 one persistent CTA per SM: 64 keys on two CTAs
+// spilled), no split tail (it spilled), at 256 no overlap (it spilled); each compiles without spills
+// at sm_90a. A per-row aux read (ALiBi's slopes) keeps the usual choice, split tail included.
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config="arch=sm_90a" | FileCheck %s
 // RUN: flarec %s --emit=ptx -o %t.ptx --meta-o=%t.json && FileCheck %s --check-prefix=META < %t.json
 // META-COUNT-4: "sharedBytes"
 
 // CHECK-LABEL: func.func @relpos64
-// CHECK: config = #attn.config<block_m = 128, block_n = 32, warps = 8, min_blocks_per_sm = 2, partial_row_sums = 4, overlap, ping_pong, lazy_rescale, peel_first_step, pair_instances, uniform_warpgroup>
+// CHECK: config = #attn.config<block_m = 128, block_n = 128, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, overlap, ping_pong, lazy_rescale, producer, last_pv_after_loops, persistent, peel_first_step, pair_instances, uniform_warpgroup>
 func.func @relpos64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>, %bias: tensor<?xf32>) -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)
     score_mod {
@@ -27,7 +28,7 @@ func.func @relpos64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: te
 // -----
 
 // CHECK-LABEL: func.func @relpos128
-// CHECK: config = #attn.config<block_m = 128, block_n = 64, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, overlap, ping_pong, pair_instances, uniform_warpgroup>
+// CHECK: config = #attn.config<block_m = 128, block_n = 128, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, overlap, ping_pong, producer, last_pv_after_loops, persistent, pair_instances, uniform_warpgroup>
 func.func @relpos128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %bias: tensor<?xf32>) -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)
     score_mod {
@@ -45,7 +46,7 @@ func.func @relpos128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // -----
 
 // CHECK-LABEL: func.func @relpos256
-// CHECK: config = #attn.config<block_m = 128, block_n = 32, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, lazy_rescale, persistent, pair_instances>
+// CHECK: config = #attn.config<block_m = 128, block_n = 64, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 4, lazy_rescale, persistent, pair_instances>
 func.func @relpos256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tensor<?x?x?x256xbf16>, %bias: tensor<?xf32>) -> tensor<?x?x?x256xbf16> {
   %o = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)
     score_mod {
@@ -63,7 +64,7 @@ func.func @relpos256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v:
 // -----
 
 // CHECK-LABEL: func.func @per_row
-// CHECK: config = #attn.config<block_m = 128, block_n = 128, {{.*}}producer
+// CHECK: config = #attn.config<block_m = 128, block_n = 128, {{.*}}producer{{.*}}split_tail
 func.func @per_row(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>, %slopes: tensor<?xf32>) -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v aux(%slopes : tensor<?xf32>)
     score_mod {

@@ -78,7 +78,7 @@ func.func @plain(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
   return %o : tensor<?x?x?x128xbf16>
 }
 
-// SPARSE: config = #attn.config<block_m = 128, block_n = 64, {{.*}}, block_lists>
+// SPARSE: config = #attn.config<block_m = 128, block_n = 128, {{.*}}, producer, {{.*}}, block_lists>
 // SPARSE-SAME: mask_class = #attn.mask_class<generic>
 // CAUSAL: config = #attn.config<
 // CAUSAL-NOT: block_lists

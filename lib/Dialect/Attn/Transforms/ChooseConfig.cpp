@@ -114,33 +114,30 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Block lists at head dim 64 (a mask without a per-element gather): the full blocks as head dim
   // 128's, 128 keys per step with the producer warpgroup, one persistent CTA per SM (64 keys on two
   // CTAs per SM spilled 20 bytes; bench/NOTES.md bl3).
-  const bool wideLists = facts.blockLists && mask == MaskClass::Generic && wgmma && headDim <= 64 && !facts.auxPerElement;
-  if (wideLists) {
+  // So does a gather per element at head dim 64 (64 keys on two CTAs per SM spilled 16 bytes under a
+  // causal mask, 128 keys with the producer none).
+  const bool tilesOf128 = wgmma && headDim <= 64 &&
+                         ((facts.blockLists && mask == MaskClass::Generic && !facts.auxPerElement) || gather);
+  if (tilesOf128) {
     blockN = 128;
     minBlocksPerSM = 0;
   }
-  // A gather per score element (an aux table indexed by kv - q) converts a score tile's layout
-  // through shared memory and keeps its indices live: at head dim 128 a 128 x 128 f32 tile (64 KiB)
-  // beside the Q tiles and the K/V rings exceeds the 227 KiB a CTA may use, so 64 keys per step
-  // there, without the producer warpgroup (its 168-register consumers spill); 32 at head dims 64
-  // (two CTAs per SM) and 256, and at 256 no overlap: each the choice without spills (ptxas -v,
-  // test/Dialect/Attn/choose-config-aux-per-element.mlir).
-  if (gather)
-    blockN = headDim > 64 && headDim <= 128 ? 64 : 32;
-  // A gather per element beside a mask evaluated in the kernel (a relative-position bias under a
-  // causal mask; a block table read per element, without lists) keeps the gathered values and the
-  // mask's indices live together: at head dims above 128 on wgmma 32 keys per step spilled 8-28
-  // bytes (from 176 with the bias, from 192 with the table), 16 none (bench/NOTES.md bl4).
-  if (wgmma && headDim > 128 && facts.auxPerElement && mask != MaskClass::None &&
-      (mask != MaskClass::Generic || perElement))
-    blockN = 16;
+  // A gather per score element (an aux table indexed by kv - q) is laid out where its values meet
+  // the scores (tgpu-assign-layouts), so it needs no shared memory of its own, only registers for
+  // its indices and values: the dense kernel's tiles, but at head dim 256 without the overlap (64
+  // keys with it spilled 8 bytes); each choice compiles without spills at sm_90a (ptxas -v,
+  // test/Dialect/Attn/choose-config-aux-per-element.mlir; bench/NOTES.md h3). On mma.sync above head
+  // dim 128, where K and V pass through registers too, 32 keys per step (spills: 2.2 KB against 6.2
+  // KB with 64; the dense kernel's 64 spill as much there).
+  if (gather && !wgmma && headDim > 128)
+    blockN = 32;
   // A block of keys is copied from one page: at most the largest power of two dividing the page size.
   if (facts.pageSize > 0)
     blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
-  set(ConfigSwitch::Producer, (wgmma && headDim > 64 && headDim <= 128 && !perElement && !gather) || wideLists);
+  set(ConfigSwitch::Producer, (wgmma && headDim > 64 && headDim <= 128 && !perElement) || tilesOf128);
   // The last block's P V after the loops (bench/NOTES.md a24, a25), where the registers allow: with a
   // producer warpgroup, or without modifiers that read auxiliary tensors (ALiBi's slopes spilled at
   // head dims 64 and 256).
@@ -151,12 +148,8 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Not for packed variable-length sequences: the launch covers the longest sequence's row blocks,
   // and the blocks past a shorter one's end exit at once, which a persistent CTA cannot (varlen
   // tuning, bench/NOTES.md vl1: +17% at head dim 128, +7% at 256).
-  // Not at head dim 256 with a mask that gathers from a table per element (a block table indexed by
-  // query and key block): its persistent kernel spilled 40 bytes, the one launched per query block
-  // none (examples/attention/block_sparse.mlir).
-  const bool maskGathers = facts.auxPerElement && mask == MaskClass::Generic;
   set(ConfigSwitch::Persistent,
-      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128 && !maskGathers)) && !facts.varlen);
+      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && !facts.varlen);
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).
@@ -177,9 +170,10 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   set(ConfigSwitch::PeelFirstStep, has(ConfigSwitch::Overlap) && headDim <= 64);
   // The last wave split between CTAs (stream-K) where every program instance takes the same steps.
   // Not at head dim 256: its split kernel compiles without spills, but ran 1-4% slower from 2k keys,
-  // with single instances or pairs (bench/NOTES.md a74).
+  // with single instances or pairs (bench/NOTES.md a74). Not with a gather per element (16 bytes of
+  // spills at head dim 128).
   set(ConfigSwitch::SplitTail, has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask == MaskClass::None &&
-                                   !facts.raggedKeys);
+                                   !facts.raggedKeys && !gather);
   // A persistent kernel's CTAs take pairs of query blocks per turn (a causal-like mask's heavy and
   // light blocks of one head; bench/NOTES.md a68). A persistent kernel with pairs copies Q first only
   // without a mask (a69); one of single instances prefetches the next instance's first K/V stage

@@ -219,9 +219,17 @@ private:
     if (isa<tile::SplatOp, tile::RangeOp>(op))
       return setWeak(op, op->getResult(0));
     if (auto gather = dyn_cast<tile::GatherOp>(op)) {
-      // One load per element where its offset lives (a gather is never rematerialized).
-      gather.getResult().setType(withLayout(gather.getResult().getType(),
-                                            getLayoutAttr(gather.getOffsets().getType()).getLayout()));
+      // One load per element, in the layout of the laid-out tile its values meet (the scores a
+      // bias is added to or a mask selects from), the offsets computed or converted there; else
+      // where its offsets live. A gather is never rematerialized: its values, not its offsets,
+      // would otherwise go through shared memory, and every tile computed from them with them.
+      auto offsets = gather.getOffsets().getType();
+      Attribute layout = hintFromUsers(gather.getResult());
+      if (!layout)
+        layout = getLayoutAttr(offsets);
+      requireType(gather->getOpOperand(1), RankedTensorType::get(offsets.getShape(), offsets.getElementType(), layout));
+      gather.getResult().setType(RankedTensorType::get(gather.getResult().getType().getShape(),
+                                                       gather.getResult().getType().getElementType(), layout));
       return success();
     }
     if (auto cst = dyn_cast<arith::ConstantOp>(op))
