@@ -99,7 +99,8 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // on mma.sync 64 keys spilled 36 bytes at head dim 128 and 22 KB at 256; bench/NOTES.md, bl2).
   const bool perElement = mask == MaskClass::Generic && !(facts.blockLists && wgmma && headDim > 64);
   const bool gather = facts.auxPerElement && !perElement;
-  set(ConfigSwitch::Overlap, wgmma && !(gather && headDim > 128));
+  // (At head dim 256 a gather on every block, without lists, spilled 8 bytes with the overlap.)
+  set(ConfigSwitch::Overlap, wgmma && !(gather && !facts.blockLists && headDim > 128));
   if (wgmma && headDim > 64 && headDim <= 128)
     blockN = 128;
   // (The turns are named barriers around wgmma's asynchronous MMAs; mma.sync kernels have none.)
@@ -111,21 +112,19 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
     minBlocksPerSM = 2;
   if (perElement)
     blockN = 32;
-  // Block lists at head dim 64 (a mask without a per-element gather): the full blocks as head dim
-  // 128's, 128 keys per step with the producer warpgroup, one persistent CTA per SM (64 keys on two
-  // CTAs per SM spilled 20 bytes; bench/NOTES.md bl3).
-  // So does a gather per element at head dim 64 (64 keys on two CTAs per SM spilled 16 bytes under a
-  // causal mask, 128 keys with the producer none).
-  const bool tilesOf128 = wgmma && headDim <= 64 &&
-                         ((facts.blockLists && mask == MaskClass::Generic && !facts.auxPerElement) || gather);
+  // Block lists at head dim 64: the full blocks as head dim 128's, 128 keys per step with the
+  // producer warpgroup, one persistent CTA per SM (64 keys on two CTAs per SM spilled 20 bytes;
+  // bench/NOTES.md bl3, h3). So does a gather per element at head dim 64 (64 keys on two CTAs per SM
+  // spilled 16 bytes under a causal mask, 128 keys with the producer none).
+  const bool tilesOf128 = wgmma && headDim <= 64 && ((facts.blockLists && mask == MaskClass::Generic) || gather);
   if (tilesOf128) {
     blockN = 128;
     minBlocksPerSM = 0;
   }
   // A gather per score element (an aux table indexed by kv - q) is laid out where its values meet
   // the scores (tgpu-assign-layouts), so it needs no shared memory of its own, only registers for
-  // its indices and values: the dense kernel's tiles, but at head dim 256 without the overlap (64
-  // keys with it spilled 8 bytes); each choice compiles without spills at sm_90a (ptxas -v,
+  // its indices and values: the dense kernel's tiles, but at head dim 256 without the overlap where
+  // it gathers on every block (above); each choice compiles without spills at sm_90a (ptxas -v,
   // test/Dialect/Attn/choose-config-aux-per-element.mlir; bench/NOTES.md h3). On mma.sync above head
   // dim 128, where K and V pass through registers too, 32 keys per step (spills: 2.2 KB against 6.2
   // KB with 64; the dense kernel's 64 spill as much there).
