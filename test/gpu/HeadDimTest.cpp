@@ -202,9 +202,10 @@ protected:
 };
 
 // A score_mod that gathers from an aux table per score element (a relative-position bias indexed by
-// kv - q + 4096), alone and under a causal mask: attn-choose-config takes fewer keys per step for it
-// (head dim 128 did not fit the shared memory with 128; beside a mask above head dim 128, 16 keys:
-// 32 spilled), and the kernels match the reference at head dims 64, 128, 256, 96 and 192.
+// kv - q + 4096), alone and under a causal mask: the gathered values are loaded in the scores' layout
+// and the kernels take the dense kernel's tiles (128 keys per step at head dim 128, where the gather
+// once needed more shared memory than a CTA has), and they match the reference at head dims 64, 128,
+// 256, 96 and 192.
 TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
   std::vector<double> table(8192);
