@@ -188,7 +188,9 @@ int64_t estimateSharedBytes(const Target &target, const AttentionFacts &facts, i
   const int64_t d = facts.headDim, elem = 2, f32 = 4;
   // Layout conversions go through one scratch area, 4 bytes an element: Q's tile into the MMA's
   // operand layout, on mma.sync K's and V's too and the output; a score tile where the modifiers
-  // gather per element or evaluate the mask per element.
+  // gather per element or evaluate the mask per element. (A gather meeting the scores needs none
+  // since tgpu-assign-layouts loads it in their layout; the tile stays in the estimate, a margin
+  // the fitted sm_86/sm_89 choices were made with.)
   const bool scoreTile = facts.auxPerElement || facts.maskClass == MaskClass::Generic;
   int64_t scratch = scoreTile ? blockM * blockN * f32 : 0;
   if (!target.hasWgmma)
