@@ -335,17 +335,47 @@ func.func @for_strong_init(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel}
 
 // -----
 
-// scf.if: the results take the then-branch's layout and the else-branch's yield is converted to it.
+// scf.if: the results take the then-branch's layout and the else-branch's yield is converted to it
+// (here a reduction of a transposed tile, sliced the other way).
 // CHECK-LABEL: func.func @if_follows_then
 // CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<4xf32, [[SLICED:#tgpu.linear<[^>]*>]]>)
 // CHECK:   %[[M:.*]] = tile.reduce max {{.*}} -> tensor<4xf32, [[SLICED]]>
 // CHECK:   scf.yield %[[M]] : tensor<4xf32, [[SLICED]]>
 // CHECK: } else {
-// CHECK:   %[[B:.*]] = tile.load {{.*}} -> tensor<4xf32, [[BLOCKED:#tgpu.linear<[^>]*>]]>
-// CHECK:   %[[C:.*]] = tgpu.convert_layout %[[B]] : tensor<4xf32, [[BLOCKED]]> -> tensor<4xf32, [[SLICED]]>
+// CHECK:   %[[B:.*]] = tile.reduce max {{.*}} -> tensor<4xf32, [[OTHER:#tgpu.linear<[^>]*>]]>
+// CHECK:   %[[C:.*]] = tgpu.convert_layout %[[B]] : tensor<4xf32, [[OTHER]]> -> tensor<4xf32, [[SLICED]]>
 // CHECK:   scf.yield %[[C]] : tensor<4xf32, [[SLICED]]>
 // CHECK: tile.store %[[R]]
 func.func @if_follows_then(%p: !tile.ptr<f32>, %n: i32, %flag: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %v = tile.make_view %p, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %o = tile.make_view %p, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %cond = arith.cmpi ne, %flag, %c0 : i32
+  %r = scf.if %cond -> (tensor<4xf32>) {
+    %x = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<4x256xf32>
+    %m = tile.reduce max %x {axis = 1 : i32} : tensor<4x256xf32> -> tensor<4xf32>
+    scf.yield %m : tensor<4xf32>
+  } else {
+    %y = tile.load %v[%c0, %c0] : !tile.view<f32, 2> -> tensor<256x4xf32>
+    %b = tile.reduce max %y {axis = 0 : i32} : tensor<256x4xf32> -> tensor<4xf32>
+    scf.yield %b : tensor<4xf32>
+  }
+  tile.store %r, %o[%c0] : tensor<4xf32>, !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+// A tile.load of one dimension yielded by the else-branch is read in the then-branch's layout
+// (tgpu-assign-layouts moves a conversion of a 1-D load or a gather back to the load).
+// CHECK-LABEL: func.func @if_else_load_in_then_layout
+// CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<4xf32, [[SLICED:#tgpu.linear<[^>]*>]]>)
+// CHECK: } else {
+// CHECK-NOT: tgpu.convert_layout
+// CHECK:   %[[B:.*]] = tile.load {{.*}} -> tensor<4xf32, [[SLICED]]>
+// CHECK-NEXT:   scf.yield %[[B]] : tensor<4xf32, [[SLICED]]>
+func.func @if_else_load_in_then_layout(%p: !tile.ptr<f32>, %n: i32, %flag: i32) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %v = tile.make_view %p, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>

@@ -49,7 +49,7 @@ namespace {
 
 bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
-constexpr int kMaxRounds = 4;
+constexpr int kMaxRounds = 6;
 
 /// Sets a value's type; a tensor constant's value attribute follows (arith.constant requires equal types).
 void retype(Value v, Type type) {
@@ -164,6 +164,10 @@ private:
   Value materialize(Value v, RankedTensorType want, Operation *user = nullptr) {
     if (v.getType() == want)
       return v;
+    // A conversion of a conversion is one conversion of the original (a rematerialized broadcast
+    // takes its operand as the original broadcast's conversion left it).
+    if (auto conv = v.getDefiningOp<ConvertLayoutOp>())
+      return materialize(conv.getSrc(), want, user);
     auto key = std::make_pair(v, Type(want));
     if (auto it = materialized.find(key); it != materialized.end())
       return it->second;
@@ -208,7 +212,7 @@ private:
   LogicalResult visit(Operation *op) {
     if (created.contains(op))
       return success();
-    if (auto it = pinned.find(op); it != pinned.end()) {
+    if (auto it = pinned.find(op); it != pinned.end() && !isa<tile::GatherOp>(op)) {
       Value v = op->getResult(0);
       retype(v, RankedTensorType::get(cast<RankedTensorType>(v.getType()).getShape(),
                                       cast<RankedTensorType>(v.getType()).getElementType(), it->second));
@@ -224,7 +228,9 @@ private:
       // where its offsets live. A gather is never rematerialized: its values, not its offsets,
       // would otherwise go through shared memory, and every tile computed from them with them.
       auto offsets = gather.getOffsets().getType();
-      Attribute layout = hintFromUsers(gather.getResult());
+      Attribute layout = pinned.lookup(op);
+      if (!layout)
+        layout = hintFromUsers(gather.getResult());
       if (!layout)
         layout = getLayoutAttr(offsets);
       requireType(gather->getOpOperand(1), RankedTensorType::get(offsets.getShape(), offsets.getElementType(), layout));
@@ -427,6 +433,75 @@ Value yieldedSource(Value v) {
   }
 }
 
+/// The operand through which a conversion's source chain continues upwards: the source of a
+/// tile.expand_dims, or the one strong tile operand of an elementwise op whose other tile operands
+/// are splats or constants (created in any layout). Null where the chain stops.
+Value chainOperand(Operation *op) {
+  if (auto expand = dyn_cast<tile::ExpandDimsOp>(op))
+    return expand.getSrc();
+  if (!op || !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+      op->getNumRegions() != 0)
+    return {};
+  Value strong;
+  for (Value v : op->getOperands()) {
+    if (!isa<RankedTensorType>(v.getType()) || isRematerializable(v.getDefiningOp()))
+      continue;
+    if (strong)
+      return {};
+    strong = v;
+  }
+  return strong;
+}
+
+/// The layout `v` would need for none of its uses to convert it: every use a conversion (to one
+/// layout) or a chain op (chainOperand) whose result needs such a layout in turn. None where a use
+/// takes `v` as it is, or the uses disagree.
+std::optional<LinearLayout> layoutWithoutConversions(Value v) {
+  std::optional<LinearLayout> want;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    std::optional<LinearLayout> here;
+    if (auto conv = dyn_cast<ConvertLayoutOp>(user)) {
+      here = getLayoutAttr(conv.getResult().getType()).getLayout();
+    } else if (chainOperand(user) == v) {
+      here = layoutWithoutConversions(user->getResult(0));
+      if (here)
+        if (auto expand = dyn_cast<tile::ExpandDimsOp>(user))
+          here = here->removeUnitDim(static_cast<int>(expand.getAxis()));
+    }
+    if (!here || (want && !(*want == *here)))
+      return std::nullopt;
+    want = here;
+  }
+  return want;
+}
+
+/// Pins the roots of conversion chains to the layout that makes the conversions unnecessary; true
+/// when something changed. A root is a tile.gather (document ids) or a tile.load of one dimension
+/// (a row statistic such as the backward's LSE or D), read once per element: loading it where its
+/// values are used (replicated across the lanes that share a column, say) costs a few more L1
+/// reads, converting it costs a shared-memory round trip and three CTA barriers, on every loop step
+/// where the conversion sits inside a loop. Between the root and its conversions: elementwise ops
+/// with splat or constant partners and tile.expand_dims (layoutWithoutConversions). A root pinned
+/// in an earlier round is pinned again when the layouts around it have changed since.
+bool pinConversionRoots(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
+  bool changed = false;
+  func.walk([&](Operation *op) {
+    if (!isa<tile::GatherOp>(op) &&
+        !(isa<tile::LoadOp>(op) && cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 1))
+      return;
+    std::optional<LinearLayout> want = layoutWithoutConversions(op->getResult(0));
+    if (!want)
+      return;
+    Attribute attr = LinearLayoutAttr::get(func.getContext(), *want);
+    if (attr == getLayoutAttr(op->getResult(0).getType()) || pinned.lookup(op) == attr)
+      return;
+    pinned[op] = attr;
+    changed = true;
+  });
+  return changed;
+}
+
 /// Pins loop inits to the layouts their loops yield; true when something changed.
 bool pinLoopInits(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
   bool changed = false;
@@ -446,6 +521,26 @@ bool pinLoopInits(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
   return changed;
 }
 
+/// Drops what a round left unused (the original of a rematerialized tile, say): a dead layout
+/// conversion would still cost shared-memory traffic and barriers once lowered, and a dead use
+/// would keep pinConversionRoots from moving a root. Each pass removes the last op of every dead
+/// chain, until none is left.
+void eraseDeadOps(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
+  for (;;) {
+    SmallVector<Operation *> dead;
+    func.walk([&](Operation *op) {
+      if (op != func.getOperation() && isOpTriviallyDead(op))
+        dead.push_back(op);
+    });
+    if (dead.empty())
+      return;
+    for (Operation *op : dead) {
+      pinned.erase(op);
+      op->erase();
+    }
+  }
+}
+
 struct AssignLayoutsPass : public flare::tgpu::impl::TGPUAssignLayoutsBase<AssignLayoutsPass> {
   using TGPUAssignLayoutsBase::TGPUAssignLayoutsBase;
   void runOnOperation() override {
@@ -459,23 +554,13 @@ struct AssignLayoutsPass : public flare::tgpu::impl::TGPUAssignLayoutsBase<Assig
           stripLayouts(func);
         if (failed(LayoutAssigner(func, vectorBytes, pinned).run()))
           return signalPassFailure();
-        if (!pinLoopInits(func, pinned))
+        eraseDeadOps(func, pinned);
+        bool loops = pinLoopInits(func, pinned);
+        bool roots = pinConversionRoots(func, pinned);
+        if (!loops && !roots)
           break;
       }
-      // Drop what the rounds left unused (the original of a rematerialized tile, say): a dead
-      // layout conversion would still cost shared-memory traffic and barriers once lowered.
-      // Each round removes the last op of every dead chain, until none is left.
-      for (;;) {
-        SmallVector<Operation *> dead;
-        func.walk([&](Operation *op) {
-          if (op != func.getOperation() && isOpTriviallyDead(op))
-            dead.push_back(op);
-        });
-        if (dead.empty())
-          break;
-        for (Operation *op : dead)
-          op->erase();
-      }
+      eraseDeadOps(func, pinned);
     }
   }
 };
