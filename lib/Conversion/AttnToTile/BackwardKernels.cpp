@@ -176,6 +176,10 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     kernel->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
     kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(warps)));
     kernel->setAttr(hint, b.getI32IntegerAttr(static_cast<int32_t>(block)));
+    // No turns between warpgroups: each holds the sums of its own keys and runs the whole step, from
+    // S's product to dK's; a turn around those products would serialise the two (0.55-0.80x on the
+    // H200, NOTES b9).
+    kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
     Block *entry = kernel.addEntryBlock();
     b.setInsertionPointToStart(entry);
     unsigned a = 0;
