@@ -468,14 +468,13 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     // K feeds two dots (S and dQ): a copy each.
     auto loadKeys = [&](Value view, bool second = false) { return loadBlock(view, kn, headDim, k0, c0, second); };
     Value zeroS = splatF32(0.0, sShape);
-    // S's and dP's products issued together: dP's runs while P is computed.
     Value qk = tile::DotOp::create(b, loc, tileType(sShape, f32), qBlock, trans(loadKeys(kRows)), zeroS);
-    Value dp = tile::DotOp::create(b, loc, tileType(sShape, f32), dOBlock, trans(loadKeys(vRows)), zeroS);
     Value keys = indexRange(k0, kn);
     FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseRows; }, masked, qIdx, keys, /*stepIndexArg=*/3,
                                          asIndex(keys), scope.local);
     if (failed(r))
       return failure();
+    Value dp = tile::DotOp::create(b, loc, tileType(sShape, f32), dOBlock, trans(loadKeys(vRows)), zeroS);
     Value ds = arith::TruncFOp::create(b, loc, tileType(sShape, elemType), scoreGradient(*r, dp, deltaRows, masked));
     return tile::DotOp::create(b, loc, acc.getType(), ds, loadKeys(kRows, true), acc).getResult();
   };
