@@ -345,19 +345,19 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
         auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
-        // LSE and D before S's product, each read in the layout its use takes (tgpu-assign-layouts: in
-        // the transposed form a row of columns, 16 registers per thread), so that their loads are in
-        // flight while the product runs. ptxas at sm_90a spills less so than with D read where it is
-        // used (head dim 128: 40-144 bytes in the dK/dV kernels of the examples against 60-236).
+        // LSE and D, each read in the layout its use takes (tgpu-assign-layouts: in the transposed
+        // form a row of columns, 16 registers per thread). LSE before S's product, so that its load
+        // is in flight while the product runs; in the transposed form D where it is used, after dV's
+        // and dP's products are issued (their run hides it), which keeps its 16 registers out of S's.
         auto loadRow = [&](Value view) {
           return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
         };
-        Value lse = loadRow(lseView), delta = loadRow(deltaView);
+        Value lseEarly = loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
         // S = Q K^T, or S^T = K Q^T.
         Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
         Value rows = indexRange(q0s, bm);
-        FailureOr<Recomputed> r = recomputeP(qk, [&] { return lse; }, masked, rows, kvCols,
+        FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseEarly; }, masked, rows, kvCols,
                                              /*stepIndexArg=*/2, asIndex(rows), local);
         if (failed(r))
           return failure();
@@ -373,7 +373,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
           return next;
         Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
-        Value ds = scoreGradient(*r, dp, delta, masked);
+        Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
         Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
         next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
                                                       tr ? load(qView, true) : qt, acc[0]));
