@@ -345,19 +345,17 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
         auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
-        // LSE and D, each read in the layout its use takes (tgpu-assign-layouts: in the transposed
-        // form a row of columns, 16 registers per thread). LSE before S's product, so that its load
-        // is in flight while the product runs; in the transposed form D where it is used, after dV's
-        // and dP's products are issued (their run hides it), which keeps its 16 registers out of S's.
+        // LSE and D: read first in S's orientation (two values per thread); where they are used in the
+        // transposed one, in which each is a row of columns (16 registers per thread).
         auto loadRow = [&](Value view) {
           return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
         };
-        Value lseEarly = loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
+        Value lseEarly = tr ? Value() : loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
         // S = Q K^T, or S^T = K Q^T.
         Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
         Value rows = indexRange(q0s, bm);
-        FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseEarly; }, masked, rows, kvCols,
+        FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
                                              /*stepIndexArg=*/2, asIndex(rows), local);
         if (failed(r))
           return failure();
