@@ -1,26 +1,64 @@
 // tgpu-assign-layouts moves a conversion back to where its values are read: a tile.load of one
-// dimension (a per-row statistic such as the backward's LSE or D) or a tile.gather whose every use
+// dimension (a per-row statistic such as the dQ kernel's LSE and D) or a tile.gather whose every use
 // reaches a tgpu.convert_layout to one layout, through elementwise ops with splat or constant
-// partners and tile.expand_dims, is loaded in that layout instead (a few more L1 reads against a
-// shared-memory round trip and its barriers, here on every loop step). A root with a use that takes
-// it as it is keeps its layout and the conversion.
+// partners and tile.expand_dims, is read in that layout instead, where it is read less often than it
+// would be converted (outside the loop whose every step converts it). A root read in the loop body
+// that converts it, or with a use that takes it as it is, keeps its layout and the conversion.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts | FileCheck %s
 
-// The backward's step in miniature: scores (a dot's accumulator, [64, 32] on 4 warps) minus a column
-// statistic read per step, scaled, expanded and broadcast along the rows. The statistic is loaded in
-// the broadcast's source layout (each thread the columns it holds in the accumulator); nothing but
-// the dot's bf16 operands is converted in the loop.
-// CHECK-LABEL: func.func @column_statistic
-// CHECK: scf.for
+// The dQ kernel's step in miniature: scores (a dot's accumulator, [64, 32] on 4 warps) minus a
+// column statistic read once before the loop, scaled, expanded and broadcast along the rows in every
+// step. The statistic is loaded in the broadcast's source layout (each thread the columns it holds in
+// the accumulator); nothing but the dot's bf16 operands is converted.
+// CHECK-LABEL: func.func @invariant_statistic
 // CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<{{[0-9x]+}}xf32
 // CHECK: %[[L:.*]] = tile.load {{.*}} -> tensor<32xf32, #tgpu.linear<shape = [32], reg = {{\[\[1\], \[8\], \[16\]\]}}, lane = {{\[\[2\], \[4\], \[0\], \[0\], \[0\]\]}}, warp = {{\[\[0\], \[0\]\]}}>>
 // CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<{{[0-9x]+}}xf32
 // CHECK: %[[M:.*]] = arith.mulf %[[L]]
 // CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<{{[0-9x]+}}xf32
+// CHECK: scf.for
+// CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<{{[0-9x]+}}xf32
 // CHECK: tile.expand_dims %[[M]]
 // CHECK-NOT: tgpu.convert_layout {{.*}} : tensor<{{[0-9x]+}}xf32
 // CHECK: scf.yield
-func.func @column_statistic(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %stat: !tile.ptr<f32>, %c: !tile.ptr<f32>, %n: i32)
+func.func @invariant_statistic(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %stat: !tile.ptr<f32>, %c: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %sv = tile.make_view %stat, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %cv = tile.make_view %c, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %av[%c0, %c0] : !tile.view<bf16, 2> -> tensor<64x16xbf16>
+  %z = arith.constant dense<0.0> : tensor<64x32xf32>
+  %l = tile.load %sv[%c0] : !tile.view<f32, 1> -> tensor<32xf32>
+  %log2e = arith.constant dense<1.44269502> : tensor<32xf32>
+  %m = arith.mulf %l, %log2e : tensor<32xf32>
+  %acc = scf.for %j = %c0 to %n step %c32 iter_args(%sum = %z) -> (tensor<64x32xf32>) : i32 {
+    %bt = tile.load %bv[%c0, %j] : !tile.view<bf16, 2> -> tensor<16x32xbf16>
+    %s = tile.dot %at, %bt, %z : tensor<64x16xbf16>, tensor<16x32xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+    %m2 = tile.expand_dims %m {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+    %mb = tile.broadcast %m2 : tensor<1x32xf32> -> tensor<64x32xf32>
+    %d = arith.subf %s, %mb : tensor<64x32xf32>
+    %p = math.exp2 %d : tensor<64x32xf32>
+    %next = arith.addf %sum, %p : tensor<64x32xf32>
+    scf.yield %next : tensor<64x32xf32>
+  }
+  tile.store %acc, %cv[%c0, %c0] : tensor<64x32xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// The same statistic read on every step, in the loop that converts it (the backward's dK/dV step):
+// it keeps its own layout and is converted. Read in the replicated layout instead, each thread would
+// issue eight loads a step where it issues one (NOTES b9).
+// CHECK-LABEL: func.func @statistic_per_step
+// CHECK: scf.for
+// CHECK: %[[L:.*]] = tile.load {{.*}} -> tensor<32xf32, #tgpu.linear<shape = [32], reg = {{\[\[1\], \[2\]\]}}, lane = {{\[\[4\]}}
+// CHECK: tgpu.convert_layout {{.*}} : tensor<1x32xf32
+func.func @statistic_per_step(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %stat: !tile.ptr<f32>, %c: !tile.ptr<f32>, %n: i32)
     attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -35,13 +73,10 @@ func.func @column_statistic(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %stat: !ti
     %bt = tile.load %bv[%c0, %j] : !tile.view<bf16, 2> -> tensor<16x32xbf16>
     %s = tile.dot %at, %bt, %z : tensor<64x16xbf16>, tensor<16x32xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
     %l = tile.load %sv[%j] : !tile.view<f32, 1> -> tensor<32xf32>
-    %log2e = arith.constant dense<1.44269502> : tensor<32xf32>
-    %m = arith.mulf %l, %log2e : tensor<32xf32>
-    %m2 = tile.expand_dims %m {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
-    %mb = tile.broadcast %m2 : tensor<1x32xf32> -> tensor<64x32xf32>
-    %d = arith.subf %s, %mb : tensor<64x32xf32>
-    %p = math.exp2 %d : tensor<64x32xf32>
-    %next = arith.addf %sum, %p : tensor<64x32xf32>
+    %l2 = tile.expand_dims %l {axis = 0 : i32} : tensor<32xf32> -> tensor<1x32xf32>
+    %lb = tile.broadcast %l2 : tensor<1x32xf32> -> tensor<64x32xf32>
+    %d = arith.subf %s, %lb : tensor<64x32xf32>
+    %next = arith.addf %sum, %d : tensor<64x32xf32>
     scf.yield %next : tensor<64x32xf32>
   }
   tile.store %acc, %cv[%c0, %c0] : tensor<64x32xf32>, !tile.view<f32, 2>

@@ -455,16 +455,20 @@ Value chainOperand(Operation *op) {
 
 /// The layout `v` would need for none of its uses to convert it: every use a conversion (to one
 /// layout) or a chain op (chainOperand) whose result needs such a layout in turn. None where a use
-/// takes `v` as it is, or the uses disagree.
-std::optional<LinearLayout> layoutWithoutConversions(Value v) {
+/// takes `v` as it is, or the uses disagree, or a conversion sits in the loop body that defines
+/// `root` (see pinConversionRoots).
+std::optional<LinearLayout> layoutWithoutConversions(Value v, Operation *root) {
   std::optional<LinearLayout> want;
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     std::optional<LinearLayout> here;
     if (auto conv = dyn_cast<ConvertLayoutOp>(user)) {
+      auto loop = conv->getParentOfType<scf::ForOp>();
+      if (loop && loop == root->getParentOfType<scf::ForOp>())
+        return std::nullopt;
       here = getLayoutAttr(conv.getResult().getType()).getLayout();
     } else if (chainOperand(user) == v) {
-      here = layoutWithoutConversions(user->getResult(0));
+      here = layoutWithoutConversions(user->getResult(0), root);
       if (here)
         if (auto expand = dyn_cast<tile::ExpandDimsOp>(user))
           here = here->removeUnitDim(static_cast<int>(expand.getAxis()));
@@ -478,19 +482,22 @@ std::optional<LinearLayout> layoutWithoutConversions(Value v) {
 
 /// Pins the roots of conversion chains to the layout that makes the conversions unnecessary; true
 /// when something changed. A root is a tile.gather (document ids) or a tile.load of one dimension
-/// (a row statistic such as the backward's LSE or D), read once per element: loading it where its
-/// values are used (replicated across the lanes that share a column, say) costs a few more L1
-/// reads, converting it costs a shared-memory round trip and three CTA barriers, on every loop step
-/// where the conversion sits inside a loop. Between the root and its conversions: elementwise ops
-/// with splat or constant partners and tile.expand_dims (layoutWithoutConversions). A root pinned
-/// in an earlier round is pinned again when the layouts around it have changed since.
+/// (a row statistic such as the backward's LSE or D), read once per element, and it is moved only
+/// where it is read less often than it would be converted: outside the loop whose every step
+/// converts it (a loop-invariant row statistic, the rows' document ids), or where neither is in a
+/// loop. Read in the replicated layout of its use (each thread the columns it holds), a tile costs
+/// more loads, each with its own latency: read so on every step, the backward's LSE and D made its
+/// dK/dV kernel 1.8-2.1x slower than their conversion through shared memory did (NOTES b9).
+/// Between the root and its conversions: elementwise ops with splat or constant partners and
+/// tile.expand_dims (layoutWithoutConversions). A root pinned in an earlier round is pinned again
+/// when the layouts around it have changed since.
 bool pinConversionRoots(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
   bool changed = false;
   func.walk([&](Operation *op) {
     if (!isa<tile::GatherOp>(op) &&
         !(isa<tile::LoadOp>(op) && cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 1))
       return;
-    std::optional<LinearLayout> want = layoutWithoutConversions(op->getResult(0));
+    std::optional<LinearLayout> want = layoutWithoutConversions(op->getResult(0), op);
     if (!want)
       return;
     Attribute attr = LinearLayoutAttr::get(func.getContext(), *want);
