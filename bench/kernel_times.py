@@ -9,7 +9,8 @@ time minus the device time is what a call loses between kernels (launch gaps, ho
 waits for): the benchmark's TFLOP/s count it, the kernels' own speed does not.
 
     python3 bench/kernel_times.py --lib build/lib/libflare.so --examples examples \\
-        [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv --commit $(git rev-parse --short HEAD)]
+        [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv --commit $(git rev-parse --short HEAD)] \\
+        [--backward]   # the backward's kernels (Flare: preprocess, dK/dV, dQ) beside cuDNN's and FlashAttention-2's
 """
 import argparse
 import csv
@@ -60,6 +61,19 @@ def summarize(events, calls):
     return rows
 
 
+def backward_call(flare, name, fn, q, k, v, out, causal):
+    """One backward call of a method, its forward run once beforehand (not profiled)."""
+    dout = torch.randn_like(q)
+    if name == "flare":
+        lse = torch.empty(q.shape[0], q.shape[1], q.shape[2], device=q.device, dtype=torch.float32)
+        flare.forward(q, k, v, out, lse, causal)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        return lambda: flare.backward(q, k, v, out, dout, lse, dq, dk, dv, causal)
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    o = fn(*leaves, causal)
+    return lambda: o.backward(dout, retain_graph=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lib", required=True, help="libflare.so")
@@ -72,6 +86,10 @@ def main():
     p.add_argument("--calls", type=int, default=20, help="calls per method, timed and profiled")
     p.add_argument("--out", help="CSV of every kernel row")
     p.add_argument("--commit", default="unknown", help="the Flare commit measured (recorded in the CSV)")
+    p.add_argument("--backward", action="store_true",
+                   help="the backward's kernels instead (Flare: flare_attention_backward after one forward with "
+                        "its LSE; SDPA: out.backward(dout) on its own forward's graph, whose gradient accumulation "
+                        "into the leaves is listed as elementwise kernels of its own)")
     args = p.parse_args()
 
     flare = Flare(args.lib)
@@ -84,7 +102,9 @@ def main():
     for d in args.hdims:
         for causal, s, b, h, q, k, v, out in shapes(args, d):
             for name, fn in methods.items():
-                if name == "flare":
+                if args.backward:
+                    call = backward_call(flare, name, fn, q, k, v, out, causal)
+                elif name == "flare":
                     call = lambda: flare.attention(q, k, v, out, causal)
                 else:
                     call = lambda fn=fn: fn(q, k, v, causal)
