@@ -23,7 +23,12 @@
 //      accumulator in registers without converting it every iteration. The yielded layout is read
 //      through nested loops: an outer loop that yields what an inner loop accumulates (the dK and
 //      dV sums of the backward, over heads and then query blocks) is pinned to the inner loop's dot
-//      layout, and both loops carry it. At most kMaxRounds rounds.
+//      layout, and both loops carry it.
+//   7. In the same fixpoint, a conversion moves back to its root: a 1-D tile.load or a tile.gather
+//      whose every use reaches a conversion to one layout (through tile.expand_dims and elementwise
+//      ops with splat partners) is read in that layout, where it is read less often than it would be
+//      converted (pinConversionRoots). At most kMaxRounds rounds; what a round leaves dead is dropped
+//      before the next.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
@@ -439,7 +444,7 @@ Value yieldedSource(Value v) {
 Value chainOperand(Operation *op) {
   if (auto expand = dyn_cast<tile::ExpandDimsOp>(op))
     return expand.getSrc();
-  if (!op || !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) || op->getNumResults() != 1 ||
       op->getNumRegions() != 0)
     return {};
   Value strong;
