@@ -566,13 +566,13 @@ struct AssignLayoutsPass : public flare::tgpu::impl::TGPUAssignLayoutsBase<Assig
           stripLayouts(func);
         if (failed(LayoutAssigner(func, vectorBytes, pinned).run()))
           return signalPassFailure();
+        // Dropped here, the last round's dead ops too: the pins below change no IR.
         eraseDeadOps(func, pinned);
         bool loops = pinLoopInits(func, pinned);
         bool roots = pinConversionRoots(func, pinned);
         if (!loops && !roots)
           break;
       }
-      eraseDeadOps(func, pinned);
     }
   }
 };
