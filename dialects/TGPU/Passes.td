@@ -81,7 +81,8 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
     3. loads and stores compute each register's coordinate from the layout, check it against the
        view's sizes and access global memory under that predicate;
     4. reductions combine registers in a thread, then lanes by butterfly shuffles, then warps through
-       shared memory; layout conversions permute registers or go through shared memory;
+       shared memory; layout conversions permute registers, shuffle inside warps or go through
+       shared memory;
     5. `scf.for`/`scf.if` carrying tiles carry their registers.
     6. tile.dot: mma.sync.m16n8k16 per 16x8x16 block (sm_80+), or marked `#tgpu.mma<wgmma>` by
        tgpu-accelerate-dot, warpgroup MMAs

@@ -13,7 +13,8 @@ def TGPU_ConvertLayoutOp : TGPU_Op<"convert_layout", [Pure]> {
   let description = [{
     `%y = tgpu.convert_layout %x : tensor<4xf32, #A> -> tensor<4xf32, #B>`: same shape and element
     type, a different `#tgpu.linear` encoding. Lowered to a register permutation when every thread
-    already holds what it needs, else through shared memory.
+    already holds what it needs, to warp shuffles (one per result register) when every warp does, else
+    through shared memory between CTA barriers.
   }];
   let arguments = (ins AnyRankedTensor:$src);
   let results = (outs AnyRankedTensor:$result);

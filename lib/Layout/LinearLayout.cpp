@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 #include <sstream>
 
 using namespace flare;
@@ -321,6 +322,80 @@ std::optional<std::vector<int>> LinearLayout::registerPermutationFrom(const Line
     perm.push_back(static_cast<int>(it - srcRegs.begin()));
   }
   return perm;
+}
+
+std::optional<LinearLayout::WarpShuffle> LinearLayout::warpShuffleFrom(const LinearLayout &src) const {
+  if (src.shape_ != shape_ || src.bases(LayoutInput::Warp) != bases(LayoutInput::Warp) ||
+      src.numBits(LayoutInput::Lane) != kLaneBits || numBits(LayoutInput::Lane) != kLaneBits)
+    return std::nullopt;
+  constexpr int kLanes = 1 << kLaneBits;
+  // Coordinates as row-major indices: with power-of-two sizes, XOR of coordinates is XOR of indices.
+  auto index = [](const LinearLayout &l, LayoutInput in, int bits) { return l.linearIndex(l.applyInput(in, bits)); };
+  std::map<int64_t, int> srcRegHolding; // element index -> the first source register holding it
+  std::vector<int64_t> srcReg(src.numRegs());
+  for (int r = src.numRegs() - 1; r >= 0; --r)
+    srcRegHolding[srcReg[r] = index(src, LayoutInput::Reg, r)] = r;
+  int64_t srcLane[kLaneBits], dstLane[kLaneBits];
+  for (int b = 0; b < kLaneBits; ++b) {
+    srcLane[b] = index(src, LayoutInput::Lane, 1 << b);
+    dstLane[b] = index(*this, LayoutInput::Lane, 1 << b);
+  }
+  std::vector<int64_t> dstReg(numRegs());
+  for (int r = 0; r < numRegs(); ++r)
+    dstReg[r] = index(*this, LayoutInput::Reg, r);
+  // In one round, lane l' offers the element offered[l'] ^ srcReg[offeredReg], where offered[l'] is its
+  // lane's part srcLane(l') and the part srcReg(regXor . l') that its lane bits add to the register.
+  auto attempt = [&](const int (&regXor)[kLaneBits]) -> std::optional<WarpShuffle> {
+    int64_t offered[kLanes] = {};
+    for (int l = 1; l < kLanes; ++l) {
+      int b = __builtin_ctz(l);
+      offered[l] = offered[l & (l - 1)] ^ srcLane[b] ^ srcReg[regXor[b]];
+    }
+    WarpShuffle plan;
+    std::copy(std::begin(regXor), std::end(regXor), plan.regXor);
+    for (int b = 0; b < kLaneBits; ++b) {
+      const int64_t *at = std::find(offered, offered + kLanes, dstLane[b]);
+      if (at == offered + kLanes)
+        return std::nullopt;
+      plan.laneXor[b] = static_cast<int>(at - offered);
+    }
+    for (int r = 0; r < numRegs(); ++r) {
+      int64_t target = dstReg[r];
+      int l = 0;
+      for (; l < kLanes; ++l)
+        if (auto it = srcRegHolding.find(target ^ offered[l]); it != srcRegHolding.end()) {
+          plan.sourceLane.push_back(l);
+          plan.offeredReg.push_back(it->second);
+          break;
+        }
+      if (l == kLanes)
+        return std::nullopt;
+    }
+    return plan;
+  };
+  // No register choice per lane first, then one lane bit choosing between two registers, then two.
+  int regXor[kLaneBits] = {};
+  if (auto plan = attempt(regXor))
+    return plan;
+  const int regBits = src.numBits(LayoutInput::Reg);
+  for (int b0 = 0; b0 < kLaneBits; ++b0)
+    for (int k0 = 0; k0 < regBits; ++k0) {
+      regXor[b0] = 1 << k0;
+      if (auto plan = attempt(regXor))
+        return plan;
+      regXor[b0] = 0;
+    }
+  for (int b0 = 0; b0 < kLaneBits; ++b0)
+    for (int k0 = 0; k0 < regBits; ++k0)
+      for (int b1 = b0 + 1; b1 < kLaneBits; ++b1)
+        for (int k1 = 0; k1 < regBits; ++k1) {
+          regXor[b0] = 1 << k0;
+          regXor[b1] = 1 << k1;
+          if (auto plan = attempt(regXor))
+            return plan;
+          regXor[b0] = regXor[b1] = 0;
+        }
+  return std::nullopt;
 }
 
 int64_t LinearLayout::linearIndex(const Coord &coord) const {

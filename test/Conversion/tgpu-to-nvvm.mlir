@@ -306,24 +306,22 @@ func.func @row_max_warps(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
 
 // -----
 
-// A layout conversion that no register permutation can do goes through shared memory. One warp: the
-// row sums of a 4x32 tile (sliced layout: lane bits 3, 4 -> rows; lanes 0-2 repeat) are added to a
-// loaded 4-vector (blocked: 4 registers, every lane holds all 4 rows). Every thread writes what it
-// holds at its row-major index and reads the 4 elements back: 4 x 4 bytes = 16 bytes of shared memory,
-// with a barrier before (earlier readers), between, and after.
-// CHECK-LABEL: gpu.func @convert_through_smem
-// CHECK-SAME: tgpu.shared_bytes = 16 : i32
-// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @__flare_smem : !llvm.ptr<3>
-// CHECK-COUNT-3: nvvm.shfl.sync bfly
-// CHECK-NEXT: %[[SUM:.*]] = arith.addf
-// CHECK-NEXT: gpu.barrier
-// CHECK: %[[WP:.*]] = llvm.getelementptr %[[SMEM]][%{{.*}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
-// CHECK-NEXT: llvm.store %[[SUM]], %[[WP]] : f32, !llvm.ptr<3>
-// CHECK-NEXT: gpu.barrier
-// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: gpu.barrier
+// A layout conversion that no register permutation can do, inside one warp, moves by shuffles. The row
+// sums of a 4x32 tile (sliced layout: lane bits 3, 4 -> rows; lanes 0-2 repeat) are added to a loaded
+// 4-vector (blocked: 4 registers, every lane holds all 4 rows): after the butterfly sums, each of the 4
+// registers is read from a lane holding its row. No shared memory, no barrier (the conversion through
+// shared memory, between warps: tgpu-to-nvvm-convert-shuffle.mlir).
+// CHECK-LABEL: gpu.func @convert_in_one_warp
+// CHECK-SAME: tgpu.shared_bytes = 0 : i32
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-3: nvvm.shfl.sync  bfly
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: nvvm.shfl.sync  idx
+// CHECK-NOT: gpu.barrier
 // CHECK-COUNT-4: arith.addf
-func.func @convert_through_smem(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @convert_in_one_warp(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %v = tile.make_view %p, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>

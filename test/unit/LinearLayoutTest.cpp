@@ -150,6 +150,81 @@ TEST(LinearLayout, PermutationBetweenDifferentThreadMappingsIsRefused) {
     EXPECT_EQ((*self)[r], r);
 }
 
+// Runs a warp-shuffle plan on every thread of every warp: the lane each destination register reads
+// must offer exactly the element that register holds in `dst`.
+void expectShuffleDelivers(const LinearLayout &src, const LinearLayout &dst, const LinearLayout::WarpShuffle &plan) {
+  auto xorOf = [](const int *table, int bits) {
+    int v = 0;
+    for (int b = 0; b < LinearLayout::kLaneBits; ++b)
+      if ((bits >> b) & 1)
+        v ^= table[b];
+    return v;
+  };
+  ASSERT_EQ(static_cast<int>(plan.sourceLane.size()), dst.numRegs());
+  ASSERT_EQ(static_cast<int>(plan.offeredReg.size()), dst.numRegs());
+  for (int w = 0; w < dst.numWarps(); ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int r = 0; r < dst.numRegs(); ++r) {
+        int from = plan.sourceLane[r] ^ xorOf(plan.laneXor, lane);
+        ASSERT_TRUE(from >= 0 && from < 32);
+        int reg = plan.offeredReg[r] ^ xorOf(plan.regXor, from);
+        ASSERT_TRUE(reg >= 0 && reg < src.numRegs());
+        ASSERT_EQ(src.apply(reg, from, w), dst.apply(r, lane, w)) << "warp " << w << " lane " << lane << " reg " << r;
+      }
+}
+
+// The backward's per-query statistics: 64 values read four per lane (lanes 16-31 and every warp repeat
+// them), needed in the columns of a transposed wgmma accumulator (lane l: columns 2(l%4) + 8j, +1).
+TEST(LinearLayout, WarpShuffleTurnsReplicatedRowsIntoAccumulatorColumns) {
+  LinearLayout row = LinearLayout::blocked({1, 64}, 8, 4);
+  LinearLayout cols({1, 64}, {{0, 1}, {0, 8}, {0, 16}, {0, 32}}, {{0, 2}, {0, 4}, {0, 0}, {0, 0}, {0, 0}},
+                    {{0, 0}, {0, 0}, {0, 0}});
+  ASSERT_EQ(cols.verify(), "");
+  ASSERT_EQ(row.bases(LayoutInput::Warp), cols.bases(LayoutInput::Warp));
+  EXPECT_FALSE(cols.registerPermutationFrom(row).has_value());
+  auto plan = cols.warpShuffleFrom(row);
+  ASSERT_TRUE(plan.has_value());
+  // Lanes 0-15 and 16-31 hold the same values, so the two halves offer different registers in one round.
+  int choosing = 0;
+  for (int v : plan->regXor)
+    choosing += v != 0;
+  EXPECT_EQ(choosing, 1);
+  expectShuffleDelivers(row, cols, *plan);
+  // The way back would need the eight copies of each column lane to offer eight different registers
+  // (three choosing lane bits): refused, shared memory does it.
+  EXPECT_FALSE(row.warpShuffleFrom(cols).has_value());
+}
+
+// Every pair of a family of layouts of one tile whose warps hold the same elements: a plan, when there
+// is one, delivers; the same tile spread differently over the warps has none.
+TEST(LinearLayout, WarpShufflePlansDeliverOrAreRefused) {
+  for (const Coord &shape : {Coord{32}, Coord{64}, Coord{128}, Coord{1, 64}, Coord{8, 16}}) {
+    std::vector<LinearLayout> family;
+    for (int vec : {1, 2, 4, 8})
+      family.push_back(LinearLayout::blocked(shape, 1, vec));
+    if (shape.size() == 2 && shape[0] == 1) {
+      LinearLayout acc = LinearLayout::mmaAccumulator(64, 64, 4).sliceReduced(0)->expandDims(0);
+      if (acc.numWarps() == 1)
+        family.push_back(acc);
+    }
+    int planned = 0;
+    for (const LinearLayout &src : family)
+      for (const LinearLayout &dst : family) {
+        SCOPED_TRACE("from " + src.str() + " to " + dst.str());
+        auto plan = dst.warpShuffleFrom(src);
+        if (!plan)
+          continue;
+        ++planned;
+        expectShuffleDelivers(src, dst, *plan);
+      }
+    EXPECT_GE(planned, static_cast<int>(family.size())) << "at least the identities";
+  }
+  LinearLayout spread = LinearLayout::blocked({1024}, 4, 1), replicated = LinearLayout::blocked({1024}, 1, 1);
+  LinearLayout replicated4({1024}, replicated.bases(LayoutInput::Reg), replicated.bases(LayoutInput::Lane),
+                           {{0}, {0}});
+  EXPECT_FALSE(spread.warpShuffleFrom(replicated4).has_value());
+}
+
 TEST(LinearLayout, StrNamesEveryBasis) {
   LinearLayout l = LinearLayout::blocked({4, 8}, 1, 2);
   EXPECT_EQ(l.str(), "shape=[4, 8] reg=[[0, 1]] lane=[[0, 2], [0, 4], [1, 0], [2, 0], [0, 0]] warp=[]");

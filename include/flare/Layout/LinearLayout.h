@@ -108,6 +108,19 @@ public:
   /// some thread does not hold the element it needs (the conversion needs shared memory).
   std::optional<std::vector<int>> registerPermutationFrom(const LinearLayout &src) const;
 
+  /// A conversion from `src` to this layout by one warp shuffle per destination register, when every
+  /// warp already holds (in `src`) the elements it needs (equal warp bases). For destination register r,
+  /// lane l reads from lane `sourceLane[r] ^ XOR{laneXor[b] : bit b of l set}`, and every lane l' offers
+  /// its register `offeredReg[r] ^ XOR{regXor[b] : bit b of l' set}`. A nonzero regXor[b] lets two
+  /// lanes that hold the same elements offer different registers in one shuffle (a select per such
+  /// bit); at most two are used. nullopt when no such plan exists (the conversion needs shared memory).
+  struct WarpShuffle {
+    std::vector<int> sourceLane, offeredReg; ///< per destination register
+    int laneXor[kLaneBits] = {};             ///< per destination lane bit
+    int regXor[kLaneBits] = {};              ///< per source lane bit
+  };
+  std::optional<WarpShuffle> warpShuffleFrom(const LinearLayout &src) const;
+
   /// Row-major linear index of a coordinate inside the shape.
   int64_t linearIndex(const Coord &coord) const;
 

@@ -312,6 +312,9 @@ private:
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
+  /// A conversion inside each warp: one shuffle per destination register (LinearLayout::warpShuffleFrom).
+  void shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
+                      SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerForGeneric(scf::ForOp op);
   /// A K loop whose body is only `acc = dot(load_a(iv), load_b(iv), acc)` (each load behind its

@@ -430,8 +430,13 @@ LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value>
   }
   if (from.shape() != to.shape())
     return emitError(loc) << "broadcast source layout " << from.str() << " cannot feed " << to.str();
-  // Through shared memory: every thread writes what it holds at the row-major index, then reads.
   Type elem = cast<RankedTensorType>(src.getType()).getElementType();
+  if (elem.getIntOrFloatBitWidth() <= 32)
+    if (std::optional<LinearLayout::WarpShuffle> plan = to.warpShuffleFrom(from)) {
+      shuffleConvert(*plan, elem, srcRegs, out);
+      return success();
+    }
+  // Through shared memory: every thread writes what it holds at the row-major index, then reads.
   Type st = scratchType(elem);
   needShared(from.numElements() * std::max(4u, st.getIntOrFloatBitWidth() / 8));
   Attribute fromAttr = getLayoutAttr(src.getType()), toAttr = getLayoutAttr(dst.getType());
@@ -447,6 +452,55 @@ LogicalResult KernelLowering::lowerConvert(Value src, Value dst, ArrayRef<Value>
   }
   barrier();
   return success();
+}
+
+void KernelLowering::shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
+                                    SmallVectorImpl<Value> &out) {
+  // Shuffles move 32-bit words: narrower values travel zero-extended (floats as their bits).
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  Type word = bits == 32 ? elem : b.getI32Type();
+  Type bitsType = b.getIntegerType(bits);
+  auto toWord = [&](Value v) -> Value {
+    if (bits == 32)
+      return v;
+    if (isa<FloatType>(elem))
+      v = arith::BitcastOp::create(b, loc, bitsType, v);
+    return arith::ExtUIOp::create(b, loc, word, v);
+  };
+  auto fromWord = [&](Value v) -> Value {
+    if (bits == 32)
+      return v;
+    v = arith::TruncIOp::create(b, loc, bitsType, v);
+    return isa<FloatType>(elem) ? arith::BitcastOp::create(b, loc, elem, v).getResult() : v;
+  };
+  auto laneBit = [&](int bit) -> Value {
+    Value masked = arith::AndIOp::create(b, loc, laneId, i32(1 << bit));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked, i32(0));
+  };
+  // The lane read: sourceLane[r] ^ (the laneXor of this lane's set bits).
+  Value laneTerm = i32(0);
+  for (int bit = 0; bit < LinearLayout::kLaneBits; ++bit)
+    if (plan.laneXor[bit])
+      laneTerm = arith::XOrIOp::create(b, loc, laneTerm,
+                                       arith::SelectOp::create(b, loc, laneBit(bit), i32(plan.laneXor[bit]), i32(0)));
+  SmallVector<int> choosing;
+  for (int bit = 0; bit < LinearLayout::kLaneBits; ++bit)
+    if (plan.regXor[bit])
+      choosing.push_back(bit);
+  Value fullMask = i32(-1), clamp = i32(kWarpSize - 1);
+  for (size_t r = 0; r < plan.sourceLane.size(); ++r) {
+    // The register offered: offeredReg[r] ^ (the regXor of this lane's set bits), chosen by selects.
+    std::function<Value(size_t, int)> offer = [&](size_t i, int reg) -> Value {
+      if (i == choosing.size())
+        return srcRegs[reg];
+      int bit = choosing[i];
+      return arith::SelectOp::create(b, loc, laneBit(bit), offer(i + 1, reg ^ plan.regXor[bit]), offer(i + 1, reg));
+    };
+    Value offered = toWord(offer(0, plan.offeredReg[r]));
+    Value lane = arith::XOrIOp::create(b, loc, laneTerm, i32(plan.sourceLane[r]));
+    Value got = NVVM::ShflOp::create(b, loc, word, fullMask, offered, lane, clamp, NVVM::ShflKind::idx, UnitAttr());
+    out.push_back(fromWord(got));
+  }
 }
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
