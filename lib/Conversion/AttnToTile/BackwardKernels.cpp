@@ -354,6 +354,13 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         // S = Q K^T, or S^T = K Q^T.
         Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
+        // dP^T = V dO^T issued right behind S^T: the tensor cores compute it while P is recomputed.
+        auto dpDot = [&] {
+          return tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)),
+                                          splatF32(0.0, scoreShape))
+                    : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
+        };
+        Value dpEarly = tr && wantDK ? dpDot() : Value();
         Value rows = indexRange(q0s, bm);
         FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
                                              /*stepIndexArg=*/2, asIndex(rows), local);
@@ -369,8 +376,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         }
         if (!wantDK)
           return next;
-        Value dp = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)), splatF32(0.0, scoreShape))
-                      : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
+        Value dp = dpEarly ? dpEarly : dpDot();
         Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
         Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
         next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
