@@ -61,8 +61,11 @@ BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target) {
   // Query rows per program instance and keys per step that leave registers for dQ's f32 sums
   // (headDim / 2 per thread on a warpgroup of 64 rows): wgmma on one warpgroup; mma.sync holds Q and
   // dO in registers as well, so eight warps of 16 rows and 16 keys per step beyond head dim 64.
+  // Above head dim 64, two warpgroups of 64 rows share each K and V stage (measured 1.15-1.21x at 128
+  // on the H200; no gain at 64, bench/NOTES.md b11).
   if (target.hasWgmma)
-    return headDim <= 128 ? BackwardDqTiles{64, 64, 4} : BackwardDqTiles{64, 32, 4};
+    return headDim <= 64 ? BackwardDqTiles{64, 64, 4}
+                         : headDim <= 128 ? BackwardDqTiles{128, 64, 8} : BackwardDqTiles{64, 32, 4};
   return headDim <= 64 ? BackwardDqTiles{64, 64, 4} : BackwardDqTiles{128, 16, 8};
 }
 
