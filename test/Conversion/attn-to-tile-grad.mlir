@@ -62,15 +62,22 @@
 // CHECK: tile.store %{{.*}} : tensor<128x64xbf16>, !tile.view<bf16, 2>
 
 // The transposed step: S^T = K Q^T ([keys, queries]); LSE and D broadcast along the columns;
-// P^T and dS^T are the A operands of dV and dK; dQ reads dS^T transposed. One masked loop.
+// P^T and dS^T are the A operands of dV and dK; dQ reads dS^T transposed. One masked loop. dP^T = V dO^T
+// is issued right behind S^T (both from zero sums), before P's exp2, so that its product overlaps P's
+// recomputation; then dV, dK and dQ.
 // TR-LABEL: func.func @causal_bwd(
 // TR-SAME: flare.attention.block_n = 64 : i32
 // TR-SAME: tile.num_warps = 4 : i32
 // TR: scf.for
 // TR: scf.for
-// TR: tile.dot %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// TR: %[[ZS:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+// TR: tile.dot %{{.*}}, %[[ZS]] : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// TR-NOT: math.exp2
+// TR: tile.dot %{{.*}}, %cst{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
 // TR: tile.expand_dims %{{.*}} {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
 // TR: math.exp2
+// TR: tile.dot %{{.*}}, %arg{{.*}} : tensor<64x64xbf16>
+// TR: tile.dot %{{.*}}, %arg{{.*}} : tensor<64x64xbf16>
 // TR: tile.atomic_add
 // TR-NOT: scf.for
 // TR: return
