@@ -47,7 +47,7 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">,
     Option<"pingPong", "ping-pong", "int", /*default=*/"-1",
            "let the two warpgroups take turns issuing their MMAs (1: on, 0: off, -1: configured); "
-           "off is recorded on the kernel as tile.ping_pong = false">,
+           "recorded on the kernel as tile.ping_pong = true or false">,
     Option<"lazyRescale", "lazy-rescale", "int", /*default=*/"-1",
            "lazy online softmax (the row max moves only by more than 8, log2 units) with the "
            "accumulator's rescale skipped per thread when alpha is 1 (1: on, 0: off, -1: configured; "

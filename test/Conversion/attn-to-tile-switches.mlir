@@ -1,7 +1,8 @@
 // convert-attn-to-tile follows the op's configuration: the switches that shape a persistent kernel's
 // instance starts become the kernel's tile attributes of the same name, for the GPU layer
 // (operands_after_first_stage, prefetch_next_instance, invariant_a_in_registers, with the persistent
-// schedule and the producer warpgroup they need). Which configuration is chosen for which kernel is
+// schedule and the producer warpgroup they need); ping_pong is said either way (the lowering's default
+// when a kernel does not say is for hand-written kernels). Which configuration is chosen for which kernel is
 // attn-choose-config's (test/Dialect/Attn/choose-config-instance-starts.mlir).
 // RUN: flare-opt %s -split-input-file --convert-attn-to-tile | FileCheck %s
 
@@ -10,6 +11,7 @@
 // CHECK-SAME: tile.invariant_a_in_registers = true
 // CHECK-SAME: tile.operands_after_first_stage = true
 // CHECK-SAME: tile.persistent = true
+// CHECK-SAME: tile.ping_pong = true
 // CHECK-SAME: tile.producer_warpgroup = true
 // CHECK-NOT: tile.prefetch_next_instance
 func.func @registers(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>) -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
@@ -23,6 +25,7 @@ func.func @registers(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v:
 // producer.
 // CHECK-LABEL: func.func @prefetch(
 // CHECK-SAME: tile.persistent = true
+// CHECK-SAME: tile.ping_pong = false
 // CHECK-SAME: tile.prefetch_next_instance = true
 // CHECK-NOT: tile.operands_after_first_stage
 // CHECK-NOT: tile.invariant_a_in_registers

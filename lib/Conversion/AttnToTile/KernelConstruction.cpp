@@ -138,8 +138,8 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
   if (config.has(ConfigSwitch::PackGqa)) // the launcher's grid: y over KV heads, x over a group's rows
     kernel->setAttr("flare.attention.pack_gqa", b.getI32IntegerAttr(1));
-  if (!config.has(ConfigSwitch::PingPong))
-    kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
+  // Said either way: the lowering's default (turns for eight warps) is for hand-written kernels.
+  kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(config.has(ConfigSwitch::PingPong)));
   if (config.getMinBlocksPerSM() > 0)
     kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.getMinBlocksPerSM()));
   if (config.has(ConfigSwitch::Producer))
