@@ -483,18 +483,19 @@ void KernelLowering::shuffleConvert(const LinearLayout::WarpShuffle &plan, Type 
     if (plan.laneXor[bit])
       laneTerm = arith::XOrIOp::create(b, loc, laneTerm,
                                        arith::SelectOp::create(b, loc, laneBit(bit), i32(plan.laneXor[bit]), i32(0)));
-  SmallVector<int> choosing;
+  // The lane bits that choose the register a lane offers, each with its predicate (computed once).
+  SmallVector<std::pair<int, Value>> choosing;
   for (int bit = 0; bit < LinearLayout::kLaneBits; ++bit)
     if (plan.regXor[bit])
-      choosing.push_back(bit);
+      choosing.push_back({plan.regXor[bit], laneBit(bit)});
   Value fullMask = i32(-1), clamp = i32(kWarpSize - 1);
   for (size_t r = 0; r < plan.sourceLane.size(); ++r) {
     // The register offered: offeredReg[r] ^ (the regXor of this lane's set bits), chosen by selects.
     std::function<Value(size_t, int)> offer = [&](size_t i, int reg) -> Value {
       if (i == choosing.size())
         return srcRegs[reg];
-      int bit = choosing[i];
-      return arith::SelectOp::create(b, loc, laneBit(bit), offer(i + 1, reg ^ plan.regXor[bit]), offer(i + 1, reg));
+      auto [regXor, set] = choosing[i];
+      return arith::SelectOp::create(b, loc, set, offer(i + 1, reg ^ regXor), offer(i + 1, reg));
     };
     Value offered = toWord(offer(0, plan.offeredReg[r]));
     Value lane = arith::XOrIOp::create(b, loc, laneTerm, i32(plan.sourceLane[r]));
