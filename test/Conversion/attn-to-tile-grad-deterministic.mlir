@@ -136,3 +136,22 @@ func.func @wide(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
   %o = attn.attention %q, %k, %v : tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16>, tensor<?x?x?x256xbf16> -> tensor<?x?x?x256xbf16>
   return %o : tensor<?x?x?x256xbf16>
 }
+
+// -----
+
+// Head dim 128 on sm_90a: the dQ kernel takes 128 query rows on two warpgroups (64 keys per step),
+// which share each K and V stage; head dims 64 and 256 keep one warpgroup of 64 rows (above).
+// CHECK-LABEL: func.func @d128_bwd_dq(
+// CHECK-SAME: flare.attention.block_m = 128 : i32
+// CHECK-SAME: tile.num_warps = 8 : i32
+// CHECK: tile.load %{{.*}} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x128xf32>)
+// CHECK: tile.dot %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+// SM80-LABEL: func.func @d128_bwd_dq(
+// SM80-SAME: flare.attention.block_m = 128 : i32
+// SM80-SAME: tile.num_warps = 8 : i32
+func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
+    -> tensor<?x?x?x128xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>
+  return %o : tensor<?x?x?x128xbf16>
+}
