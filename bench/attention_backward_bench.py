@@ -12,8 +12,8 @@ slice is not computed here: see the GPU tests for the float64 comparison).
 With --tiles "BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED];..." (and --flare-opt, --examples), also the backward kernels
 of the examples' plain and causal modules generated with those tiles (convert-attn-to-tile grad-tiles,
 through flare-opt), launched by their ABI (rows "tiles=..."), each compared with Flare's default kernels.
-A tile set "MAIN@DQ_BLOCK_M,DQ_BLOCK_N,DQ_WARPS" is the deterministic mode with those dQ kernel tiles
-(grad-dq-tiles); "MAIN@" its default dQ tiles; "MAIN@atomics" dQ summed by the main kernel's f32 atomics
+A tile set "MAIN@DQ_BLOCK_M,DQ_BLOCK_N,DQ_WARPS[,PRODUCER[,PING_PONG]]" is the deterministic mode with
+those dQ kernel tiles and switches (grad-dq-tiles); "MAIN@" its default dQ tiles; "MAIN@atomics" dQ summed by the main kernel's f32 atomics
 (dq-atomics); MAIN empty: the default tiles. With --deterministic, also flare_attention_backward in its
 deterministic mode (row "flare-det").
 

@@ -138,8 +138,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "with grad: the main kernel sums dQ by f32 atomics (not deterministic; the default without "
            "wgmma, slower on the H200), for measurement">,
     Option<"gradDqTiles", "grad-dq-tiles", "std::string", /*default=*/"\"\"",
-           "the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS (query rows per program instance, keys per "
-           "step, warps) where dQ has a kernel of its own; empty: chosen by head dim and arch">,
+           "the dQ kernel's tiles as BLOCK_M,BLOCK_N,WARPS[,PRODUCER[,PING_PONG]] (query rows per program "
+           "instance, keys per step, warps; 1: a producer warpgroup issues the K/V copies; 1: the two "
+           "warpgroups take turns issuing their MMAs) where dQ has a kernel of its own; empty: chosen by "
+           "head dim and arch">,
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
            "target architecture whose backward tiles are chosen (the forward follows the op's config)">,
   ];

@@ -9,10 +9,12 @@
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true arch=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true dq-atomics=true" 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=128,32,8" | FileCheck %s --check-prefix=TILES
+// RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=128,32,8,1,1" | FileCheck %s --check-prefix=SWITCHES
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=64,48" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true deterministic=true grad-dq-tiles=64,64,4,2" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-dq-tiles=64,64,4" 2>&1 | FileCheck %s --check-prefix=NODET
 // BOTH: error: 'attn.attention' op convert-attn-to-tile: dq-atomics sums dQ in no fixed order: it cannot be deterministic
-// BAD: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), got '64,48'
+// BAD: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS[,PRODUCER[,PING_PONG]] (powers of two, blocks from 16; the switches 0 or 1), got '64
 // NODET: error: 'attn.attention' op convert-attn-to-tile: grad-dq-tiles needs a dQ kernel of its own
 // sm_80 (mma.sync), deterministic: the same kernels, 64 query rows on four warps at head dim 64.
 // SM80-LABEL: func.func @causal_bwd(
@@ -42,6 +44,9 @@
 // CHECK-LABEL: func.func @causal_bwd_dq(
 // CHECK-SAME: flare.attention.block_m = 64 : i32
 // CHECK-SAME: tile.num_warps = 4 : i32
+// CHECK-NOT: tile.producer_warpgroup
+// CHECK-SAME: tile.ping_pong = false
+// CHECK-NOT: tile.producer_warpgroup
 // CHECK: %[[GROUP:.*]] = arith.divui
 // CHECK: arith.divui %{{.*}}, %[[GROUP]]
 // Q, dO, LSE and D once, before the key loops.
@@ -67,6 +72,10 @@
 // dQ stored once, in the input dtype.
 // CHECK: %[[DQ:.*]] = arith.truncf %[[CUT]] : tensor<64x64xf32> to tensor<64x64xbf16>
 // CHECK: tile.store %[[DQ]]
+// The dQ kernel's switches (grad-dq-tiles PRODUCER, PING_PONG; off by default, above).
+// SWITCHES-LABEL: func.func @causal_bwd_dq(
+// SWITCHES-SAME: tile.ping_pong = true
+// SWITCHES-SAME: tile.producer_warpgroup = true
 // TILES-LABEL: func.func @causal_bwd_dq(
 // TILES-SAME: flare.attention.block_m = 128 : i32
 // TILES-SAME: tile.num_warps = 8 : i32

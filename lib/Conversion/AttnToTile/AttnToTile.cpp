@@ -107,14 +107,17 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         if (!atomics) {
           dqTiles = chooseBackwardDqTiles(headDim, *target);
           if (!gradDqTiles.empty()) {
-            int64_t values[3] = {0, 0, 0};
-            if (!parseTiles(gradDqTiles, values, 3)) {
-              op.emitOpError("convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, "
-                             "blocks from 16), got '")
+            int64_t values[5] = {0, 0, 0, 0, 0};
+            bool bad = !parseTiles(gradDqTiles, values, 5);
+            for (size_t i = 3; !bad && i < 5; ++i)
+              bad = values[i] != 0 && values[i] != 1;
+            if (bad) {
+              op.emitOpError("convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS[,PRODUCER[,PING_PONG]] "
+                             "(powers of two, blocks from 16; the switches 0 or 1), got '")
                   << gradDqTiles << "'";
               return signalPassFailure();
             }
-            dqTiles = BackwardDqTiles{values[0], values[1], values[2]};
+            dqTiles = BackwardDqTiles{values[0], values[1], values[2], values[3] == 1, values[4] == 1};
           }
         } else if (!gradDqTiles.empty()) {
           op.emitOpError("convert-attn-to-tile: grad-dq-tiles needs a dQ kernel of its own (dQ is summed by "

@@ -443,6 +443,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   classify(op.getMaskMod(), /*isScore=*/false);
   const SmallVector<int64_t> sShape = dims(Shape::Full);
   begin("_bwd_dq", dqTiles->numWarps, "flare.attention.block_m", qm);
+  kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(dqTiles->pingPong));
+  if (dqTiles->producer)
+    kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value qb0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(qm));
   Value qb1 = sub(smin(add(qb0, c32(qm)), seqQ), c1); // the last query row that exists
