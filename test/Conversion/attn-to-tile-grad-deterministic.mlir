@@ -137,7 +137,13 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // CHECK: tile.dot %{{.*}} : tensor<128x32xbf16>, tensor<32x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
 // CHECK: tile.store %{{.*}} : tensor<128x256xbf16>, !tile.view<bf16, 2>
 // CHECK-NEXT: return
+// Its dQ kernel: 128 query rows on two warpgroups, 32 keys per step, and a producer warpgroup that
+// issues the K and V copies (no producer on sm_80).
 // CHECK-LABEL: func.func @wide_bwd_dq(
+// CHECK-SAME: flare.attention.block_m = 128 : i32
+// CHECK-SAME: tile.num_warps = 8 : i32
+// CHECK-SAME: tile.producer_warpgroup = true
+// CHECK: tile.dot %{{.*}} : tensor<128x32xbf16>, tensor<32x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
 // SM80-LABEL: func.func @wide_bwd(
 // SM80-NOT: func.func @wide_bwd_dv(
 func.func @wide(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tensor<?x?x?x256xbf16>)
@@ -149,16 +155,20 @@ func.func @wide(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // -----
 
 // Head dim 128 on sm_90a: the dQ kernel takes 128 query rows on two warpgroups (64 keys per step),
-// which share each K and V stage; head dims 64 and 256 keep one warpgroup of 64 rows (above).
+// which share each K and V stage, copied by a producer warpgroup; head dim 64 keeps one warpgroup
+// of 64 rows without a producer (above).
 // CHECK-LABEL: func.func @d128_bwd_dq(
 // CHECK-SAME: flare.attention.block_m = 128 : i32
 // CHECK-SAME: tile.num_warps = 8 : i32
+// CHECK-SAME: tile.producer_warpgroup = true
 // CHECK: tile.load %{{.*}} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
 // CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x128xf32>)
 // CHECK: tile.dot %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
 // SM80-LABEL: func.func @d128_bwd_dq(
 // SM80-SAME: flare.attention.block_m = 128 : i32
 // SM80-SAME: tile.num_warps = 8 : i32
+// SM80-NOT: tile.producer_warpgroup
+// SM80: return
 func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16> -> tensor<?x?x?x128xbf16>

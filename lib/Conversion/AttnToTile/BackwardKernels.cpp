@@ -62,10 +62,13 @@ BackwardDqTiles chooseBackwardDqTiles(int64_t headDim, const Target &target) {
   // (headDim / 2 per thread on a warpgroup of 64 rows): wgmma on one warpgroup; mma.sync holds Q and
   // dO in registers as well, so eight warps of 16 rows and 16 keys per step beyond head dim 64.
   // Above head dim 64, two warpgroups of 64 rows share each K and V stage (measured 1.15-1.21x at 128
-  // on the H200; no gain at 64, bench/NOTES.md b11).
+  // on the H200; no gain at 64, bench/NOTES.md b11), and a producer warpgroup issues the K and V
+  // copies (1.01-1.02x at 128, 1.20-1.32x with the two warpgroups at 256, b12; at 64 the consumers'
+  // share of the registers would spill).
   if (target.hasWgmma)
-    return headDim <= 64 ? BackwardDqTiles{64, 64, 4}
-                         : headDim <= 128 ? BackwardDqTiles{128, 64, 8} : BackwardDqTiles{64, 32, 4};
+    return headDim <= 64    ? BackwardDqTiles{64, 64, 4}
+           : headDim <= 128 ? BackwardDqTiles{128, 64, 8, /*producer=*/true}
+                            : BackwardDqTiles{128, 32, 8, /*producer=*/true};
   return headDim <= 64 ? BackwardDqTiles{64, 64, 4} : BackwardDqTiles{128, 16, 8};
 }
 
