@@ -195,6 +195,20 @@ def TGPU_TmaStoreOp : TGPU_MachineOp<"tma_store"> {
   let hasVerifier = 1;
 }
 
+def TGPU_TmaReduceAddOp : TGPU_MachineOp<"tma_reduce_add"> {
+  let summary = "add shared memory into a box of a tensor map, element by element";
+  let description = [{
+    `tgpu.tma_reduce_add %map[%col, %row, ...], %src`: each element of the box at the coordinates is
+    increased by the element of `%src` at the same place, atomically per element (other CTAs may add
+    into the same box at the same time); the addition is the map's element type's (f32 for dQ's
+    sums). Rows past the tensor's bounds are left out. Grouped, committed and waited for like
+    `tma_store`: `tma_store_commit`, `tma_store_wait`.
+  }];
+  let arguments = (ins TGPU_Pointer:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
+  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($map) `,` type($src)";
+  let hasVerifier = 1;
+}
+
 def TGPU_TmaStoreCommitOp : TGPU_MachineOp<"tma_store_commit"> {
   let summary = "close the group of TMA stores issued since the last commit";
   let assemblyFormat = "attr-dict";

@@ -222,6 +222,7 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
         TensorMapInfo t;
         t.pointerArg = static_cast<int>(d.getAs<IntegerAttr>("pointer").getInt());
         t.elemBytes = static_cast<int>(d.getAs<IntegerAttr>("elem_bytes").getInt());
+        t.floatElems = static_cast<bool>(d.get("float"));
         t.sizes = scalars(d.get("sizes"));
         t.strides = scalars(d.get("strides"));
         llvm::append_range(t.box, d.getAs<DenseI32ArrayAttr>("box").asArrayRef());

@@ -15,6 +15,7 @@
 // A kernel that reads through TMA also has "tensorMaps" (flare::TensorMapInfo), each like
 //   {"pointer": 1, "elemBytes": 2, "sizes": [{"const": 128}, {"arg": 8}], "strides": [{"const": 1},
 //    {"arg": 14, "bits": 32}], "box": [64, 128], "swizzle": 128}
+// ("float": true for f32 elements that a TMA reduce adds: TensorMapInfo::floatElems),
 // and "tmaRequired": true when it has no copies for maps that do not encode (KernelInfo::tmaRequired),
 // a persistent kernel "persistent": true (KernelInfo::persistent), and one that moves register
 // budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets), and one
@@ -167,7 +168,7 @@ TensorMapInfo parseTensorMap(const llvm::json::Value &v, const std::string &wher
   const llvm::json::Object *obj = v.getAsObject();
   if (!obj)
     fail(where + " must be an object, not " + typeName(v));
-  rejectUnknownKeys(*obj, {"pointer", "elemBytes", "sizes", "strides", "box", "swizzle"}, where);
+  rejectUnknownKeys(*obj, {"pointer", "elemBytes", "float", "sizes", "strides", "box", "swizzle"}, where);
   TensorMapInfo t;
   t.pointerArg = static_cast<int>(requireInt(*obj, "pointer", where, 0, static_cast<int64_t>(args.size()) - 1));
   if (args[t.pointerArg] != ArgKind::Pointer)
@@ -175,6 +176,12 @@ TensorMapInfo parseTensorMap(const llvm::json::Value &v, const std::string &wher
   t.elemBytes = static_cast<int>(requireInt(*obj, "elemBytes", where, 1, 8));
   if (t.elemBytes & (t.elemBytes - 1))
     fail(where + ".elemBytes = " + std::to_string(t.elemBytes) + " is not 1, 2, 4 or 8");
+  if (const llvm::json::Value *f = obj->get("float")) {
+    std::optional<bool> isFloat = f->getAsBoolean();
+    if (!isFloat || (*isFloat && t.elemBytes != 4))
+      fail(where + ".float must be a boolean, true only for 4-byte elements");
+    t.floatElems = *isFloat;
+  }
   using Field = std::pair<const char *, std::vector<HostScalar> *>;
   for (auto [key, out] : {Field{"sizes", &t.sizes}, Field{"strides", &t.strides}}) {
     const llvm::json::Array &a = requireArray(*obj, key, where);
@@ -326,6 +333,8 @@ std::string CompiledModule::metadataJson() const {
                 j.object([&] {
                   j.attribute("pointer", t.pointerArg);
                   j.attribute("elemBytes", t.elemBytes);
+                  if (t.floatElems)
+                    j.attribute("float", true);
                   auto scalars = [&](const char *key, const std::vector<HostScalar> &values) {
                     j.attributeArray(key, [&] {
                       for (const HostScalar &h : values)

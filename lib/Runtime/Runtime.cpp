@@ -444,8 +444,10 @@ bool encodeTensorMap(const TensorMapInfo &t, const KernelArgs &args, TensorMapBy
     why = "the base address is not 16-byte aligned";
     return false;
   }
-  // CUtensorMapDataType: UINT8 0, UINT16 1, UINT32 2, UINT64 4 (the bytes are only copied).
-  const int dataType = t.elemBytes == 1 ? 0 : t.elemBytes == 2 ? 1 : t.elemBytes == 4 ? 2 : 4;
+  // CUtensorMapDataType: UINT8 0, UINT16 1, UINT32 2, UINT64 4 (the bytes are only copied), FLOAT32 7
+  // (a reduce adds the elements as floats).
+  constexpr int kFloat32 = 7;
+  const int dataType = t.floatElems ? kFloat32 : t.elemBytes == 1 ? 0 : t.elemBytes == 2 ? 1 : t.elemBytes == 4 ? 2 : 4;
   // CUtensorMapSwizzle: none 0, 32B 1, 64B 2, 128B 3.
   const int swizzle = t.swizzleBytes == 0 ? 0 : t.swizzleBytes == 32 ? 1 : t.swizzleBytes == 64 ? 2 : 3;
   constexpr int kInterleaveNone = 0, kL2Promotion256B = 3, kOobFillZeros = 0;

@@ -44,6 +44,11 @@ KernelInfo tmaKernel() {
   t.box = {64, 128, 1};
   t.swizzleBytes = 128;
   k.tensorMaps.push_back(t);
+  // A second map: f32 sums a TMA reduce adds into (float elements, 32 columns per 128-byte box row).
+  t.elemBytes = 4;
+  t.floatElems = true;
+  t.box = {32, 64, 1};
+  k.tensorMaps.push_back(t);
   return k;
 }
 
@@ -77,6 +82,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
       const TensorMapInfo &x = a.kernels[i].tensorMaps[j], &y = b.kernels[i].tensorMaps[j];
       EXPECT_EQ(x.pointerArg, y.pointerArg);
       EXPECT_EQ(x.elemBytes, y.elemBytes);
+      EXPECT_EQ(x.floatElems, y.floatElems);
       EXPECT_TRUE(sameScalars(x.sizes, y.sizes));
       EXPECT_TRUE(sameScalars(x.strides, y.strides));
       EXPECT_EQ(x.box, y.box);
@@ -112,7 +118,12 @@ TEST(CompiledModuleTest, JsonRoundTripWithTensorMaps) {
   std::string json = m.metadataJson();
   SCOPED_TRACE("metadata JSON: " + json);
   EXPECT_NE(json.find(R"("bits": 32)"), std::string::npos);
-  expectSameModule(m, CompiledModule::fromMetadataJson(json, m.ptx));
+  EXPECT_NE(json.find(R"("float": true)"), std::string::npos);
+  EXPECT_EQ(json.find(R"("float": true)"), json.rfind(R"("float": true)")); // the f32 map's only
+  CompiledModule back = CompiledModule::fromMetadataJson(json, m.ptx);
+  expectSameModule(m, back);
+  EXPECT_FALSE(back.kernels.back().tensorMaps[0].floatElems);
+  EXPECT_TRUE(back.kernels.back().tensorMaps[1].floatElems);
 }
 
 // The kernels' boolean flags ("persistent", "registerBudgets", "tmaRequired") are written only when
@@ -193,6 +204,8 @@ TEST(CompiledModuleTest, MalformedTensorMapsThrow) {
       {"bad swizzle", replace(R"("swizzle": 128)", R"("swizzle": 96)")},
       {"const and arg", replace(R"({"const": 64})", R"({"const": 64, "arg": 1})")},
       {"bits other than 32", replace(R"("bits": 32)", R"("bits": 16)")},
+      {"float of 2-byte elements", replace(R"("elemBytes": 2)", R"("elemBytes": 2, "float": true)")},
+      {"float not a boolean", replace(R"("elemBytes": 2)", R"("elemBytes": 4, "float": 1)")},
       {"unknown map field", replace(R"("swizzle": 128)", R"("swizzle": 128, "l2": 1)")},
   };
   for (const auto &[label, json] : cases) {

@@ -66,6 +66,7 @@ struct HostScalar {
 struct TensorMapInfo {
   int pointerArg = 0;
   int elemBytes = 2;
+  bool floatElems = false; ///< the elements are floats (4 bytes: a reduce adds them as f32), else bits only copied
   std::vector<HostScalar> sizes, strides;
   std::vector<int> box;  ///< elements per dimension of one copy
   int swizzleBytes = 0;  ///< 0 (none), 32, 64 or 128

@@ -303,6 +303,12 @@ private:
   /// must be a constant number of 16-byte chunks, as columns are clipped by the chunk); launches
   /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
   bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
+  /// A tile.atomic_add of an f32 block whose view the host can describe, on sm_90a: the threads write
+  /// the block into swizzled panels of their own and thread 0 adds them by TMA reduce (one copy per
+  /// 32-column panel, atomic per element), left in flight until the next one or the kernel's end;
+  /// launches whose maps did not encode add element by element. False, emitting nothing, when it
+  /// does not apply (a producer warpgroup, a persistent kernel, no room for the panels).
+  bool reduceThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
   int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)
   /// The stage size and count every ring of the kernel shares (0: no ring yet; -1: rings differ),
   /// for an output staged in the last stage (storeThroughTma).
@@ -429,7 +435,8 @@ private:
   /// strides must be kernel arguments or constants, the last stride 1, and its base a pointer
   /// argument plus a sum of (value x argument-or-constant stride) terms, each of which becomes an
   /// outer dimension of the map. Pure analysis; nothing is emitted.
-  std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block);
+  /// `sums`: the block is f32 sums a TMA reduce adds (else 16-bit elements a copy moves).
+  std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block, bool sums = false);
   std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load) {
     return planTensorMap(load.getView(), load.getResult().getType());
   }
@@ -447,7 +454,7 @@ private:
   /// With `perWarpgroup` (rows 0-63 held by warpgroup 0, 64-127 by warpgroup 1; `map` of 64-row
   /// boxes) each warpgroup's first thread stores that warpgroup's rows, behind its own named barrier.
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait, bool perWarpgroup = false);
+                        bool deferWait, bool perWarpgroup = false, bool add = false);
   gpu::GPUFuncOp kernelFunc;
   Value tensorMapFlag; // the hidden i32 parameter, once a map exists
   bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
@@ -517,6 +524,7 @@ private:
   /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
   /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
   void issueNextInstanceFirst(const StreamRing &ring, Value uses);
+  bool reducesInFlight = false;      // a TMA reduce's read of its panels may be pending (reduceThroughTma)
   bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.

@@ -165,7 +165,7 @@ LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewV
   SmallVector<Value> offsets;
   for (Value o : offsetValues)
     offsets.push_back(scalars.lookup(o));
-  if (!atomicAdd && storeThroughTma(op, value, viewValue, offsets))
+  if (atomicAdd ? reduceThroughTma(op, value, viewValue, offsets) : storeThroughTma(op, value, viewValue, offsets))
     return success();
   storeDirect(value, views[viewValue], offsets, atomicAdd);
   return success();

@@ -192,6 +192,16 @@ struct TmaStoreLowering : MachinePattern<TmaStoreOp> {
   }
 };
 
+struct TmaReduceAddLowering : MachinePattern<TmaReduceAddOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TmaReduceAddOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    NVVM::CpAsyncBulkTensorReduceOp::create(rw, op.getLoc(), a.getMap(), a.getSrc(), NVVM::TMAReduxKind::ADD,
+                                            NVVM::TMAStoreMode::TILE, a.getCoords(), Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct TmaStoreWaitLowering : MachinePattern<TmaStoreWaitOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(TmaStoreWaitOp op, Adaptor, ConversionPatternRewriter &rw) const override {
@@ -278,7 +288,7 @@ struct ConvertTGPUMachineToNVVMPass
     target.addIllegalOp<RingBarrierOp, RingWaitOp, MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp,
                         MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,
-                        WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaStoreCommitOp,
+                        WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaReduceAddOp, TmaStoreCommitOp,
                         TmaStoreWaitOp, WgmmaOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp,
                         CpAsyncMBarrierArriveOp, WarpSpecializeOp, WarpExitOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
@@ -286,7 +296,7 @@ struct ConvertTGPUMachineToNVVMPass
     patterns.add<RingBarrierLowering, RingWaitLowering, MBarrierInitLowering, MBarrierArriveLowering,
                  MBarrierArriveExpectTxLowering, MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, TmaLoadLowering,
-                 TmaStoreLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering,
+                 TmaStoreLowering, TmaReduceAddLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering,
                  PendingWaitLowering<WgmmaWaitOp, NVVM::WgmmaWaitGroupSyncOp>,
                  PendingWaitLowering<CpAsyncWaitOp, NVVM::CpAsyncWaitGroupOp>,
                  CpAsyncMBarrierArriveLowering, WarpSpecializeLowering, NullaryLowering<WarpExitOp, NVVM::Exit>,

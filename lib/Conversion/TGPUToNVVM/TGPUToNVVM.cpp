@@ -250,6 +250,9 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   if (isa<func::ReturnOp>(op)) {
     if (persistent && tileLoop && b.getInsertionBlock() == tileLoop.getBody())
       endTileLoop();
+    // The last TMA reduce must have read its panels before the CTA exits (thread 0 issued it).
+    if (reducesInFlight)
+      ifThen(isThreadZero(), [&] { TmaStoreWaitOp::create(b, loc, 0); });
     gpu::ReturnOp::create(b, loc);
     return success();
   }

@@ -43,11 +43,14 @@
 namespace flare::tgpu::lowering {
 namespace {
 
-constexpr int64_t kPanelCols = 64;            // 128 bytes of 16-bit elements: one swizzle span
+constexpr int64_t kPanelBytes = 128; // one swizzle span: a panel's row
 constexpr int64_t kMaxBoxDim = 256;           // TMA's limit per box dimension
 constexpr int kMaxTensorMapRank = 5;
 constexpr int64_t kUnboundedDim = int64_t(1) << 31;
 constexpr int64_t kTensorMapAlign = 64;
+
+/// The columns of a 128-byte panel row: 64 16-bit elements, 32 f32.
+int64_t panelCols(RankedTensorType type) { return kPanelBytes * 8 / type.getElementTypeBitWidth(); }
 
 /// A scalar the host knows at launch, encoded [kind, value] as in `tgpu.tensor_maps`: kind 0 a constant,
 /// 1 kernel argument `value`, 2 the same argument truncated to 32 bits.
@@ -118,11 +121,13 @@ std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
 
 } // namespace
 
-std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type) {
+std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type, bool sums) {
   auto view = viewValue.getDefiningOp<tile::MakeViewOp>();
+  // Copies move 16-bit blocks, reduces add f32 sums; either in panels of 128-byte rows.
+  const unsigned bits = sums ? 32 : 16;
   if (!tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
-      type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % kPanelCols != 0 ||
-      type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
+      type.getElementTypeBitWidth() != bits || (sums && !type.getElementType().isF32()) ||
+      type.getDimSize(1) % panelCols(type) != 0 || type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
     return std::nullopt;
   SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
   std::optional<BlockArgument> pointer = viewBase(view, func, terms);
@@ -167,9 +172,9 @@ Value KernelLowering::tensorMapsUsable() {
 TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
   RankedTensorType type = plan.block;
   TensorMapRead read;
-  read.boxCols = kPanelCols;
+  read.boxCols = panelCols(type);
   read.boxRows = type.getDimSize(0);
-  read.panels = type.getDimSize(1) / kPanelCols;
+  read.panels = type.getDimSize(1) / read.boxCols;
   // Outer coordinates: the terms' values, as i32 (their i32 source when sign-extended).
   for (Value x : plan.outerValues) {
     if (auto ext = x.getDefiningOp<arith::ExtSIOp>(); ext && ext.getIn().getType().isInteger(32))
@@ -193,7 +198,9 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
     box.append(plan.outerValues.size(), 1);
     NamedAttrList desc;
     desc.append("pointer", b.getI32IntegerAttr(static_cast<int32_t>(plan.pointerArg)));
-    desc.append("elem_bytes", b.getI32IntegerAttr(2));
+    desc.append("elem_bytes", b.getI32IntegerAttr(static_cast<int32_t>(type.getElementTypeBitWidth() / 8)));
+    if (type.getElementType().isF32())
+      desc.append("float", b.getUnitAttr()); // a reduce adds the elements as f32
     desc.append("sizes", encoded(plan.sizes));
     desc.append("strides", encoded(plan.strides));
     desc.append("box", DenseI32ArrayAttr::get(ctx, box));
@@ -552,8 +559,41 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   return true;
 }
 
+bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValue, ArrayRef<Value> offsets) {
+  // f32 sums added into a block of global memory that other program instances add into too (dQ's
+  // partial sums in the backward's dK/dV kernel): the threads write the block into swizzled panels of
+  // 32 f32 per 128-byte row, and thread 0 adds them with one `cp.reduce.async.bulk.tensor` per panel,
+  // instead of every thread issuing one atomic per register. The panels are an area of their own, so
+  // the reduce may run on while the loop goes on; the next one (or the kernel's end) waits for it to
+  // have read them. Every thread takes the same path through the kernel (no producer warpgroup; a
+  // persistent kernel's instances would need the staging per instance): the CTA barriers are safe.
+  auto type = cast<RankedTensorType>(value.getType());
+  if (producerMode || persistent || !wgmma)
+    return false;
+  std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type, /*sums=*/true);
+  // Columns past the view are left out by the 16-byte chunk: rows of whole chunks, a column offset on one.
+  constexpr int64_t kChunkElems = 4;
+  auto add = dyn_cast<tile::AtomicAddOp>(op);
+  if (!add || !plan || plan->sizes[0][0] != 0 || plan->sizes[0][1] % kChunkElems != 0 ||
+      !knownMultipleOf(add.getOffsets().back(), kChunkElems))
+    return false;
+  constexpr int64_t kSwizzleAlign = 1024;
+  const int64_t bytes = type.getNumElements() * 4;
+  const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
+                       alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) + alignUp(ringBytes, kSwizzleAlign);
+  if (used + std::max(stagingBytes, bytes) + kReservedSharedBytes > maxSharedBytes)
+    return false;
+  stagingBytes = std::max(stagingBytes, bytes);
+  TensorMapRead map = tensorMapFor(*plan);
+  ifThen(tensorMapsUsable(),
+         [&] { storePanelsByTma(value, map, stagingBase->getResult(0), offsets, /*deferWait=*/true, false, /*add=*/true); },
+         [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/true); });
+  reducesInFlight = true;
+  return true;
+}
+
 void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                                      bool deferWait, bool perWarpgroup) {
+                                      bool deferWait, bool perWarpgroup, bool add) {
   auto type = cast<RankedTensorType>(value.getType());
   // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
   // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
@@ -568,17 +608,21 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     NamedBarrierSyncOp::create(b, loc, arith::AddIOp::create(b, loc, group, i32(kWarpgroupBarrier)),
                             i32(128));
   };
-  // The previous instance of a persistent kernel left its store in flight: its issuing thread waits
-  // until the copy has read the panels, before the barrier that lets the others write them again.
-  if (deferWait)
+  // The previous instance of a persistent kernel left its store in flight (or an earlier step its
+  // reduce): its issuing thread waits until the copy has read the panels, before the barrier that
+  // lets the others write them again.
+  if (deferWait || reducesInFlight)
     ifThen(leader, [&] { TmaStoreWaitOp::create(b, loc, 0); });
   sync(); // the area's earlier readers are done (a loop's MMAs, an earlier store's copy)
   const int64_t rows = type.getDimSize(0);
+  // 16-byte chunks of 8 16-bit elements or 4 f32.
+  const int64_t elemBytes = type.getElementTypeBitWidth() / 8, perChunk = 16 / elemBytes;
   storeTile(
       value, base,
       [&](ArrayRef<Value> c) -> Value {
-        Value chunk = arith::ShRUIOp::create(b, loc, c[1], i32(3));
-        Value inChunk = arith::MulIOp::create(b, loc, arith::AndIOp::create(b, loc, c[1], i32(7)), i32(2));
+        Value chunk = arith::ShRUIOp::create(b, loc, c[1], i32(llvm::Log2_64(perChunk)));
+        Value inChunk =
+            arith::MulIOp::create(b, loc, arith::AndIOp::create(b, loc, c[1], i32(perChunk - 1)), i32(elemBytes));
         return arith::AddIOp::create(b, loc, swizzledChunkOffset(c[0], chunk, rows), inChunk);
       },
       /*vectorDim=*/1);
@@ -596,7 +640,10 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
       SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
-      TmaStoreOp::create(b, loc, map.map, coords, src);
+      if (add)
+        TmaReduceAddOp::create(b, loc, map.map, coords, src);
+      else
+        TmaStoreOp::create(b, loc, map.map, coords, src);
     }
     TmaStoreCommitOp::create(b, loc);
     // The panels must stay until the copies have read them: before the CTA exits or a later loop or
@@ -606,7 +653,7 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
     if (!deferWait)
       TmaStoreWaitOp::create(b, loc, 0);
   });
-  tmaStoresInFlight |= deferWait;
+  tmaStoresInFlight |= deferWait && !add;
 }
 
 Value KernelLowering::loopRuns(scf::ForOp loop) {

@@ -274,6 +274,7 @@ static LogicalResult verifyTmaCoords(Operation *op, ValueRange coords) {
 
 LogicalResult TmaLoadOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaStoreOp::verify() { return verifyTmaCoords(*this, getCoords()); }
+LogicalResult TmaReduceAddOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 
 LogicalResult WgmmaOp::verify() {
   if (static_cast<bool>(getDescA()) == !getRegsA().empty())
