@@ -20,6 +20,7 @@
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %[[EMPTY]], box[%c0_i32, %[[ID]]] {redKind = #nvvm.tma_redux_kind<add>}
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: arith.addi
@@ -43,6 +44,7 @@ func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32, %dst: !
   tgpu.wgmma_wait 1
   tgpu.tma_load %dst, %map[%c0, %id], %full : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
   tgpu.tma_store %map[%c0, %id], %full : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_reduce_add %map[%c0, %id], %empty : !llvm.ptr, !llvm.ptr<3>
   tgpu.tma_store_commit
   tgpu.tma_store_wait 0
   %sum = arith.addi %id, %c1 : i32

@@ -568,9 +568,9 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
   // have read them. Every thread takes the same path through the kernel (no producer warpgroup; a
   // persistent kernel's instances would need the staging per instance): the CTA barriers are safe.
   auto type = cast<RankedTensorType>(value.getType());
-  if (producerMode || persistent || !wgmma)
+  if (producerMode || persistent)
     return false;
-  std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type, /*sums=*/true);
+  std::optional<TensorMapPlan> plan = planTensorMap(viewValue, type, /*sums=*/true); // needs TMA
   // Columns past the view are left out by the 16-byte chunk: rows of whole chunks, a column offset on one.
   constexpr int64_t kChunkElems = 4;
   auto add = dyn_cast<tile::AtomicAddOp>(op);

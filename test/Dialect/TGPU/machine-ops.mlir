@@ -60,12 +60,14 @@ func.func @budgets_and_groups() {
 // CHECK-LABEL: func.func @tma
 // CHECK: tgpu.tma_load %arg0, %arg1[%c0_i32, %arg3], %arg2 : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
 // CHECK: tgpu.tma_store %arg1[%c0_i32, %arg3, %c0_i32], %arg2 : !llvm.ptr, !llvm.ptr<3>
+// CHECK: tgpu.tma_reduce_add %arg1[%c0_i32, %arg3], %arg2 : !llvm.ptr, !llvm.ptr<3>
 // CHECK: tgpu.tma_store_commit
 // CHECK: tgpu.tma_store_wait 0
 func.func @tma(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>, %row: i32) {
   %c0 = arith.constant 0 : i32
   tgpu.tma_load %dst, %map[%c0, %row], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
   tgpu.tma_store %map[%c0, %row, %c0], %bar : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_reduce_add %map[%c0, %row], %bar : !llvm.ptr, !llvm.ptr<3>
   tgpu.tma_store_commit
   tgpu.tma_store_wait 0
   return
@@ -163,6 +165,14 @@ func.func @global_barrier(%bar: !llvm.ptr<1>, %count: i32) {
 func.func @tma_rank(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>) {
   // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 0}}
   tgpu.tma_load %dst, %map[], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @tma_reduce_rank(%map: !llvm.ptr, %src: !llvm.ptr<3>, %i: i32) {
+  // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 6}}
+  tgpu.tma_reduce_add %map[%i, %i, %i, %i, %i, %i], %src : !llvm.ptr, !llvm.ptr<3>
   return
 }
 
