@@ -86,7 +86,13 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   // The kernels the plan decided on: where dQ has a kernel of its own anyway (sm_90a), a request for
   // determinism compiles the same kernels, so both share one cache entry.
   compile.deterministic = !plan.dqByAtomics;
-  std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, "<flare::attentionBackward>").module;
+  // The views are checked as the forward's (16-byte aligned, so their tensor maps encode): the kernels
+  // without the element-wise copies for maps that do not, as flare::attention's. Their registers go
+  // to the MMAs' sums instead (ptxas: the spills of the head dim 128 dK/dV kernel and of the 192/256
+  // dQ and dV kernels gone). A driver that cannot encode maps gets the kernels with those copies.
+  compile.tmaFallback = false;
+  const char *const bufferName = "<flare::attentionBackward>";
+  std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, bufferName).module;
   const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
 
   // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
@@ -97,6 +103,18 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   detail::addAuxAndSizes(args, p, options.aux);
   for (int64_t s : plan.strides)
     args.addI64(s);
+  const bool mapsEncode = llvm::all_of(
+      std::initializer_list<const std::string *>{&plan.preprocessKernel, &plan.mainKernel, &plan.dvKernel, &plan.dqKernel},
+      [&](const std::string *name) {
+        if (name->empty())
+          return true;
+        rt::Kernel kernel = module->kernel(*name);
+        return !kernel.info().tmaRequired || kernel.usesTensorMaps(args);
+      });
+  if (!mapsEncode) {
+    compile.tmaFallback = true;
+    module = cache.lookup(p.module, compile, bufferName).module; // same workspace: its size is the plan's
+  }
 
   auto launch = [&](const std::string &kernelName, const char *hint, int64_t rows, int64_t heads) {
     rt::Kernel kernel = module->kernel(kernelName);

@@ -7,6 +7,7 @@
 // both architectures, each call compiles one kernel, and that kernel is compiled again by flarec
 // from the call's module and its reported configuration alone (KernelInfo::attentionConfig): the PTX
 // is the same, byte for byte. Compiles are real; the stand-in driver (132 SMs) loads; nothing runs.
+// flare::attentionBackward compiles its kernels once, without the TMA fallback, as the forward does.
 //
 //===----------------------------------------------------------------------===//
 #include "FakeDriver.h"
@@ -111,6 +112,39 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
     ASSERT_EQ(::pclose(pipe), 0) << command << "\n" << diagnostics;
     EXPECT_TRUE(readFile(output) == launched.ptx) << "flarec's PTX differs from the launched kernel's: " << command;
   }
+}
+
+// The backward's views are checked as the forward's (16-byte aligned: their maps encode), so its kernels
+// leave out the element-wise copies for maps that do not (CompileOptions::tmaFallback off): one compile,
+// kernels marked tmaRequired, and the same entry for a second call.
+TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallback) {
+  const uint64_t gib = uint64_t(1) << 30;
+  auto view = [&](uint64_t at, int64_t heads) { return TensorView{at * gib, DType::BF16, {2, heads, 1000, 128}, {}}; };
+  const TensorView lse{50 * gib, DType::F32, {2, 8, 1000}, {}};
+  AttentionOptions options;
+  options.causal = true;
+  for (int call = 0; call < 2; ++call)
+    attentionBackward(*cache, view(1, 8), view(10, 2), view(20, 2), view(30, 8), view(40, 8), lse, view(60, 8),
+                      view(70, 2), view(80, 2), options);
+  EXPECT_EQ(fake.jits(), 1) << "one compile for both calls, no second one with the fallback";
+  EXPECT_EQ(fake.launches(), 6) << "preprocess, dK/dV and dQ kernels, twice";
+  CompileOptions compile;
+  compile.arch = ctx->arch();
+  compile.backward = true;
+  compile.deterministic = true; // sm_90a: dQ has a kernel of its own
+  compile.tmaFallback = false;
+  const AttentionBackwardPlan plan = planAttentionBackward(view(1, 8), view(10, 2), view(20, 2), view(30, 8), view(40, 8),
+                                                           lse, view(60, 8), view(70, 2), view(80, 2), options);
+  rt::CacheAnswer answer = cache->lookup(plan.forward.module, compile, "<test>");
+  EXPECT_EQ(answer.source, rt::CacheSource::Memory) << "the calls' kernels are the ones without the fallback";
+  for (const std::string &name : {plan.preprocessKernel, plan.mainKernel, plan.dqKernel}) {
+    const KernelInfo *info = answer.module->compiled().findKernel(name);
+    ASSERT_NE(info, nullptr) << name;
+    if (!info->tensorMaps.empty()) {
+      EXPECT_TRUE(info->tmaRequired) << name;
+    }
+  }
+  EXPECT_FALSE(answer.module->compiled().findKernel(plan.mainKernel)->tensorMaps.empty());
 }
 
 } // namespace
