@@ -7,7 +7,7 @@
 // both architectures, each call compiles one kernel, and that kernel is compiled again by flarec
 // from the call's module and its reported configuration alone (KernelInfo::attentionConfig): the PTX
 // is the same, byte for byte. Compiles are real; the stand-in driver (132 SMs) loads; nothing runs.
-// flare::attentionBackward compiles its kernels once, without the TMA fallback, as the forward does.
+// flare::attentionBackward compiles its kernels once, without the TMA fallback up to head dim 128.
 //
 //===----------------------------------------------------------------------===//
 #include "FakeDriver.h"
@@ -114,37 +114,49 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   }
 }
 
-// The backward's views are checked as the forward's (16-byte aligned: their maps encode), so its kernels
-// leave out the element-wise copies for maps that do not (CompileOptions::tmaFallback off): one compile,
-// kernels marked tmaRequired, and the same entry for a second call.
-TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallback) {
+// The backward's views are checked as the forward's (16-byte aligned: their maps encode), so up to head
+// dim 128 its kernels leave out the element-wise copies for maps that do not (CompileOptions::
+// tmaFallback off; attn::backwardKeepsTmaFallback): one compile, kernels marked tmaRequired, the same
+// entry for a second call. Above 128 they keep them (faster there), still compiled once.
+TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallbackUpToHeadDim128) {
   const uint64_t gib = uint64_t(1) << 30;
-  auto view = [&](uint64_t at, int64_t heads) { return TensorView{at * gib, DType::BF16, {2, heads, 1000, 128}, {}}; };
-  const TensorView lse{50 * gib, DType::F32, {2, 8, 1000}, {}};
-  AttentionOptions options;
-  options.causal = true;
-  for (int call = 0; call < 2; ++call)
-    attentionBackward(*cache, view(1, 8), view(10, 2), view(20, 2), view(30, 8), view(40, 8), lse, view(60, 8),
-                      view(70, 2), view(80, 2), options);
-  EXPECT_EQ(fake.jits(), 1) << "one compile for both calls, no second one with the fallback";
-  EXPECT_EQ(fake.launches(), 6) << "preprocess, dK/dV and dQ kernels, twice";
-  CompileOptions compile;
-  compile.arch = ctx->arch();
-  compile.backward = true;
-  compile.deterministic = true; // sm_90a: dQ has a kernel of its own
-  compile.tmaFallback = false;
-  const AttentionBackwardPlan plan = planAttentionBackward(view(1, 8), view(10, 2), view(20, 2), view(30, 8), view(40, 8),
-                                                           lse, view(60, 8), view(70, 2), view(80, 2), options);
-  rt::CacheAnswer answer = cache->lookup(plan.forward.module, compile, "<test>");
-  EXPECT_EQ(answer.source, rt::CacheSource::Memory) << "the calls' kernels are the ones without the fallback";
-  for (const std::string &name : {plan.preprocessKernel, plan.mainKernel, plan.dqKernel}) {
-    const KernelInfo *info = answer.module->compiled().findKernel(name);
-    ASSERT_NE(info, nullptr) << name;
-    if (!info->tensorMaps.empty()) {
-      EXPECT_TRUE(info->tmaRequired) << name;
+  int jits = 0, launches = 0;
+  for (int64_t d : {128, 256}) {
+    SCOPED_TRACE("head dim " + std::to_string(d));
+    auto view = [&](uint64_t at, int64_t heads) { return TensorView{at * gib, DType::BF16, {2, heads, 1000, d}, {}}; };
+    const TensorView lse{50 * gib, DType::F32, {2, 8, 1000}, {}};
+    AttentionOptions options;
+    options.causal = true;
+    options.arch = ctx->arch(); // the plan names the dV kernel where the arch is known
+    const AttentionBackwardPlan plan = planAttentionBackward(view(1, 8), view(10, 2), view(20, 2), view(30, 8),
+                                                             view(40, 8), lse, view(60, 8), view(70, 2), view(80, 2), options);
+    for (int call = 0; call < 2; ++call)
+      attentionBackward(*cache, view(1, 8), view(10, 2), view(20, 2), view(30, 8), view(40, 8), lse, view(60, 8),
+                        view(70, 2), view(80, 2), options);
+    EXPECT_EQ(fake.jits() - jits, 1) << "one compile for both calls";
+    const int kernels = plan.dvKernel.empty() ? 3 : 4; // preprocess, dK/dV (or dK, dV), dQ
+    EXPECT_EQ(fake.launches() - launches, 2 * kernels);
+    jits = fake.jits();
+    launches = fake.launches();
+    const bool fallback = d > 128;
+    CompileOptions compile;
+    compile.arch = ctx->arch();
+    compile.backward = true;
+    compile.deterministic = true; // sm_90a: dQ has a kernel of its own
+    compile.tmaFallback = fallback;
+    rt::CacheAnswer answer = cache->lookup(plan.forward.module, compile, "<test>");
+    EXPECT_EQ(answer.source, rt::CacheSource::Memory) << "the calls' kernels are the ones with tmaFallback " << fallback;
+    for (const std::string *name : {&plan.preprocessKernel, &plan.mainKernel, &plan.dvKernel, &plan.dqKernel}) {
+      if (name->empty())
+        continue;
+      const KernelInfo *info = answer.module->compiled().findKernel(*name);
+      ASSERT_NE(info, nullptr) << *name;
+      if (!info->tensorMaps.empty()) {
+        EXPECT_EQ(info->tmaRequired, !fallback) << *name;
+      }
     }
+    EXPECT_FALSE(answer.module->compiled().findKernel(plan.mainKernel)->tensorMaps.empty());
   }
-  EXPECT_FALSE(answer.module->compiled().findKernel(plan.mainKernel)->tensorMaps.empty());
 }
 
 } // namespace
