@@ -347,10 +347,14 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         StepScope scope(*this);
         DenseMap<Value, Value> &local = scope.local;
         Value q0s = mul(block, c32(bm));
-        // Q and dO each feed two dots; one load per dot lets the lowering stream each into the layout
-        // its dot reads (a ring of shared-memory stages on the wgmma path), not through registers.
+        // Q and dO each feed two dots. In the transposed (wgmma) step both are B operands, read along K
+        // by one dot and along N by the other: where rows are whole 128-byte panels (head dims from
+        // 64) one copy in swizzled panels serves both, each dot with its own descriptor; otherwise one
+        // load per dot lets the lowering stream each into the layout its dot reads, not through registers.
+        const bool sharedCopies = tr && headDim % 64 == 0;
         auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
+        auto again = [&](Value view, Value first) { return sharedCopies ? first : load(view, true); };
         // LSE and D: read first in S's orientation (two values per thread); where they are used in the
         // transposed one, in which each is a row of columns (16 registers per thread).
         auto loadRow = [&](Value view) {
@@ -362,7 +366,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
         // dP^T = V dO^T issued right behind S^T: the tensor cores compute it while P is recomputed.
         auto dpDot = [&] {
-          return tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(load(doView, true)),
+          return tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), vt, trans(again(doView, dOt)),
                                           splatF32(0.0, scoreShape))
                     : tile::DotOp::create(b, loc, tileType(scoreShape, f32), dOt, vtt, splatF32(0.0, scoreShape));
         };
@@ -386,7 +390,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
         Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
         next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
-                                                      tr ? load(qView, true) : qt, acc[0]));
+                                                      tr ? again(qView, qt) : qt, acc[0]));
         // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
         Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
         for (auto [c, kc] : llvm::enumerate(kForDq)) {

@@ -163,7 +163,7 @@ struct BarrierRing {
 };
 
 /// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
-/// dot's layout conversion): it streams through a ring of shared-memory stages filled by cp.async
+/// dot's layout conversion), or two B operands from swizzled panels: it streams through a ring of shared-memory stages filled by cp.async
 /// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
 struct Stream {
   tile::LoadOp load;
@@ -173,6 +173,8 @@ struct Stream {
   int64_t bytes;       // one stage of this operand
   int64_t offset = 0;  // its byte offset inside a stage
   bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
+  Value twin;          // a second B operand read from the same (swizzled) panels, or null
+  bool twinNMajor = false; // the twin reads them along N (else along K)
 };
 
 /// A streamed loop's ring of shared-memory stages: where it is, its barriers, how stages are filled.

@@ -91,26 +91,49 @@ SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
   SmallVector<Stream> streams;
   if (!wgmma || inStreamedLoop || !op.getInductionVar().getType().isInteger(32))
     return streams;
-  for (Operation &inner : op.getBody()->without_terminator()) {
-    auto load = dyn_cast<tile::LoadOp>(inner);
-    if (!load || !load->hasOneUse())
-      continue;
-    // load -> [tile.trans] -> [tgpu.convert_layout] -> one wgmma dot operand.
-    Value value = load.getResult();
+  // load -> [tile.trans] -> [tgpu.convert_layout] -> a wgmma dot operand of this body (not its C).
+  struct Use {
+    Value operand;
     bool transposed = false;
-    Operation *user = *value.getUsers().begin();
-    if (auto trans = dyn_cast<tile::TransOp>(user); trans && trans->hasOneUse()) {
-      transposed = true;
+    tile::DotOp dot;
+  };
+  auto follow = [&](OpOperand &use) -> std::optional<Use> {
+    Use found;
+    Value value = use.get();
+    Operation *user = use.getOwner();
+    if (auto trans = dyn_cast<tile::TransOp>(user)) {
+      if (!trans->hasOneUse())
+        return std::nullopt;
+      found.transposed = true;
       value = trans.getResult();
       user = *value.getUsers().begin();
     }
-    if (auto conv = dyn_cast<ConvertLayoutOp>(user); conv && conv->hasOneUse()) {
+    if (auto conv = dyn_cast<ConvertLayoutOp>(user)) {
+      if (!conv->hasOneUse())
+        return std::nullopt;
       value = conv.getResult();
       user = *value.getUsers().begin();
     }
     auto dot = dyn_cast<tile::DotOp>(user);
     if (!dot || dot->getBlock() != op.getBody() || !runsOnWgmma(dot) || dot.getC() == value)
+      return std::nullopt;
+    found.operand = value;
+    found.dot = dot;
+    return found;
+  };
+  for (Operation &inner : op.getBody()->without_terminator()) {
+    auto load = dyn_cast<tile::LoadOp>(inner);
+    if (!load || load->use_empty() || !llvm::hasNItemsOrLess(load->getUses(), 2))
       continue;
+    SmallVector<Use> uses;
+    for (OpOperand &use : load->getUses())
+      if (std::optional<Use> found = follow(use))
+        uses.push_back(*found);
+    if (!llvm::hasNItems(load->getUses(), uses.size()))
+      continue;
+    tile::DotOp dot = uses.front().dot;
+    Value value = uses.front().operand;
+    const bool transposed = uses.front().transposed;
     const bool isB = dot.getB() == value;
     // A must be K-major (no transpose); B may run along K (after a transpose) or along N.
     if (!isB && transposed)
@@ -136,6 +159,15 @@ SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
     s.bytes = type.getNumElements() * 2;
     // B operands whose rows are whole 128-byte panels take the swizzled layout.
     s.swizzled = isB && type.getDimSize(1) % 64 == 0 && type.getDimSize(0) % 8 == 0;
+    // A second use: another B operand, read from the same swizzled panels (the panels of a block are
+    // the same bytes for B along K, after a transpose, and along N: only the descriptor differs).
+    if (uses.size() == 2) {
+      Use &twin = uses[1];
+      if (!s.swizzled || twin.dot.getB() != twin.operand)
+        continue;
+      s.twin = twin.operand;
+      s.twinNMajor = !twin.transposed;
+    }
     streams.push_back(s);
   }
   return streams;
@@ -604,12 +636,14 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     Value current =
         arith::AddIOp::create(b, loc, ring.base, arith::MulIOp::create(b, loc, stage, i32(ring.stageBytes)));
     for (Stream &s : streams) {
-      smemOperands[s.operand] = {arith::AddIOp::create(b, loc, current, i32(s.offset)), /*nMajor=*/!s.innerIsK,
-                                 s.swizzled};
+      Value at = arith::AddIOp::create(b, loc, current, i32(s.offset));
+      smemOperands[s.operand] = {at, /*nMajor=*/!s.innerIsK, s.swizzled};
+      if (s.twin)
+        smemOperands[s.twin] = {at, s.twinNMajor, s.swizzled};
       streamedOps.insert(s.load);
-      for (Operation *user = *s.load->getUsers().begin(); !isa<tile::DotOp>(user);
-           user = *user->getUsers().begin())
-        streamedOps.insert(user);
+      for (Operation *first : s.load->getUsers())
+        for (Operation *user = first; !isa<tile::DotOp>(user); user = *user->getUsers().begin())
+          streamedOps.insert(user);
     }
     // Ping-pong: with two warpgroups, each issues its MMAs of the iteration in turn (named barriers
     // 1 and 2), so that one warpgroup's softmax runs while the other's MMAs occupy the tensor cores.
@@ -708,8 +742,10 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
         firstTurn->setAttr(kTurnAttrName, b.getUnitAttr());
     }
   }
-  for (Stream &s : streams)
+  for (Stream &s : streams) {
     smemOperands.erase(s.operand);
+    smemOperands.erase(s.twin);
+  }
   unflatten(op.getResults(), newFor.getResults());
   if (ring.carried)
     tileRingNext = arith::AddIOp::create(b, loc, first, tripCount(lb, ub, step));
