@@ -87,9 +87,9 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   // determinism compiles the same kernels, so both share one cache entry.
   compile.deterministic = !plan.dqByAtomics;
   // The views are checked as the forward's (16-byte aligned, so their tensor maps encode): the kernels
-  // without the element-wise copies for maps that do not, as flare::attention's, where that is faster
-  // (attn::backwardKeepsTmaFallback). A driver that cannot encode maps gets the kernels with them.
-  compile.tmaFallback = attn::backwardKeepsTmaFallback(attn::tileHeadDim(p.headDim, p.headDimV));
+  // without the element-wise copies for maps that do not, as flare::attention's (smaller and faster at
+  // every head dim: bench/NOTES.md b13, b15). A driver that cannot encode maps gets the kernels with them.
+  compile.tmaFallback = false;
   const char *const bufferName = "<flare::attentionBackward>";
   std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, bufferName).module;
   const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);

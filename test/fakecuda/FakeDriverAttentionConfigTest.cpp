@@ -114,11 +114,10 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   }
 }
 
-// The backward's views are checked as the forward's (16-byte aligned: their maps encode), so up to head
-// dim 128 its kernels leave out the element-wise copies for maps that do not (CompileOptions::
-// tmaFallback off; attn::backwardKeepsTmaFallback): one compile, kernels marked tmaRequired, the same
-// entry for a second call. Above 128 they keep them (faster there), still compiled once.
-TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallbackUpToHeadDim128) {
+// The backward's views are checked as the forward's (16-byte aligned: their maps encode), so its
+// kernels leave out the element-wise copies for maps that do not (CompileOptions::tmaFallback off):
+// one compile, kernels marked tmaRequired, the same entry for a second call, at every head dim.
+TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallback) {
   const uint64_t gib = uint64_t(1) << 30;
   int jits = 0, launches = 0;
   for (int64_t d : {128, 256}) {
@@ -138,21 +137,20 @@ TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallbackUpToHeadDim128) {
     EXPECT_EQ(fake.launches() - launches, 2 * kernels);
     jits = fake.jits();
     launches = fake.launches();
-    const bool fallback = d > 128;
     CompileOptions compile;
     compile.arch = ctx->arch();
     compile.backward = true;
     compile.deterministic = true; // sm_90a: dQ has a kernel of its own
-    compile.tmaFallback = fallback;
+    compile.tmaFallback = false;
     rt::CacheAnswer answer = cache->lookup(plan.forward.module, compile, "<test>");
-    EXPECT_EQ(answer.source, rt::CacheSource::Memory) << "the calls' kernels are the ones with tmaFallback " << fallback;
+    EXPECT_EQ(answer.source, rt::CacheSource::Memory) << "the calls' kernels are the ones without the fallback";
     for (const std::string *name : {&plan.preprocessKernel, &plan.mainKernel, &plan.dvKernel, &plan.dqKernel}) {
       if (name->empty())
         continue;
       const KernelInfo *info = answer.module->compiled().findKernel(*name);
       ASSERT_NE(info, nullptr) << *name;
       if (!info->tensorMaps.empty()) {
-        EXPECT_EQ(info->tmaRequired, !fallback) << *name;
+        EXPECT_TRUE(info->tmaRequired) << *name;
       }
     }
     EXPECT_FALSE(answer.module->compiled().findKernel(plan.mainKernel)->tensorMaps.empty());

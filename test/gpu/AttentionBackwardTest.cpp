@@ -15,7 +15,6 @@
 #include "AttentionExamples.h"
 
 #include "flare/Attention.h"
-#include "flare/Dialect/Attn/HeadDim.h"
 #include "flare/Reference/Attention.h"
 #include "flare/Target/Target.h"
 
@@ -138,8 +137,8 @@ TEST_F(AttentionBackward, EveryExampleMatchesTheFloat64Reference) {
           options.backward = true;
           options.deterministic = deterministic;
           // As flare::attentionBackward compiles them (the views here are 16-byte aligned, their maps
-          // encode): with the element-wise copies for maps that do not only where it keeps them.
-          options.tmaFallback = attn::backwardKeepsTmaFallback(d);
+          // encode): without the element-wise copies for maps that do not.
+          options.tmaFallback = false;
           std::shared_ptr<rt::Module> module = cache->getOrCompile(ir, options, ex.file);
           std::vector<Shape> shapes =
               ex.staticHeads ? std::vector<Shape>{{1, ex.hq, ex.hkv, 65, 100}}

@@ -54,6 +54,9 @@ private:
   Value threadId, laneId, warpId;                         // i32
   Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
   bool uniformWarpgroup = true; // tile.uniform_warpgroup
+  /// Some loop holds two or more dots whose shared-memory A operand it does not change: their
+  /// descriptors are recomputed at each dot instead of hoisted (residentDescriptorsAtDot, LowerDot.cpp).
+  bool descriptorsAtDot = false;
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;

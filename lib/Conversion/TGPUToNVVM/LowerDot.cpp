@@ -147,12 +147,10 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
-  if (firstA) {
-    // A shared-memory A operand is mostly resident (K and V in the backward's steps, Q in the
-    // forward's): its descriptors are loop-invariant, and LICM would hoist every K step's 64-bit
-    // descriptor out of the loop, two registers each held across it (64 at head dim 256: 16 K steps
-    // of K and of V, the backward's spills, bench/NOTES.md b15). An opaque copy at the dot keeps them
-    // here: one 64-bit add per K step, beside an MMA of at least 64 x 16 x 16.
+  if (firstA && descriptorsAtDot) {
+    // An opaque copy of the first K step's descriptor at the dot: LICM cannot hoist it, nor the adds
+    // of the later K steps (one 64-bit add each, beside an MMA of at least 64 x 16 x 16), so no
+    // descriptor is held across the loop (residentDescriptorsAtDot, TGPUToNVVM.cpp).
     firstA = LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{firstA}, "mov.b64 $0, $1;", "=l,l",
                                        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
                                        LLVM::AsmDialectAttr(), ArrayAttr())

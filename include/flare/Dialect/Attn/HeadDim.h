@@ -25,13 +25,6 @@ inline int64_t tileHeadDim(int64_t headDimQK, int64_t headDimV) {
   return paddedHeadDim(std::max(headDimQK, headDimV));
 }
 
-/// Whether flare::attentionBackward compiles the kernels with the element-wise copies for tensor maps
-/// that do not encode (CompileOptions::tmaFallback) although its views are checked so that they do:
-/// above head dim 128, where the dK kernel spills more without them (120 -> 196 bytes without a
-/// score_mod) and the backward measured 0.88-0.94x on the H200; up to 128 the kernels lose their
-/// spills without them, 1.01-1.11x (bench/NOTES.md, b13). The tile head dim: the wider of Q.K's and V's.
-inline bool backwardKeepsTmaFallback(int64_t tileHeadDim) { return tileHeadDim > 128; }
-
 } // namespace flare::attn
 
 #endif // FLARE_DIALECT_ATTN_HEADDIM_H
