@@ -10,8 +10,14 @@
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true" | FileCheck %s --check-prefix=TR
 // RUN: flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-tiles=64,64,4,1,32" | FileCheck %s --check-prefix=CHUNK
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,48,4" 2>&1 | FileCheck %s --check-prefix=TILES
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,1,8" 2>&1 | FileCheck %s --check-prefix=CHUNK8
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,1,0,1,0" 2>&1 | FileCheck %s --check-prefix=FIELDS
+// RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true grad-tiles=64,64,4,2" 2>&1 | FileCheck %s --check-prefix=TRANS2
 // RUN: not flare-opt %s -split-input-file --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true arch=sm_70" 2>&1 | FileCheck %s --check-prefix=ARCH
 // TILES: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16), optionally TRANSPOSED (0 or 1), DQ_CHUNK (0, or a power of two from 16) and SPLIT (0 or 1), got '64,48,4'
+// CHUNK8: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS {{.*}}, got '64,64,4,1,8'
+// FIELDS: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS {{.*}}, got '64,64,4,1,0,1,0'
+// TRANS2: error: 'attn.attention' op convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS {{.*}}, got '64,64,4,2'
 // ARCH: error: 'attn.attention' op convert-attn-to-tile: unknown arch 'sm_70'
 
 // CHECK-LABEL: func.func @causal_bwd_preprocess(

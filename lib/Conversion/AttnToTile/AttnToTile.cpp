@@ -37,18 +37,40 @@ using namespace flare::attn::generator;
 
 namespace {
 
-/// `text` as BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16) and up to `maxFields` - 3 more
-/// integers (the caller checks those), into `values` (fields not given keep their value).
-bool parseTiles(StringRef text, int64_t *values, size_t maxFields) {
+/// `text` as BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from 16) and up to `extra.size()` more
+/// integers, each accepted by its check, into `values` (fields not given stay 0).
+bool parseTiles(StringRef text, MutableArrayRef<int64_t> values, ArrayRef<bool (*)(int64_t)> extra) {
   SmallVector<StringRef> parts;
   text.split(parts, ',');
-  if (parts.size() < 3 || parts.size() > maxFields)
+  if (parts.size() < 3 || parts.size() > 3 + extra.size())
     return false;
-  for (size_t i = 0; i < parts.size(); ++i)
-    if (parts[i].trim().getAsInteger(10, values[i]) ||
-        (i < 3 && (values[i] < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(values[i]))))
+  for (size_t i = 0; i < parts.size(); ++i) {
+    int64_t &v = values[i];
+    if (parts[i].trim().getAsInteger(10, v))
       return false;
+    if (i < 3 ? v < (i < 2 ? 16 : 1) || !llvm::isPowerOf2_64(v) : !extra[i - 3](v))
+      return false;
+  }
   return true;
+}
+
+bool isSwitch(int64_t v) { return v == 0 || v == 1; }
+
+/// convert-attn-to-tile's grad-tiles: BLOCK_M,BLOCK_N,WARPS[,TRANSPOSED[,DQ_CHUNK[,SPLIT]]].
+std::optional<BackwardTiles> parseBackwardTiles(StringRef text) {
+  int64_t v[6] = {0, 0, 0, 0, 0, 0};
+  auto isChunk = [](int64_t c) { return c == 0 || (c >= 16 && llvm::isPowerOf2_64(c)); };
+  if (!parseTiles(text, v, {isSwitch, isChunk, isSwitch}))
+    return std::nullopt;
+  return BackwardTiles{v[0], v[1], v[2], v[3] == 1, v[4], v[5] == 1};
+}
+
+/// convert-attn-to-tile's grad-dq-tiles: BLOCK_M,BLOCK_N,WARPS[,PRODUCER[,PING_PONG]].
+std::optional<BackwardDqTiles> parseBackwardDqTiles(StringRef text) {
+  int64_t v[5] = {0, 0, 0, 0, 0};
+  if (!parseTiles(text, v, {isSwitch, isSwitch}))
+    return std::nullopt;
+  return BackwardDqTiles{v[0], v[1], v[2], v[3] == 1, v[4] == 1};
 }
 
 struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<ConvertAttnToTilePass> {
@@ -84,19 +106,15 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         const bool atomics = dqAtomics || backwardSumsDqByAtomics(*target, deterministic);
         BackwardTiles tiles = chooseBackwardTiles(headDim, *target, atomics, AttentionFacts::of(op).auxPerElement);
         if (!gradTiles.empty()) {
-          int64_t values[6] = {0, 0, 0, 0, 0, 0};
-          bool bad = !parseTiles(gradTiles, values, 6);
-          for (size_t i = 3; !bad && i < 6; ++i)
-            bad = i == 4 ? values[i] != 0 && (values[i] < 16 || !llvm::isPowerOf2_64(values[i]))
-                         : values[i] < 0 || values[i] > 1;
-          if (bad) {
+          std::optional<BackwardTiles> parsed = parseBackwardTiles(gradTiles);
+          if (!parsed) {
             op.emitOpError("convert-attn-to-tile: grad-tiles must be BLOCK_M,BLOCK_N,WARPS (powers of two, blocks from "
                            "16), optionally TRANSPOSED (0 or 1), DQ_CHUNK (0, or a power of two from 16) and SPLIT (0 "
                            "or 1), got '")
                 << gradTiles << "'";
             return signalPassFailure();
           }
-          tiles = {values[0], values[1], values[2], values[3] == 1, values[4], values[5] == 1};
+          tiles = *parsed;
           if (tiles.splitDkDv && atomics) {
             op.emitOpError("convert-attn-to-tile: grad-tiles SPLIT needs dQ by a kernel of its own (dQ is summed "
                            "by atomics here)");
@@ -107,17 +125,13 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
         if (!atomics) {
           dqTiles = chooseBackwardDqTiles(headDim, *target);
           if (!gradDqTiles.empty()) {
-            int64_t values[5] = {0, 0, 0, 0, 0};
-            bool bad = !parseTiles(gradDqTiles, values, 5);
-            for (size_t i = 3; !bad && i < 5; ++i)
-              bad = values[i] != 0 && values[i] != 1;
-            if (bad) {
+            dqTiles = parseBackwardDqTiles(gradDqTiles);
+            if (!dqTiles) {
               op.emitOpError("convert-attn-to-tile: grad-dq-tiles must be BLOCK_M,BLOCK_N,WARPS[,PRODUCER[,PING_PONG]] "
                              "(powers of two, blocks from 16; the switches 0 or 1), got '")
                   << gradDqTiles << "'";
               return signalPassFailure();
             }
-            dqTiles = BackwardDqTiles{values[0], values[1], values[2], values[3] == 1, values[4] == 1};
           }
         } else if (!gradDqTiles.empty()) {
           op.emitOpError("convert-attn-to-tile: grad-dq-tiles needs a dQ kernel of its own (dQ is summed by "
