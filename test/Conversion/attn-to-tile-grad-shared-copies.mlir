@@ -2,8 +2,8 @@
 // dP^T = V dO^T (along the head dim, K-major) and of dK += dS^T Q and dV += P^T dO (along the query
 // rows, N-major). From head dim 128 the generator loads each once and the lowering streams that one
 // copy into swizzled panels that both dots read with their own descriptors (Stream::twin): one TMA
-// copy per 64-column panel per ring stage. At head dim 64 each dot keeps a load of its own (the
-// smaller kernel lets two CTAs share an SM; bench/NOTES.md b14), so every block is copied twice.
+// copy per 64-column panel per ring stage. At head dim 64 each dot keeps a load of its own (the one
+// copy measured slower there, bench/NOTES.md b14), so every block is copied twice.
 // RUN: flare-opt %s --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true" | FileCheck %s --check-prefix=TILE
 // RUN: flarec %s --grad --arch=sm_90a --tma-fallback=false --emit=gpu | FileCheck %s --check-prefix=GPU
 

@@ -351,8 +351,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         // by one dot and along N by the other: where rows are whole 128-byte panels one copy in swizzled
         // panels serves both, each dot with its own descriptor; otherwise one load per dot lets the
         // lowering stream each into the layout its dot reads, not through registers. At head dim 64 the
-        // one copy is not taken: the kernel fits one warpgroup, and the shared memory it frees lets two
-        // CTAs share an SM, measured 0.96-0.99x on the H200 (bench/NOTES.md b14).
+        // one copy is not taken: it measured 0.96-0.99x on the H200 there (one round; the cause was not
+        // found, the kernel stays at one CTA per SM by its registers; bench/NOTES.md b14).
         const bool sharedCopies = tr && headDim % 64 == 0 && headDim >= 128;
         auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
