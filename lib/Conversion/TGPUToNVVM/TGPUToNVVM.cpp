@@ -40,8 +40,8 @@ namespace flare::tgpu::lowering {
 /// Whether some loop of the kernel holds two or more dots whose A operand is defined outside it (a
 /// resident operand, read from shared memory on every step). LICM hoists every K step's descriptor of
 /// such an operand out of the loop, two registers each for the whole loop: with one such dot (the
-/// forward's Q) that is at most 32 registers, and hoisting measured 1-4% faster than recomputing at
-/// head dims 128 and 256; with two (the backward's K and V, or Q and dO) 32 to 64, which spilled up to
+/// forward's Q) that is at most 32 registers, and hoisting measured up to 4% faster than recomputing
+/// (head dim 256; level below); with two (the backward's K and V, or Q and dO) 32 to 64, which spilled up to
 /// 240 bytes, and recomputing at the dot measured 0-12% faster (bench/NOTES.md b15).
 static bool residentDescriptorsAtDot(func::FuncOp func) {
   bool found = false;
