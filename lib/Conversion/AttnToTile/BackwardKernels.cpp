@@ -79,6 +79,7 @@ FailureOr<Generator::Recomputed> Generator::recomputeP(Value qk, llvm::function_
   const double scale = softmaxScale();
   Recomputed r;
   Value sLog2; // the score in log2 units
+  Value slope;  // score_mod's derivative
   Region &scoreMod = op.getScoreMod();
   if (scoreMod.empty()) {
     sLog2 = arith::MulFOp::create(b, loc, qk, splatF32(scale * kLog2E, scoreShape));
@@ -93,7 +94,7 @@ FailureOr<Generator::Recomputed> Generator::recomputeP(Value qk, llvm::function_
     FailureOr<Value> derivative = scoreModDerivative();
     if (failed(derivative))
       return failure();
-    r.slope = *derivative;
+    slope = *derivative;
   }
   auto queryCount = cast<RankedTensorType>(queries.getType()).getShape();
   Value lseLog2 = arith::MulFOp::create(b, loc, lse(), splatF32(kLog2E, queryCount));
@@ -112,6 +113,10 @@ FailureOr<Generator::Recomputed> Generator::recomputeP(Value qk, llvm::function_
     }
     r.p = arith::SelectOp::create(b, loc, r.keep, r.p, splatF32(0.0, scoreShape));
   }
+  if (slope) {
+    Value scaled = arith::MulFOp::create(b, loc, slope, splatF32(scale, scoreShape));
+    r.factor = arith::MulFOp::create(b, loc, r.p, scaled);
+  }
   return r;
 }
 
@@ -119,11 +124,13 @@ Value Generator::scoreGradient(const Recomputed &r, Value dp, Value delta, bool 
   const SmallVector<int64_t> scoreShape = dims(Shape::Full);
   const double scale = softmaxScale();
   // dS carries the softmax scale of S = scale * Q K^T (dQ and dK need it, and nothing else).
-  Value ds = arith::MulFOp::create(b, loc, r.p, arith::SubFOp::create(b, loc, dp, byQuery(delta)));
-  Value factor = r.slope ? arith::MulFOp::create(b, loc, r.slope, splatF32(scale, scoreShape)).getResult()
-                         : splatF32(scale, scoreShape);
-  ds = arith::MulFOp::create(b, loc, ds, factor);
-  if (masked && r.slope) // a derivative that is not finite where the mask drops the element
+  Value diff = arith::SubFOp::create(b, loc, dp, byQuery(delta));
+  if (!r.factor) {
+    Value ds = arith::MulFOp::create(b, loc, r.p, diff);
+    return arith::MulFOp::create(b, loc, ds, splatF32(scale, scoreShape));
+  }
+  Value ds = arith::MulFOp::create(b, loc, r.factor, diff);
+  if (masked) // a derivative that is not finite where the mask drops the element
     ds = arith::SelectOp::create(b, loc, r.keep, ds, splatF32(0.0, scoreShape));
   return ds;
 }

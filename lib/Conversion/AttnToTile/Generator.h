@@ -313,14 +313,17 @@ private:
   /// What one backward step recomputes from the score tile: P = exp(S - LSE) (zero where masked)
   /// and d score_mod / dx (null: 1), and the kept elements (null: all).
   struct Recomputed {
-    Value p, slope, keep;
+    /// P; with a score_mod, `factor` = P * score_mod' * scale, made as soon as P is (null without):
+    /// one tile held until dP instead of P and the derivative both.
+    Value p, factor, keep;
   };
   /// P of the score tile `qk` (Q K^T; `lse()` gives the rows' LSE where it is needed): the regions' per-step index
   /// argument `stepIndexArg` (2: query rows, 3: keys) bound to `stepIndex` in `local`; `masked`
   /// evaluates the Sq and Skv bounds and mask_mod on `queries` and `keys` (i32 index vectors).
   FailureOr<Recomputed> recomputeP(Value qk, llvm::function_ref<Value()> lse, bool masked, Value queries, Value keys,
                                    unsigned stepIndexArg, Value stepIndex, DenseMap<Value, Value> &local);
-  /// dS = P * (dP - D) * scale (* score_mod'), zero where masked when score_mod' may not be finite.
+  /// dS = P * (dP - D) * scale, or factor * (dP - D) with a score_mod (zero where masked: score_mod'
+  /// may not be finite there).
   Value scoreGradient(const Recomputed &r, Value dp, Value delta, bool masked);
 };
 
