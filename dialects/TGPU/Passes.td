@@ -32,6 +32,13 @@ def TGPUAccelerateDot : Pass<"tgpu-accelerate-dot", "::mlir::ModuleOp"> {
     warpgroup and register-A operands only around its wgmma dots, and lowers an unmarked dot as
     mma.sync. A dot already marked keeps its mark; a wgmma mark that does not fit (or a target
     without wgmma) is an error at the dot.
+
+    Where one loop holds two or more wgmma dots whose A operand is defined outside it (resident in
+    shared memory, as K and V in the backward's steps), those dots also get the unit attribute
+    `tgpu.descriptors_at_dot`: the lowering makes their descriptors at the dot on every iteration
+    instead of leaving them loop-invariant for LICM to hoist (every K step's 64-bit descriptor held
+    across the loop spilled the backward's kernels). One such dot (the forward's Q) keeps them
+    hoisted, which measured faster (bench/NOTES.md b15).
   }];
   let dependentDialects = ["::flare::tgpu::TGPUDialect"];
   let options = [

@@ -23,6 +23,10 @@ def TGPU_Dialect : Dialect {
     /// Discardable attribute of a `tile.dot`: the tensor-core instruction it runs on
     /// (`#tgpu.mma<...>`), chosen by tgpu-accelerate-dot and followed by convert-tgpu-to-nvvm.
     static constexpr ::llvm::StringLiteral kMmaAttrName = "tgpu.mma";
+    /// Discardable unit attribute of a wgmma `tile.dot` whose A operand is resident in shared memory
+    /// across its loop: its descriptors are made at the dot on every iteration rather than hoisted
+    /// out of the loop (tgpu-accelerate-dot; Rationale.md).
+    static constexpr ::llvm::StringLiteral kDescriptorsAtDotAttrName = "tgpu.descriptors_at_dot";
   }];
 }
 

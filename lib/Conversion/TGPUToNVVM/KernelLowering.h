@@ -54,10 +54,6 @@ private:
   Value threadId, laneId, warpId;                         // i32
   Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
   bool uniformWarpgroup = true; // tile.uniform_warpgroup
-  /// Some loop holds two or more dots whose shared-memory A operand it does not change: their
-  /// descriptors are recomputed at each dot instead of hoisted (residentDescriptorsAtDot in
-  /// TGPUToNVVM.cpp; emitWgmmaAsync).
-  bool descriptorsAtDot = false;
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;

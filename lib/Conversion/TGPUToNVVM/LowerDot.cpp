@@ -147,10 +147,10 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     packedA.push_back(pack(aRegs[r], aRegs[r + 1]));
   Value firstB = descriptorWith(bOp.base, fixedB);
   Value firstA = aRegs.empty() ? descriptorWith(aGroup, fixedA) : Value();
-  if (firstA && descriptorsAtDot) {
+  if (firstA && a.descriptorsAtDot) {
     // An opaque copy of the first K step's descriptor at the dot: LICM cannot hoist it, nor the adds
     // of the later K steps (one 64-bit add each, beside an MMA of at least 64 x 16 x 16), so no
-    // descriptor is held across the loop (residentDescriptorsAtDot, TGPUToNVVM.cpp).
+    // descriptor is held across the loop (tgpu.descriptors_at_dot, set by tgpu-accelerate-dot).
     firstA = LLVM::InlineAsmOp::create(b, loc, b.getI64Type(), ValueRange{firstA}, "mov.b64 $0, $1;", "=l,l",
                                        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
                                        LLVM::AsmDialectAttr(), ArrayAttr())
@@ -309,6 +309,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (!bTile)
     bTile = op.getB();
   SmemOperand aSmem = smemOperands.lookup(op.getA()), bSmem = smemOperands.lookup(op.getB());
+  aSmem.descriptorsAtDot = op->hasAttr(TGPUDialect::kDescriptorsAtDotAttrName);
   // B copied by TMA at its load (loadOperandByTma): wait for the panels.
   if (auto tma = tmaOperands.find(bTile); !bSmem.base && tma != tmaOperands.end() && tma->second.nMajor) {
     waitForTmaOperand(tma->second);
@@ -478,7 +479,7 @@ Value KernelLowering::accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value s
 
 Value KernelLowering::stageMmas(tile::DotOp dot, Value base, int64_t aBytes, bool swizzled, Value acc) {
   auto aType = dot.getA().getType();
-  SmemOperand a{base, /*nMajor=*/false, swizzled};
+  SmemOperand a{base, /*nMajor=*/false, swizzled, dot->hasAttr(TGPUDialect::kDescriptorsAtDotAttrName)};
   SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, swizzled};
   return emitWgmmaAsync(a, bOp, aType.getDimSize(0), dot.getB().getType().getDimSize(1), aType.getDimSize(1),
                         aType.getElementType(), acc);

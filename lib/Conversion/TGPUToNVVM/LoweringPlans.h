@@ -133,6 +133,8 @@ struct SmemOperand {
   Value base;
   bool nMajor = false;
   bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
+  /// As a dot's A: its descriptors made at the dot, not hoisted out of the loop (tgpu.descriptors_at_dot).
+  bool descriptorsAtDot = false;
 };
 
 /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's

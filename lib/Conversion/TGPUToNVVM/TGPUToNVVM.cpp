@@ -37,25 +37,6 @@ namespace flare::tgpu {
 
 namespace flare::tgpu::lowering {
 
-/// Whether some loop of the kernel holds two or more dots whose A operand is defined outside it (a
-/// resident operand, read from shared memory on every step). LICM hoists every K step's descriptor of
-/// such an operand out of the loop, two registers each for the whole loop: with one such dot (the
-/// forward's Q) that is at most 32 registers, and hoisting measured up to 4% faster than recomputing
-/// (head dim 256; level below); with two (the backward's K and V, or Q and dO) 32 to 64, which spilled up to
-/// 240 bytes, and recomputing at the dot measured 0-12% faster (bench/NOTES.md b15).
-static bool residentDescriptorsAtDot(func::FuncOp func) {
-  bool found = false;
-  func.walk([&](scf::ForOp loop) {
-    int resident = 0;
-    loop.getBody()->walk([&](tile::DotOp dot) {
-      if (dot->getParentOfType<scf::ForOp>() == loop && loop.isDefinedOutsideOfLoop(dot.getA()))
-        ++resident;
-    });
-    found |= resident >= 2;
-  });
-  return found;
-}
-
 LogicalResult KernelLowering::run() {
   // Every tile must carry a layout before we start.
   WalkResult missing = func.walk([&](Operation *op) {
@@ -132,7 +113,6 @@ LogicalResult KernelLowering::run() {
     gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
     beginProducer();
   }
-  descriptorsAtDot = residentDescriptorsAtDot(func);
   auto uniformAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kUniformWarpgroupAttrName);
   uniformWarpgroup = !uniformAttr || uniformAttr.getValue();
   auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);

@@ -1,5 +1,6 @@
 // A #tgpu.mma<wgmma> mark that cannot be honoured is an error at the dot, in tgpu-accelerate-dot and
-// again in convert-tgpu-to-nvvm (which may run on hand-marked IR); `tgpu.mma` belongs on tile.dot only.
+// again in convert-tgpu-to-nvvm (which may run on hand-marked IR); `tgpu.mma` belongs on tile.dot only,
+// and so does `tgpu.descriptors_at_dot`, a unit attribute.
 // RUN: flare-opt %s -split-input-file --tgpu-accelerate-dot -verify-diagnostics
 // RUN: not flare-opt %s -split-input-file --tgpu-accelerate-dot=arch=sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=arch=sm_80 2>&1 | FileCheck %s --check-prefix=LOWER
@@ -57,5 +58,24 @@ func.func @not_an_engine() attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c = arith.constant dense<0.0> : tensor<64x64xf32>
   // expected-error @+1 {{'tgpu.mma' must be #tgpu.mma<mma_sync> or #tgpu.mma<wgmma>}}
   %0 = tile.dot %a, %b, %c {tgpu.mma = "wgmma"} : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @descriptors_not_on_a_dot() attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  // expected-error @+1 {{'tgpu.descriptors_at_dot' is a unit attribute of a tile.dot}}
+  %a = arith.constant {tgpu.descriptors_at_dot} dense<1.0> : tensor<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @descriptors_not_unit() attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = arith.constant dense<1.0> : tensor<64x32xbf16>
+  %b = arith.constant dense<1.0> : tensor<32x64xbf16>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32>
+  // expected-error @+1 {{'tgpu.descriptors_at_dot' is a unit attribute of a tile.dot}}
+  %0 = tile.dot %a, %b, %c {tgpu.descriptors_at_dot = 1 : i32} : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

@@ -32,6 +32,11 @@ void TGPUDialect::initialize() {
 }
 
 LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kDescriptorsAtDotAttrName) {
+    if (op->getName().getStringRef() != "tile.dot" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kDescriptorsAtDotAttrName << "' is a unit attribute of a tile.dot";
+    return success();
+  }
   if (attr.getName() != kMmaAttrName)
     return success();
   if (op->getName().getStringRef() != "tile.dot")

@@ -6,6 +6,15 @@
 // rings, TMA copies and a producer warpgroup around wgmma dots only, reads it instead of deciding
 // again in each of its steps.
 //
+// It also places the descriptors of resident A operands. A wgmma dot whose A is defined outside its
+// loop reads the same shared memory on every iteration: its descriptors are loop-invariant, and LICM
+// would hoist every K step's 64-bit descriptor out of the loop, two registers each held across it.
+// Where one loop holds two or more such dots (the backward's S^T = K Q^T and dP^T = V dO^T, or its dQ
+// kernel's Q and dO) that is 32 to 64 registers, which spilled up to 240 bytes: those dots get
+// `tgpu.descriptors_at_dot` and the lowering makes their descriptors at the dot (one 64-bit add per K
+// step), measured 0-12% faster. With one such dot (the forward's Q, at most 32 registers) hoisting
+// measured up to 4% faster, so it stays hoisted (bench/NOTES.md b15).
+//
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -13,6 +22,7 @@
 #include "flare/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace flare::tgpu {
 #define GEN_PASS_DEF_TGPUACCELERATEDOT
@@ -24,6 +34,22 @@ using namespace flare;
 using namespace flare::tgpu;
 
 namespace {
+
+/// Marks `tgpu.descriptors_at_dot` on the wgmma dots with a resident A of every loop of `func` that
+/// holds two or more of them (directly: a nested loop counts for itself).
+void placeResidentDescriptors(func::FuncOp func) {
+  func.walk([&](scf::ForOp loop) {
+    SmallVector<tile::DotOp> resident;
+    loop.getBody()->walk([&](tile::DotOp dot) {
+      if (runsOnWgmma(dot) && dot->getParentOfType<scf::ForOp>() == loop && loop.isDefinedOutsideOfLoop(dot.getA()))
+        resident.push_back(dot);
+    });
+    if (resident.size() < 2)
+      return;
+    for (tile::DotOp dot : resident)
+      dot->setAttr(TGPUDialect::kDescriptorsAtDotAttrName, UnitAttr::get(dot.getContext()));
+  });
+}
 
 struct TGPUAccelerateDotPass : public flare::tgpu::impl::TGPUAccelerateDotBase<TGPUAccelerateDotPass> {
   using TGPUAccelerateDotBase::TGPUAccelerateDotBase;
@@ -50,6 +76,7 @@ struct TGPUAccelerateDotPass : public flare::tgpu::impl::TGPUAccelerateDotBase<T
         dot->setAttr(TGPUDialect::kMmaAttrName,
                      MmaEngineAttr::get(ctx, fits ? MmaEngine::Wgmma : MmaEngine::MmaSync));
       });
+      placeResidentDescriptors(func);
     }
     if (anyError)
       signalPassFailure();
