@@ -1,9 +1,9 @@
 // convert-tgpu-to-nvvm with wgmma: where a loop holds two or more dots whose A operand is defined
-// outside it (resident in shared memory, as K and V in the backward's steps; tgpu-accelerate-dot marks
-// them tgpu.descriptors_at_dot, accelerate-dot.mlir), each dot takes an
-// opaque copy of its first K step's descriptor and adds the later steps' offsets after it, so that
-// LICM cannot hoist every K step's 64-bit descriptor out of the loop (registers held across it: the
-// backward's spills). With one such dot (the forward's Q) the descriptors stay loop-invariant.
+// outside it (resident in shared memory, as K and V in the backward's steps; tgpu-accelerate-dot
+// marks them tgpu.descriptors_at_dot, accelerate-dot.mlir), each dot takes an opaque copy of its
+// first K step's descriptor and adds the later steps' offsets after it, so that LICM cannot hoist
+// every K step's 64-bit descriptor out of the loop (registers held across it: the backward's
+// spills). With one such dot (the forward's Q) the descriptors stay loop-invariant.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 
 // CHECK-LABEL: gpu.func @two_resident(

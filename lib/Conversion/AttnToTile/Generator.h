@@ -310,11 +310,11 @@ private:
   Value byQuery(Value x) { return keysAreRows ? broadcastCols(x, tileM) : broadcastRows(x, tileN); }
   /// A [keys] vector across the score tile.
   Value byKey(Value x) { return keysAreRows ? broadcastRows(x, tileN) : broadcastCols(x, tileM); }
-  /// What one backward step recomputes from the score tile: P = exp(S - LSE) (zero where masked)
-  /// and d score_mod / dx (null: 1), and the kept elements (null: all).
+  /// What one backward step recomputes from the score tile: P = exp(S - LSE) (zero where masked);
+  /// with a score_mod whose derivative is not 1, `factor` = P * score_mod' * scale, made as soon as
+  /// P is (one tile held until dP instead of P and the derivative both; null otherwise); and the
+  /// kept elements (null: all).
   struct Recomputed {
-    /// P; with a score_mod, `factor` = P * score_mod' * scale, made as soon as P is (null without):
-    /// one tile held until dP instead of P and the derivative both.
     Value p, factor, keep;
   };
   /// P of the score tile `qk` (Q K^T; `lse()` gives the rows' LSE where it is needed): the regions' per-step index

@@ -309,7 +309,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
   if (!bTile)
     bTile = op.getB();
   SmemOperand aSmem = smemOperands.lookup(op.getA()), bSmem = smemOperands.lookup(op.getB());
-  aSmem.descriptorsAtDot = op->hasAttr(TGPUDialect::kDescriptorsAtDotAttrName);
+  aSmem.descriptorsAtDot = descriptorsAtDot(op);
   // B copied by TMA at its load (loadOperandByTma): wait for the panels.
   if (auto tma = tmaOperands.find(bTile); !bSmem.base && tma != tmaOperands.end() && tma->second.nMajor) {
     waitForTmaOperand(tma->second);
@@ -479,7 +479,7 @@ Value KernelLowering::accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value s
 
 Value KernelLowering::stageMmas(tile::DotOp dot, Value base, int64_t aBytes, bool swizzled, Value acc) {
   auto aType = dot.getA().getType();
-  SmemOperand a{base, /*nMajor=*/false, swizzled, dot->hasAttr(TGPUDialect::kDescriptorsAtDotAttrName)};
+  SmemOperand a{base, /*nMajor=*/false, swizzled, descriptorsAtDot(dot)};
   SmemOperand bOp{arith::AddIOp::create(b, loc, base, i32(aBytes)), /*nMajor=*/true, swizzled};
   return emitWgmmaAsync(a, bOp, aType.getDimSize(0), dot.getB().getType().getDimSize(1), aType.getDimSize(1),
                         aType.getElementType(), acc);

@@ -69,6 +69,9 @@ inline bool runsOnWgmma(mlir::Operation *op) {
   auto mark = op->getAttrOfType<MmaEngineAttr>(TGPUDialect::kMmaAttrName);
   return mark && mark.getValue() == MmaEngine::Wgmma;
 }
+/// `op` (a tile.dot) makes its A operand's descriptors at the dot (`tgpu.descriptors_at_dot`,
+/// tgpu-accelerate-dot).
+inline bool descriptorsAtDot(mlir::Operation *op) { return op->hasAttr(TGPUDialect::kDescriptorsAtDotAttrName); }
 /// The layout of a laid-out tile type, or null when the tensor carries no tgpu layout.
 LinearLayoutAttr getLayoutAttr(mlir::Type type);
 } // namespace flare::tgpu
