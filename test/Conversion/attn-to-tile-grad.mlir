@@ -107,14 +107,20 @@ func.func @causal(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tens
 // -----
 
 // softcap: y = c * tanh(x / c); the generated derivative is (1 - tanh^2) * (1 / c) * c, per element,
-// multiplied into dS with the softmax scale.
+// multiplied with the softmax scale into P as soon as P is made (before dV's dot: one tile held until
+// dP, not P and the derivative both), and that factor times dP - D is dS.
 // CHECK-LABEL: func.func @softcap_bwd(
 // CHECK: scf.for
 // CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16x64xf32>
 // CHECK: %[[T:.*]] = math.tanh %{{.*}} : tensor<16x64xf32>
 // CHECK: %[[SQ:.*]] = arith.mulf %[[T]], %[[T]] : tensor<16x64xf32>
 // CHECK: arith.subf %{{.*}}, %[[SQ]] : tensor<16x64xf32>
-// CHECK: math.exp2
+// CHECK: %[[P:.*]] = math.exp2
+// CHECK-NOT: tile.dot
+// CHECK: %[[F:.*]] = arith.mulf %[[P]], %{{.*}} : tensor<16x64xf32>
+// CHECK: tile.dot
+// CHECK: %[[DIFF:.*]] = arith.subf %{{.*}}, %{{.*}} : tensor<16x64xf32>
+// CHECK-NEXT: arith.mulf %[[F]], %[[DIFF]] : tensor<16x64xf32>
 func.func @softcap(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> (tensor<?x?x?x128xbf16>, tensor<?x?x?xf32>) {
   %o, %lse = attn.attention %q, %k, %v
