@@ -280,11 +280,32 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
     ```
     `t[a, b] = v[i + a, j + b]` where that element lies inside the view's sizes, else `padding`
     (default zero). Offsets are element coordinates of the block's first element.
+
+    With `row_pieces = P` (rank 2), the block's rows come in P equal pieces from anywhere in the
+    view: the first P offsets are the view rows where pieces 0 .. P-1 start, the last the column.
+
+    ```mlir
+    %k = tile.load %v[%r0, %r1, %r2, %r3, %c0] {row_pieces = 4} : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+    ```
+    `k[16 p + a, b] = v[r_p + a, b]`: a block of 64 keys gathered from four pages of 16 of a paged
+    KV cache. Streamed by TMA, each piece is one copy into the rows of the block's shared-memory
+    stage that one copy of the whole block would fill, so the operand's layout is unchanged.
   }];
-  let arguments = (ins Tile_ViewType:$view, Variadic<I32>:$offsets, OptionalAttr<TypedAttrInterface>:$padding);
+  let arguments = (ins Tile_ViewType:$view, Variadic<I32>:$offsets, OptionalAttr<TypedAttrInterface>:$padding,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$row_pieces);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $view `[` $offsets `]` attr-dict `:` qualified(type($view)) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$view, "::mlir::ValueRange":$offsets,
+                   "::mlir::TypedAttr":$padding), [{
+      build($_builder, $_state, result, view, offsets, padding, /*row_pieces=*/::mlir::IntegerAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The number of row pieces (1 without `row_pieces`).
+    int64_t getNumRowPieces() { return getRowPieces() ? static_cast<int64_t>(*getRowPieces()) : 1; }
   }];
   let hasVerifier = 1;
 }

@@ -8,12 +8,15 @@
 //   - with a page table, the K/V views are one head's rows of every page (no batch term), and each
 //     block of keys kv0 is read at row table_row[min(kv0 / page, last page)] x page_rows + kv0 % page,
 //     or far away (-2^30, nothing is copied) when kv0 is outside [0, len);
-//   - attn-choose-config caps block_n at the largest power of two dividing the page size (a block is
-//     copied from one page): page 16 and 48 give 16, page 64 gives 64, page 256 keeps 128; a given
-//     block_n that does not divide the page size is an error;
+//   - on sm_90a the tiles are those of a contiguous cache: a block of keys longer than a page is
+//     loaded in row pieces (tile.load row_pieces) of the largest power of two dividing the page size,
+//     each piece's first row read through the table: page 64 gives two pieces of 64 keys per block of
+//     128, page 48 and 16 eight pieces of 16, page 256 one; any block_n is accepted. Without TMA
+//     (sm_80) block_n is capped at that power of two instead (a block is copied from one page);
 //   - down to PTX (sm_90a): table entries are plain ld.global reads and K/V still travel by TMA, their
-//     tensor maps covering the cache's rows; split_kv with pack_gqa compiles, and its combine kernel
-//     finds the parts after the cache arguments;
+//     tensor maps covering the cache's rows, one box of a piece's rows per piece and 64-column panel,
+//     landing where one copy of the whole block would put those rows; split_kv with pack_gqa compiles,
+//     and its combine kernel finds the parts after the cache arguments;
 //   - the backward pass is not generated for caches.
 // The inputs are separate files (split-file) so that each run compiles the functions it is about.
 // RUN: rm -rf %t && split-file %s %t
@@ -25,10 +28,9 @@
 // RUN: flarec --arch=sm_90a --emit=meta %t/paged.mlir | FileCheck %s --check-prefix=META
 // RUN: flarec --arch=sm_90a --emit=tile %t/paged.mlir --attention-config="#attn.config<block_m = 64, block_n = 64, warps = 4, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, last_pv_after_loops, pair_instances, split_kv, pack_gqa>" | FileCheck %s --check-prefix=SPLIT
 // RUN: flarec --arch=sm_90a --emit=ptx %t/paged.mlir --attention-config="#attn.config<block_m = 64, block_n = 64, warps = 4, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, last_pv_after_loops, pair_instances, split_kv, pack_gqa>" | FileCheck %s --check-prefix=SPLITPTX
-// Errors: a block of keys must lie in one page; no backward pass over caches.
-// RUN: not flare-opt %t/paged.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a block-n=128" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=BLOCKN128
-// RUN: not flarec --arch=sm_90a --emit=tile %t/paged.mlir --attention-config="#attn.config<block_m = 128, block_n = 128, warps = 8, overlap, ping_pong, pair_instances>" 2>&1 | FileCheck %s --check-prefix=BLOCKN128
-// RUN: not flare-opt %t/pages.mlir --attn-choose-config="block-n=32" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=BLOCKN32
+// RUN: flare-opt %t/pages.mlir --attn-classify-mask --attn-choose-config="arch=sm_80" | FileCheck %s --check-prefix=CONFIG80
+// RUN: flare-opt %t/pages.mlir --attn-choose-config="block-n=32" --convert-attn-to-tile | FileCheck %s --check-prefix=BLOCKN32
+// Errors: no backward pass over caches.
 // RUN: not flare-opt %t/paged.mlir --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not flare-opt %t/lens.mlir --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not flarec --arch=sm_90a --grad %t/paged.mlir 2>&1 | FileCheck %s --check-prefix=GRAD
@@ -47,8 +49,8 @@
 // CHECK-SAME: %{{[^:]*}}: i64, %[[VHS:[^:]*]]: i64, %[[VRS:[^:]*]]: i64,
 // CHECK-SAME: %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME: %[[LENS:[^:]*]]: !tile.ptr<i32>, %[[TABLE:[^:]*]]: !tile.ptr<i32>, %[[TSTRIDE:[^:]*]]: i32, %[[PROWS:[^:]*]]: i32, %[[CROWS:[^:]*]]: i32)
-// A page of 64 keys caps block_n (128 without a page table) at 64.
-// CHECK-SAME: flare.attention.block_n = 64 : i32
+// A page of 64 keys keeps the contiguous cache's block_n, 128.
+// CHECK-SAME: flare.attention.block_n = 128 : i32
 // The sequence's key count: lens[batch] clamped into [0, seq_kv]; the batch's row of the table; the
 // last page that holds one of its keys, (max(len, 1) - 1) / 64.
 // CHECK: %[[Z:.*]] = tile.program_id z
@@ -62,9 +64,9 @@
 // CHECK-NEXT: %[[SOME:.*]] = arith.maxsi %[[SEQ]], %c1_i32 : i32
 // CHECK-NEXT: %[[SOME1:.*]] = arith.subi %[[SOME]], %c1_i32 : i32
 // CHECK-NEXT: %[[LAST:.*]] = arith.divui %[[SOME1]], %c64_i32 : i32
-// The blocks visited: ceil(len / 64).
-// CHECK: %[[LEN63:.*]] = arith.addi %[[SEQ]], %c63_i32 : i32
-// CHECK-NEXT: arith.shrsi %[[LEN63]], %c6_i32 : i32
+// The blocks visited: ceil(len / 128).
+// CHECK: %[[LEN127:.*]] = arith.addi %[[SEQ]], %c127_i32 : i32
+// CHECK-NEXT: arith.shrsi %[[LEN127]], %c7_i32 : i32
 // K and V: one view per KV head over the cache's rows, no batch offset.
 // CHECK: %[[KOFF:.*]] = arith.muli %[[KVH:.*]], %[[KHS]] : i64
 // CHECK-NEXT: %[[KBASE:.*]] = tile.addptr %[[KP]], %[[KOFF]] : !tile.ptr<bf16>, i64
@@ -76,14 +78,15 @@
 // CHECK-NEXT: %[[VVIEW:.*]] = tile.make_view %[[VBASE]], [%[[CROWS]], %c128_i32], [%[[VRS32]], %c1_i32] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
 // attn.kv_len is the sequence's count: the bottom-right diagonal is shifted by len - seq_q.
 // CHECK: arith.subi %[[SEQ]], %[[SQ]] : i32
-// The first loop: iteration j computes S for block j (kv0 = 64 j) and P x V for block j - 1 (far away
-// in the first iteration), each block's row through the table.
+// The first loop: iteration j computes S for block j (kv0 = 128 j) and P x V for block j - 1 (far
+// away in the first iteration). A block spans two pages: two row pieces of 64 keys, each piece's
+// row through the table.
 // CHECK: scf.for %[[J:[^ ]*]] = %{{.*}} to %{{.*}} step %c1_i32 iter_args(
 // CHECK-NEXT: %[[FIRSTIT:.*]] = arith.cmpi eq, %[[J]], %{{.*}} : i32
 // CHECK-NEXT: %[[JM1:.*]] = arith.subi %[[J]], %c1_i32 : i32
-// CHECK-NEXT: %[[PREV:.*]] = arith.muli %[[JM1]], %c64_i32 : i32
+// CHECK-NEXT: %[[PREV:.*]] = arith.muli %[[JM1]], %c128_i32 : i32
 // CHECK-NEXT: %[[VKV0:.*]] = arith.select %[[FIRSTIT]], %c-1073741824_i32, %[[PREV]] : i32
-// CHECK-NEXT: %[[KV0:.*]] = arith.muli %[[J]], %c64_i32 : i32
+// CHECK-NEXT: %[[KV0:.*]] = arith.muli %[[J]], %c128_i32 : i32
 // CHECK-NEXT: %[[KIN:.*]] = arith.cmpi ult, %[[KV0]], %[[SEQ]] : i32
 // CHECK-NEXT: %[[KPAGE:.*]] = arith.divui %[[KV0]], %c64_i32 : i32
 // CHECK-NEXT: %[[KUSED:.*]] = arith.minui %[[KPAGE]], %[[LAST]] : i32
@@ -92,7 +95,16 @@
 // CHECK-NEXT: %[[KFIRST:.*]] = arith.muli %[[KENTRY]], %[[PROWS]] : i32
 // CHECK-NEXT: %[[KROW:.*]] = arith.addi %[[KFIRST]], %[[KWITHIN]] : i32
 // CHECK-NEXT: %[[KSEL:.*]] = arith.select %[[KIN]], %[[KROW]], %c-1073741824_i32 : i32
-// CHECK-NEXT: tile.load %[[KVIEW]][%[[KSEL]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[KV1:.*]] = arith.addi %[[KV0]], %c64_i32 : i32
+// CHECK-NEXT: %[[KIN1:.*]] = arith.cmpi ult, %[[KV1]], %[[SEQ]] : i32
+// CHECK-NEXT: %[[KPAGE1:.*]] = arith.divui %[[KV1]], %c64_i32 : i32
+// CHECK-NEXT: %[[KUSED1:.*]] = arith.minui %[[KPAGE1]], %[[LAST]] : i32
+// CHECK-NEXT: %[[KWITHIN1:.*]] = arith.remui %[[KV1]], %c64_i32 : i32
+// CHECK-NEXT: %[[KENTRY1:.*]] = tile.scalar_load %[[TROW]][%[[KUSED1]]] : !tile.ptr<i32>, i32 -> i32
+// CHECK-NEXT: %[[KFIRST1:.*]] = arith.muli %[[KENTRY1]], %[[PROWS]] : i32
+// CHECK-NEXT: %[[KROW1:.*]] = arith.addi %[[KFIRST1]], %[[KWITHIN1]] : i32
+// CHECK-NEXT: %[[KSEL1:.*]] = arith.select %[[KIN1]], %[[KROW1]], %c-1073741824_i32 : i32
+// CHECK-NEXT: tile.load %[[KVIEW]][%[[KSEL]], %[[KSEL1]], %c0_i32] {row_pieces = 2 : i64} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
 // CHECK: tile.dot
 // CHECK-NEXT: %[[VIN:.*]] = arith.cmpi ult, %[[VKV0]], %[[SEQ]] : i32
 // CHECK-NEXT: %[[VPAGE:.*]] = arith.divui %[[VKV0]], %c64_i32 : i32
@@ -102,7 +114,9 @@
 // CHECK-NEXT: %[[VFIRST:.*]] = arith.muli %[[VENTRY]], %[[PROWS]] : i32
 // CHECK-NEXT: %[[VROW:.*]] = arith.addi %[[VFIRST]], %[[VWITHIN]] : i32
 // CHECK-NEXT: %[[VSEL:.*]] = arith.select %[[VIN]], %[[VROW]], %c-1073741824_i32 : i32
-// CHECK-NEXT: tile.load %[[VVIEW]][%[[VSEL]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
+// CHECK-NEXT: %[[VKV1:.*]] = arith.addi %[[VKV0]], %c64_i32 : i32
+// CHECK: %[[VSEL1:.*]] = arith.select %{{.*}}, %{{.*}}, %c-1073741824_i32 : i32
+// CHECK-NEXT: tile.load %[[VVIEW]][%[[VSEL]], %[[VSEL1]], %c0_i32] {row_pieces = 2 : i64} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
 // CHECK: scf.yield
 // The masked loop reads its blocks the same way.
 // CHECK: scf.for
@@ -214,8 +228,6 @@
 // SPLITPTX: .param .u32 paged_combine_param_28,
 // SPLITPTX: ret;
 
-// BLOCKN128: error: 'attn.attention' op convert-attn-to-tile: block_n 128 must divide the page size 64 (a block of keys is copied from one page)
-// BLOCKN32: error: 'attn.attention' op convert-attn-to-tile: block_n 32 must divide the page size 48 (a block of keys is copied from one page)
 // GRAD: error: 'attn.attention' op convert-attn-to-tile: the backward pass of an attention over kv_lens or a paged cache is not generated (caches are for inference)
 
 //===----------------------------------------------------------------------===//
@@ -246,19 +258,29 @@
 // pages.mlir: other page sizes at head dim 128 (no mask)
 //===----------------------------------------------------------------------===//
 
+// sm_90a: every page size keeps the contiguous cache's 128 keys per block.
 // CONFIG-LABEL: func.func @page48
-// CONFIG: config = #attn.config<block_m = 128, block_n = 16,
+// CONFIG: config = #attn.config<block_m = 128, block_n = 128,
 // CONFIG-LABEL: func.func @page16
-// CONFIG: config = #attn.config<block_m = 128, block_n = 16,
+// CONFIG: config = #attn.config<block_m = 128, block_n = 128,
 // CONFIG-LABEL: func.func @page256
 // CONFIG: config = #attn.config<block_m = 128, block_n = 128,
+// sm_80 (no TMA): a block is copied from one page, so block_n is capped at the largest power of two
+// dividing the page size (16 for pages of 48 and 16; 64, the sm_80 default at head dim 128, for 256).
+// CONFIG80-LABEL: func.func @page48
+// CONFIG80: config = #attn.config<block_m = 128, block_n = 16,
+// CONFIG80-LABEL: func.func @page16
+// CONFIG80: config = #attn.config<block_m = 128, block_n = 16,
+// CONFIG80-LABEL: func.func @page256
+// CONFIG80: config = #attn.config<block_m = 128, block_n = 64,
 
-// Page 48 in blocks of 16: a block starts inside its page (kv0 % 48 is 0, 16 or 32).
+// Page 48 in pieces of 16 (8 per block of 128 keys): piece i of block j starts at key 128 j + 16 i,
+// which lies in page (128 j + 16 i) / 48 at row (128 j + 16 i) % 48 of it.
 // PAGES-LABEL: func.func @page48(
 // PAGES-SAME: %[[PROWS:[^:]*]]: i32, %{{[^:]*}}: i32)
-// PAGES-SAME: flare.attention.block_n = 16 : i32
+// PAGES-SAME: flare.attention.block_n = 128 : i32
 // PAGES: scf.for %[[J:[^ ]*]] = %{{.*}} to %{{.*}} step %c1_i32 iter_args(
-// PAGES: %[[KV0:.*]] = arith.muli %[[J]], %c16_i32 : i32
+// PAGES: %[[KV0:.*]] = arith.muli %[[J]], %c128_i32 : i32
 // PAGES-NEXT: arith.cmpi ult, %[[KV0]], %{{.*}} : i32
 // PAGES-NEXT: %[[PAGE:.*]] = arith.divui %[[KV0]], %c48_i32 : i32
 // PAGES-NEXT: %[[USED:.*]] = arith.minui %[[PAGE]], %{{.*}} : i32
@@ -267,16 +289,20 @@
 // PAGES-NEXT: %[[FIRST:.*]] = arith.muli %[[ENTRY]], %[[PROWS]] : i32
 // PAGES-NEXT: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WITHIN]] : i32
 // PAGES-NEXT: %[[SEL:.*]] = arith.select %{{.*}}, %[[ROW]], %c-1073741824_i32 : i32
-// PAGES-NEXT: tile.load %{{.*}}[%[[SEL]], %c0_i32] : !tile.view<bf16, 2> -> tensor<16x128xbf16>
+// PAGES-NEXT: %[[KV1:.*]] = arith.addi %[[KV0]], %c16_i32 : i32
+// PAGES-NEXT: arith.cmpi ult, %[[KV1]], %{{.*}} : i32
+// PAGES-NEXT: arith.divui %[[KV1]], %c48_i32 : i32
+// PAGES: %[[KV7:.*]] = arith.addi %[[KV0]], %c112_i32 : i32
+// PAGES: tile.load %{{.*}}[%[[SEL]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32] {row_pieces = 8 : i64} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
 // PAGES-LABEL: func.func @page16(
-// PAGES-SAME: flare.attention.block_n = 16 : i32
+// PAGES-SAME: flare.attention.block_n = 128 : i32
 // PAGES: scf.for %[[J:[^ ]*]] = %{{.*}} to %{{.*}} step %c1_i32 iter_args(
-// PAGES: %[[KV0:.*]] = arith.muli %[[J]], %c16_i32 : i32
+// PAGES: %[[KV0:.*]] = arith.muli %[[J]], %c128_i32 : i32
 // PAGES-NEXT: arith.cmpi ult, %[[KV0]], %{{.*}} : i32
 // PAGES-NEXT: arith.divui %[[KV0]], %c16_i32 : i32
 // PAGES: tile.scalar_load
-// PAGES: tile.load %{{.*}} -> tensor<16x128xbf16>
-// Page 256 in blocks of 128: two blocks per page.
+// PAGES: tile.load %{{.*}} {row_pieces = 8 : i64} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+// Page 256 in blocks of 128: two blocks per page, one piece each.
 // PAGES-LABEL: func.func @page256(
 // PAGES-SAME: flare.attention.block_n = 128 : i32
 // PAGES: scf.for %[[J:[^ ]*]] = %{{.*}} to %{{.*}} step %c1_i32 iter_args(
@@ -286,7 +312,15 @@
 // PAGES-NEXT: arith.minui
 // PAGES-NEXT: arith.remui %[[KV0]], %c256_i32 : i32
 // PAGES-NEXT: tile.scalar_load
-// PAGES: tile.load %{{.*}} -> tensor<128x128xbf16>
+// PAGES: tile.load %{{.*}}[%{{[^,]*}}, %c0_i32] : !tile.view<bf16, 2> -> tensor<128x128xbf16>
+
+// A given block_n of 32 over pages of 48 and 16: two pieces of 16 keys per block.
+// BLOCKN32-LABEL: func.func @page48(
+// BLOCKN32-SAME: flare.attention.block_n = 32 : i32
+// BLOCKN32: tile.load %{{.*}}[%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}] {row_pieces = 2 : i64} : !tile.view<bf16, 2> -> tensor<32x128xbf16>
+// BLOCKN32-LABEL: func.func @page16(
+// BLOCKN32-SAME: flare.attention.block_n = 32 : i32
+// BLOCKN32: tile.load %{{.*}}[%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}] {row_pieces = 2 : i64} : !tile.view<bf16, 2> -> tensor<32x128xbf16>
 
 //--- paged.mlir
 func.func @paged(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x64x128xbf16>, %v: tensor<?x?x64x128xbf16>,

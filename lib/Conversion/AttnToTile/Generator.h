@@ -119,9 +119,18 @@ private:
   Value pageTableRow, pageRows, lastPage;
   // Packed sequences (cu_seqlens): the sequence's first row of K and V.
   Value sequenceStartKV;
-  /// The view row of key `kv0` (the first key of a block, which lies in one page): kv0 itself, or
-  /// for a paged cache row kv0 mod page_size of its page; kFarAway for a key outside the sequence.
+  /// The view row of key `kv0` (the first key of a block, or of a row piece, which lies in one page):
+  /// kv0 itself, or for a paged cache row kv0 mod page_size of its page; kFarAway for a key outside
+  /// the sequence.
   Value cacheRow(Value kv0);
+  /// Keys per row piece of a K or V block: a paged cache whose pages hold fewer keys than a block
+  /// gathers it in pieces of the largest power of two dividing the page size (tile.load's
+  /// row_pieces), one TMA copy each; 0 where a block is one piece.
+  int64_t keyPieceRows();
+  /// The view rows of the key block at `kv0`: one per row piece (cacheRow of each piece's first key).
+  SmallVector<Value> keyBlockRows(Value kv0);
+  /// The [BLOCK_N, width] block of `view` (K or V) whose pieces start at view rows `rows`.
+  Value loadKeyBlock(Value view, int64_t width, ArrayRef<Value> rows);
   Value qView, kView, vView, oView, lseView, qTile;
   SmallVector<Value> auxPtrs, auxLens;
   Value qRows; // [BLOCK_M] i32: q0 + 0..BLOCK_M-1

@@ -54,10 +54,9 @@ LogicalResult Generator::run() {
     return op.emitOpError("convert-attn-to-tile: block_lists are not generated with kv_lens, a paged cache "
                           "or cu_seqlens (one list per block of a head's query rows assumes the same keys "
                           "for every sequence)");
-  if (op.isPaged() && op.getPageSize() % config.getBlockN() != 0)
-    return op.emitOpError() << "convert-attn-to-tile: block_n " << config.getBlockN()
-                            << " must divide the page size " << op.getPageSize()
-                            << " (a block of keys is copied from one page)";
+  // A paged cache: a block of keys lies in one page, or is gathered in row pieces of the largest
+  // power of two dividing the page size (keyPieceRows); block sizes are powers of two from 16 and
+  // page sizes multiples of 16, so one of the two always holds.
   tileM = config.getBlockM();
   tileN = config.getBlockN();
   headsPerRow = config.has(ConfigSwitch::PackGqa);
@@ -91,6 +90,32 @@ Value Generator::cacheRow(Value kv0) {
   Value firstRow = mul(pageId, pageRows);
   Value row = add(firstRow, within);
   return select(inSequence, row, c32(kFarAway));
+}
+
+int64_t Generator::keyPieceRows() {
+  if (!op.isPaged())
+    return 0;
+  const int64_t pieceRows = op.getPageSize() & -op.getPageSize(), bn = config.getBlockN();
+  return bn > pieceRows ? pieceRows : 0;
+}
+
+SmallVector<Value> Generator::keyBlockRows(Value kv0) {
+  const int64_t pieceRows = keyPieceRows();
+  if (!pieceRows)
+    return {cacheRow(kv0)};
+  SmallVector<Value> rows;
+  for (int64_t first = 0; first < config.getBlockN(); first += pieceRows)
+    rows.push_back(cacheRow(first ? add(kv0, c32(first)) : kv0));
+  return rows;
+}
+
+Value Generator::loadKeyBlock(Value view, int64_t width, ArrayRef<Value> rows) {
+  SmallVector<Value> offsets(rows);
+  offsets.push_back(c32(0));
+  auto load = tile::LoadOp::create(b, loc, tileType({config.getBlockN(), width}, elemType), view, offsets, nullptr);
+  if (rows.size() > 1)
+    load.setRowPiecesAttr(b.getI64IntegerAttr(static_cast<int64_t>(rows.size())));
+  return load;
 }
 
 LogicalResult Generator::buildKernel() {
@@ -474,8 +499,7 @@ LogicalResult Generator::buildKernel() {
   if (pvAfterLoops) {
     Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
                            mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
-    Value lastRow = cacheRow(lastKv0);
-    vLast = tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{lastRow, c0}, nullptr);
+    vLast = loadKeyBlock(vView, headDimV, keyBlockRows(lastKv0));
   }
   // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
   // loop); P of block `pending` (a key offset) is the first iteration's previous block.

@@ -15,11 +15,12 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   const int64_t bm = config.getBlockM(), bn = config.getBlockN();
   StepScope scope(*this);
   DenseMap<Value, Value> &local = scope.local;
-  Value c0 = c32(0);
   Value kv0 = mul(block, c32(bn));
-  Value row0 = cacheRow(kv0);
-  Value kLoad0 = valid ? select(valid, row0, c32(kFarAway)) : row0;
-  Value kt = tile::LoadOp::create(b, loc, tileType({bn, headDim}, elemType), kView, ValueRange{kLoad0, c0}, nullptr);
+  SmallVector<Value> rows = keyBlockRows(kv0);
+  SmallVector<Value> kRows;
+  for (Value row : rows)
+    kRows.push_back(valid ? select(valid, row, c32(kFarAway)) : row);
+  Value kt = loadKeyBlock(kView, headDim, kRows);
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = dotQK(tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
   Value acc = state[2];
@@ -35,9 +36,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   if (config.has(ConfigSwitch::Overlap)) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
     // Deferred: the previous block's rescale first, while Q K^T runs.
-    Value vPrevRow = cacheRow(prevKv0);
-    Value vPrev =
-        tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{vPrevRow, c0}, nullptr);
+    Value vPrev = loadKeyBlock(vView, headDimV, keyBlockRows(prevKv0));
     if (config.has(ConfigSwitch::DeferRescale))
       acc = rescale(acc, state[4]);
     acc = dotPV(state[3], vPrev, acc);
@@ -108,7 +107,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   }
   acc = rescale(acc, softmax.getAlpha());
   // V is loaded after the softmax so that its registers are not live across it.
-  Value vt = tile::LoadOp::create(b, loc, tileType({bn, headDimV}, elemType), vView, ValueRange{row0, c0}, nullptr);
+  Value vt = loadKeyBlock(vView, headDimV, rows);
   Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
   acc = dotPV(p, vt, acc);
   return SmallVector<Value>{softmax.getNewMax(), softmax.getNewSum(), acc};

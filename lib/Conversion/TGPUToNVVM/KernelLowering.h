@@ -286,9 +286,16 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
   /// Coordinates offsets + coord of a view and their element offset; the bounds of every dimension
-  /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`.
+  /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`. With
+  /// `pieceRows` (tile.load's row_pieces), `offsets` holds each piece's first row and then the column,
+  /// and row coord[0] lies in piece coord[0] / pieceRows.
   BlockElement blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord, Value initial,
-                            bool checkLast);
+                            bool checkLast, int64_t pieceRows = 0);
+  /// The rows of one row piece of `load` (0 without row_pieces).
+  static int64_t pieceRowsOf(tile::LoadOp load) {
+    const int64_t pieces = load.getNumRowPieces();
+    return pieces > 1 ? load.getResult().getType().getDimSize(0) / pieces : 0;
+  }
   /// `pred ? *addr : pad` as one predicated ld.global (no branch) for 16- and 32-bit elements.
   Value predicatedLoad(Value addr, Value pred, Value pad, Type elem);
   /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
@@ -437,9 +444,7 @@ private:
   /// outer dimension of the map. Pure analysis; nothing is emitted.
   /// `sums`: the block is f32 sums a TMA reduce adds (else 16-bit elements a copy moves).
   std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block, bool sums = false);
-  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load) {
-    return planTensorMap(load.getView(), load.getResult().getType());
-  }
+  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load);
   /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)
   /// and the coordinates of this program instance's view in it.
   TensorMapRead tensorMapFor(const TensorMapPlan &plan);
@@ -448,6 +453,9 @@ private:
   /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
   /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
   void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
+  /// copyTileTma of a load's block at `offsets` (its row pieces' first rows, then the column): one
+  /// copy per piece into the rows of the panels that piece fills.
+  void copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier);
   /// storeThroughTma's TMA path: `value` into swizzled panels at byte offset `base`, then thread 0's
   /// bulk tensor stores at `offsets` through `map`. With `deferWait` (a persistent kernel's own
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.

@@ -454,7 +454,8 @@ std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop
     if (auto pad = load.getPaddingAttr())
       if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
         return std::nullopt;
-    if (!llvm::all_of(load.getOffsets(), [&](Value v) { return v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v); }))
+    if (load.getRowPieces() ||
+        !llvm::all_of(load.getOffsets(), [&](Value v) { return v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v); }))
       return std::nullopt;
     // B must run along N to be copied N-major.
     if (which == 1 && contiguousRegsAlong(layoutOf(load.getResult()), 1, 8) != 8)

@@ -76,13 +76,28 @@ SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, 
 }
 
 BlockElement KernelLowering::blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord,
-                                          Value initial, bool checkLast) {
+                                          Value initial, bool checkLast, int64_t pieceRows) {
   BlockElement e;
   e.offset = i64(0);
   e.inside = initial;
   const size_t rank = coord.size();
+  SmallVector<Value> firsts(offsets);
+  if (pieceRows) {
+    // Row pieces: row r of the block is row r - i x pieceRows of piece i = r / pieceRows, which
+    // starts at view row offsets[i]; the first row of the block's coordinates is that of its piece.
+    const size_t pieces = offsets.size() - (rank - 1);
+    Value first = offsets[0];
+    for (size_t i = 1; i < pieces; ++i) {
+      const int64_t start = static_cast<int64_t>(i) * pieceRows;
+      Value inPiece = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, coord[0], i32(start));
+      Value shifted = arith::SubIOp::create(b, loc, offsets[i], i32(start));
+      first = arith::SelectOp::create(b, loc, inPiece, shifted, first);
+    }
+    firsts.erase(firsts.begin(), firsts.begin() + pieces);
+    firsts.insert(firsts.begin(), first);
+  }
   for (size_t d = 0; d < rank; ++d) {
-    Value g = arith::AddIOp::create(b, loc, offsets[d], coord[d]);
+    Value g = arith::AddIOp::create(b, loc, firsts[d], coord[d]);
     e.coord.push_back(g);
     if (d + 1 < rank || checkLast) {
       // 0 <= g < size as one unsigned compare.
@@ -117,7 +132,8 @@ LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
   const int vec = view.unitInnerStride && elemBytes <= 4 ? contiguousRegs(layout, kMaxVectorBytes / elemBytes) : 1;
   SmallVector<Value> out;
   for (int first = 0; first < layout.numRegs(); first += vec) {
-    BlockElement e = blockElement(view, offsets, regCoord(attr, layout, first), Value(), /*checkLast=*/false);
+    BlockElement e =
+        blockElement(view, offsets, regCoord(attr, layout, first), Value(), /*checkLast=*/false, pieceRowsOf(op));
     ArrayRef<Value> g = e.coord;
     Value rowsOk = e.inside;
     Value base = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
@@ -307,7 +323,7 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
     Value exists = first + numThreads > numChunks
                        ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q, i32(numChunks)).getResult()
                        : Value();
-    BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false);
+    BlockElement e = blockElement(view, offsets, c, valid, /*checkLast=*/false, pieceRowsOf(load));
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
     Value within;
     if (swizzled) {
@@ -374,7 +390,7 @@ void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, 
     Value row = arith::DivUIOp::create(b, loc, q, i32(chunksPerRow));
     Value chunk = arith::RemUIOp::create(b, loc, q, i32(chunksPerRow));
     BlockElement e = blockElement(view, offsets, {row, arith::MulIOp::create(b, loc, chunk, i32(8))}, Value(),
-                                  /*checkLast=*/false);
+                                  /*checkLast=*/false, pieceRowsOf(load));
     Value src = LLVM::GEPOp::create(b, loc, globalPtr, elem, view.base, ValueRange{e.offset});
     Value v = loadChunkElementwise(view, src, e.coord[1], e.inside, elem);
     Value within = swizzledChunkOffset(row, chunk, rows);

@@ -139,11 +139,13 @@ struct SmemOperand {
 
 /// How a streamed load reads through a tensor map: the map the runtime encodes from the kernel's
 /// arguments (a hidden grid-constant parameter, described in the kernel's `tgpu.tensor_maps`), the
-/// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows).
+/// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows,
+/// or one row piece's rows: tile.load's row_pieces).
 struct TensorMapRead {
   Value map;                      // !llvm.ptr: the parameter's generic address
   SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
-  int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel
+  int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel (and row piece)
+  int64_t pieces = 1;                           // row pieces: boxRows x pieces rows per panel
 };
 
 /// What planTensorMap found out about a load's view: the pointer argument, the host-known sizes and
@@ -152,6 +154,7 @@ struct TensorMapRead {
 struct TensorMapPlan {
   Value view;                // the block's view (a tile.make_view result)
   RankedTensorType block;    // the block a copy moves
+  int64_t pieces = 1;        // in this many row pieces, a copy each (tile.load's row_pieces)
   unsigned pointerArg = 0;
   SmallVector<std::array<int64_t, 2>> sizes, strides;
   SmallVector<Value> outerValues;

@@ -105,7 +105,10 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
       waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
       Value full = ringBarrier(ring, i32(0), /*empty=*/false);
       expectTx(full, i32(o.bytes));
-      copyTileTma(read, scalars.lookup(o.load.getOffsets()[0]), scalars.lookup(o.load.getOffsets()[1]), base, full);
+      SmallVector<Value> offsets;
+      for (Value offset : tile::LoadOp(o.load).getOffsets())
+        offsets.push_back(scalars.lookup(offset));
+      copyBlockTma(read, offsets, base, full);
     });
   }
 }

@@ -287,7 +287,7 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
     return std::nullopt;
   for (auto [mine, theirs] : llvm::zip(streams, copies.streams)) {
     if (mine.bytes != theirs.bytes || mine.swizzled != theirs.swizzled || mine.innerIsK != theirs.innerIsK ||
-        mine.k != theirs.k)
+        mine.k != theirs.k || tile::LoadOp(mine.load).getNumRowPieces() != theirs.load.getNumRowPieces())
       return std::nullopt;
     theirs.offset = mine.offset;
   }
@@ -351,7 +351,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
           expectTx(full, i32(ring.tmaBytes));
           for (auto [idx, s] : llvm::enumerate(copies.streams)) {
             SmallVector<Value> offsets = offsetsOf(idx);
-            copyTileTma(copies.tmaReads[idx], offsets[0], offsets[1], arith::AddIOp::create(b, loc, base, i32(s.offset)),
+            copyBlockTma(copies.tmaReads[idx], offsets, arith::AddIOp::create(b, loc, base, i32(s.offset)),
                         full);
           }
         });

@@ -169,11 +169,22 @@ Value KernelLowering::tensorMapsUsable() {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
 }
 
+std::optional<TensorMapPlan> KernelLowering::planTensorMap(tile::LoadOp load) {
+  std::optional<TensorMapPlan> plan = planTensorMap(load.getView(), load.getResult().getType());
+  // A piece's box starts a swizzle atom (8 rows of 128 bytes) where the whole block's would.
+  const int64_t pieces = load.getNumRowPieces();
+  if (!plan || (pieces > 1 && pieceRowsOf(load) % 8 != 0))
+    return std::nullopt;
+  plan->pieces = pieces;
+  return plan;
+}
+
 TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
   RankedTensorType type = plan.block;
   TensorMapRead read;
   read.boxCols = panelCols(type);
-  read.boxRows = type.getDimSize(0);
+  read.pieces = plan.pieces;
+  read.boxRows = type.getDimSize(0) / plan.pieces;
   read.panels = type.getDimSize(1) / read.boxCols;
   // Outer coordinates: the terms' values, as i32 (their i32 source when sign-extended).
   for (Value x : plan.outerValues) {
@@ -224,10 +235,18 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
   return read;
 }
 
+void KernelLowering::copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier) {
+  assert(offsets.size() == static_cast<size_t>(read.pieces + 1) && "a row offset per piece, then the column");
+  const int64_t pieceBytes = read.boxRows * 128; // a piece's rows of one 128-byte panel
+  for (int64_t i = 0; i < read.pieces; ++i)
+    copyTileTma(read, offsets[i], offsets.back(), i ? arith::AddIOp::create(b, loc, dstBase, i32(i * pieceBytes)) : dstBase,
+                mbarrier);
+}
+
 void KernelLowering::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
   MLIRContext *ctx = b.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3), clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-  const int64_t panelBytes = read.boxRows * read.boxCols * 2;
+  const int64_t panelBytes = read.boxRows * read.pieces * read.boxCols * 2;
   for (int64_t p = 0; p < read.panels; ++p) {
     Value at = arith::AddIOp::create(b, loc, dstBase, i32(p * panelBytes));
     Value dst = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
@@ -324,7 +343,8 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       producedOperands.push_back(produced);
     } else {
       produced.coordsAt = operandBarrierBytes;
-      operandBarrierBytes += alignUp(4 * static_cast<int64_t>(2 + plan->outerValues.size()), kBarrierBytes);
+      operandBarrierBytes +=
+          alignUp(4 * static_cast<int64_t>(op.getOffsets().size() + plan->outerValues.size()), kBarrierBytes);
       operand.issue = static_cast<int>(consumerIssued.size());
       consumerIssued.push_back(produced);
     }
@@ -381,7 +401,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
           MBarrierInitOp::create(b, loc, barrierPtr, i32(1));
           fenceAsyncProxy(); // the initialised barrier, visible to the async proxy that completes it
           expectTx(barrierPtr, i32(bytes));
-          copyTileTma(read, offsets[0], offsets[1], base, barrierPtr);
+          copyBlockTma(read, offsets, base, barrierPtr);
         });
       },
       [&] {
@@ -431,7 +451,8 @@ SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value
   inInstanceScope(turn, [&] {
     produceOperandScalars(o);
     tile::LoadOp load = o.load;
-    coords = {scalars.lookup(load.getOffsets()[0]), scalars.lookup(load.getOffsets()[1])};
+    for (Value offset : load.getOffsets())
+      coords.push_back(scalars.lookup(offset));
     llvm::append_range(coords, tensorMapFor(o.plan).outerCoords);
   });
   return coords;
@@ -439,10 +460,11 @@ SmallVector<Value> KernelLowering::coordsForTurn(const ProducedOperand &o, Value
 
 void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coords, Value full) {
   TensorMapRead read = tensorMapFor(o.plan);
-  read.outerCoords.assign(coords.begin() + 2, coords.end());
+  const size_t numOffsets = tile::LoadOp(o.load).getOffsets().size(); // each row piece's, then the column
+  read.outerCoords.assign(coords.begin() + numOffsets, coords.end());
   expectTx(full, i32(o.bytes));
-  copyTileTma(read, coords[0], coords[1], arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)),
-              full);
+  copyBlockTma(read, coords.take_front(numOffsets),
+               arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)), full);
 }
 
 void KernelLowering::issueNextInstance(Value v) {
@@ -456,7 +478,8 @@ void KernelLowering::issueNextInstance(Value v) {
   ifThen(issue, [&] {
     waitForUse(operandRing(o.barrierAt), operand.empty, turn);
     SmallVector<Value> coords;
-    for (int64_t i = 0; i < static_cast<int64_t>(2 + o.plan.outerValues.size()); ++i)
+    const size_t numCoords = tile::LoadOp(o.load).getOffsets().size() + o.plan.outerValues.size();
+    for (int64_t i = 0; i < static_cast<int64_t>(numCoords); ++i)
       coords.push_back(LLVM::LoadOp::create(b, loc, b.getI32Type(), coordSlot(o, i)));
     copyOperandAt(o, coords, operand.barrier);
   });

@@ -323,6 +323,39 @@ func.func @load_elem(%v: !tile.view<f32, 1>, %i: i32) {
 
 // -----
 
+// Row pieces: a rank-2 block whose rows they divide, one offset per piece and then the column.
+func.func @load_pieces_rank(%v: !tile.view<f32, 1>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op row_pieces needs a rank-2 block, got rank 1}}
+  %t = tile.load %v[%i, %i] {row_pieces = 2} : !tile.view<f32, 1> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @load_pieces_divide(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op row_pieces = 3 must divide the block's 64 rows}}
+  %t = tile.load %v[%i, %i, %i, %i] {row_pieces = 3} : !tile.view<f32, 2> -> tensor<64x8xf32>
+  return
+}
+
+// -----
+
+func.func @load_pieces_offsets(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op row_pieces = 4 needs 5 offsets (each piece's first row, then the column), got 2}}
+  %t = tile.load %v[%i, %i] {row_pieces = 4} : !tile.view<f32, 2> -> tensor<64x8xf32>
+  return
+}
+
+// -----
+
+func.func @load_pieces_one(%v: !tile.view<f32, 2>, %i: i32) {
+  // expected-error @+1 {{'tile.load' op attribute 'row_pieces' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  %t = tile.load %v[%i, %i] {row_pieces = 1} : !tile.view<f32, 2> -> tensor<64x8xf32>
+  return
+}
+
+// -----
+
 // The padding has the element type: an f16 -inf cannot pad f32 elements.
 func.func @load_padding(%v: !tile.view<f32, 1>, %i: i32) {
   // expected-error @+1 {{'tile.load' op padding of type 'f16' for elements of type 'f32'}}

@@ -103,7 +103,7 @@ func.func @reduce(%t: tensor<4x8xf32>, %i: tensor<16xi32>, %h: tensor<2x4x8xf16>
 
 // Global memory: views of rank 1 and 2, a load with the default (zero) padding and one with an
 // explicit -inf padding (0xFF800000 is the f32 bit pattern of -inf), a bf16 load with a bf16 padding,
-// and stores.
+// a bf16 block in two row pieces starting at rows %n and %ld, and stores.
 // CHECK-LABEL: func.func @memory
 // CHECK-SAME: (%[[P:.*]]: !tile.ptr<f32>, %[[Q:.*]]: !tile.ptr<bf16>, %[[N:.*]]: i32, %[[LD:.*]]: i32)
 // CHECK: %[[C1:.*]] = arith.constant 1 : i32
@@ -114,6 +114,7 @@ func.func @reduce(%t: tensor<4x8xf32>, %i: tensor<16xi32>, %h: tensor<2x4x8xf16>
 // CHECK-NOT: padding
 // CHECK: %[[B:.*]] = tile.load %[[V2]][%[[N]], %[[C1]]] {padding = 0xFF800000 : f32} : !tile.view<f32, 2> -> tensor<16x64xf32>
 // CHECK: %[[H:.*]] = tile.load %[[VB]][%[[N]], %[[N]]] {padding = 1.000000e+00 : bf16} : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+// CHECK: tile.load %[[VB]][%[[N]], %[[LD]], %[[C1]]] {row_pieces = 2 : i64} : !tile.view<bf16, 2> -> tensor<32x64xbf16>
 // CHECK: tile.store %[[A]], %[[V1]][%[[N]]] : tensor<256xf32>, !tile.view<f32, 1>
 // CHECK: tile.store %[[B]], %[[V2]][%[[C1]], %[[N]]] : tensor<16x64xf32>, !tile.view<f32, 2>
 // CHECK: tile.store %[[H]], %[[VB]][%[[N]], %[[N]]] : tensor<32x64xbf16>, !tile.view<bf16, 2>
@@ -131,6 +132,7 @@ func.func @memory(%p: !tile.ptr<f32>, %q: !tile.ptr<bf16>, %n: i32, %ld: i32) at
   %a = tile.load %v1[%n] : !tile.view<f32, 1> -> tensor<256xf32>
   %b = tile.load %v2[%n, %c1] {padding = 0xFF800000 : f32} : !tile.view<f32, 2> -> tensor<16x64xf32>
   %h = tile.load %vb[%n, %n] {padding = 1.0 : bf16} : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+  %g = tile.load %vb[%n, %ld, %c1] {row_pieces = 2} : !tile.view<bf16, 2> -> tensor<32x64xbf16>
   tile.store %a, %v1[%n] : tensor<256xf32>, !tile.view<f32, 1>
   tile.store %b, %v2[%c1, %n] : tensor<16x64xf32>, !tile.view<f32, 2>
   tile.store %h, %vb[%n, %n] : tensor<32x64xbf16>, !tile.view<bf16, 2>

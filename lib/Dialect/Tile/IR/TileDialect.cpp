@@ -304,7 +304,21 @@ LogicalResult ScalarStoreOp::verify() {
 }
 
 LogicalResult LoadOp::verify() {
-  if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), getResult().getType())))
+  const int64_t pieces = getNumRowPieces();
+  auto type = getResult().getType();
+  if (pieces > 1) {
+    if (type.getRank() != 2)
+      return emitOpError() << "row_pieces needs a rank-2 block, got rank " << type.getRank();
+    if (type.getDimSize(0) % pieces != 0)
+      return emitOpError() << "row_pieces = " << pieces << " must divide the block's " << type.getDimSize(0)
+                           << " rows";
+    if (getOffsets().size() != static_cast<size_t>(pieces + 1))
+      return emitOpError() << "row_pieces = " << pieces << " needs " << pieces + 1
+                           << " offsets (each piece's first row, then the column), got " << getOffsets().size();
+  } else if (failed(verifyBlockAccess(*this, getView().getType(), getOffsets().size(), type))) {
+    return failure();
+  }
+  if (pieces > 1 && failed(verifyBlockAccess(*this, getView().getType(), 2, type)))
     return failure();
   if (auto pad = getPaddingAttr())
     if (pad.getType() != getView().getType().getElementType())
