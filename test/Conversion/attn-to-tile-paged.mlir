@@ -157,7 +157,8 @@
 // PTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%rd{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %[[ROW2]], %r{{[0-9]+}}}], [%rd{{[0-9]+}}];
 
 // The launch metadata: the 5 + 4 + 12 arguments of the forward, then the cache's 5; V's (pointer 2)
-// and K's (pointer 1) tensor maps span argument 25, the cache's rows, and the heads (no batch).
+// and K's (pointer 1) tensor maps span argument 25, the cache's rows, and the heads (no batch), in
+// boxes of one row piece (64 rows of a block of 128) and one 64-column panel.
 // META: "args": [
 // META-COUNT-5: "ptr",
 // META-COUNT-4: "i32",
@@ -182,6 +183,11 @@
 // META-NEXT: "const": 2147483648
 // META-NEXT: }
 // META-NEXT: ],
+// META: "box": [
+// META-NEXT: 64,
+// META-NEXT: 64,
+// META-NEXT: 1
+// META-NEXT: ],
 // META: "pointer": 1,
 // META-NEXT: "elemBytes": 2,
 // META-NEXT: "sizes": [
@@ -194,6 +200,11 @@
 // META-NEXT: {
 // META-NEXT: "const": 2147483648
 // META-NEXT: }
+// META-NEXT: ],
+// META: "box": [
+// META-NEXT: 64,
+// META-NEXT: 64,
+// META-NEXT: 1
 // META-NEXT: ],
 
 // split_kv with pack_gqa: the parts' buffers and the number of parts follow the cache's arguments;
