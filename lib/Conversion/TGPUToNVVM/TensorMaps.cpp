@@ -237,7 +237,7 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
 
 void KernelLowering::copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier) {
   assert(offsets.size() == static_cast<size_t>(read.pieces + 1) && "a row offset per piece, then the column");
-  const int64_t pieceBytes = read.boxRows * 128; // a piece's rows of one 128-byte panel
+  const int64_t pieceBytes = read.boxRows * read.boxCols * 2; // a piece's rows of one panel
   for (int64_t i = 0; i < read.pieces; ++i)
     copyTileTma(read, offsets[i], offsets.back(), i ? arith::AddIOp::create(b, loc, dstBase, i32(i * pieceBytes)) : dstBase,
                 mbarrier);
