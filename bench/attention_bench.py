@@ -475,6 +475,8 @@ def decode_sweep(flare, args, rows, samples):
     # vLLM's [num_pages, page_size, Hkv, D] layout, every sequence at full length (kv_lens).
     for ps in args.decode_pages:
         methods[f"flare-paged{ps}"] = ("paged", ps)
+        for c in args.configs:  # and at the --configs tiles
+            methods[f"flare-paged{ps}-{c}"] = ("paged", ps, tuple(int(x) for x in c.split("x")))
     backends = {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION, "sdpa-flash": SDPBackend.FLASH_ATTENTION,
                 "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
     flex = None
@@ -491,8 +493,9 @@ def decode_sweep(flare, args, rows, samples):
         except ImportError:
             pass
 
-    def paged_call(q, k, v, out, ps):
-        """A paged copy of k and v and the call that reads it (None when the length is no multiple of ps)."""
+    def paged_call(q, k, v, out, ps, cfg=None):
+        """A paged copy of k and v and the call that reads it (None when the length is no multiple of ps),
+        at the tile configuration `cfg` (None: Flare's choice)."""
         b, hkv, s, d = k.shape
         if s % ps:
             return None
@@ -506,7 +509,7 @@ def decode_sweep(flare, args, rows, samples):
         lens = torch.full((b,), s, device="cuda", dtype=torch.int32)
         # [num_pages, Hkv, page_size, D] logically, [num_pages, page_size, Hkv, D] in memory.
         kv, vv = kc.permute(0, 2, 1, 3), vc.permute(0, 2, 1, 3)
-        return lambda: flare.attention(q, kv, vv, out, False, kv_lens=lens, page_table=table)
+        return lambda: flare.attention(q, kv, vv, out, False, cfg, kv_lens=lens, page_table=table)
 
     for b in args.decode_batches:
         for s in args.decode_keys:
@@ -533,7 +536,7 @@ def decode_sweep(flare, args, rows, samples):
                     if name.startswith("flare"):
                         out.fill_(float("nan"))
                         if isinstance(how, tuple) and how[0] == "paged":
-                            call = paged_call(q, k, v, out, how[1])
+                            call = paged_call(q, k, v, out, *how[1:])
                             if call is None:
                                 notes[name] = f"Skv not a multiple of {how[1]}"
                                 continue

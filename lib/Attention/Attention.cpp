@@ -569,6 +569,9 @@ namespace {
 /// kSplitKvMaxQueries query rows whose program instances of kSplitKvRows rows leave more than half
 /// the SMs idle, with at least two parts of kSplitKvMinBlocks key blocks.
 constexpr int64_t kSplitKvRows = 64, kSplitKvKeys = 64, kSplitKvMinBlocks = 2;
+/// Keys per step of a split launch over pages of 16 keys (bench/NOTES.md d8: 1.25-1.49x 64 keys at
+/// batch 1 and 8 from 64k keys on the H200; 64 keys with a producer warpgroup 1.30-1.43x).
+constexpr int64_t kSplitKvKeysSmallPages = 32;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -631,9 +634,12 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   if (splitKv && plan.totalQ)
     fail("tile.kvSplits does not apply to packed sequences (cuSeqlensQ)");
   // At most kSplitKvKeys keys per step (fewer where the configuration takes fewer: masks evaluated
-  // per element).
-  const int64_t splitBlockN =
-      tile.blockN ? tile.blockN : std::min(launchConfig(plan.module, target, request).blockN, kSplitKvKeys);
+  // per element), and kSplitKvKeysSmallPages where a paged cache's blocks are gathered in pieces of
+  // 16 keys (page sizes 16, 48, ...: two TMA copies per K or V block instead of four).
+  const bool smallPieces = plan.pageSize > 0 && (plan.pageSize & -plan.pageSize) < kSplitKvKeysSmallPages;
+  const int64_t splitBlockN = tile.blockN ? tile.blockN
+                                          : std::min(launchConfig(plan.module, target, request).blockN,
+                                                     smallPieces ? kSplitKvKeysSmallPages : kSplitKvKeys);
   if (tile.kvSplits == 0 && detail::hasHopperMachinery(target) && !plan.totalQ)
     splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {

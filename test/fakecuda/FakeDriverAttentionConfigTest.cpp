@@ -114,6 +114,37 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   }
 }
 
+// Decoding from a paged cache splits the keys (one query, batch 1: 8 instances of packed GQA rows on
+// 132 SMs) in steps of 64 keys, or of 32 where the blocks are gathered in pieces of 16 keys (page
+// sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each.
+TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
+  const uint64_t gib = uint64_t(1) << 30;
+  const int64_t keys = 65536;
+  for (int64_t page : {16, 48, 64, 256}) {
+    SCOPED_TRACE("page size " + std::to_string(page));
+    const int64_t pages = (keys + page - 1) / page;
+    const TensorView q{1 * gib, DType::BF16, {1, 32, 1, 128}, {}};
+    const TensorView o{2 * gib, DType::BF16, {1, 32, 1, 128}, {}};
+    const TensorView k{10 * gib, DType::BF16, {pages, 8, page, 128}, {}};
+    const TensorView v{20 * gib, DType::BF16, {pages, 8, page, 128}, {}};
+    AttentionOptions options;
+    options.arch = "sm_90a";
+    options.kvLens = TensorView{30 * gib, DType::I32, {1}, {}};
+    options.pageTable = TensorView{31 * gib, DType::I32, {1, pages}, {}};
+    const AttentionPlan plan = planAttention(q, k, v, o, options);
+    std::vector<rt::CacheAnswer> answers;
+    detail::attentionKernel(*cache, plan, launchTileConfig(plan, options, "sm_90a"), options.arch, &answers);
+    ASSERT_FALSE(answers.empty());
+    const KernelInfo *info = answers.back().module->compiled().findKernel(plan.kernelName);
+    ASSERT_NE(info, nullptr);
+    const std::string &config = info->attentionConfig;
+    EXPECT_NE(config.find("split_kv"), std::string::npos) << config;
+    const bool smallPieces = (page & -page) < 32;
+    EXPECT_NE(config.find(smallPieces ? "block_n = 32," : "block_n = 64,"), std::string::npos) << config;
+    EXPECT_EQ(answers.back().module->compiled().ptx.find("cp.async.bulk.tensor") != std::string::npos, true);
+  }
+}
+
 // The backward's views are checked as the forward's (16-byte aligned: their maps encode), so its
 // kernels leave out the element-wise copies for maps that do not (CompileOptions::tmaFallback off):
 // one compile, kernels marked tmaRequired, the same entry for a second call, at every head dim.
