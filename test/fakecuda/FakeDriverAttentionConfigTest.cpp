@@ -116,7 +116,8 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
 
 // Decoding from a paged cache splits the keys (one query, batch 1: 8 instances of packed GQA rows on
 // 132 SMs) in steps of 64 keys, or of 32 where the blocks are gathered in pieces of 16 keys (page
-// sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each.
+// sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each; at batch 64
+// (not split) those pages take 64 x 64 tiles beside a producer warpgroup.
 TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
   const uint64_t gib = uint64_t(1) << 30;
   const int64_t keys = 65536;
@@ -142,6 +143,25 @@ TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
     const bool smallPieces = (page & -page) < 32;
     EXPECT_NE(config.find(smallPieces ? "block_n = 32," : "block_n = 64,"), std::string::npos) << config;
     EXPECT_EQ(answers.back().module->compiled().ptx.find("cp.async.bulk.tensor") != std::string::npos, true);
+
+    // 64 sequences: 512 instances, no split. Pieces of 16 keys: 64 rows, 64 keys per step, 4 warps
+    // and a producer warpgroup, instead of the 128 x 128 tiles of a contiguous cache.
+    const TensorView q64{1 * gib, DType::BF16, {64, 32, 1, 128}, {}};
+    const TensorView o64{2 * gib, DType::BF16, {64, 32, 1, 128}, {}};
+    options.kvLens = TensorView{30 * gib, DType::I32, {64}, {}};
+    options.pageTable = TensorView{31 * gib, DType::I32, {64, pages / 64}, {}};
+    const AttentionPlan many = planAttention(q64, k, v, o64, options);
+    answers.clear();
+    detail::attentionKernel(*cache, many, launchTileConfig(many, options, "sm_90a"), options.arch, &answers);
+    ASSERT_FALSE(answers.empty());
+    const KernelInfo *manyInfo = answers.back().module->compiled().findKernel(many.kernelName);
+    ASSERT_NE(manyInfo, nullptr);
+    const std::string &manyConfig = manyInfo->attentionConfig;
+    EXPECT_EQ(manyConfig.find("split_kv"), std::string::npos) << manyConfig;
+    EXPECT_NE(manyConfig.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 128, block_n = 128,"),
+              std::string::npos)
+        << manyConfig;
+    EXPECT_NE(manyConfig.find(" producer,"), std::string::npos) << manyConfig;
   }
 }
 

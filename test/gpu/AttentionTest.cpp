@@ -791,12 +791,14 @@ TEST_F(AttentionApi, PagedCachesMatchTheFloat64Reference) {
     int b, hq, hkv, sq;
     std::vector<int> lens;
   };
-  // Decoding (1-16 queries: split keys, packed GQA) and prefill (200 queries: the contiguous cache's
-  // tiles, whose blocks of keys span several pages of 16 or 64: row pieces).
+  // Decoding (1-16 queries: split keys, packed GQA; 9 x 8 KV heads: packed, not split) and prefill
+  // (200 queries: the contiguous cache's tiles, whose blocks of keys span several pages of 16 or 64:
+  // row pieces).
   const std::vector<Case> cases = pickShapes<Case>(
       {{4, 8, 2, 1, {700, 333, 0, 1}}, {3, 8, 1, 5, {1000, 64, 17}}, {2, 4, 4, 16, {129, 517}},
-       {2, 4, 2, 200, {777, 201}}},
-      {{4, 8, 2, 1, {300, 133, 0, 1}}, {2, 4, 4, 16, {129, 200}}, {2, 4, 2, 200, {333, 201}}});
+       {9, 32, 8, 1, {300, 17, 0, 1, 129, 64, 250, 33, 200}}, {2, 4, 2, 200, {777, 201}}},
+      {{4, 8, 2, 1, {300, 133, 0, 1}}, {2, 4, 4, 16, {129, 200}}, {9, 32, 8, 1, {300, 17, 0, 1, 129, 64, 250, 33, 200}},
+       {2, 4, 2, 200, {333, 201}}});
   for (int d : {64, 128, 256}) {
     const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>";
     for (int pageSize : {16, 64, 256, 0}) {
