@@ -124,44 +124,41 @@ TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
   for (int64_t page : {16, 48, 64, 256}) {
     SCOPED_TRACE("page size " + std::to_string(page));
     const int64_t pages = (keys + page - 1) / page;
-    const TensorView q{1 * gib, DType::BF16, {1, 32, 1, 128}, {}};
-    const TensorView o{2 * gib, DType::BF16, {1, 32, 1, 128}, {}};
     const TensorView k{10 * gib, DType::BF16, {pages, 8, page, 128}, {}};
     const TensorView v{20 * gib, DType::BF16, {pages, 8, page, 128}, {}};
-    AttentionOptions options;
-    options.arch = "sm_90a";
-    options.kvLens = TensorView{30 * gib, DType::I32, {1}, {}};
-    options.pageTable = TensorView{31 * gib, DType::I32, {1, pages}, {}};
-    const AttentionPlan plan = planAttention(q, k, v, o, options);
-    std::vector<rt::CacheAnswer> answers;
-    detail::attentionKernel(*cache, plan, launchTileConfig(plan, options, "sm_90a"), options.arch, &answers);
-    ASSERT_FALSE(answers.empty());
-    const KernelInfo *info = answers.back().module->compiled().findKernel(plan.kernelName);
-    ASSERT_NE(info, nullptr);
-    const std::string &config = info->attentionConfig;
-    EXPECT_NE(config.find("split_kv"), std::string::npos) << config;
+    // The configuration of the kernel flare::attention launches for one query of `batch` sequences
+    // (32 query heads over the 8 of K and V) whose pages the table shares out among them; "" where
+    // none was compiled.
+    auto launched = [&](int64_t batch) -> std::string {
+      const TensorView q{1 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
+      const TensorView o{2 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
+      AttentionOptions options;
+      options.arch = "sm_90a";
+      options.kvLens = TensorView{30 * gib, DType::I32, {batch}, {}};
+      options.pageTable = TensorView{31 * gib, DType::I32, {batch, pages / batch}, {}};
+      const AttentionPlan plan = planAttention(q, k, v, o, options);
+      std::vector<rt::CacheAnswer> answers;
+      detail::attentionKernel(*cache, plan, launchTileConfig(plan, options, "sm_90a"), options.arch, &answers);
+      if (answers.empty())
+        return "";
+      const CompiledModule &compiled = answers.back().module->compiled();
+      const KernelInfo *info = compiled.findKernel(plan.kernelName);
+      EXPECT_NE(compiled.ptx.find("cp.async.bulk.tensor"), std::string::npos) << "K and V by TMA";
+      return info ? info->attentionConfig : "";
+    };
     const bool smallPieces = (page & -page) < 32;
-    EXPECT_NE(config.find(smallPieces ? "block_n = 32," : "block_n = 64,"), std::string::npos) << config;
-    EXPECT_EQ(answers.back().module->compiled().ptx.find("cp.async.bulk.tensor") != std::string::npos, true);
-
-    // 64 sequences: 512 instances, no split. Pieces of 16 keys: 64 rows, 64 keys per step, 4 warps
+    // One sequence: 8 instances on 132 SMs, split.
+    const std::string one = launched(1);
+    EXPECT_NE(one.find("split_kv"), std::string::npos) << one;
+    EXPECT_NE(one.find(smallPieces ? "block_n = 32," : "block_n = 64,"), std::string::npos) << one;
+    // 64 sequences: 512 instances, not split. Pieces of 16 keys: 64 rows, 64 keys per step, 4 warps
     // and a producer warpgroup, instead of the 128 x 128 tiles of a contiguous cache.
-    const TensorView q64{1 * gib, DType::BF16, {64, 32, 1, 128}, {}};
-    const TensorView o64{2 * gib, DType::BF16, {64, 32, 1, 128}, {}};
-    options.kvLens = TensorView{30 * gib, DType::I32, {64}, {}};
-    options.pageTable = TensorView{31 * gib, DType::I32, {64, pages / 64}, {}};
-    const AttentionPlan many = planAttention(q64, k, v, o64, options);
-    answers.clear();
-    detail::attentionKernel(*cache, many, launchTileConfig(many, options, "sm_90a"), options.arch, &answers);
-    ASSERT_FALSE(answers.empty());
-    const KernelInfo *manyInfo = answers.back().module->compiled().findKernel(many.kernelName);
-    ASSERT_NE(manyInfo, nullptr);
-    const std::string &manyConfig = manyInfo->attentionConfig;
-    EXPECT_EQ(manyConfig.find("split_kv"), std::string::npos) << manyConfig;
-    EXPECT_NE(manyConfig.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 128, block_n = 128,"),
+    const std::string many = launched(64);
+    EXPECT_EQ(many.find("split_kv"), std::string::npos) << many;
+    EXPECT_NE(many.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 128, block_n = 128,"),
               std::string::npos)
-        << manyConfig;
-    EXPECT_NE(manyConfig.find(" producer,"), std::string::npos) << manyConfig;
+        << many;
+    EXPECT_NE(many.find(" producer,"), std::string::npos) << many;
   }
 }
 
