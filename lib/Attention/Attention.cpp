@@ -650,10 +650,12 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.blockN = splitBlockN;
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
     request.producer = tile.producer ? sw(tile.producer) : 0;
-  } else if (packed && smallPieces && plan.headDim <= 128 && !tile.blockM && !tile.blockN && !tile.numWarps) {
+  } else if (packed && smallPieces && plan.headDim > 64 && plan.headDim <= 128 && !tile.blockM && !tile.blockN &&
+             !tile.numWarps) {
     // Packed rows over pages of 16 keys without a split (many sequences): 64 rows and 64 keys per step
     // on one consumer warpgroup beside a producer warpgroup, instead of 128 x 128 whose stages are 32
-    // TMA copies each (bench/NOTES.md d8: 1.08-1.12x at batch 64, head dim 128).
+    // TMA copies each (bench/NOTES.md d8: 1.08-1.12x at batch 64, head dim 128; the head dims whose
+    // blocks take row pieces, attn-choose-config).
     request.blockM = kSplitKvRows;
     request.blockN = kSplitKvKeys;
     request.numWarps = 4;

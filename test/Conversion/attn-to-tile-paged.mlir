@@ -8,11 +8,12 @@
 //   - with a page table, the K/V views are one head's rows of every page (no batch term), and each
 //     block of keys kv0 is read at row table_row[min(kv0 / page, last page)] x page_rows + kv0 % page,
 //     or far away (-2^30, nothing is copied) when kv0 is outside [0, len);
-//   - on sm_90a the tiles are those of a contiguous cache: a block of keys longer than a page is
-//     loaded in row pieces (tile.load row_pieces) of the largest power of two dividing the page size,
-//     each piece's first row read through the table: page 64 gives two pieces of 64 keys per block of
-//     128, page 48 and 16 eight pieces of 16, page 256 one; any block_n is accepted. Without TMA
-//     (sm_80) block_n is capped at that power of two instead (a block is copied from one page);
+//   - on sm_90a at head dims 80-128 the tiles are those of a contiguous cache: a block of keys longer
+//     than a page is loaded in row pieces (tile.load row_pieces) of the largest power of two dividing
+//     the page size, each piece's first row read through the table: page 64 gives two pieces of 64
+//     keys per block of 128, page 48 and 16 eight pieces of 16, page 256 one; any block_n is accepted.
+//     Elsewhere (sm_80, head dims 64 and 256) block_n is capped at that power of two instead (a block
+//     is copied from one page);
 //   - down to PTX (sm_90a): table entries are plain ld.global reads and K/V still travel by TMA, their
 //     tensor maps covering the cache's rows, one box of a piece's rows per piece and 64-column panel,
 //     landing where one copy of the whole block would put those rows; split_kv with pack_gqa compiles,
@@ -276,6 +277,9 @@
 // CONFIG: config = #attn.config<block_m = 128, block_n = 128,
 // CONFIG-LABEL: func.func @page256
 // CONFIG: config = #attn.config<block_m = 128, block_n = 128,
+// Pieces only at head dims above 64 up to 128 (measured there): at 256 pages of 16 keep 16 keys per block.
+// CONFIG-LABEL: func.func @page16d256
+// CONFIG: config = #attn.config<block_m = {{[0-9]+}}, block_n = 16,
 // sm_80 (no TMA): a block is copied from one page, so block_n is capped at the largest power of two
 // dividing the page size (16 for pages of 48 and 16; 64, the sm_80 default at head dim 128, for 256).
 // CONFIG80-LABEL: func.func @page48
@@ -378,4 +382,11 @@ func.func @page256(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x256x128xbf16>, %v:
   %o = attn.attention %q, %k, %v kv_lens(%lens : tensor<?xi32>) page_table(%pages : tensor<?x?xi32>)
       : tensor<?x?x?x128xbf16>, tensor<?x?x256x128xbf16>, tensor<?x?x256x128xbf16> -> tensor<?x?x?x128xbf16>
   return %o : tensor<?x?x?x128xbf16>
+}
+
+func.func @page16d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x16x256xbf16>, %v: tensor<?x?x16x256xbf16>,
+                      %lens: tensor<?xi32>, %pages: tensor<?x?xi32>) -> tensor<?x?x?x256xbf16> {
+  %o = attn.attention %q, %k, %v kv_lens(%lens : tensor<?xi32>) page_table(%pages : tensor<?x?xi32>)
+      : tensor<?x?x?x256xbf16>, tensor<?x?x16x256xbf16>, tensor<?x?x16x256xbf16> -> tensor<?x?x?x256xbf16>
+  return %o : tensor<?x?x?x256xbf16>
 }

@@ -130,12 +130,13 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // KB with 64; the dense kernel's 64 spill as much there).
   if (gather && !wgmma && headDim > 128)
     blockN = 32;
-  // A paged cache whose pages are smaller than a block of keys: with TMA the block is gathered in
-  // row pieces, one copy per page (tile.load's row_pieces; bench/NOTES.md d8), so the tiles stay
-  // those of a contiguous cache. Without TMA a block is copied from one page: at most the largest
-  // power of two dividing the page size (pieces there cost registers: 0 -> 152 bytes of spills at
-  // head dim 128 and page size 16 on sm_80).
-  if (facts.pageSize > 0 && !wgmma)
+  // A paged cache whose pages are smaller than a block of keys: with TMA, at head dims above 64 up to
+  // 128, the block is gathered in row pieces, one copy per page (tile.load's row_pieces;
+  // bench/NOTES.md d8), so the tiles stay those of a contiguous cache. Elsewhere a block is copied
+  // from one page: at most the largest power of two dividing the page size (pieces cost registers:
+  // on sm_80 0 -> 152 bytes of spills at head dim 128 and page size 16; on sm_90a at head dims 64
+  // and 256 4-48 bytes where the 16-key blocks spilled 0-20, and their speed is not measured).
+  if (facts.pageSize > 0 && (!wgmma || headDim <= 64 || headDim > 128))
     blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
