@@ -7,6 +7,9 @@
 
 namespace flare::detail {
 
+/// Throws flare::Error("flare::attention: " + message): the forward API's bad-input errors.
+[[noreturn]] void fail(const std::string &message);
+
 /// What one flare::attention call launches: the generated kernel, and with split keys
 /// (AttentionTileConfig::kvSplits) the number of parts and the kernel that merges them.
 struct AttentionKernels {

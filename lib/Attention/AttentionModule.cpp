@@ -26,7 +26,7 @@ using detail::ModuleFacts;
 
 namespace {
 
-[[noreturn]] void fail(const std::string &message) { throw Error("flare::attention: " + message); }
+using detail::fail;
 
 std::string typeText(mlir::Type t) {
   std::string s;

@@ -14,7 +14,7 @@
 namespace flare {
 namespace {
 
-[[noreturn]] void fail(const std::string &message) { throw Error("flare::attention: " + message); }
+using detail::fail;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

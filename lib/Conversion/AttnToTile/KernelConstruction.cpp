@@ -95,7 +95,7 @@ Value Generator::cacheRow(Value kv0) {
 int64_t Generator::keyPieceRows() {
   if (!op.isPaged())
     return 0;
-  const int64_t pieceRows = op.getPageSize() & -op.getPageSize(), bn = config.getBlockN();
+  const int64_t pieceRows = pagePieceKeys(op.getPageSize()), bn = config.getBlockN();
   return bn > pieceRows ? pieceRows : 0;
 }
 

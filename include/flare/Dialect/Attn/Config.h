@@ -98,6 +98,17 @@ inline bool backwardSumsDqByAtomics(const Target &target, bool deterministic) {
   return !deterministic && !target.hasWgmma;
 }
 
+/// The keys of one row piece of a paged cache's K or V block (tile.load's row_pieces): the largest
+/// power of two dividing the page size, so that a piece never crosses a page.
+inline int64_t pagePieceKeys(int64_t pageSize) { return pageSize & -pageSize; }
+
+/// Whether a block of keys may span several pages of a paged cache, gathered in row pieces: with TMA
+/// at head dims (tileHeadDim) above 64 up to 128, where it was measured (bench/NOTES.md d8); elsewhere
+/// attn-choose-config keeps a block within one page (pieces spilled registers there).
+inline bool keyBlocksSpanPages(const Target &target, int64_t headDim) {
+  return target.hasWgmma && headDim > 64 && headDim <= 128;
+}
+
 /// Whether the backward's dK and dV have a main kernel each (`<name>_bwd` and `<name>_bwd_dv`, S
 /// recomputed in both): where one warpgroup could not hold both sums of 64 keys beside the transposed
 /// step's tiles (head dim above 128) and dQ has a kernel of its own (bench/NOTES.md, b6). Not where a

@@ -136,8 +136,8 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // from one page: at most the largest power of two dividing the page size (pieces cost registers:
   // on sm_80 0 -> 152 bytes of spills at head dim 128 and page size 16; on sm_90a at head dims 64
   // and 256 4-48 bytes where the 16-key blocks spilled 0-20, and their speed is not measured).
-  if (facts.pageSize > 0 && (!wgmma || headDim <= 64 || headDim > 128))
-    blockN = std::min<int64_t>(blockN, facts.pageSize & -facts.pageSize);
+  if (facts.pageSize > 0 && !keyBlocksSpanPages(target, headDim))
+    blockN = std::min<int64_t>(blockN, pagePieceKeys(facts.pageSize));
   // A producer warpgroup issues the K/V copies at head dim 128 (bench/NOTES.md a23); at 256 the
   // consumers' 232 registers spill, at 64 two CTAs share an SM, and with a mask evaluated per
   // element the producer's own 40 registers spill (it computes the document-mask loops' offsets).
