@@ -22,7 +22,7 @@ struct AttentionKernels {
   std::string config;
 };
 /// The plan's kernels compiled (through `cache`) with the tile configuration `config`; `arch` empty:
-/// the device's. Each cache lookup it makes (one to three: see Attention.cpp) is appended to
+/// the device's. Each cache lookup it makes (one to three: see AttentionLaunch.cpp) is appended to
 /// `answers` when given, the last one being the kernels returned.
 AttentionKernels attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan, const AttentionTileConfig &config,
                                  const std::string &arch, std::vector<rt::CacheAnswer> *answers = nullptr);
