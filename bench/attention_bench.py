@@ -32,6 +32,13 @@ BlockMask, and SDPA's cuDNN backend on plain causal attention of the same tensor
 the dense reference point). TFLOP/s count the kept elements (cuDNN's: causal); the times of building the
 masks are rows of their own (`flare-mask-build`, `flex-mask-build`); see document_sweep.
 
+Kind `document-backward` (the same documents, 8k and 16k tokens): the backward of the causal document
+mask after one forward. Flare's flare_attention_backward with its block lists (built by each call,
+`flare`) and without them (`flare-elementwise`), FlexAttention's backward under its BlockMask
+(autograd), SDPA's cuDNN backward of plain causal attention (`sdpa-cudnn-causal`); TFLOP/s count 2.5x the
+forward's FLOPs over the kept elements (cuDNN's: causal); gradients compared with FlexAttention's; see
+document_backward_sweep.
+
 Kind `blocksparse` (4k-16k tokens, batch 16384 / seqlen): a table of kept 128 x 128 blocks at densities
 0.05, 0.25 and 0.5, about 5% of its block rows empty (examples/attention/block_sparse.mlir). Flare's
 block lists per call and prebuilt, Flare's dense forward of the same shape (`flare-dense`: the
@@ -932,11 +939,7 @@ def document_sweep(flare, args, rows, samples):
     attention of the same tensors; FLOPs 4 D H x the kept elements (sum of n (n + 1) / 2 over documents)."""
     for d, h, module in example_at_head_dims(args, "document.mlir"):
         for s in (8192, 16384, 32768):
-            gen = torch.Generator().manual_seed(s)
-            lens = []
-            while sum(lens) < s:
-                lens.append(int(torch.randint(500, 2001, (1,), generator=gen)))
-            lens[-1] -= sum(lens) - s
+            lens = document_lengths(s)
             doc = torch.repeat_interleave(torch.arange(len(lens), dtype=torch.int32), torch.tensor(lens)).cuda()
             kept = sum(n * (n + 1) // 2 for n in lens)
             torch.manual_seed(s + d)
@@ -958,6 +961,115 @@ def document_sweep(flare, args, rows, samples):
                         document_causal, rows, samples, note=f"{len(lens)} documents")
             flare.lib.flare_block_mask_destroy(mask)
             del q, k, v, out, lse, doc, calls, builds, mask
+            torch.cuda.empty_cache()
+
+
+def document_lengths(s):
+    """Document lengths of 500-2000 tokens summing to s (a fixed seed per s, the last one cut)."""
+    gen = torch.Generator().manual_seed(s)
+    lens = []
+    while sum(lens) < s:
+        lens.append(int(torch.randint(500, 2001, (1,), generator=gen)))
+    lens[-1] -= sum(lens) - s
+    return lens
+
+
+def document_backward_sweep(flare, args, rows, samples):
+    """The backward of causal document masks (document_sweep's documents, 8k and 16k tokens, batch 1, heads
+    --hidden / d) after one forward: Flare with and without block lists, FlexAttention's backward under its
+    BlockMask, cuDNN's causal backward; FLOPs 2.5 x 4 D H x the kept elements."""
+    for d, h, module in example_at_head_dims(args, "document.mlir"):
+        for s in (8192, 16384):
+            lens = document_lengths(s)
+            doc = torch.repeat_interleave(torch.arange(len(lens), dtype=torch.int32), torch.tensor(lens)).cuda()
+            kept = sum(n * (n + 1) // 2 for n in lens)
+            torch.manual_seed(s + d)
+            q, k, v, dout = (torch.randn(1, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+            out, dq, dk, dv = (torch.empty_like(t) for t in (q, k, v, v))
+            lse = torch.empty(1, h, s, device="cuda", dtype=torch.float32)
+
+            def document_causal(bb, hh, qi, kj):
+                return (doc[qi] == doc[kj]) & (qi >= kj)
+            module_call(flare, module, [doc], q, k, v, out, lse=flare_tensor(lse))[0]()
+            calls, notes, grads = {}, {}, {}
+
+            def backward_call(lists):
+                opt = FlareOptions()
+                opt.window_left = opt.window_right = -1
+                opt.module = module
+                opt.num_aux, opt.aux = 1, (FlareTensor * 1)(flare_tensor(doc))
+                opt.block_lists = lists
+                tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
+
+                def call():
+                    flare._check(flare.lib.flare_attention_backward(
+                        flare.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
+                        ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+                    return dq, dk, dv
+                return call
+            calls["flare"], calls["flare-elementwise"] = backward_call(0), backward_call(-1)
+            if not args.no_peers:
+                leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+                try:
+                    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+                    torch._dynamo.config.cache_size_limit = 256
+                    block_mask = create_block_mask(document_causal, None, None, s, s, BLOCK_SIZE=128)
+                    o = torch.compile(flex_attention, dynamic=False)(*leaves, block_mask=block_mask)
+
+                    def flex(o=o):
+                        for t in leaves:
+                            t.grad = None
+                        o.backward(dout, retain_graph=True)
+                        return [t.grad for t in leaves]
+                    calls["flex"] = flex
+                except Exception as e:  # noqa: BLE001
+                    notes["flex"] = unavailable(e)
+                dense = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+                try:
+                    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                        od = F.scaled_dot_product_attention(*dense, is_causal=True)
+
+                    def cudnn(od=od):
+                        for t in dense:
+                            t.grad = None
+                        od.backward(dout, retain_graph=True)
+                    calls["sdpa-cudnn-causal"] = cudnn
+                except Exception as e:  # noqa: BLE001
+                    notes["sdpa-cudnn-causal"] = unavailable(e)
+            ok = {}
+            for name, call in calls.items():
+                try:
+                    for t in (dq, dk, dv):
+                        t.fill_(float("nan"))
+                    got = call()
+                    torch.cuda.synchronize()
+                    if got is not None:
+                        grads[name] = [t.clone() for t in got]
+                    for _ in range(2):
+                        call()
+                    ok[name] = call
+                except Exception as e:  # noqa: BLE001
+                    notes[name] = unavailable(e)
+            ref = grads.get("flex")
+            for name in ("flare", "flare-elementwise"):
+                if name in grads and ref is not None:
+                    notes[name] = f"max |grad - flex| {max_diff(grads[name], ref):.4f}"
+            times = {name: [] for name in ok}
+            for r in range(args.rounds):
+                for name, call in ok.items():
+                    t = time_calls(call, args.iters)
+                    times[name] += t
+                    samples.extend(("document-backward", name, d, 1, s, r, i, ms) for i, ms in enumerate(t))
+            for name in calls:
+                t = median(times[name]) if times.get(name) else float("nan")
+                flops = 2.5 * 4 * d * h * (s * (s + 1) // 2 if name == "sdpa-cudnn-causal" else kept)
+                note = "; ".join(x for x in (f"{len(lens)} documents", notes.get(name, "")) if x)
+                rows.append(dict(kind="document-backward", method=name, hdim=d, causal=1, seqlen=s, batch=1, heads=h,
+                                 ms=f"{t:.4f}", tflops=f"{flops / (t * 1e-3) / 1e12:.1f}", tbps="", peak_extra_mib="",
+                                 note=note))
+                print(f"document-backward {name:19s} d={d:3d} S={s:6d}: {t:8.3f} ms {flops / (t * 1e-3) / 1e12:8.1f} "
+                      f"TFLOP/s {note}", flush=True)
+            del q, k, v, dout, out, dq, dk, dv, lse, doc, calls, grads, ok
             torch.cuda.empty_cache()
 
 
@@ -1139,7 +1251,7 @@ def main():
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")
     p.add_argument("--kinds", nargs="+", default=["forward", "backward", "fwdbwd", "decode"],
                    choices=["forward", "backward", "fwdbwd", "decode", "varlen", "relpos", "document",
-                            "blocksparse"],
+                            "document-backward", "blocksparse"],
                    help="calls timed per shape: the forward, the backward (after one forward), both (rows of "
                         "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
                         "shapes, bandwidth of the K and V read); the masked sweeps document and blocksparse "
@@ -1171,6 +1283,8 @@ def main():
         relpos_sweep(flare, args, rows, samples)
     if "document" in args.kinds:
         document_sweep(flare, args, rows, samples)
+    if "document-backward" in args.kinds:
+        document_backward_sweep(flare, args, rows, samples)
     if "blocksparse" in args.kinds:
         blocksparse_sweep(flare, args, rows, samples)
     if "decode" in args.kinds:

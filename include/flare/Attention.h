@@ -82,7 +82,8 @@ struct AttentionTileConfig {
   /// Block lists (BlockMask) for a mask with a part the compiler cannot classify (document ids,
   /// block tables: mask class generic): 1 or 0 (configured: wherever they apply, i.e. not with
   /// kvLens, a paged cache, cuSeqlens, split keys or packed GQA rows), -1 off (every key block the
-  /// mask's linear part may keep is visited and masked element by element).
+  /// mask's linear part may keep is visited and masked element by element). The one field
+  /// flare::attentionBackward reads (its own lists, built by each call; -1 off).
   int blockLists = 0;
   bool operator==(const AttentionTileConfig &o) const {
     return blockM == o.blockM && blockN == o.blockN && numWarps == o.numWarps && overlap == o.overlap &&
@@ -148,7 +149,8 @@ struct AttentionOptions {
   /// configuration, and the current contents of its aux tensors: the call reads them instead of
   /// building its own. nullptr: a call whose kernel visits block lists builds them itself first, into
   /// a workspace the runtime keeps per stream (one more launch; its cost: bench/NOTES.md, "Block
-  /// lists"). Ignored by flare::attentionBackward.
+  /// lists"). Ignored by flare::attentionBackward, which builds the lists its kernels read (per block
+  /// of keys, and per dQ block of query rows) in each call, unless tile.blockLists is -1.
   const BlockMask *blockMask = nullptr;
   /// Target architecture; empty means the device's.
   std::string arch;
@@ -296,8 +298,14 @@ struct AttentionBackwardPlan {
   /// The main kernel sums dQ by f32 atomics (attn::backwardSumsDqByAtomics: without wgmma and not
   /// deterministic; counted when options.arch is empty) instead of a dQ kernel of its own.
   bool dqByAtomics = false;
+  /// For a mask the compiler cannot classify (unless options.tile.blockLists is -1): the kernels visit
+  /// block lists that `keyListsKernel` (the query blocks of each block of keys) and, where dQ has a
+  /// kernel of its own, `queryListsKernel` (the key blocks of each block of query rows) write first,
+  /// into the workspace after the f32 part (dialects/Attn/Rationale.md, "Block lists").
+  bool blockLists = false;
+  std::string keyListsKernel, queryListsKernel;
   /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq], and the dQ sums [B, Hq, Sq, D] with
-  /// dqByAtomics.
+  /// dqByAtomics (the block lists' bytes come after, sized by their kernels' tiles).
   size_t workspaceBytes = 0;
 };
 

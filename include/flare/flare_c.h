@@ -56,7 +56,7 @@ typedef struct flare_attention_options {
   flare_tensor cu_seqlens_k; /* i32 [B + 1]: k, v likewise (flare::AttentionOptions::cuSeqlensQ/K) */
   int64_t max_seqlen_q, max_seqlen_k; /* with cu_seqlens: the longest sequence's lengths */
   int32_t block_lists; /* block lists for a mask the compiler cannot classify: 0 or 1 where they apply, -1 off
-                          (flare::AttentionTileConfig::blockLists) */
+                          (flare::AttentionTileConfig::blockLists); flare_attention_backward reads it too */
   const flare_block_mask *block_mask; /* lists from flare_block_mask_build for this call, or NULL: a call that
                                          visits block lists builds them itself (flare::AttentionOptions::blockMask) */
 } flare_attention_options;

@@ -52,6 +52,20 @@ void addAuxAndSizes(rt::KernelArgs &args, const AttentionPlan &plan, const std::
 void launchAttention(const AttentionKernels &kernels, const AttentionPlan &plan, void *stream,
                      const BlockMask *blockMask = nullptr);
 
+/// The block lists a `..._block_mask` kernel writes for a plan's sizes (BlockMask.cpp; dialects/Attn/
+/// Rationale.md, "Block lists"): a record per (batch, head, block of query rows) listing key blocks,
+/// or with `overQueries` (the backward's dK/dV kernels) per block of keys listing query blocks; batch
+/// and head count 1 where the mask does not read them.
+struct ListShape {
+  int64_t blockM = 0, blockN = 0, batches = 1, heads = 1, queryBlocks = 0, keyBlocks = 0;
+  bool overQueries = false;
+  size_t bytes() const;
+  /// The classifier's launch on `args` (its grid: a program per record); none for zero blocks.
+  void launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream) const;
+  /// From the classifier's hints (attention.block_m / block_n, lists_per_batch / _head,
+  /// lists_over_queries); throws flare::Error for a kernel without them.
+  static ListShape of(const rt::Kernel &classifier, const AttentionPlan &plan);
+};
 /// The block lists `kernels` read for `plan` (BlockMask.cpp): `blockMask`'s after checking that they
 /// were built for this call, else built now on `stream` into the module's per-stream workspace.
 uint64_t blockListsFor(const AttentionKernels &kernels, const AttentionPlan &plan, const BlockMask *blockMask,

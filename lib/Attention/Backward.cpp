@@ -28,8 +28,11 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
                                             const TensorView &out, const TensorView &dout, const TensorView &lse,
                                             const TensorView &dq, const TensorView &dk, const TensorView &dv,
                                             const AttentionOptions &options) {
-  if (options.autotune || !(options.tile == AttentionTileConfig{}))
-    fail("options.tile and options.autotune choose the forward's kernel; leave them unset for the backward");
+  AttentionTileConfig tile = options.tile;
+  tile.blockLists = 0; // the one tile field the backward reads
+  if (options.autotune || !(tile == AttentionTileConfig{}))
+    fail("options.tile and options.autotune choose the forward's kernel; leave them unset for the backward "
+         "(but for tile.blockLists = -1: no block lists)");
   if (options.kvLens.data || options.pageTable.data)
     fail("options.kvLens and options.pageTable describe caches for inference: the backward takes contiguous K and V "
          "of Skv keys each");
@@ -69,6 +72,13 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   plan.workspaceBytes = deltaBytes(p);
   if (plan.dqByAtomics)
     plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
+  // Block lists for a mask the compiler cannot classify, unless the call turns them off.
+  plan.blockLists = options.tile.blockLists >= 0 && detail::moduleFacts(p.module).config.maskClass == attn::MaskClass::Generic;
+  if (plan.blockLists) {
+    plan.keyListsKernel = name + "_bwd_block_mask";
+    if (!plan.dqByAtomics)
+      plan.queryListsKernel = name + "_bwd_dq_block_mask";
+  }
   return plan;
 }
 
@@ -86,13 +96,27 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   // The kernels the plan decided on: where dQ has a kernel of its own anyway (sm_90a), a request for
   // determinism compiles the same kernels, so both share one cache entry.
   compile.deterministic = !plan.dqByAtomics;
+  compile.backwardBlockLists = plan.blockLists;
   // The views are checked as the forward's (16-byte aligned, so their tensor maps encode): the kernels
   // without the element-wise copies for maps that do not, as flare::attention's (smaller and faster at
   // every head dim: bench/NOTES.md b13, b15). A driver that cannot encode maps gets the kernels with them.
   compile.tmaFallback = false;
   const char *const bufferName = "<flare::attentionBackward>";
   std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, bufferName).module;
-  const uint64_t workspace = module->streamWorkspace(stream, plan.workspaceBytes);
+  // The block lists (their size is the classifiers' tiles') after the f32 workspace, 256-byte aligned.
+  std::optional<detail::ListShape> keyLists, queryLists;
+  size_t bytes = plan.workspaceBytes;
+  auto listsAt = [&](const std::string &kernel, std::optional<detail::ListShape> &shape) -> size_t {
+    if (kernel.empty())
+      return 0;
+    shape = detail::ListShape::of(module->kernel(kernel), p);
+    const size_t at = (bytes + 255) / 256 * 256;
+    bytes = at + shape->bytes();
+    return at;
+  };
+  const size_t keyListsAt = listsAt(plan.keyListsKernel, keyLists);
+  const size_t queryListsAt = listsAt(plan.queryListsKernel, queryLists);
+  const uint64_t workspace = module->streamWorkspace(stream, bytes);
 
   // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
   rt::KernelArgs args;
@@ -102,6 +126,8 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   detail::addAuxAndSizes(args, p, options.aux);
   for (int64_t s : plan.strides)
     args.addI64(s);
+  if (plan.blockLists)
+    args.addPointer(workspace + keyListsAt).addPointer(queryLists ? workspace + queryListsAt : 0);
   const bool mapsEncode = llvm::all_of(
       std::initializer_list<const std::string *>{&plan.preprocessKernel, &plan.mainKernel, &plan.dvKernel, &plan.dqKernel},
       [&](const std::string *name) {
@@ -126,6 +152,10 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
     grid.z = static_cast<unsigned>(p.batch);
     kernel.launch(grid, args, stream);
   };
+  if (keyLists)
+    keyLists->launch(module->kernel(plan.keyListsKernel), args, stream);
+  if (queryLists)
+    queryLists->launch(module->kernel(plan.queryListsKernel), args, stream);
   launch(plan.preprocessKernel, "attention.block_m", p.seqQ, p.headsQ);
   launch(plan.mainKernel, "attention.block_n", p.seqKV, p.headsKV);
   if (!plan.dvKernel.empty())

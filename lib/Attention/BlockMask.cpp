@@ -18,24 +18,36 @@ using detail::fail;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// The lists' records and the classifier's launch for a plan.
-struct ListShape {
-  int64_t blockM = 0, blockN = 0, batches = 1, heads = 1, queryBlocks = 0, keyBlocks = 0;
-  size_t bytes() const {
-    return static_cast<size_t>(batches * heads * queryBlocks * (2 + keyBlocks)) * sizeof(int32_t);
-  }
-  rt::Grid grid() const {
-    return {static_cast<unsigned>(queryBlocks), static_cast<unsigned>(heads), static_cast<unsigned>(batches)};
-  }
-};
+void launchClassifier(const rt::Kernel &classifier, const detail::ListShape &shape, const AttentionPlan &plan,
+                      uint64_t lists, void *stream) {
+  rt::KernelArgs args = plan.args;
+  args.addPointer(lists);
+  shape.launch(classifier, args, stream);
+}
 
-ListShape listShape(const rt::Kernel &classifier, const AttentionPlan &plan) {
+} // namespace
+
+size_t detail::ListShape::bytes() const {
+  const int64_t records = batches * heads * (overQueries ? keyBlocks : queryBlocks);
+  return static_cast<size_t>(records * (2 + (overQueries ? queryBlocks : keyBlocks))) * sizeof(int32_t);
+}
+
+void detail::ListShape::launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream) const {
+  const int64_t blocks = overQueries ? keyBlocks : queryBlocks;
+  if (blocks == 0)
+    return;
+  classifier.launch({static_cast<unsigned>(blocks), static_cast<unsigned>(heads), static_cast<unsigned>(batches)},
+                    args, stream);
+}
+
+detail::ListShape detail::ListShape::of(const rt::Kernel &classifier, const AttentionPlan &plan) {
   const auto &info = classifier.info();
   ListShape s;
   s.blockM = info.hint("attention.block_m");
   s.blockN = info.hint("attention.block_n");
   if (s.blockM <= 0 || s.blockN <= 0)
     fail("kernel '" + info.name + "' has no attention.block_m / block_n hints");
+  s.overQueries = info.hint("attention.lists_over_queries") > 0;
   s.batches = info.hint("attention.lists_per_batch") > 0 ? plan.batch : 1;
   s.heads = info.hint("attention.lists_per_head") > 0 ? plan.headsQ : 1;
   s.queryBlocks = ceilDiv(plan.seqQ, s.blockM);
@@ -43,20 +55,9 @@ ListShape listShape(const rt::Kernel &classifier, const AttentionPlan &plan) {
   return s;
 }
 
-void launchClassifier(const rt::Kernel &classifier, const ListShape &shape, const AttentionPlan &plan, uint64_t lists,
-                      void *stream) {
-  if (shape.queryBlocks == 0)
-    return;
-  rt::KernelArgs args = plan.args;
-  args.addPointer(lists);
-  classifier.launch(shape.grid(), args, stream);
-}
-
-} // namespace
-
 uint64_t detail::blockListsFor(const AttentionKernels &kernels, const AttentionPlan &plan, const BlockMask *blockMask,
                                void *stream) {
-  const ListShape shape = listShape(*kernels.classifier, plan);
+  const detail::ListShape shape = detail::ListShape::of(*kernels.classifier, plan);
   if (!blockMask) {
     const uint64_t lists = kernels.kernel.module().streamWorkspace(stream, shape.bytes());
     launchClassifier(*kernels.classifier, shape, plan, lists, stream);
@@ -96,7 +97,7 @@ BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const Tens
     fail("buildBlockMask: this call's kernel visits no block lists: its mask is classified by the compiler "
          "(mask class other than generic), or the call takes a form without them (kvLens, a paged cache, "
          "cuSeqlens, split keys, packed GQA rows, or tile.blockLists = -1)");
-  const ListShape shape = listShape(*kernels.classifier, plan);
+  const detail::ListShape shape = detail::ListShape::of(*kernels.classifier, plan);
   BlockMask m;
   m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), shape.bytes());
   m.blockM = shape.blockM;

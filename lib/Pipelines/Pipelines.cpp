@@ -77,6 +77,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     attn::ConvertAttnToTileOptions generate;
     generate.grad = options.backward;
     generate.deterministic = options.backward && options.deterministic;
+    generate.gradBlockLists = options.backward && options.backwardBlockLists;
     generate.arch = options.arch;
     pm.addPass(attn::createConvertAttnToTile(generate));
     pm.addPass(createCanonicalizerPass());

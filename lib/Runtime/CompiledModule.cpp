@@ -272,6 +272,8 @@ std::string CompileOptions::fingerprint() const {
     text += ";config=" + attentionConfig;
   if (backward)
     text += deterministic ? ";grad;deterministic" : ";grad";
+  if (backward && backwardBlockLists)
+    text += ";grad-lists";
   return text;
 }
 

@@ -72,6 +72,11 @@ int flare::tools::flarecMain(int argc, char **argv) {
                               cl::desc("with --grad: the deterministic backward (dQ by its own kernel, summed in "
                                        "key order without atomics: two runs give identical bits)"),
                               cl::init(false), cl::cat(category));
+  cl::opt<bool> blockLists("block-lists",
+                           cl::desc("with --grad, for a mask the compiler cannot classify: the backward kernels "
+                                    "visit the blocks that block lists name (<name>_bwd_block_mask and "
+                                    "<name>_bwd_dq_block_mask write them), as flare::attentionBackward compiles them"),
+                           cl::init(false), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -90,6 +95,9 @@ int flare::tools::flarecMain(int argc, char **argv) {
     return error("--meta-o goes with --emit=ptx (--emit=meta prints the metadata alone)");
   if (deterministic && !grad)
     return error("--deterministic goes with --grad (the forward is deterministic as it is)");
+  if (blockLists && !grad)
+    return error("--block-lists goes with --grad (the forward's lists are a configuration switch: "
+                 "--attention-config with block_lists)");
   if (optLevel < 0 || optLevel > 3)
     return error("-O" + llvm::Twine(optLevel.getValue()) + " is outside 0-3");
 
@@ -120,6 +128,7 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.attentionConfig = attentionConfig;
   options.backward = grad;
   options.deterministic = deterministic;
+  options.backwardBlockLists = blockLists;
   flare::CompiledModule meta;
   meta.arch = options.arch;
   static constexpr flare::Stage stageOf[] = {flare::Stage::Input, flare::Stage::Tile, flare::Stage::Layouts, flare::Stage::Kernels,

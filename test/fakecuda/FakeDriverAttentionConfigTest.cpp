@@ -205,5 +205,36 @@ TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallback) {
   }
 }
 
+// A mask the compiler cannot classify (document ids): each backward call launches the two
+// classifiers of its block lists before its three kernels (one compile for both calls); with
+// tile.blockLists = -1 another compile, three launches a call.
+TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
+  const uint64_t gib = uint64_t(1) << 30;
+  auto view = [&](uint64_t at, int64_t heads) { return TensorView{at * gib, DType::BF16, {1, heads, 1000, 128}, {}}; };
+  const TensorView lse{50 * gib, DType::F32, {1, 4, 1000}, {}};
+  AttentionOptions options;
+  options.module = readExample("attention/document.mlir");
+  options.aux = {TensorView{90 * gib, DType::I32, {1000}, {}}};
+  options.arch = ctx->arch();
+  int jits = 0, launches = 0;
+  for (int lists : {0, -1}) {
+    SCOPED_TRACE(lists ? "no lists" : "lists");
+    options.tile.blockLists = lists;
+    const AttentionBackwardPlan plan = planAttentionBackward(view(1, 4), view(10, 2), view(20, 2), view(30, 4),
+                                                             view(40, 4), lse, view(60, 4), view(70, 2), view(80, 2), options);
+    EXPECT_EQ(plan.blockLists, lists == 0);
+    for (int call = 0; call < 2; ++call)
+      attentionBackward(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), view(40, 4), lse, view(60, 4),
+                        view(70, 2), view(80, 2), options);
+    EXPECT_EQ(fake.jits() - jits, 1) << "one compile for both calls";
+    const int kernels = 3 + (plan.dvKernel.empty() ? 0 : 1) + (plan.keyListsKernel.empty() ? 0 : 1) +
+                        (plan.queryListsKernel.empty() ? 0 : 1);
+    EXPECT_EQ(kernels, lists == 0 ? 5 : 3) << "dQ has a kernel of its own on " << ctx->arch();
+    EXPECT_EQ(fake.launches() - launches, 2 * kernels);
+    jits = fake.jits();
+    launches = fake.launches();
+  }
+}
+
 } // namespace
 } // namespace flare::test

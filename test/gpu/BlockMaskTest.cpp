@@ -9,6 +9,8 @@
 // reference on random bf16 inputs, outputs poisoned before every launch, lengths that are not
 // multiples of the tiles, GQA, head dims 64 / 128 / 256 and 96. A BlockMask built for another call is
 // refused, and a call that visits no lists cannot build one. The C API's flare_block_mask_build.
+// flare::attentionBackward's lists (per block of keys, and per dQ block of query rows) on document
+// masks, block tables and per-head masks, dQ/dK/dV against the float64 backward reference.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionExamples.h"
@@ -281,6 +283,108 @@ TEST_F(BlockLists, ABlockMaskServesOnlyTheCallsItWasBuiltFor) {
   AttentionOptions causal;
   causal.causal = true;
   EXPECT_THROW(buildBlockMask(*cache, p.q, p.k, p.v, p.out, causal), Error);
+}
+
+/// block_sparse.mlir returning its LSE as well (flare::attentionBackward takes the forward's LSE).
+std::string blockSparseWithLse(int d) {
+  std::string text = withHeadDim(readExample("attention/block_sparse.mlir"), d);
+  const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>", lse = "tensor<?x?x?xf32>";
+  auto replace = [&](const std::string &from, const std::string &to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos)
+      text.replace(at, from.size(), to);
+  };
+  replace("-> " + t + " {", "-> (" + t + ", " + lse + ") {");
+  replace("%o = attn.attention", "%o, %lse = attn.attention");
+  replace("-> " + t + "\n  return %o : " + t, "-> " + t + ", " + lse + "\n  return %o, %lse : " + t + ", " + lse);
+  return text;
+}
+
+// flare::attentionBackward on masks the compiler cannot classify: its kernels visit block lists of
+// their own (per block of keys for dK and dV, per block of query rows for dQ), built by each call.
+// dQ, dK and dV against the float64 backward reference, with the lists and without them
+// (tile.blockLists = -1), outputs poisoned before each call; rows that keep no key get zero dQ.
+TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
+  struct Case {
+    const char *what;
+    int d;
+    Shape s;
+    int kind; // 0 document ids, 1 block table, 2 ids per batch entry and head
+  };
+  std::vector<Case> cases;
+  for (int d : {64, 128, 256}) {
+    cases.push_back({"document", d, {1, 4, 2, 1000, 1000}, 0});
+    cases.push_back({"document, Sq != Skv", d, {1, 2, 1, 700, 1500}, 0});
+    cases.push_back({"block table 0.25", d, {1, 2, 1, 700, 700}, 1});
+  }
+  cases.push_back({"document", 96, {1, 2, 1, 333, 333}, 0});
+  cases.push_back({"per batch entry and head", 128, {2, 4, 2, 600, 600}, 2});
+  if (smallShapes())
+    cases = {{"document", 128, {1, 2, 1, 300, 300}, 0}, {"block table 0.25", 128, {1, 2, 1, 300, 300}, 1}};
+  for (const Case &c : cases) {
+    const Shape &s = c.s;
+    std::printf("[ lists ] backward, %s, D=%d, %s\n", c.what, c.d, describe(s).c_str());
+    SCOPED_TRACE(std::string(c.what) + " D=" + std::to_string(c.d) + " " + describe(s));
+    std::vector<double> aux;
+    std::string module;
+    if (c.kind == 1) {
+      aux = blockTable(s.sq, s.skv, 0.25, rng);
+      module = blockSparseWithLse(c.d);
+    } else if (c.kind == 2) {
+      for (int b = 0; b < s.b; ++b) {
+        std::vector<double> one = raggedDocuments(s.skv, rng);
+        aux.insert(aux.end(), one.begin(), one.end());
+      }
+      module = perBatchAndHeadModule(c.d);
+    } else {
+      aux = raggedDocuments(std::max(s.sq, s.skv), rng);
+      module = withHeadDim(readExample("attention/document.mlir"), c.d);
+    }
+    Problem p = make(s, c.d, module, aux, true);
+    attention(*cache, p.q, p.k, p.v, p.out, p.opt);
+    const size_t qn = p.rows() * c.d, kn = size_t(s.b) * s.hkv * s.skv * c.d;
+    std::vector<uint16_t> doBits = randomBF16(qn, rng, -1.5f, 1.5f);
+    std::vector<float> dO;
+    for (uint16_t x : doBits)
+      dO.push_back(fromBF16(x));
+    rt::DeviceBuffer dout = rt::DeviceBuffer::fromHost(*ctx, doBits);
+    const AttentionPlan plan = planAttention(p.q, p.k, p.v, p.out, p.opt);
+    reference::AttentionProblem rp{s.b, s.hq, s.hkv, s.sq, s.skv, c.d, p.qf.data(), p.kf.data(), p.vf.data(),
+                                   {p.aux}, {}, {}, {}, 0};
+    const reference::AttentionGradients ref = reference::attentionBackwardReference(plan.module, rp, dO.data());
+    const reference::AttentionResult fwd = reference::attentionReference(plan.module, rp);
+    for (int lists : {0, -1}) {
+      SCOPED_TRACE(lists ? "no lists" : "lists");
+      std::printf("      %s\n", lists ? "no lists (per element)" : "block lists built by the call");
+      rt::DeviceBuffer dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
+      auto like = [&](const rt::DeviceBuffer &b, const TensorView &t) { return TensorView{b.ptr(), t.dtype, t.shape, {}}; };
+      AttentionOptions opt = p.opt;
+      opt.lse = {};
+      opt.tile.blockLists = lists;
+      const AttentionBackwardPlan bplan = planAttentionBackward(p.q, p.k, p.v, p.out, like(dout, p.out), p.opt.lse,
+                                                                like(dq, p.q), like(dk, p.k), like(dv, p.v), opt);
+      EXPECT_EQ(bplan.blockLists, lists == 0);
+      attentionBackward(*cache, p.q, p.k, p.v, p.out, like(dout, p.out), p.opt.lse, like(dq, p.q), like(dk, p.k),
+                        like(dv, p.v), opt);
+      ctx->synchronize();
+      const std::vector<uint16_t> gotDq = dq.toHost<uint16_t>(qn);
+      expectGradient(gotDq, ref.dq, "dQ");
+      expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
+      expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+      size_t noKey = 0;
+      for (size_t r = 0; r < p.rows(); ++r)
+        if (std::isinf(fwd.lse[r])) {
+          ++noKey;
+          for (int x = 0; x < c.d; ++x)
+            ASSERT_EQ(fromBF16(gotDq[r * c.d + x]), 0.f) << "dQ of row " << r << " (no key) must be 0";
+        }
+      if (lists == 0)
+        std::printf("      %zu of %zu rows keep no key\n", noKey, p.rows());
+      if (HasFatalFailure() || HasFailure())
+        return;
+    }
+  }
 }
 
 TEST_F(BlockLists, CApiBuildsAndReadsABlockMask) {

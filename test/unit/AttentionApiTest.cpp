@@ -11,6 +11,8 @@
 #include "flare/Error.h"
 #include "flare/Reference/Attention.h"
 
+#include "ExampleSource.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -704,4 +706,36 @@ TEST(AttentionBackwardApi, ChecksEveryTensor) {
   AttentionOptions tuned = a.options;
   tuned.tile.blockM = 64;
   expectBackwardError(plan2(lse, dout, dq, dk, dv, tuned), "leave them unset for the backward");
+  tuned.tile.blockLists = -1; // still a forward field beside it
+  expectBackwardError(plan2(lse, dout, dq, dk, dv, tuned), "leave them unset for the backward");
+}
+
+// A mask the compiler cannot classify (document ids in an aux tensor): the backward's kernels visit
+// block lists that two classifiers write (the dQ one only where dQ has a kernel of its own), unless
+// tile.blockLists is -1; a mask the compiler classifies (causal) has none.
+TEST(AttentionBackwardApi, BlockListsForMasksClassifiedAtRunTime) {
+  Args a;
+  const TensorView lse = view(0x50000, {2, 8, 100}, DType::F32), dout = view(0x60000, {2, 8, 100, 128}),
+                   dq = view(0x70000, {2, 8, 100, 128}), dk = view(0x80000, {2, 2, 300, 128}),
+                   dv = view(0x90000, {2, 2, 300, 128});
+  AttentionOptions document = a.options;
+  document.module = flare::test::readExample("attention/document.mlir");
+  document.aux = {view(0xa0000, {300}, DType::I32)};
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    document.arch = arch;
+    const flare::AttentionBackwardPlan plan =
+        flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, document);
+    EXPECT_TRUE(plan.blockLists) << arch;
+    EXPECT_EQ(plan.keyListsKernel, "document_bwd_block_mask") << arch;
+    EXPECT_EQ(plan.queryListsKernel, std::string(arch) == "sm_90a" ? "document_bwd_dq_block_mask" : "") << arch;
+  }
+  AttentionOptions off = document;
+  off.tile.blockLists = -1;
+  const flare::AttentionBackwardPlan none = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, off);
+  EXPECT_FALSE(none.blockLists);
+  EXPECT_EQ(none.keyListsKernel, "");
+  AttentionOptions causal = a.options;
+  causal.causal = true;
+  causal.arch = "sm_90a";
+  EXPECT_FALSE(flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, causal).blockLists);
 }

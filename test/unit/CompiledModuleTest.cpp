@@ -375,9 +375,13 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   expectNew(backward, "backward");
   backward.deterministic = true;
   expectNew(backward, "deterministic");
-  // deterministic alone changes nothing (the forward is deterministic as is): the same entry.
+  backward.backwardBlockLists = true;
+  expectNew(backward, "backwardBlockLists");
+  // deterministic and backwardBlockLists alone change nothing (they are options of the backward):
+  // the same entry.
   CompileOptions forward = base;
   forward.deterministic = true;
+  forward.backwardBlockLists = true;
   EXPECT_EQ(forward.fingerprint(), base.fingerprint());
 }
 

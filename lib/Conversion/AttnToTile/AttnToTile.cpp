@@ -139,7 +139,7 @@ struct ConvertAttnToTilePass : public flare::attn::impl::ConvertAttnToTileBase<C
           return signalPassFailure();
         }
         Generator gen(op, func, analyzeMask(op), config);
-        if (failed(gen.runBackward(tiles, dqTiles)))
+        if (failed(gen.runBackward(tiles, dqTiles, gradBlockLists)))
           return signalPassFailure();
         func.erase();
         continue;

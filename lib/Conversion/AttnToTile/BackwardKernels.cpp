@@ -142,7 +142,8 @@ enum BwdPtr { Q, K, V, O, DO, LSE, Delta, DQAcc, DQ, DK, DV, NumPtrs };
 enum BwdStrided { SQ, SK, SV, SO, SDO, SDQ, SDK, SDV, NumStrided };
 } // namespace
 
-LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles) {
+LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles,
+                                     bool blockLists) {
   if (failed(prepare()))
     return failure();
   if (op.getKvLens() || op.isPaged())
@@ -175,13 +176,18 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   args.append(4, i32Type); // heads_q, heads_kv, seq_q, seq_kv
   args.append(op.getAux().size(), i32Type);
   args.append(3 * NumStrided, b.getI64Type());
+  // Block lists (a mask of class generic): the query blocks of each key block (the main kernels'),
+  // then the key blocks of each block of query rows (the dQ kernel's; unused without one).
+  const bool lists = blockLists && mask.maskClass == MaskClass::Generic;
+  if (lists)
+    args.append(2, ptrOf(i32Type));
   const std::string name = func.getName().str();
   // Rows per program instance of the preprocess and dQ kernels: 4096 elements, 32 per thread.
   const int64_t kRowBlock = std::max<int64_t>(1, 4096 / headDim);
 
   // The prologue every kernel shares: arguments, the batch index, constants. The grid's x runs over
   // query rows (preprocess, dQ) or keys (the main kernel), y over query or KV heads.
-  Value ptr[NumPtrs], headsQ, headsKV, c0, c1, d, dv;
+  Value ptr[NumPtrs], headsQ, headsKV, c0, c1, d, dv, keyLists, queryLists;
   SmallVector<Value> strides;
   auto begin = [&](StringRef suffix, int64_t warps, StringRef hint, int64_t block) {
     b.setInsertionPoint(func);
@@ -211,6 +217,10 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     strides.clear();
     for (int i = 0; i < 3 * NumStrided; ++i)
       strides.push_back(entry->getArgument(a++));
+    if (lists) {
+      keyLists = entry->getArgument(a++);
+      queryLists = entry->getArgument(a++);
+    }
     batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
     c0 = c32(0);
     c1 = c32(1);
@@ -295,7 +305,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     hoisted.clear(); // the regions' hoisted values are this kernel's
     begin(suffix, tiles.numWarps, "flare.attention.block_n", bn);
     Value kvHead = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
-    Value kv0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(bn));
+    Value kvBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+    Value kv0 = mul(kvBlock, c32(bn));
     Value kv1 = sub(smin(add(kv0, c32(bn)), seqKV), c1); // the last key that exists
     Value kView = view2d(ptr[K], SK, kvHead, seqKV), vView = view2d(ptr[V], SV, kvHead, seqKV);
     // K and V, once per dot operand (K is an operand of S and of dQ): the lowering keeps a loop's
@@ -336,18 +347,35 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
       Value kvIndex = asIndex(kvCols);
       if (failed(emitHoistedRegions(3, [&] { return kvIndex; })))
         return failure();
-      auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{true, kv0, kv1, numQBlocks, bm});
-      Value lo = smax(nonEmpty.lo, c0);
-      Value hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
-      // Rows past Sq are masked: only blocks wholly below Sq can be full.
-      Value fullHi = smin(full.hi, arith::ShRSIOp::create(b, loc, seqQ, logBm));
       // The transposed (wgmma) form runs every block in one masked loop: a second loop would keep K's
       // and V's registers live across the first (their shared-memory copies are made per loop).
       const bool oneLoop = tr;
-      Value flo = oneLoop ? lo : smin(smax(full.lo, lo), hi);
-      Value fhi = oneLoop ? lo : select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
-      Value left = sub(flo, lo);
-      Value partialCount = add(left, sub(hi, fhi));
+      // The query blocks: the mask's ranges, or this head's record of the block lists (the partial
+      // blocks, then the full ones: in one loop, all with mask code, where the form has one loop).
+      Value lo, hi, flo, fhi, left, partialCount;
+      BlockList list;
+      if (lists) {
+        list = listOf(keyLists, kvBlock, seqKV, bn, numQBlocks, headsQ);
+        flo = c0;
+        fhi = oneLoop ? c0 : list.fullCount;
+        partialCount = oneLoop ? add(list.partialCount, list.fullCount) : list.partialCount;
+      } else {
+        auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{true, kv0, kv1, numQBlocks, bm});
+        lo = smax(nonEmpty.lo, c0);
+        hi = smax(smin(nonEmpty.hi, numQBlocks), lo);
+        // Rows past Sq are masked: only blocks wholly below Sq can be full.
+        Value fullHi = smin(full.hi, arith::ShRSIOp::create(b, loc, seqQ, logBm));
+        flo = oneLoop ? lo : smin(smax(full.lo, lo), hi);
+        fhi = oneLoop ? lo : select(wholeKeys, smin(smax(fullHi, flo), hi), flo);
+        left = sub(flo, lo);
+        partialCount = add(left, sub(hi, fhi));
+      }
+      auto partialAt = [&](Value t) {
+        if (!lists)
+          return partialBlock(t, lo, left, fhi);
+        return oneLoop ? list.anyAt(*this, t) : list.partialAt(*this, t);
+      };
+      auto fullAt = [&](Value t) { return lists ? list.fullAt(*this, t) : t; };
 
       // One query block: recompute P, then dV, dP, dS, dK and dQ.
       auto step = [&](Value block, bool masked, ValueRange acc) -> FailureOr<SmallVector<Value>> {
@@ -418,7 +446,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(loop.getBody());
         Value t = loop.getInductionVar();
-        Value block = masked ? partialBlock(t, lo, left, fhi) : t;
+        Value block = masked ? partialAt(t) : fullAt(t);
         FailureOr<SmallVector<Value>> next = step(block, masked, loop.getRegionIterArgs());
         if (failed(next))
           return failure();
@@ -442,8 +470,28 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     return failure();
   if (tiles.splitDkDv && failed(emitMain("_bwd_dv", false, true)))
     return failure();
+  // The classifiers of the block lists, with the backward's signature: `<name>_bwd_block_mask` lists
+  // the query blocks of each block of keys (grid (ceil(Skv / BLOCK_N), Hq or 1, B or 1)), and
+  // `<name>_bwd_dq_block_mask` the key blocks of each of the dQ kernel's blocks of query rows.
+  FunctionType abi = kernel.getFunctionType();
+  auto buildLists = [&](StringRef suffix, unsigned listsArg, bool overQueries, int64_t queryBlock, int64_t keyBlock) {
+    ListKernel spec;
+    spec.name = name + suffix.str();
+    spec.abi = abi;
+    spec.firstAux = NumPtrs;
+    spec.listsArg = listsArg;
+    spec.overQueries = overQueries;
+    spec.queryBlock = queryBlock;
+    spec.keyBlock = keyBlock;
+    return buildListKernel(spec);
+  };
+  const unsigned keyListsArg = abi.getNumInputs() - 2;
+  if (lists && failed(buildLists("_bwd_block_mask", keyListsArg, true, bm, bn)))
+    return failure();
   if (!dqTiles)
     return success();
+  if (lists && failed(buildLists("_bwd_dq_block_mask", keyListsArg + 1, false, dqTiles->blockM, dqTiles->blockN)))
+    return failure();
 
   // --- deterministic dQ: one block of query rows, every key block the mask keeps for it -----------
   // The forward's loop shape: S = Q K^T and dP = dO V^T recomputed, dQ = scale * dS K summed in
@@ -463,7 +511,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   if (dqTiles->producer)
     kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
-  Value qb0 = mul(tile::ProgramIdOp::create(b, loc, tile::Axis::x), c32(qm));
+  Value qBlockIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  Value qb0 = mul(qBlockIdx, c32(qm));
   Value qb1 = sub(smin(add(qb0, c32(qm)), seqQ), c1); // the last query row that exists
   Value kvOfQ = arith::DivUIOp::create(b, loc, headIdx, arith::DivUIOp::create(b, loc, headsQ, headsKV));
   Value kRows = view2d(ptr[K], SK, kvOfQ, seqKV), vRows = view2d(ptr[V], SV, kvOfQ, seqKV);
@@ -479,15 +528,25 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     return failure();
   Value logKn = c32(llvm::Log2_64(kn));
   Value numKvBlocks = arith::ShRSIOp::create(b, loc, add(seqKV, c32(kn - 1)), logKn);
-  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, qb0, qb1, numKvBlocks, kn});
-  Value lo = smax(nonEmpty.lo, c0);
-  Value hi = smax(smin(nonEmpty.hi, numKvBlocks), lo);
-  // Keys past Skv are masked: only key blocks wholly below Skv can be full. Query rows past Sq are
-  // never stored, and a row of dQ depends on its own row of dS alone.
-  Value flo = smin(smax(full.lo, lo), hi);
-  Value fhi = smin(smax(smin(full.hi, arith::ShRSIOp::create(b, loc, seqKV, logKn)), flo), hi);
-  Value left = sub(flo, lo);
-  Value partialCount = add(left, sub(hi, fhi));
+  // The key blocks: the mask's ranges, or this head's record of the block lists.
+  Value lo, hi, flo, fhi, left, partialCount;
+  BlockList list;
+  if (lists) {
+    list = listOf(queryLists, qBlockIdx, seqQ, qm, numKvBlocks, headsQ);
+    flo = c0;
+    fhi = list.fullCount;
+    partialCount = list.partialCount;
+  } else {
+    auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, qb0, qb1, numKvBlocks, kn});
+    lo = smax(nonEmpty.lo, c0);
+    hi = smax(smin(nonEmpty.hi, numKvBlocks), lo);
+    // Keys past Skv are masked: only key blocks wholly below Skv can be full. Query rows past Sq are
+    // never stored, and a row of dQ depends on its own row of dS alone.
+    flo = smin(smax(full.lo, lo), hi);
+    fhi = smin(smax(smin(full.hi, arith::ShRSIOp::create(b, loc, seqKV, logKn)), flo), hi);
+    left = sub(flo, lo);
+    partialCount = add(left, sub(hi, fhi));
+  }
   auto dqStep = [&](Value block, bool masked, Value acc) -> FailureOr<Value> {
     StepScope scope(*this);
     Value k0 = mul(block, c32(kn));
@@ -511,7 +570,9 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    FailureOr<Value> next = dqStep(masked ? partialBlock(t, lo, left, fhi) : t, masked, loop.getRegionIterArgs()[0]);
+    Value block = !lists ? (masked ? partialBlock(t, lo, left, fhi) : t) : masked ? list.partialAt(*this, t)
+                                                                                 : list.fullAt(*this, t);
+    FailureOr<Value> next = dqStep(block, masked, loop.getRegionIterArgs()[0]);
     if (failed(next))
       return failure();
     scf::YieldOp::create(b, loc, *next);

@@ -18,35 +18,36 @@
 
 namespace flare::attn::generator {
 
-Value Generator::listRecord(Value lists, Value queryBlock, Value headsQ) {
-  // ((batch x heads + head) x queryBlocks + queryBlock) x (2 + numBlocks) elements, in 64 bits.
+Value Generator::listRecord(Value lists, Value block, Value fixedLen, int64_t fixedBlock, Value listed,
+                            Value headsQ) {
+  // ((batch x heads + head) x fixed blocks + block) x (2 + listed) elements, in 64 bits.
   // (Operands that emit ops are built one statement each: the IR's order must not depend on the C++
   // compiler's order of evaluating arguments.)
   Value heads = listsPerHead() ? headsQ : c32(1);
   Value head = listsPerHead() ? headIdx : c32(0);
   Value batch = listsPerBatch() ? batchIdx : c32(0);
-  const int64_t bm = config.getBlockM();
-  Value roundUp = add(seqQ, c32(bm - 1));
-  Value queryBlocks = arith::ShRSIOp::create(b, loc, roundUp, c32(llvm::Log2_64(bm)));
+  Value roundUp = add(fixedLen, c32(fixedBlock - 1));
+  Value fixedBlocks = arith::ShRSIOp::create(b, loc, roundUp, c32(llvm::Log2_64(fixedBlock)));
   Value batch64 = ext64(batch);
   Value heads64 = ext64(heads);
   Value head64 = ext64(head);
   Value unit = add(mul(batch64, heads64), head64);
-  Value blocks64 = ext64(queryBlocks);
-  Value block64 = ext64(queryBlock);
+  Value blocks64 = ext64(fixedBlocks);
+  Value block64 = ext64(block);
   Value row = add(mul(unit, blocks64), block64);
-  Value recordSize = ext64(add(numBlocks, c32(2)));
+  Value recordSize = ext64(add(listed, c32(2)));
   Value offset = mul(row, recordSize);
   return tile::AddPtrOp::create(b, loc, lists.getType(), lists, offset);
 }
 
-Generator::BlockList Generator::listOf(Value lists, Value queryBlock, Value headsQ) {
+Generator::BlockList Generator::listOf(Value lists, Value block, Value fixedLen, int64_t fixedBlock, Value listed,
+                                       Value headsQ) {
   BlockList list;
-  list.record = listRecord(lists, queryBlock, headsQ);
+  list.record = listRecord(lists, block, fixedLen, fixedBlock, listed, headsQ);
   list.partialCount = tile::ScalarLoadOp::create(b, loc, i32Type, list.record, c32(0));
   list.fullCount = tile::ScalarLoadOp::create(b, loc, i32Type, list.record, c32(1));
-  list.lastIndex = sub(numBlocks, c32(1));
-  list.lastSlot = add(numBlocks, c32(1));
+  list.lastIndex = sub(listed, c32(1));
+  list.lastSlot = add(listed, c32(1));
   return list;
 }
 
@@ -64,27 +65,67 @@ Value Generator::BlockList::fullAt(Generator &g, Value t) {
   return tile::ScalarLoadOp::create(g.b, g.loc, g.i32Type, record, slot);
 }
 
+Value Generator::BlockList::anyAt(Generator &g, Value t) {
+  // Slot t + 2 for t below the partial count, else the (t - partial count)-th full block's.
+  Value isPartial = g.cmp(arith::CmpIPredicate::slt, t, partialCount);
+  Value partialIndex = g.smin(t, lastIndex);
+  Value partialSlot = g.add(partialIndex, g.c32(2));
+  Value pastPartials = g.sub(t, partialCount);
+  Value fullIndex = g.smax(pastPartials, g.c32(0));
+  Value fullSlot = g.sub(lastSlot, fullIndex);
+  Value slot = g.select(isPartial, partialSlot, fullSlot);
+  return tile::ScalarLoadOp::create(g.b, g.loc, g.i32Type, record, slot);
+}
+
 LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
-  const int64_t bm = config.getBlockM(), bn = config.getBlockN();
+  // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
+  // lengths, 12 strides, ..., and last the lists.
+  ListKernel spec;
+  spec.name = func.getName().str() + "_block_mask";
+  spec.abi = abi;
+  spec.firstAux = 4 + (op.getLse() ? 1 : 0);
+  spec.listsArg = abi.getNumInputs() - 1;
+  spec.overQueries = false;
+  spec.queryBlock = config.getBlockM();
+  spec.keyBlock = config.getBlockN();
+  return buildListKernel(spec);
+}
+
+LogicalResult Generator::buildListKernel(const ListKernel &spec) {
+  const bool overQueries = spec.overQueries;
+  const int64_t qb = spec.queryBlock, kb = spec.keyBlock;
+  // Blocks of `fixed` indices per program instance, `listed` ones per step.
+  const int64_t fixedBlock = overQueries ? kb : qb, listedBlock = overQueries ? qb : kb;
   if (op.getMaskMod().empty())
     return op.emitOpError("convert-attn-to-tile: block_lists need a mask_mod");
   b.setInsertionPoint(func);
-  auto classifier = func::FuncOp::create(b, func.getLoc(), func.getName().str() + "_block_mask", abi);
+  auto classifier = func::FuncOp::create(b, func.getLoc(), spec.name, spec.abi);
   classifier->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
   classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(4));
-  // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1).
-  classifier->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
-  classifier->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
+  // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1), or over keys (ceil(Skv / block_n), ...).
+  classifier->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(qb)));
+  classifier->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(kb)));
   classifier->setAttr("flare.attention.lists_per_batch", b.getI32IntegerAttr(listsPerBatch() ? 1 : 0));
   classifier->setAttr("flare.attention.lists_per_head", b.getI32IntegerAttr(listsPerHead() ? 1 : 0));
+  if (overQueries)
+    classifier->setAttr("flare.attention.lists_over_queries", b.getI32IntegerAttr(1));
   Block *entry = classifier.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
-  // lengths, 12 strides, ..., and last the lists.
-  const unsigned numAux = op.getAux().size();
-  unsigned a = 4 + (op.getLse() ? 1 : 0);
+  // The score tile's rows are queries and its columns keys in either orientation; the values that do
+  // not change from step to step are the fixed axis's.
+  keysAreRows = false;
+  tileM = qb;
+  tileN = kb;
+  invariant = overQueries ? Shape::Col : Shape::Row;
+  shapes.clear();
   hoisted.clear();
+  classify(op.getScoreMod(), /*isScore=*/true);
+  classify(op.getMaskMod(), /*isScore=*/false);
+
+  // Aux pointers, then heads_q, heads_kv, seq_q, seq_kv and the aux lengths.
+  const unsigned numAux = op.getAux().size();
+  unsigned a = spec.firstAux;
   auxPtrs.clear();
   auxLens.clear();
   for (unsigned i = 0; i < numAux; ++i)
@@ -95,33 +136,37 @@ LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
   a += 4;
   for (unsigned i = 0; i < numAux; ++i)
     auxLens.push_back(entry->getArgument(a++));
-  Value lists = entry->getArguments().back();
+  Value lists = entry->getArgument(spec.listsArg);
 
-  Value mBlock = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  Value fixedIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
   Value c0 = c32(0), c1 = c32(1);
-  q0 = mul(mBlock, c32(bm));
-  Value rowEnd = smin(add(q0, c32(bm)), seqQ);
-  q1 = sub(rowEnd, c1);
-  numBlocks = ceilBlocks(seqKV);
-  qRows = indexRange(q0, bm);
-  if (failed(emitHoistedRegions(2, [&] { return asIndex(qRows); })))
+  Value fixedLen = overQueries ? seqKV : seqQ, listedLen = overQueries ? seqQ : seqKV;
+  Value f0 = mul(fixedIdx, c32(fixedBlock));
+  Value fixedEnd = smin(add(f0, c32(fixedBlock)), fixedLen);
+  Value f1 = sub(fixedEnd, c1);
+  Value listedRoundUp = add(listedLen, c32(listedBlock - 1));
+  Value listedBlocks = arith::ShRSIOp::create(b, loc, listedRoundUp, c32(llvm::Log2_64(listedBlock)));
+  Value fixedRange = indexRange(f0, fixedBlock);
+  if (failed(emitHoistedRegions(overQueries ? 3 : 2, [&] { return asIndex(fixedRange); })))
     return failure();
   // Only the blocks the mask's linear part may keep are looked at.
-  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{false, q0, q1, numBlocks, bn});
+  auto [nonEmpty, full] = blocksOf(mask.root, BlockAxis{overQueries, f0, f1, listedBlocks, listedBlock});
   (void)full; // every block is evaluated: a full one is found full
   Value lo = smax(nonEmpty.lo, c0);
-  Value hi = smax(smin(nonEmpty.hi, numBlocks), lo);
-  Value record = listRecord(lists, mBlock, headsQ);
-  Value rowInside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, qRows, splat(seqQ, {bm}));
-  Value rowsInside = broadcastRows(rowInside, bn);
-  // A block is full when it keeps all its rows' (those below Sq) bn keys.
-  Value validRows = sub(rowEnd, q0);
-  Value fullCount = mul(validRows, c32(bn));
-  Value lastSlot = add(numBlocks, c1);
+  Value hi = smax(smin(nonEmpty.hi, listedBlocks), lo);
+  Value record = listRecord(lists, fixedIdx, fixedLen, fixedBlock, listedBlocks, headsQ);
+  Value fixedInside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, fixedRange, splat(fixedLen, {fixedBlock}));
+  Value fixedAll = overQueries ? broadcastCols(fixedInside, qb) : broadcastRows(fixedInside, kb);
+  // A block is full when it keeps all its elements: over query blocks (the backward's keys fixed)
+  // every query and key of the tile, so a block of keys past Skv has none; over key blocks (the
+  // forward's query rows fixed) the rows below Sq only, whose outputs are the only ones written.
+  Value validFixed = overQueries ? Value() : sub(fixedEnd, f0);
+  Value fullCount = overQueries ? c32(qb * kb) : mul(validFixed, c32(kb));
+  Value lastSlot = add(listedBlocks, c1);
   auto splatI32 = [&](int32_t v) {
-    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType({bm, bn}, i32Type), b.getI32IntegerAttr(v)));
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType({qb, kb}, i32Type), b.getI32IntegerAttr(v)));
   };
   Value zeros = splatI32(0), ones = splatI32(1);
 
@@ -132,19 +177,20 @@ LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
     StepScope scope(*this);
     Value t = loop.getInductionVar();
     Value partials = loop.getRegionIterArgs()[0], fulls = loop.getRegionIterArgs()[1];
-    Value kvCols = indexRange(mul(t, c32(bn)), bn);
+    Value listedRange = indexRange(mul(t, c32(listedBlock)), listedBlock);
     Region &maskMod = op.getMaskMod();
-    scope.local[maskMod.front().getArgument(3)] = asIndex(kvCols);
+    scope.local[maskMod.front().getArgument(overQueries ? 2 : 3)] = asIndex(listedRange);
     if (failed(emitRegion(maskMod, /*hoistedPart=*/false, scope.local)))
       return failure();
     Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
-    Value colInside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvCols, splat(seqKV, {bn}));
-    Value colsInside = broadcastCols(colInside, bm);
-    Value kept = arith::AndIOp::create(b, loc, user, colsInside);
-    kept = arith::AndIOp::create(b, loc, kept, rowsInside);
+    Value listedInside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, listedRange, splat(listedLen, {listedBlock}));
+    Value listedAll = overQueries ? broadcastRows(listedInside, kb) : broadcastCols(listedInside, qb);
+    Value kept = arith::AndIOp::create(b, loc, user, listedAll);
+    kept = arith::AndIOp::create(b, loc, kept, fixedAll);
     // The kept elements, counted: none (empty), all (full) or some (partial).
     Value counts = arith::SelectOp::create(b, loc, kept, ones, zeros);
-    Value perRow = tile::ReduceOp::create(b, loc, tileType({bm}, i32Type), tile::ReduceKind::sum, counts, 1);
+    Value perRow = tile::ReduceOp::create(b, loc, tileType({qb}, i32Type), tile::ReduceKind::sum, counts, 1);
     Value count = tile::ReduceOp::create(b, loc, i32Type, tile::ReduceKind::sum, perRow, 0);
     Value isFull = cmp(arith::CmpIPredicate::eq, count, fullCount);
     Value any = cmp(arith::CmpIPredicate::sgt, count, c0);

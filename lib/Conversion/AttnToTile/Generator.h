@@ -81,7 +81,10 @@ public:
   /// `<name>_bwd_dq`, with the tiles `tiles` chooses. With `dqTiles`, dQ is computed by `<name>_bwd_dq`
   /// itself, one block of query rows per program instance, without atomics (deterministic); without,
   /// the main kernel adds dQ's products into f32 sums atomically and `<name>_bwd_dq` converts them.
-  LogicalResult runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles = std::nullopt);
+  /// With `blockLists` and a mask of class generic, the kernels visit the blocks that block lists
+  /// name, written by `<name>_bwd_block_mask` and `<name>_bwd_dq_block_mask` (BlockLists.cpp).
+  LogicalResult runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles = std::nullopt,
+                            bool blockLists = false);
 
 private:
   AttentionOp op;
@@ -270,22 +273,38 @@ private:
   /// `<name>_block_mask` (BlockLists.cpp): the block lists of `block_lists` from mask_mod; `abi` is
   /// the forward kernel's signature, which it shares (the lists are its last argument).
   LogicalResult buildBlockMaskKernel(FunctionType abi);
-  /// One block of query rows' record in the block lists (BlockLists.cpp; dialects/Attn/Rationale.md,
-  /// "Block lists"): [partial count, full count, numBlocks slots], the partial blocks' indices from
+  /// A kernel that writes block lists (BlockLists.cpp; dialects/Attn/Rationale.md, "Block lists"):
+  /// per block of queryBlock query rows the key blocks of keyBlock keys, or with `overQueries` per
+  /// block of keys the query blocks (the backward's dK/dV kernel reads them), kept in part and kept
+  /// entirely by mask_mod.
+  struct ListKernel {
+    std::string name;
+    FunctionType abi;            ///< the kernel family's signature, which the classifier shares
+    unsigned firstAux = 0;       ///< the first aux pointer; heads_q, heads_kv, seq_q, seq_kv, aux lengths follow
+    unsigned listsArg = 0;       ///< the lists it writes
+    bool overQueries = false;
+    int64_t queryBlock = 0, keyBlock = 0;
+  };
+  LogicalResult buildListKernel(const ListKernel &spec);
+  /// One block's record in the block lists (BlockLists.cpp; dialects/Attn/Rationale.md,
+  /// "Block lists"): [partial count, full count, `listed` slots], the partial blocks' indices from
   /// the front of the slots, the full blocks' from the back.
   struct BlockList {
     Value record; ///< !tile.ptr<i32> to the record
     Value partialCount, fullCount;
-    Value lastIndex, lastSlot; ///< numBlocks - 1, numBlocks + 1
+    Value lastIndex, lastSlot; ///< listed - 1, listed + 1
     /// The t-th partial and full block (t below the count), read in the loop.
     Value partialAt(Generator &g, Value t);
     Value fullAt(Generator &g, Value t);
+    /// The t-th of the partial blocks followed by the full ones (t below the sum of the counts).
+    Value anyAt(Generator &g, Value t);
   };
   BlockList blockList;
-  /// The record of query block `queryBlock` of the program's (batch, head): one per batch entry and
-  /// head where mask_mod reads them (listsPerBatch / listsPerHead), else shared.
-  Value listRecord(Value lists, Value queryBlock, Value headsQ);
-  BlockList listOf(Value lists, Value queryBlock, Value headsQ);
+  /// The record of block `block` (of `fixedBlock` rows along an axis of `fixedLen`: the forward's
+  /// query rows, the backward's keys) of the program's (batch, head), `listed` slots: one per batch
+  /// entry and head where mask_mod reads them (listsPerBatch / listsPerHead), else shared.
+  Value listRecord(Value lists, Value block, Value fixedLen, int64_t fixedBlock, Value listed, Value headsQ);
+  BlockList listOf(Value lists, Value block, Value fixedLen, int64_t fixedBlock, Value listed, Value headsQ);
   bool listsPerBatch() { return !op.getMaskMod().empty() && !op.getMaskMod().front().getArgument(0).use_empty(); }
   bool listsPerHead() { return !op.getMaskMod().empty() && !op.getMaskMod().front().getArgument(1).use_empty(); }
   Value evalLeaves(const LinearExpr &e);

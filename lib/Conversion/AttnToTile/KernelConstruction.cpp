@@ -410,7 +410,7 @@ LogicalResult Generator::buildKernel() {
   Value lo, hi;
   Interval full;
   if (blockLists) {
-    blockList = listOf(listsPtr, mBlock, headsQ);
+    blockList = listOf(listsPtr, mBlock, seqQ, config.getBlockM(), numBlocks, headsQ);
     lo = c0;
     hi = c0;
   } else {
