@@ -33,11 +33,12 @@ the dense reference point). TFLOP/s count the kept elements (cuDNN's: causal); t
 masks are rows of their own (`flare-mask-build`, `flex-mask-build`); see document_sweep.
 
 Kind `document-backward` (the same documents, 8k and 16k tokens): the backward of the causal document
-mask after one forward. Flare's flare_attention_backward with its block lists (built by each call,
-`flare`) and without them (`flare-elementwise`), FlexAttention's backward under its BlockMask
-(autograd), SDPA's cuDNN backward of plain causal attention (`sdpa-cudnn-causal`); TFLOP/s count 2.5x the
-forward's FLOPs over the kept elements (cuDNN's: causal); gradients compared with FlexAttention's; see
-document_backward_sweep.
+mask after one forward. Flare's flare_attention_backward with its block lists built by each call
+(`flare`), built once before (`flare-blockmask`, flare_block_mask_build_backward) and without them
+(`flare-elementwise`), FlexAttention's backward under its BlockMask (autograd), SDPA's cuDNN backward
+of plain causal attention (`sdpa-cudnn-causal`); TFLOP/s count 2.5x the forward's FLOPs over the kept
+elements (cuDNN's: causal); gradients compared with FlexAttention's; mask builds timed apart
+(`flare-mask-build`, `flex-mask-build`); see document_backward_sweep.
 
 Kind `blocksparse` (4k-16k tokens, batch 16384 / seqlen): a table of kept 128 x 128 blocks at densities
 0.05, 0.25 and 0.5, about 5% of its block rows empty (examples/attention/block_sparse.mlir). Flare's
@@ -116,6 +117,8 @@ class Flare:
         self.lib.flare_attention_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 9 + [
             ctypes.POINTER(FlareOptions), ctypes.c_void_p]
         self.lib.flare_block_mask_build.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 4 + [
+            ctypes.POINTER(FlareOptions), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        self.lib.flare_block_mask_build_backward.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(FlareTensor)] * 5 + [
             ctypes.POINTER(FlareOptions), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self.lib.flare_block_mask_destroy.restype = None
         self.lib.flare_block_mask_destroy.argtypes = [ctypes.c_void_p]
@@ -993,21 +996,36 @@ def document_backward_sweep(flare, args, rows, samples):
             module_call(flare, module, [doc], q, k, v, out, lse=flare_tensor(lse))[0]()
             calls, notes, grads = {}, {}, {}
 
-            def backward_call(lists):
+            stream = lambda: ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+            def options(lists, mask=None):
                 opt = FlareOptions()
                 opt.window_left = opt.window_right = -1
                 opt.module = module
                 opt.num_aux, opt.aux = 1, (FlareTensor * 1)(flare_tensor(doc))
                 opt.block_lists = lists
+                opt.block_mask = mask
+                return opt
+
+            def backward_call(lists, mask=None):
+                opt = options(lists, mask)
                 tensors = [flare_tensor(t) for t in (q, k, v, out, dout, lse, dq, dk, dv)]
 
                 def call():
                     flare._check(flare.lib.flare_attention_backward(
-                        flare.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
-                        ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
+                        flare.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt), stream()))
                     return dq, dk, dv
                 return call
+
+            def build():
+                opt, mask = options(0), ctypes.c_void_p()
+                tensors = [flare_tensor(t) for t in (q, k, v, out, lse)]
+                flare._check(flare.lib.flare_block_mask_build_backward(
+                    flare.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt), stream(), ctypes.byref(mask)))
+                return mask
+            mask = build()
             calls["flare"], calls["flare-elementwise"] = backward_call(0), backward_call(-1)
+            calls["flare-blockmask"] = backward_call(0, mask.value)
             if not args.no_peers:
                 leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
                 try:
@@ -1069,6 +1087,16 @@ def document_backward_sweep(flare, args, rows, samples):
                                  note=note))
                 print(f"document-backward {name:19s} d={d:3d} S={s:6d}: {t:8.3f} ms {flops / (t * 1e-3) / 1e12:8.1f} "
                       f"TFLOP/s {note}", flush=True)
+            builds = {"flare-mask-build": (build, flare.lib.flare_block_mask_destroy)}
+            if "flex" in ok:
+                builds["flex-mask-build"] = (lambda: create_block_mask(document_causal, None, None, s, s, BLOCK_SIZE=128),
+                                             None)
+            for name, (fn, free) in builds.items():
+                t = build_ms(fn, free)
+                rows.append(dict(kind="document-backward", method=name, hdim=d, causal=1, seqlen=s, batch=1, heads=h,
+                                 ms=f"{t:.4f}", tflops="", tbps="", peak_extra_mib="", note=f"{len(lens)} documents"))
+                print(f"document-backward {name:19s} d={d:3d} S={s:6d}: {t:8.3f} ms (mask build)", flush=True)
+            flare.lib.flare_block_mask_destroy(mask)
             del q, k, v, dout, out, dq, dk, dv, lse, doc, calls, grads, ok
             torch.cuda.empty_cache()
 

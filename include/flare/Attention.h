@@ -149,8 +149,9 @@ struct AttentionOptions {
   /// configuration, and the current contents of its aux tensors: the call reads them instead of
   /// building its own. nullptr: a call whose kernel visits block lists builds them itself first, into
   /// a workspace the runtime keeps per stream (one more launch; its cost: bench/NOTES.md, "Block
-  /// lists"). Ignored by flare::attentionBackward, which builds the lists its kernels read (per block
-  /// of keys, and per dQ block of query rows) in each call, unless tile.blockLists is -1.
+  /// lists"). flare::attentionBackward reads one built by buildBackwardBlockMask, ignores one built by
+  /// buildBlockMask, and without one builds its lists (per block of keys, and per dQ block of query
+  /// rows) in each call, unless tile.blockLists is -1.
   const BlockMask *blockMask = nullptr;
   /// Target architecture; empty means the device's.
   std::string arch;
@@ -217,6 +218,13 @@ struct BlockMask {
   /// What it was built for, checked by the calls that read it.
   std::string module, config; ///< the attn.attention module and the kernel's #attn.config
   int64_t batch = 0, headsQ = 0, seqQ = 0, seqKV = 0;
+  /// Built by buildBackwardBlockMask for attentionBackward: `lists` then holds a record per (batch,
+  /// head, block of blockN keys) of 2 + queryBlocks slots listing query blocks of blockM rows (the
+  /// dK/dV kernels'), `dqLists` (where dQ has a kernel of its own) the dQ kernel's key blocks per
+  /// block of its query rows, and `config` the backward's compile options (CompileOptions::
+  /// fingerprint). flare::attention refuses it; attentionBackward ignores a forward one.
+  bool backward = false;
+  std::shared_ptr<rt::DeviceBuffer> dqLists;
 };
 
 /// Builds the block lists of the call attention(cache, q, k, v, out, options) would make (its
@@ -225,6 +233,15 @@ struct BlockMask {
 /// compiler, or the launch takes a form without them: kvLens, a paged cache, cuSeqlens, split keys).
 BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                          const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);
+/// Builds the block lists attentionBackward(cache, q, k, v, out, dout, lse, dq, dk, dv, options) would
+/// build for itself (per block of keys for dK and dV, per block of query rows for dQ), asynchronously
+/// on `stream`: pass it as options.blockMask to the backward calls that share the module, shapes and
+/// aux contents (every layer of a training step), as FlexAttention's BlockMask is built once. Throws
+/// flare::Error when that backward visits no lists (a mask the compiler classifies, or
+/// options.tile.blockLists = -1).
+BlockMask buildBackwardBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                                 const TensorView &out, const TensorView &lse, const AttentionOptions &options = {},
+                                 void *stream = nullptr);
 
 /// What appendKV launches, computed without a GPU: the tile kernel, its arguments and its grid (new
 /// rows, Hkv, B).
@@ -293,7 +310,7 @@ struct AttentionBackwardPlan {
   /// which then computes dK alone); empty otherwise, and when options.arch is empty.
   std::string dvKernel;
   /// The backward ABI's tensors (device addresses) and strides; the workspace is the runtime's.
-  uint64_t dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
+  uint64_t q = 0, k = 0, v = 0, out = 0, dout = 0, lse = 0, dq = 0, dk = 0, dv = 0;
   std::vector<int64_t> strides; ///< (batch, head, row) of q, k, v, out, dout, dq, dk, dv
   /// The main kernel sums dQ by f32 atomics (attn::backwardSumsDqByAtomics: without wgmma and not
   /// deterministic; counted when options.arch is empty) instead of a dQ kernel of its own.

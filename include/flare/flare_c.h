@@ -81,6 +81,12 @@ int flare_attention(flare_session *session, const flare_tensor *q, const flare_t
 int flare_block_mask_build(flare_session *session, const flare_tensor *q, const flare_tensor *k, const flare_tensor *v,
                            const flare_tensor *out, const flare_attention_options *options, void *stream,
                            flare_block_mask **mask);
+/* The backward's block lists: those flare_attention_backward(session, q, k, v, out, ..., lse, ..., options) would
+ * build for itself (flare::buildBackwardBlockMask), into *mask: pass it as options->block_mask to the backward
+ * calls that share them (flare_attention refuses it). Fails when that backward visits none. */
+int flare_block_mask_build_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
+                                    const flare_tensor *v, const flare_tensor *out, const flare_tensor *lse,
+                                    const flare_attention_options *options, void *stream, flare_block_mask **mask);
 /* Frees the lists (after the work that reads them: the memory is released at once). NULL is ignored. */
 void flare_block_mask_destroy(flare_block_mask *mask);
 /* Writes new keys and values (k_new, v_new [B, Hkv, Sn, D]) into a paged cache (k_cache, v_cache

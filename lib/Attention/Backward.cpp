@@ -24,10 +24,42 @@ size_t deltaBytes(const AttentionPlan &p) {
 }
 } // namespace
 
-AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorView &k, const TensorView &v,
-                                            const TensorView &out, const TensorView &dout, const TensorView &lse,
-                                            const TensorView &dq, const TensorView &dk, const TensorView &dv,
-                                            const AttentionOptions &options) {
+namespace {
+/// The backward's plan from the forward's (the module and sizes) and the options: its kernels, how
+/// dQ is summed, its lists and its workspace. Tensors other than the forward's are the caller's.
+AttentionBackwardPlan planKernels(AttentionPlan forward, const AttentionOptions &options) {
+  AttentionBackwardPlan plan;
+  plan.forward = std::move(forward);
+  const AttentionPlan &p = plan.forward;
+  const std::string &name = p.kernelName;
+  plan.preprocessKernel = name + "_bwd_preprocess";
+  plan.mainKernel = name + "_bwd";
+  plan.dqKernel = name + "_bwd_dq";
+  // How dQ is summed (attn::backwardSumsDqByAtomics); an empty arch (the device's, not known here)
+  // counts the sums.
+  const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
+  plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
+  // The generator sizes the backward's tiles by the wider of the two head dims.
+  const int64_t tileDim = attn::tileHeadDim(p.headDim, p.headDimV);
+  const attn::AttentionFacts facts = detail::moduleFacts(p.module).config;
+  if (target && attn::backwardSplitsDkDv(*target, tileDim, plan.dqByAtomics, facts.auxPerElement))
+    plan.dvKernel = name + "_bwd_dv";
+  plan.workspaceBytes = deltaBytes(p);
+  if (plan.dqByAtomics)
+    plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
+  // Block lists for a mask the compiler cannot classify, unless the call turns them off.
+  plan.blockLists = options.tile.blockLists >= 0 && facts.maskClass == attn::MaskClass::Generic;
+  if (plan.blockLists) {
+    plan.keyListsKernel = name + "_bwd_block_mask";
+    if (!plan.dqByAtomics)
+      plan.queryListsKernel = name + "_bwd_dq_block_mask";
+  }
+  return plan;
+}
+
+/// The forward's plan of a backward call (lse is the forward's, required).
+AttentionPlan planForward(const TensorView &q, const TensorView &k, const TensorView &v, const TensorView &out,
+                          const TensorView &lse, const AttentionOptions &options) {
   AttentionTileConfig tile = options.tile;
   tile.blockLists = 0; // the one tile field the backward reads
   if (options.autotune || !(tile == AttentionTileConfig{}))
@@ -40,16 +72,59 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
     fail("lse (the forward's log-sum-exp, f32 [B, Hq, Sq]) is required");
   AttentionOptions forward = options;
   forward.lse = lse;
-  AttentionBackwardPlan plan;
-  plan.forward = planAttention(q, k, v, out, forward); // q, k, v, out, lse, the module and its aux
+  forward.blockMask = nullptr; // the backward's own are checked by the backward
+  return planAttention(q, k, v, out, forward); // q, k, v, out, lse, the module and its aux
+}
+
+/// The backward kernels of a plan, compiled for `arch` (the device's when empty), with or without the
+/// element-wise copies for tensor maps that do not encode.
+std::shared_ptr<rt::Module> backwardModule(rt::KernelCache &cache, const AttentionBackwardPlan &plan,
+                                           const std::string &arch, bool tmaFallback, std::string *fingerprint = nullptr) {
+  CompileOptions compile;
+  compile.arch = arch;
+  compile.backward = true;
+  // The kernels the plan decided on: where dQ has a kernel of its own anyway (sm_90a), a request for
+  // determinism compiles the same kernels, so both share one cache entry.
+  compile.deterministic = !plan.dqByAtomics;
+  compile.backwardBlockLists = plan.blockLists;
+  compile.tmaFallback = tmaFallback;
+  if (fingerprint)
+    *fingerprint = compile.fingerprint();
+  return cache.lookup(plan.forward.module, compile, "<flare::attentionBackward>").module;
+}
+
+/// The backward ABI's arguments (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths,
+/// strides, and with block lists their two pointers.
+rt::KernelArgs backwardArgs(const AttentionBackwardPlan &plan, const std::vector<TensorView> &aux, uint64_t workspace,
+                            uint64_t keyLists, uint64_t queryLists) {
+  const AttentionPlan &p = plan.forward;
+  rt::KernelArgs args;
+  args.addPointer(plan.q).addPointer(plan.k).addPointer(plan.v).addPointer(plan.out).addPointer(plan.dout);
+  args.addPointer(plan.lse).addPointer(workspace).addPointer(plan.dqByAtomics ? workspace + deltaBytes(p) : 0);
+  args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
+  detail::addAuxAndSizes(args, p, aux);
+  for (size_t i = 0; i < 24; ++i)
+    args.addI64(i < plan.strides.size() ? plan.strides[i] : 0);
+  if (plan.blockLists)
+    args.addPointer(keyLists).addPointer(queryLists);
+  return args;
+}
+} // namespace
+
+AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorView &k, const TensorView &v,
+                                            const TensorView &out, const TensorView &dout, const TensorView &lse,
+                                            const TensorView &dq, const TensorView &dk, const TensorView &dv,
+                                            const AttentionOptions &options) {
+  AttentionPlan forward = planForward(q, k, v, out, lse, options);
   detail::checkGradientTensor(dout, out, "dout", /*written=*/false);
   detail::checkGradientTensor(dq, q, "dq", /*written=*/true);
   detail::checkGradientTensor(dk, k, "dk", /*written=*/true);
   detail::checkGradientTensor(dv, v, "dv", /*written=*/true);
-  const std::string &name = plan.forward.kernelName;
-  plan.preprocessKernel = name + "_bwd_preprocess";
-  plan.mainKernel = name + "_bwd";
-  plan.dqKernel = name + "_bwd_dq";
+  AttentionBackwardPlan plan = planKernels(std::move(forward), options);
+  plan.q = q.data;
+  plan.k = k.data;
+  plan.v = v.data;
+  plan.out = out.data;
   plan.dout = dout.data;
   plan.lse = lse.data;
   plan.dq = dq.data;
@@ -59,27 +134,51 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
     std::vector<int64_t> s = t->effectiveStrides();
     plan.strides.insert(plan.strides.end(), {s[0], s[1], s[2]});
   }
-  const AttentionPlan &p = plan.forward;
-  // How dQ is summed (attn::backwardSumsDqByAtomics); an empty arch (the device's, not known here)
-  // counts the sums.
-  const std::optional<Target> target = options.arch.empty() ? std::nullopt : Target::get(options.arch);
-  plan.dqByAtomics = target ? attn::backwardSumsDqByAtomics(*target, options.deterministic) : !options.deterministic;
-  // The generator sizes the backward's tiles by the wider of the two head dims.
-  const int64_t tileDim = attn::tileHeadDim(plan.forward.headDim, plan.forward.headDimV);
-  if (target && attn::backwardSplitsDkDv(*target, tileDim, plan.dqByAtomics,
-                                        detail::moduleFacts(p.module).config.auxPerElement))
-    plan.dvKernel = name + "_bwd_dv";
-  plan.workspaceBytes = deltaBytes(p);
-  if (plan.dqByAtomics)
-    plan.workspaceBytes += static_cast<size_t>(p.batch) * p.headsQ * p.seqQ * p.headDim * sizeof(float);
-  // Block lists for a mask the compiler cannot classify, unless the call turns them off.
-  plan.blockLists = options.tile.blockLists >= 0 && detail::moduleFacts(p.module).config.maskClass == attn::MaskClass::Generic;
-  if (plan.blockLists) {
-    plan.keyListsKernel = name + "_bwd_block_mask";
-    if (!plan.dqByAtomics)
-      plan.queryListsKernel = name + "_bwd_dq_block_mask";
-  }
   return plan;
+}
+
+BlockMask buildBackwardBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
+                                 const TensorView &out, const TensorView &lse, const AttentionOptions &options,
+                                 void *stream) {
+  AttentionOptions resolved = options;
+  if (resolved.arch.empty())
+    resolved.arch = cache.context().arch();
+  AttentionBackwardPlan plan = planKernels(planForward(q, k, v, out, lse, resolved), resolved);
+  if (!plan.blockLists)
+    fail("buildBackwardBlockMask: this backward visits no block lists: its mask is classified by the compiler "
+         "(mask class other than generic), or options.tile.blockLists is -1");
+  plan.q = q.data;
+  plan.k = k.data;
+  plan.v = v.data;
+  plan.out = out.data;
+  plan.lse = lse.data;
+  BlockMask m;
+  // Without the fallback copies, as attentionBackward compiles them (the classifiers copy nothing).
+  const std::shared_ptr<rt::Module> module = backwardModule(cache, plan, resolved.arch, false, &m.config);
+  const detail::ListShape keys = detail::ListShape::of(module->kernel(plan.keyListsKernel), plan.forward);
+  m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), keys.bytes());
+  std::optional<detail::ListShape> queries;
+  if (!plan.queryListsKernel.empty()) {
+    queries = detail::ListShape::of(module->kernel(plan.queryListsKernel), plan.forward);
+    m.dqLists = std::make_shared<rt::DeviceBuffer>(cache.context(), queries->bytes());
+  }
+  m.backward = true;
+  m.blockM = keys.blockM;
+  m.blockN = keys.blockN;
+  m.batches = keys.batches;
+  m.heads = keys.heads;
+  m.queryBlocks = keys.queryBlocks;
+  m.keyBlocks = keys.keyBlocks;
+  m.module = plan.forward.module;
+  m.batch = plan.forward.batch;
+  m.headsQ = plan.forward.headsQ;
+  m.seqQ = plan.forward.seqQ;
+  m.seqKV = plan.forward.seqKV;
+  const rt::KernelArgs args = backwardArgs(plan, options.aux, 0, m.lists->ptr(), m.dqLists ? m.dqLists->ptr() : 0);
+  keys.launch(module->kernel(plan.keyListsKernel), args, stream);
+  if (queries)
+    queries->launch(module->kernel(plan.queryListsKernel), args, stream);
+  return m;
 }
 
 void attentionBackward(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
@@ -90,24 +189,35 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
     resolved.arch = cache.context().arch();
   const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, out, dout, lse, dq, dk, dv, resolved);
   const AttentionPlan &p = plan.forward;
-  CompileOptions compile;
-  compile.arch = resolved.arch;
-  compile.backward = true;
-  // The kernels the plan decided on: where dQ has a kernel of its own anyway (sm_90a), a request for
-  // determinism compiles the same kernels, so both share one cache entry.
-  compile.deterministic = !plan.dqByAtomics;
-  compile.backwardBlockLists = plan.blockLists;
   // The views are checked as the forward's (16-byte aligned, so their tensor maps encode): the kernels
   // without the element-wise copies for maps that do not, as flare::attention's (smaller and faster at
   // every head dim: bench/NOTES.md b13, b15). A driver that cannot encode maps gets the kernels with them.
-  compile.tmaFallback = false;
-  const char *const bufferName = "<flare::attentionBackward>";
-  std::shared_ptr<rt::Module> module = cache.lookup(p.module, compile, bufferName).module;
-  // The block lists (their size is the classifiers' tiles') after the f32 workspace, 256-byte aligned.
+  std::string fingerprint;
+  std::shared_ptr<rt::Module> module = backwardModule(cache, plan, resolved.arch, false, &fingerprint);
+  // Lists built before (a backward BlockMask: checked against this call), else built here into the
+  // workspace after the f32 part, 256-byte aligned (their size is the classifiers' tiles').
+  const BlockMask *given = plan.blockLists && options.blockMask && options.blockMask->backward ? options.blockMask : nullptr;
+  if (given) {
+    auto mismatch = [&](const std::string &what) {
+      fail("options.blockMask was built for another " + what + " than this call's; build it with this call's "
+           "tensors and options (flare::buildBackwardBlockMask)");
+    };
+    if (given->module != p.module)
+      mismatch("attention module (mask, modifiers, head dim, dtype)");
+    if (given->config != fingerprint)
+      mismatch("backward compilation (" + given->config + ", the call's " + fingerprint + ")");
+    if (given->seqQ != p.seqQ || given->seqKV != p.seqKV)
+      mismatch("sequence length (" + std::to_string(given->seqQ) + " x " + std::to_string(given->seqKV) +
+               ", the call's " + std::to_string(p.seqQ) + " x " + std::to_string(p.seqKV) + ")");
+    if ((given->batches > 1 && given->batch != p.batch) || (given->heads > 1 && given->headsQ != p.headsQ))
+      mismatch("batch size or number of query heads");
+    if (!given->lists || (!plan.queryListsKernel.empty() && !given->dqLists))
+      fail("options.blockMask holds no lists (build it with flare::buildBackwardBlockMask)");
+  }
   std::optional<detail::ListShape> keyLists, queryLists;
   size_t bytes = plan.workspaceBytes;
   auto listsAt = [&](const std::string &kernel, std::optional<detail::ListShape> &shape) -> size_t {
-    if (kernel.empty())
+    if (kernel.empty() || given)
       return 0;
     shape = detail::ListShape::of(module->kernel(kernel), p);
     const size_t at = (bytes + 255) / 256 * 256;
@@ -117,17 +227,10 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   const size_t keyListsAt = listsAt(plan.keyListsKernel, keyLists);
   const size_t queryListsAt = listsAt(plan.queryListsKernel, queryLists);
   const uint64_t workspace = module->streamWorkspace(stream, bytes);
-
-  // The backward ABI (the attn dialect's Rationale.md): pointers, aux, sizes, aux lengths, strides.
-  rt::KernelArgs args;
-  args.addPointer(q.data).addPointer(k.data).addPointer(v.data).addPointer(out.data).addPointer(plan.dout);
-  args.addPointer(plan.lse).addPointer(workspace).addPointer(plan.dqByAtomics ? workspace + deltaBytes(p) : 0);
-  args.addPointer(plan.dq).addPointer(plan.dk).addPointer(plan.dv);
-  detail::addAuxAndSizes(args, p, options.aux);
-  for (int64_t s : plan.strides)
-    args.addI64(s);
-  if (plan.blockLists)
-    args.addPointer(workspace + keyListsAt).addPointer(queryLists ? workspace + queryListsAt : 0);
+  const uint64_t keyListsPtr = given ? given->lists->ptr() : workspace + keyListsAt;
+  const uint64_t queryListsPtr = given ? (given->dqLists ? given->dqLists->ptr() : 0)
+                                       : (queryLists ? workspace + queryListsAt : 0);
+  const rt::KernelArgs args = backwardArgs(plan, options.aux, workspace, keyListsPtr, queryListsPtr);
   const bool mapsEncode = llvm::all_of(
       std::initializer_list<const std::string *>{&plan.preprocessKernel, &plan.mainKernel, &plan.dvKernel, &plan.dqKernel},
       [&](const std::string *name) {
@@ -136,10 +239,8 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
         rt::Kernel kernel = module->kernel(*name);
         return !kernel.info().tmaRequired || kernel.usesTensorMaps(args);
       });
-  if (!mapsEncode) {
-    compile.tmaFallback = true;
-    module = cache.lookup(p.module, compile, bufferName).module; // same workspace: its size is the plan's
-  }
+  if (!mapsEncode) // same workspace: its size is the plan's
+    module = backwardModule(cache, plan, resolved.arch, true);
 
   auto launch = [&](const std::string &kernelName, const char *hint, int64_t rows, int64_t heads) {
     rt::Kernel kernel = module->kernel(kernelName);

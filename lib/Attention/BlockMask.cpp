@@ -64,6 +64,9 @@ uint64_t detail::blockListsFor(const AttentionKernels &kernels, const AttentionP
     return lists;
   }
   const BlockMask &m = *blockMask;
+  if (m.backward)
+    fail("options.blockMask holds the backward's lists (flare::buildBackwardBlockMask): the forward reads those "
+         "of flare::buildBlockMask");
   if (!m.lists || m.lists->ptr() == 0)
     fail("options.blockMask holds no lists (build it with flare::buildBlockMask)");
   auto mismatch = [&](const std::string &what) {

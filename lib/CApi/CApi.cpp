@@ -181,6 +181,20 @@ int flare_block_mask_build(flare_session *session, const flare_tensor *q, const 
   });
 }
 
+int flare_block_mask_build_backward(flare_session *session, const flare_tensor *q, const flare_tensor *k,
+                                    const flare_tensor *v, const flare_tensor *out, const flare_tensor *lse,
+                                    const flare_attention_options *options, void *stream, flare_block_mask **mask) {
+  return guarded([&] {
+    flare::AttentionOptions opt = toOptions(options);
+    if (!session || !q || !k || !v || !out || !lse || !mask)
+      throw flare::Error("flare_block_mask_build_backward: null session, tensor or result");
+    auto built = std::make_unique<flare_block_mask>();
+    built->mask = flare::buildBackwardBlockMask(*session->cache, toView(*q, "q"), toView(*k, "k"), toView(*v, "v"),
+                                                toView(*out, "out"), toView(*lse, "lse"), opt, stream);
+    *mask = built.release();
+  });
+}
+
 void flare_block_mask_destroy(flare_block_mask *mask) { delete mask; }
 
 int flare_kv_append(flare_session *session, const flare_tensor *k_new, const flare_tensor *v_new,

@@ -18,6 +18,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace flare::test {
@@ -234,6 +235,49 @@ TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
     jits = fake.jits();
     launches = fake.launches();
   }
+  // Lists built once (buildBackwardBlockMask: the two classifiers, no compile of its own) and read by
+  // a call, which then launches its three kernels alone; refused by the forward and by a backward of
+  // another length or another compilation.
+  options.tile.blockLists = 0;
+  const BlockMask mask = buildBackwardBlockMask(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), lse, options);
+  EXPECT_TRUE(mask.backward);
+  EXPECT_EQ(fake.jits() - jits, 0);
+  EXPECT_EQ(fake.launches() - launches, 2);
+  AttentionOptions withMask = options;
+  withMask.blockMask = &mask;
+  attentionBackward(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), view(40, 4), lse, view(60, 4),
+                    view(70, 2), view(80, 2), withMask);
+  EXPECT_EQ(fake.launches() - launches, 2 + 3);
+  auto expectError = [&](const std::function<void()> &call, const std::string &needle) {
+    try {
+      call();
+      ADD_FAILURE() << "expected an error containing '" << needle << "'";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  AttentionOptions forward = withMask;
+  forward.lse = lse;
+  expectError([&] { attention(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), forward); },
+              "holds the backward's lists");
+  auto shorter = [&](uint64_t at, int64_t heads) { return TensorView{at * gib, DType::BF16, {1, heads, 900, 128}, {}}; };
+  const TensorView shorterLse{50 * gib, DType::F32, {1, 4, 900}, {}};
+  expectError([&] {
+    attentionBackward(*cache, shorter(1, 4), view(10, 2), view(20, 2), shorter(30, 4), shorter(40, 4), shorterLse,
+                      shorter(60, 4), view(70, 2), view(80, 2), withMask);
+  }, "sequence length");
+  BlockMask other = mask; // as if built for another compilation (arch, dQ summed by atomics)
+  other.config += ";other";
+  AttentionOptions withOther = options;
+  withOther.tile.blockLists = 0;
+  withOther.blockMask = &other;
+  expectError([&] {
+    attentionBackward(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), view(40, 4), lse, view(60, 4),
+                      view(70, 2), view(80, 2), withOther);
+  }, "backward compilation");
+  options.tile.blockLists = -1;
+  expectError([&] { buildBackwardBlockMask(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), lse, options); },
+              "visits no block lists");
 }
 
 } // namespace

@@ -354,17 +354,24 @@ TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
                                    {p.aux}, {}, {}, {}, 0};
     const reference::AttentionGradients ref = reference::attentionBackwardReference(plan.module, rp, dO.data());
     const reference::AttentionResult fwd = reference::attentionReference(plan.module, rp);
-    for (int lists : {0, -1}) {
-      SCOPED_TRACE(lists ? "no lists" : "lists");
-      std::printf("      %s\n", lists ? "no lists (per element)" : "block lists built by the call");
+    auto like = [&](const rt::DeviceBuffer &b, const TensorView &t) { return TensorView{b.ptr(), t.dtype, t.shape, {}}; };
+    AttentionOptions bopt = p.opt;
+    bopt.lse = {};
+    const BlockMask prebuilt = buildBackwardBlockMask(*cache, p.q, p.k, p.v, p.out, p.opt.lse, bopt);
+    ASSERT_TRUE(prebuilt.backward && prebuilt.lists);
+    // 0: lists built by the call, 1 and 2: the prebuilt ones (twice), -1: none.
+    for (int lists : {0, 1, 2, -1}) {
+      SCOPED_TRACE(lists < 0 ? "no lists" : lists ? "a backward BlockMask" : "lists");
+      std::printf("      %s\n", lists < 0 ? "no lists (per element)" : lists ? "a backward BlockMask built once"
+                                                                            : "block lists built by the call");
       rt::DeviceBuffer dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
-      auto like = [&](const rt::DeviceBuffer &b, const TensorView &t) { return TensorView{b.ptr(), t.dtype, t.shape, {}}; };
-      AttentionOptions opt = p.opt;
-      opt.lse = {};
-      opt.tile.blockLists = lists;
+      AttentionOptions opt = bopt;
+      opt.tile.blockLists = std::min(lists, 0);
+      if (lists > 0)
+        opt.blockMask = &prebuilt;
       const AttentionBackwardPlan bplan = planAttentionBackward(p.q, p.k, p.v, p.out, like(dout, p.out), p.opt.lse,
                                                                 like(dq, p.q), like(dk, p.k), like(dv, p.v), opt);
-      EXPECT_EQ(bplan.blockLists, lists == 0);
+      EXPECT_EQ(bplan.blockLists, lists >= 0);
       attentionBackward(*cache, p.q, p.k, p.v, p.out, like(dout, p.out), p.opt.lse, like(dq, p.q), like(dk, p.k),
                         like(dv, p.v), opt);
       ctx->synchronize();
@@ -384,6 +391,10 @@ TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
       if (HasFatalFailure() || HasFailure())
         return;
     }
+    // The forward refuses the backward's lists.
+    AttentionOptions wrong = p.opt;
+    wrong.blockMask = &prebuilt;
+    EXPECT_THROW(attention(*cache, p.q, p.k, p.v, p.out, wrong), Error);
   }
 }
 
