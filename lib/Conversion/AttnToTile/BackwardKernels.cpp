@@ -19,7 +19,9 @@
 // 256 on sm_90a: backwardSplitsDkDv), <name>_bwd computes dK and <name>_bwd_dv dV, each on its own.
 //
 // The query blocks a key block visits come from the mask's formula read transposed (blocksOf over
-// queries): blocks the mask keeps entirely run without mask code, empty ones are never visited.
+// queries), or for a mask of class generic from block lists that `<name>_bwd_block_mask` and
+// `<name>_bwd_dq_block_mask` write (BlockLists.cpp): blocks the mask keeps entirely run without mask
+// code where the loop form allows, empty ones are never visited.
 //
 //===----------------------------------------------------------------------===//
 #include "Generator.h"

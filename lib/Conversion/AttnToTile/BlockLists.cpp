@@ -7,9 +7,11 @@
 // attention kernel then iterates over those lists: full blocks without mask code, the others never.
 //
 // One record per (batch, head, block of query rows), or one shared by every batch entry / head when
-// mask_mod does not read that argument: [partial count, full count, slots], numBlocks slots, the
-// partial blocks' indices ascending from the front, the full blocks' from the back (a block is in
-// one list at most, so the two never meet). dialects/Attn/Rationale.md, "Block lists".
+// mask_mod does not read that argument: [partial count, full count, slots], one slot per key block,
+// the partial blocks' indices ascending from the front, the full blocks' from the back (a block is in
+// one list at most, so the two never meet). The backward's dK/dV kernels read the same form per
+// block of keys, listing query blocks (buildListKernel's overQueries), its dQ kernel the forward's
+// form for its own tiles. dialects/Attn/Rationale.md, "Block lists".
 //
 //===----------------------------------------------------------------------===//
 #include "Generator.h"
