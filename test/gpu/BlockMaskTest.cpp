@@ -311,6 +311,7 @@ TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
     int d;
     Shape s;
     int kind; // 0 document ids, 1 block table, 2 ids per batch entry and head
+    const char *arch = ""; // the backward's (the device's when empty)
   };
   std::vector<Case> cases;
   for (int d : {64, 128, 256}) {
@@ -320,6 +321,12 @@ TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
   }
   cases.push_back({"document", 96, {1, 2, 1, 333, 333}, 0});
   cases.push_back({"per batch entry and head", 128, {2, 4, 2, 600, 600}, 2});
+  // mma.sync (sm_80 kernels, which the H200 runs too): the dK/dV kernel's full and partial loops,
+  // dQ summed by atomics, no dQ lists.
+  for (int d : {64, 128}) {
+    cases.push_back({"document, sm_80", d, {1, 4, 2, 1000, 1000}, 0, "sm_80"});
+    cases.push_back({"block table 0.25, sm_80", d, {1, 2, 1, 700, 700}, 1, "sm_80"});
+  }
   if (smallShapes())
     cases = {{"document", 128, {1, 2, 1, 300, 300}, 0}, {"block table 0.25", 128, {1, 2, 1, 300, 300}, 1}};
   for (const Case &c : cases) {
@@ -357,6 +364,7 @@ TEST_F(BlockLists, BackwardOverListsMatchesTheFloat64Reference) {
     auto like = [&](const rt::DeviceBuffer &b, const TensorView &t) { return TensorView{b.ptr(), t.dtype, t.shape, {}}; };
     AttentionOptions bopt = p.opt;
     bopt.lse = {};
+    bopt.arch = c.arch;
     const BlockMask prebuilt = buildBackwardBlockMask(*cache, p.q, p.k, p.v, p.out, p.opt.lse, bopt);
     ASSERT_TRUE(prebuilt.backward && prebuilt.lists);
     // 0: lists built by the call, 1 and 2: the prebuilt ones (twice), -1: none.
