@@ -103,7 +103,7 @@ LogicalResult Generator::buildListKernel(const ListKernel &spec) {
   b.setInsertionPoint(func);
   auto classifier = func::FuncOp::create(b, func.getLoc(), spec.name, spec.abi);
   classifier->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
-  classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(8));
+  classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(4));
   // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1), or over keys (ceil(Skv / block_n), ...).
   classifier->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(qb)));
   classifier->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(kb)));
@@ -115,12 +115,10 @@ LogicalResult Generator::buildListKernel(const ListKernel &spec) {
   b.setInsertionPointToStart(entry);
 
   // The score tile's rows are queries and its columns keys in either orientation; the values that do
-  // not change from step to step are the fixed axis's. A step looks at two listed blocks side by side
-  // (the walk is a chain of dependent steps, each a gather and reductions across warps: two blocks a
-  // step halve it).
+  // not change from step to step are the fixed axis's.
   keysAreRows = false;
-  tileM = overQueries ? 2 * qb : qb;
-  tileN = overQueries ? kb : 2 * kb;
+  tileM = qb;
+  tileN = kb;
   invariant = overQueries ? Shape::Col : Shape::Row;
   shapes.clear();
   hoisted.clear();
@@ -162,74 +160,56 @@ LogicalResult Generator::buildListKernel(const ListKernel &spec) {
   Value hi = smax(smin(nonEmpty.hi, listedBlocks), lo);
   Value record = listRecord(lists, fixedIdx, fixedLen, fixedBlock, listedBlocks, headsQ);
   Value fixedInside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, fixedRange, splat(fixedLen, {fixedBlock}));
-  Value fixedAll = overQueries ? broadcastCols(fixedInside, tileM) : broadcastRows(fixedInside, tileN);
+  Value fixedAll = overQueries ? broadcastCols(fixedInside, qb) : broadcastRows(fixedInside, kb);
   // A block is full when it keeps all its elements: over query blocks (the backward's keys fixed)
   // every query and key of the tile, so a block of keys past Skv has none; over key blocks (the
   // forward's query rows fixed) the rows below Sq only, whose outputs are the only ones written.
   Value validFixed = overQueries ? Value() : sub(fixedEnd, f0);
   Value fullCount = overQueries ? c32(qb * kb) : mul(validFixed, c32(kb));
   Value lastSlot = add(listedBlocks, c1);
-  // Each kept element counts 1 in the step's first block and 2^16 in its second, so that one sum over
-  // the tile gives both blocks' counts (each at most 128 x 128 < 2^16).
   auto splatI32 = [&](int32_t v) {
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(tileType({tileM, tileN}, i32Type), b.getI32IntegerAttr(v)));
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(tileType({qb, kb}, i32Type), b.getI32IntegerAttr(v)));
   };
-  Value zeros = splatI32(0);
-  Value half = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                     tile::RangeOp::create(b, loc, tileType({2 * listedBlock}, i32Type), 0,
-                                                           static_cast<int32_t>(2 * listedBlock)),
-                                     splat(c32(listedBlock), {2 * listedBlock}));
-  Value halfAll = overQueries ? broadcastRows(half, tileN) : broadcastCols(half, tileM);
-  Value weights = arith::SelectOp::create(b, loc, halfAll, splatI32(1), splatI32(1 << 16));
+  Value zeros = splatI32(0), ones = splatI32(1);
 
-  auto loop = scf::ForOp::create(b, loc, lo, hi, c32(2), ValueRange{c0, c0});
+  auto loop = scf::ForOp::create(b, loc, lo, hi, c1, ValueRange{c0, c0});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     StepScope scope(*this);
     Value t = loop.getInductionVar();
     Value partials = loop.getRegionIterArgs()[0], fulls = loop.getRegionIterArgs()[1];
-    Value listedRange = indexRange(mul(t, c32(listedBlock)), 2 * listedBlock);
+    Value listedRange = indexRange(mul(t, c32(listedBlock)), listedBlock);
     Region &maskMod = op.getMaskMod();
     scope.local[maskMod.front().getArgument(overQueries ? 2 : 3)] = asIndex(listedRange);
     if (failed(emitRegion(maskMod, /*hoistedPart=*/false, scope.local)))
       return failure();
     Value user = at(cast<YieldOp>(maskMod.front().getTerminator()).getValue(), Shape::Full);
     Value listedInside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, listedRange, splat(listedLen, {2 * listedBlock}));
-    Value listedAll = overQueries ? broadcastRows(listedInside, tileN) : broadcastCols(listedInside, tileM);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, listedRange, splat(listedLen, {listedBlock}));
+    Value listedAll = overQueries ? broadcastRows(listedInside, kb) : broadcastCols(listedInside, qb);
     Value kept = arith::AndIOp::create(b, loc, user, listedAll);
     kept = arith::AndIOp::create(b, loc, kept, fixedAll);
-    // The kept elements of each block, counted: none (empty), all (full) or some (partial).
-    Value counts = arith::SelectOp::create(b, loc, kept, weights, zeros);
-    Value perRow = tile::ReduceOp::create(b, loc, tileType({tileM}, i32Type), tile::ReduceKind::sum, counts, 1);
-    Value packed = tile::ReduceOp::create(b, loc, i32Type, tile::ReduceKind::sum, perRow, 0);
+    // The kept elements, counted: none (empty), all (full) or some (partial).
+    Value counts = arith::SelectOp::create(b, loc, kept, ones, zeros);
+    Value perRow = tile::ReduceOp::create(b, loc, tileType({qb}, i32Type), tile::ReduceKind::sum, counts, 1);
+    Value count = tile::ReduceOp::create(b, loc, i32Type, tile::ReduceKind::sum, perRow, 0);
+    Value isFull = cmp(arith::CmpIPredicate::eq, count, fullCount);
+    Value any = cmp(arith::CmpIPredicate::sgt, count, c0);
     Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
-    // Block t, then block t + 1 (past hi, or past the listed blocks, it keeps nothing: the mask's
-    // linear part or the bounds drop it, so it joins neither list). Both slots take each block
-    // unconditionally: a slot past its list's count is free (the two lists together hold at most the
-    // blocks looked at so far), and is overwritten by the next block of that list or never read;
-    // the partial slot is kept inside the record (past the last block it is the full list's first
-    // slot, free then) and the full one lies at 1 (the full count, written last) at the lowest.
-    Value nextPartials = partials, nextFulls = fulls;
-    for (int second = 0; second < 2; ++second) {
-      Value block = second ? add(t, c1) : t;
-      Value count = second ? arith::ShRUIOp::create(b, loc, packed, c32(16)).getResult()
-                           : arith::AndIOp::create(b, loc, packed, c32(0xffff)).getResult();
-      Value isFull = cmp(arith::CmpIPredicate::eq, count, fullCount);
-      Value any = cmp(arith::CmpIPredicate::sgt, count, c0);
-      Value notFull = arith::XOrIOp::create(b, loc, isFull, yes);
-      Value isPartial = arith::AndIOp::create(b, loc, any, notFull);
-      Value partialSlot = smin(add(nextPartials, c32(2)), lastSlot);
-      tile::ScalarStoreOp::create(b, loc, block, record, partialSlot);
-      Value fullSlot = sub(lastSlot, nextFulls);
-      tile::ScalarStoreOp::create(b, loc, block, record, fullSlot);
-      Value partialStep = arith::ExtUIOp::create(b, loc, i32Type, isPartial);
-      nextPartials = add(nextPartials, partialStep);
-      Value fullStep = arith::ExtUIOp::create(b, loc, i32Type, isFull);
-      nextFulls = add(nextFulls, fullStep);
-    }
+    Value notFull = arith::XOrIOp::create(b, loc, isFull, yes);
+    Value isPartial = arith::AndIOp::create(b, loc, any, notFull);
+    // Both slots take the block unconditionally: a slot past its list's count is free (the two lists
+    // together hold at most the blocks looked at so far), and is overwritten by the next block of
+    // that list or never read.
+    Value partialSlot = add(partials, c32(2));
+    tile::ScalarStoreOp::create(b, loc, t, record, partialSlot);
+    Value fullSlot = sub(lastSlot, fulls);
+    tile::ScalarStoreOp::create(b, loc, t, record, fullSlot);
+    Value partialStep = arith::ExtUIOp::create(b, loc, i32Type, isPartial);
+    Value nextPartials = add(partials, partialStep);
+    Value fullStep = arith::ExtUIOp::create(b, loc, i32Type, isFull);
+    Value nextFulls = add(fulls, fullStep);
     scf::YieldOp::create(b, loc, ValueRange{nextPartials, nextFulls});
   }
   tile::ScalarStoreOp::create(b, loc, loop.getResult(0), record, c0);
