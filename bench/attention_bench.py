@@ -201,6 +201,18 @@ class Flare:
                                                  ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
 
+def time_rounds(kind, calls, args, d, causal, s, samples):
+    """--rounds rounds of --iters calls of each of `calls` (name -> call) in turn; every call's time goes to
+    `samples` under (kind, name, d, causal, s). Returns name -> the median ms."""
+    times = {name: [] for name in calls}
+    for r in range(args.rounds):
+        for name, call in calls.items():
+            t = time_calls(call, args.iters)
+            times[name] += t
+            samples.extend((kind, name, d, causal, s, r, i, ms) for i, ms in enumerate(t))
+    return {name: median(t) for name, t in times.items() if t}
+
+
 def time_calls(fn, iters):
     """Device times (ms) of `iters` calls. The calls are queued back to back, each between two events, and
     synchronized once at the end (as triton.testing.do_bench does): a call's host-side work overlaps the
@@ -572,15 +584,9 @@ def decode_sweep(flare, args, rows, samples):
                     calls[name] = call
                 except Exception as e:  # noqa: BLE001
                     notes[name] = unavailable(e)
-            times = {name: [] for name in calls}
-            for r in range(args.rounds):
-                for name, call in calls.items():
-                    t = time_calls(call, args.iters)
-                    times[name] += t
-                    for i, ms in enumerate(t):
-                        samples.append(("decode", name, d, 0, s, r, i, ms))
+            medians = time_rounds("decode", calls, args, d, 0, s, samples)
             for name in methods:
-                ms = median(times[name]) if name in calls else float("nan")
+                ms = medians.get(name, float("nan"))
                 tbps = kv_bytes / (ms * 1e-3) / 1e12
                 rows.append(dict(kind="decode", method=name, hdim=d, causal=0, seqlen=s, batch=b, heads=f"{hq}:{hkv}",
                                  ms=f"{ms:.4f}", tflops="", tbps=f"{tbps:.3f}", peak_extra_mib="", note=notes.get(name, "")))
@@ -662,14 +668,9 @@ def varlen_sweep(flare, args, rows, samples):
                 ok[name] = calls[name]
             except Exception as e:  # noqa: BLE001
                 notes[name] = unavailable(e)
-        times = {name: [] for name in ok}
-        for r in range(args.rounds):
-            for name, call in ok.items():
-                t = time_calls(call, args.iters)
-                times[name] += t
-                samples.extend(("varlen", name, d, 1, total, r, i, ms) for i, ms in enumerate(t))
+        medians = time_rounds("varlen", ok, args, d, 1, total, samples)
         for name in flops:
-            ms = median(times[name]) if name in ok else float("nan")
+            ms = medians.get(name, float("nan"))
             tflops = flops[name] / (ms * 1e-3) / 1e12
             rows.append(dict(kind="varlen", method=name, hdim=d, causal=1, seqlen=f"{lo}-{hi}" if "equal" not in name else mean,
                              batch=b, heads=h, ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", tbps="", peak_extra_mib="",
@@ -751,15 +752,10 @@ def relpos_sweep(flare, args, rows, samples):
                 torch.cuda.synchronize()
                 if ref is not None:
                     notes["flare"] = f"max |out - flex| {(out.float() - ref.float()).abs().max().item():.4f}"
-            times = {name: [] for name in ok}
-            for r in range(args.rounds):
-                for name, call in ok.items():
-                    t = time_calls(call, args.iters)
-                    times[name] += t
-                    samples.extend(("relpos", name, d, int(causal), s, r, i, ms) for i, ms in enumerate(t))
+            medians = time_rounds("relpos", ok, args, d, int(causal), s, samples)
             flops = 4 * b * h * s * s * d // (2 if causal else 1)
             for name in calls:
-                ms = median(times[name]) if name in ok else float("nan")
+                ms = medians.get(name, float("nan"))
                 tflops = flops / (ms * 1e-3) / 1e12
                 rows.append(dict(kind="relpos", method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
                                  ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", tbps="", peak_extra_mib="",
@@ -895,14 +891,7 @@ def time_masked(kind, args, shape, tensors, calls, builds, notes, flops, dense, 
         except Exception as e:  # noqa: BLE001
             notes[name] = unavailable(e)
     del ref
-    times = {name: [] for name in ok}
-    for r in range(args.rounds):
-        for name, call in ok.items():
-            t = time_calls(call, args.iters)
-            times[name] += t
-            samples.extend((kind, name, shape["hdim"], shape["causal"], shape["seqlen"], r, i, ms)
-                           for i, ms in enumerate(t))
-    ms = {name: median(t) for name, t in times.items() if t}
+    ms = time_rounds(kind, ok, args, shape["hdim"], shape["causal"], shape["seqlen"], samples)
     if ratio and "flare-blockmask" in ms and dense[0] in ms:
         notes["flare-blockmask"] += f"; x{ms[dense[0]] / ms['flare-blockmask']:.2f} vs dense"
 
@@ -1072,14 +1061,9 @@ def document_backward_sweep(flare, args, rows, samples):
             for name in ("flare", "flare-elementwise"):
                 if name in grads and ref is not None:
                     notes[name] = f"max |grad - flex| {max_diff(grads[name], ref):.4f}"
-            times = {name: [] for name in ok}
-            for r in range(args.rounds):
-                for name, call in ok.items():
-                    t = time_calls(call, args.iters)
-                    times[name] += t
-                    samples.extend(("document-backward", name, d, 1, s, r, i, ms) for i, ms in enumerate(t))
+            medians = time_rounds("document-backward", ok, args, d, 1, s, samples)
             for name in calls:
-                t = median(times[name]) if times.get(name) else float("nan")
+                t = medians.get(name, float("nan"))
                 flops = 2.5 * 4 * d * h * (s * (s + 1) // 2 if name == "sdpa-cudnn-causal" else kept)
                 note = "; ".join(x for x in (f"{len(lens)} documents", notes.get(name, "")) if x)
                 rows.append(dict(kind="document-backward", method=name, hdim=d, causal=1, seqlen=s, batch=1, heads=h,

@@ -477,15 +477,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   // `<name>_bwd_dq_block_mask` the key blocks of each of the dQ kernel's blocks of query rows.
   FunctionType abi = kernel.getFunctionType();
   auto buildLists = [&](StringRef suffix, unsigned listsArg, bool overQueries, int64_t queryBlock, int64_t keyBlock) {
-    ListKernel spec;
-    spec.name = name + suffix.str();
-    spec.abi = abi;
-    spec.firstAux = NumPtrs;
-    spec.listsArg = listsArg;
-    spec.overQueries = overQueries;
-    spec.queryBlock = queryBlock;
-    spec.keyBlock = keyBlock;
-    return buildListKernel(spec);
+    return buildListKernel({name + suffix.str(), abi, NumPtrs, listsArg, overQueries, queryBlock, keyBlock});
   };
   const unsigned keyListsArg = abi.getNumInputs() - 2;
   if (lists && failed(buildLists("_bwd_block_mask", keyListsArg, true, bm, bn)))

@@ -82,15 +82,9 @@ Value Generator::BlockList::anyAt(Generator &g, Value t) {
 LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
   // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
   // lengths, 12 strides, ..., and last the lists.
-  ListKernel spec;
-  spec.name = func.getName().str() + "_block_mask";
-  spec.abi = abi;
-  spec.firstAux = 4 + (op.getLse() ? 1 : 0);
-  spec.listsArg = abi.getNumInputs() - 1;
-  spec.overQueries = false;
-  spec.queryBlock = config.getBlockM();
-  spec.keyBlock = config.getBlockN();
-  return buildListKernel(spec);
+  const unsigned firstAux = 4 + (op.getLse() ? 1 : 0);
+  return buildListKernel({func.getName().str() + "_block_mask", abi, firstAux, abi.getNumInputs() - 1,
+                          /*overQueries=*/false, config.getBlockM(), config.getBlockN()});
 }
 
 LogicalResult Generator::buildListKernel(const ListKernel &spec) {
