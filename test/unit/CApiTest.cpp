@@ -24,6 +24,15 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_NE(flare_kv_append(nullptr, &t, &t, &t, &t, &t, &t, nullptr), 0);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kv_append: null session or tensor"), std::string::npos)
       << flare_last_error();
+  flare_block_mask *mask = nullptr;
+  EXPECT_NE(flare_block_mask_build(nullptr, &t, &t, &t, &t, nullptr, nullptr, &mask), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("flare_block_mask_build: null session"), std::string::npos)
+      << flare_last_error();
+  EXPECT_NE(flare_block_mask_build_backward(nullptr, &t, &t, &t, &t, &t, nullptr, nullptr, &mask), 0);
+  EXPECT_NE(std::string(flare_last_error()).find("flare_block_mask_build_backward: null session"), std::string::npos)
+      << flare_last_error();
+  EXPECT_EQ(mask, nullptr);
+  flare_block_mask_destroy(nullptr);
   EXPECT_EQ(flare_kernel_load(nullptr, "module {}", "k"), nullptr);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load: null argument"), std::string::npos);
   uint32_t grid[3] = {1, 1, 1};
