@@ -146,7 +146,7 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "target architecture whose backward tiles are chosen (the forward follows the op's config)">,
     Option<"gradBlockLists", "grad-block-lists", "bool", /*default=*/"false",
            "with grad and a mask of class generic: the kernels visit the blocks that block lists name, "
-           "which `<name>_bwd_block_mask` and `<name>_bwd_dq_block_mask` write (two more arguments, last)">,
+           "which `<name>_bwd_block_mask` writes (two more arguments, last)">,
   ];
   let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

@@ -316,11 +316,12 @@ struct AttentionBackwardPlan {
   /// deterministic; counted when options.arch is empty) instead of a dQ kernel of its own.
   bool dqByAtomics = false;
   /// For a mask the compiler cannot classify (unless options.tile.blockLists is -1): the kernels visit
-  /// block lists that `keyListsKernel` (the query blocks of each block of keys) and, where dQ has a
-  /// kernel of its own, `queryListsKernel` (the key blocks of each block of query rows) write first,
-  /// into the workspace after the f32 part (dialects/Attn/Rationale.md, "Block lists").
-  bool blockLists = false;
-  std::string keyListsKernel, queryListsKernel;
+  /// block lists that `listsKernel` writes first, into the workspace after the f32 part: the query
+  /// blocks of each block of keys, and with `dqLists` (where dQ has a kernel of its own) the key blocks
+  /// of each of the dQ kernel's blocks of query rows, in one launch (dialects/Attn/Rationale.md,
+  /// "Block lists").
+  bool blockLists = false, dqLists = false;
+  std::string listsKernel;
   /// Bytes of the f32 workspace one call uses: D [B, Hq, Sq], and the dQ sums [B, Hq, Sq, D] with
   /// dqByAtomics (the block lists' bytes come after, sized by their kernels' tiles).
   size_t workspaceBytes = 0;

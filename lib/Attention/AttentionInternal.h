@@ -60,11 +60,15 @@ struct ListShape {
   int64_t blockM = 0, blockN = 0, batches = 1, heads = 1, queryBlocks = 0, keyBlocks = 0;
   bool overQueries = false;
   size_t bytes() const;
-  /// The classifier's launch on `args` (its grid: a program per record); none for zero blocks.
-  void launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream) const;
+  /// Records per (batch, head): program instances of the classifier along x.
+  int64_t fixedBlocks() const { return overQueries ? keyBlocks : queryBlocks; }
+  /// The classifier's launch on `args` (its grid: a program per record, and `more` after them for
+  /// its second walk's); none for zero blocks.
+  void launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream, int64_t more = 0) const;
   /// From the classifier's hints (attention.block_m / block_n, lists_per_batch / _head,
-  /// lists_over_queries); throws flare::Error for a kernel without them.
-  static ListShape of(const rt::Kernel &classifier, const AttentionPlan &plan);
+  /// lists_over_queries; with `second`, its second walk's: attention.lists2_block_m / _block_n /
+  /// _over_queries); throws flare::Error for a kernel without them.
+  static ListShape of(const rt::Kernel &classifier, const AttentionPlan &plan, bool second = false);
 };
 /// The block lists `kernels` read for `plan` (BlockMask.cpp): `blockMask`'s after checking that they
 /// were built for this call, else built now on `stream` into the module's per-stream workspace.

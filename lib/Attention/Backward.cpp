@@ -50,9 +50,8 @@ AttentionBackwardPlan planKernels(AttentionPlan forward, const AttentionOptions 
   // Block lists for a mask the compiler cannot classify, unless the call turns them off.
   plan.blockLists = options.tile.blockLists >= 0 && facts.maskClass == attn::MaskClass::Generic;
   if (plan.blockLists) {
-    plan.keyListsKernel = name + "_bwd_block_mask";
-    if (!plan.dqByAtomics)
-      plan.queryListsKernel = name + "_bwd_dq_block_mask";
+    plan.listsKernel = name + "_bwd_block_mask";
+    plan.dqLists = !plan.dqByAtomics;
   }
   return plan;
 }
@@ -155,11 +154,12 @@ BlockMask buildBackwardBlockMask(rt::KernelCache &cache, const TensorView &q, co
   BlockMask m;
   // Without the fallback copies, as attentionBackward compiles them (the classifiers copy nothing).
   const std::shared_ptr<rt::Module> module = backwardModule(cache, plan, resolved.arch, false, &m.config);
-  const detail::ListShape keys = detail::ListShape::of(module->kernel(plan.keyListsKernel), plan.forward);
+  const rt::Kernel classifier = module->kernel(plan.listsKernel);
+  const detail::ListShape keys = detail::ListShape::of(classifier, plan.forward);
   m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), keys.bytes());
   std::optional<detail::ListShape> queries;
-  if (!plan.queryListsKernel.empty()) {
-    queries = detail::ListShape::of(module->kernel(plan.queryListsKernel), plan.forward);
+  if (plan.dqLists) {
+    queries = detail::ListShape::of(classifier, plan.forward, /*second=*/true);
     m.dqLists = std::make_shared<rt::DeviceBuffer>(cache.context(), queries->bytes());
   }
   m.backward = true;
@@ -175,9 +175,7 @@ BlockMask buildBackwardBlockMask(rt::KernelCache &cache, const TensorView &q, co
   m.seqQ = plan.forward.seqQ;
   m.seqKV = plan.forward.seqKV;
   const rt::KernelArgs args = backwardArgs(plan, options.aux, 0, m.lists->ptr(), m.dqLists ? m.dqLists->ptr() : 0);
-  keys.launch(module->kernel(plan.keyListsKernel), args, stream);
-  if (queries)
-    queries->launch(module->kernel(plan.queryListsKernel), args, stream);
+  keys.launch(classifier, args, stream, queries ? queries->fixedBlocks() : 0);
   return m;
 }
 
@@ -211,21 +209,21 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
                ", the call's " + std::to_string(p.seqQ) + " x " + std::to_string(p.seqKV) + ")");
     if ((given->batches > 1 && given->batch != p.batch) || (given->heads > 1 && given->headsQ != p.headsQ))
       mismatch("batch size or number of query heads");
-    if (!given->lists || (!plan.queryListsKernel.empty() && !given->dqLists))
+    if (!given->lists || (plan.dqLists && !given->dqLists))
       fail("options.blockMask holds no lists (build it with flare::buildBackwardBlockMask)");
   }
   std::optional<detail::ListShape> keyLists, queryLists;
   size_t bytes = plan.workspaceBytes;
-  auto listsAt = [&](const std::string &kernel, std::optional<detail::ListShape> &shape) -> size_t {
-    if (kernel.empty() || given)
+  auto listsAt = [&](bool wanted, bool second, std::optional<detail::ListShape> &shape) -> size_t {
+    if (!wanted || given)
       return 0;
-    shape = detail::ListShape::of(module->kernel(kernel), p);
+    shape = detail::ListShape::of(module->kernel(plan.listsKernel), p, second);
     const size_t at = (bytes + 255) / 256 * 256;
     bytes = at + shape->bytes();
     return at;
   };
-  const size_t keyListsAt = listsAt(plan.keyListsKernel, keyLists);
-  const size_t queryListsAt = listsAt(plan.queryListsKernel, queryLists);
+  const size_t keyListsAt = listsAt(plan.blockLists, false, keyLists);
+  const size_t queryListsAt = listsAt(plan.dqLists, true, queryLists);
   const uint64_t workspace = module->streamWorkspace(stream, bytes);
   const uint64_t keyListsPtr = given ? given->lists->ptr() : workspace + keyListsAt;
   const uint64_t queryListsPtr = given ? (given->dqLists ? given->dqLists->ptr() : 0)
@@ -254,9 +252,7 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
     kernel.launch(grid, args, stream);
   };
   if (keyLists)
-    keyLists->launch(module->kernel(plan.keyListsKernel), args, stream);
-  if (queryLists)
-    queryLists->launch(module->kernel(plan.queryListsKernel), args, stream);
+    keyLists->launch(module->kernel(plan.listsKernel), args, stream, queryLists ? queryLists->fixedBlocks() : 0);
   launch(plan.preprocessKernel, "attention.block_m", p.seqQ, p.headsQ);
   launch(plan.mainKernel, "attention.block_n", p.seqKV, p.headsKV);
   if (!plan.dvKernel.empty())

@@ -32,22 +32,24 @@ size_t detail::ListShape::bytes() const {
   return static_cast<size_t>(records * (2 + (overQueries ? queryBlocks : keyBlocks))) * sizeof(int32_t);
 }
 
-void detail::ListShape::launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream) const {
-  const int64_t blocks = overQueries ? keyBlocks : queryBlocks;
+void detail::ListShape::launch(const rt::Kernel &classifier, const rt::KernelArgs &args, void *stream,
+                               int64_t more) const {
+  const int64_t blocks = fixedBlocks() + more;
   if (blocks == 0)
     return;
   classifier.launch({static_cast<unsigned>(blocks), static_cast<unsigned>(heads), static_cast<unsigned>(batches)},
                     args, stream);
 }
 
-detail::ListShape detail::ListShape::of(const rt::Kernel &classifier, const AttentionPlan &plan) {
+detail::ListShape detail::ListShape::of(const rt::Kernel &classifier, const AttentionPlan &plan, bool second) {
   const auto &info = classifier.info();
+  const std::string prefix = second ? "attention.lists2_" : "attention.";
   ListShape s;
-  s.blockM = info.hint("attention.block_m");
-  s.blockN = info.hint("attention.block_n");
+  s.blockM = info.hint(prefix + "block_m");
+  s.blockN = info.hint(prefix + "block_n");
   if (s.blockM <= 0 || s.blockN <= 0)
-    fail("kernel '" + info.name + "' has no attention.block_m / block_n hints");
-  s.overQueries = info.hint("attention.lists_over_queries") > 0;
+    fail("kernel '" + info.name + "' has no " + prefix + "block_m / block_n hints");
+  s.overQueries = info.hint(second ? "attention.lists2_over_queries" : "attention.lists_over_queries") > 0;
   s.batches = info.hint("attention.lists_per_batch") > 0 ? plan.batch : 1;
   s.heads = info.hint("attention.lists_per_head") > 0 ? plan.headsQ : 1;
   s.queryBlocks = ceilDiv(plan.seqQ, s.blockM);

@@ -74,8 +74,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
                               cl::init(false), cl::cat(category));
   cl::opt<bool> blockLists("block-lists",
                            cl::desc("with --grad, for a mask the compiler cannot classify: the backward kernels "
-                                    "visit the blocks that block lists name (<name>_bwd_block_mask and "
-                                    "<name>_bwd_dq_block_mask write them), as flare::attentionBackward compiles them"),
+                                    "visit the blocks that block lists name (<name>_bwd_block_mask writes them), as "
+                                    "flare::attentionBackward compiles them"),
                            cl::init(false), cl::cat(category));
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();

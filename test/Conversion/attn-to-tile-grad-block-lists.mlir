@@ -1,11 +1,12 @@
 // convert-attn-to-tile grad=true grad-block-lists=true (a mask of class generic: document ids):
 //   - ABI: every backward kernel takes two more arguments, last: the key blocks' lists (query blocks
 //     per block of keys) and the query blocks' lists (key blocks per dQ block of query rows);
-//   - `<name>_bwd_block_mask` (lists_over_queries = 1, the main kernel's tiles in its attributes)
-//     fixes a block of keys per program instance, walks the query blocks the causal part may keep
-//     (from kv0 / BLOCK_M) and counts each block's kept elements: full only when every query and key
-//     of the tile is kept (8192 = 64 x 128), so a block of keys past Skv has no full block;
-//   - `<name>_bwd_dq_block_mask` lists key blocks per block of the dQ kernel's query rows;
+//   - `<name>_bwd_block_mask` (lists_over_queries = 1, the main kernel's tiles in its attributes):
+//     its first ceil(Skv / BLOCK_N) program instances each fix a block of keys, walk the query blocks
+//     the causal part may keep (from kv0 / BLOCK_M) and count each block's kept elements: full only
+//     when every query and key of the tile is kept (8192 = 64 x 128), so a block of keys past Skv has
+//     no full block; the others (lists2_* attributes: the dQ kernel's tiles) list key blocks per
+//     block of the dQ kernel's query rows, in the same launch;
 //   - the transposed (wgmma) main kernel runs one masked loop over the partial blocks and then the
 //     full ones (slot t + 2 below the partial count, else from the back); the dQ kernel and the
 //     mma.sync main kernel run the full blocks without mask code first, then the partial ones.
@@ -41,13 +42,18 @@
 // CHECK-NOT: scf.for
 // CHECK: return
 
+// One classifier: its first ceil(Skv / 128) programs write the key blocks' lists, the others the dQ
+// kernel's (both walks' tiles in its attributes).
 // CHECK-LABEL: func.func @document_bwd_block_mask(
-// CHECK-SAME: %[[OUT:[^:]*]]: !tile.ptr<i32>, %{{[^:]*}}: !tile.ptr<i32>)
-// CHECK-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 128 : i32, flare.attention.lists_over_queries = 1 : i32, flare.attention.lists_per_batch = 0 : i32, flare.attention.lists_per_head = 0 : i32, tile.kernel, tile.num_warps = 4 : i32}
+// CHECK-SAME: %[[OUT:[^:]*]]: !tile.ptr<i32>, %[[QOUT:[^:]*]]: !tile.ptr<i32>)
+// CHECK-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 128 : i32, flare.attention.lists2_block_m = 128 : i32, flare.attention.lists2_block_n = 64 : i32, flare.attention.lists_over_queries = 1 : i32, flare.attention.lists_per_batch = 0 : i32, flare.attention.lists_per_head = 0 : i32, tile.kernel, tile.num_warps = 4 : i32}
 // CHECK: %[[KX:.*]] = tile.program_id x
-// CHECK: %[[K0:.*]] = arith.muli %[[KX]], %c128_i32 : i32
+// CHECK: %[[NK:.*]] = arith.shrsi %{{.*}}, %c7_i32 : i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi slt, %[[KX]], %[[NK]] : i32
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK: arith.muli %[[KX]], %c128_i32 : i32
 // The causal part: query blocks from kv0 / 64 on.
-// CHECK: %[[NEG:.*]] = arith.muli %[[KX]], %c-128_i32 : i32
+// CHECK: arith.muli %[[KX]], %c-128_i32 : i32
 // CHECK: %[[KREC:.*]] = tile.addptr %[[OUT]], %{{.*}} : !tile.ptr<i32>, i64
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1_i32 iter_args(%{{.*}} = %c0_i32, %{{.*}} = %c0_i32) -> (i32, i32)
 // CHECK: tile.gather
@@ -60,13 +66,14 @@
 // CHECK: tile.scalar_store %{{.*}}, %[[KREC]][%{{.*}}] : i32, !tile.ptr<i32>, i32
 // CHECK: tile.scalar_store %{{.*}}, %[[KREC]][%c0_i32] : i32, !tile.ptr<i32>, i32
 // CHECK: tile.scalar_store %{{.*}}, %[[KREC]][%c1_i32] : i32, !tile.ptr<i32>, i32
-
-// The dQ kernel's classifier: the second list argument, the dQ kernel's tiles.
-// CHECK-LABEL: func.func @document_bwd_dq_block_mask(
-// CHECK-SAME: %{{[^:]*}}: !tile.ptr<i32>, %[[QOUT:[^:]*]]: !tile.ptr<i32>)
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention.lists_per_batch = 0 : i32, flare.attention.lists_per_head = 0 : i32, tile.kernel, tile.num_warps = 4 : i32}
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[QX:.*]] = arith.subi %[[KX]], %[[NK]] : i32
+// CHECK-NEXT: arith.muli %[[QX]], %c128_i32 : i32
 // CHECK: tile.addptr %[[QOUT]]
 // CHECK: tile.reduce sum %{{.*}} {axis = 1 : i32} : tensor<128x64xi32> -> tensor<128xi32>
+// CHECK: tile.scalar_store %{{.*}}, %{{.*}}[%c1_i32] : i32, !tile.ptr<i32>, i32
+// CHECK-NEXT: }
+// CHECK-NEXT: return
 
 // The dQ kernel: full blocks first (no mask: no gather), then the partial ones.
 // CHECK-LABEL: func.func @document_bwd_dq(
@@ -92,14 +99,15 @@
 // MMA: scf.for %{{.*}} = %c0_i32 to %[[P]] step %c1_i32
 // MMA: tile.gather
 // MMA: func.func @document_bwd_block_mask(
+// MMA-NOT: lists2_
 // MMA-SAME: flare.attention.lists_over_queries = 1
-// MMA-NOT: _dq_block_mask
+// MMA-NOT: scf.if
 
 // NOLISTS-NOT: block_mask
 // NOLISTS-NOT: !tile.ptr<i32>)
 
 // FLAREC: func.func @document_bwd_block_mask(
-// FLAREC: func.func @document_bwd_dq_block_mask(
+// FLAREC-SAME: lists2_block_m = 128
 // NO-GRAD: --block-lists goes with --grad
 
 func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>,

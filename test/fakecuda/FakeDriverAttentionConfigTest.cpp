@@ -206,8 +206,8 @@ TEST_F(FakeDriver, BackwardCompilesOnceWithoutTheTmaFallback) {
   }
 }
 
-// A mask the compiler cannot classify (document ids): each backward call launches the two
-// classifiers of its block lists before its three kernels (one compile for both calls); with
+// A mask the compiler cannot classify (document ids): each backward call launches the classifier of
+// its block lists before its three kernels (one compile for both calls); with
 // tile.blockLists = -1 another compile, three launches a call.
 TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
   const uint64_t gib = uint64_t(1) << 30;
@@ -228,26 +228,26 @@ TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
       attentionBackward(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), view(40, 4), lse, view(60, 4),
                         view(70, 2), view(80, 2), options);
     EXPECT_EQ(fake.jits() - jits, 1) << "one compile for both calls";
-    const int kernels = 3 + (plan.dvKernel.empty() ? 0 : 1) + (plan.keyListsKernel.empty() ? 0 : 1) +
-                        (plan.queryListsKernel.empty() ? 0 : 1);
-    EXPECT_EQ(kernels, lists == 0 ? 5 : 3) << "dQ has a kernel of its own on " << ctx->arch();
+    const int kernels = 3 + (plan.dvKernel.empty() ? 0 : 1) + (plan.listsKernel.empty() ? 0 : 1);
+    EXPECT_EQ(kernels, lists == 0 ? 4 : 3) << "the lists of both kinds in one launch";
+    EXPECT_EQ(plan.dqLists, lists == 0) << "dQ has a kernel of its own on " << ctx->arch();
     EXPECT_EQ(fake.launches() - launches, 2 * kernels);
     jits = fake.jits();
     launches = fake.launches();
   }
-  // Lists built once (buildBackwardBlockMask: the two classifiers, no compile of its own) and read by
+  // Lists built once (buildBackwardBlockMask: one classifier launch, no compile of its own) and read by
   // a call, which then launches its three kernels alone; refused by the forward and by a backward of
   // another length or another compilation.
   options.tile.blockLists = 0;
   const BlockMask mask = buildBackwardBlockMask(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), lse, options);
   EXPECT_TRUE(mask.backward);
   EXPECT_EQ(fake.jits() - jits, 0);
-  EXPECT_EQ(fake.launches() - launches, 2);
+  EXPECT_EQ(fake.launches() - launches, 1);
   AttentionOptions withMask = options;
   withMask.blockMask = &mask;
   attentionBackward(*cache, view(1, 4), view(10, 2), view(20, 2), view(30, 4), view(40, 4), lse, view(60, 4),
                     view(70, 2), view(80, 2), withMask);
-  EXPECT_EQ(fake.launches() - launches, 2 + 3);
+  EXPECT_EQ(fake.launches() - launches, 1 + 3);
   auto expectError = [&](const std::function<void()> &call, const std::string &needle) {
     try {
       call();

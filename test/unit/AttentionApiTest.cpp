@@ -726,14 +726,14 @@ TEST(AttentionBackwardApi, BlockListsForMasksClassifiedAtRunTime) {
     const flare::AttentionBackwardPlan plan =
         flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, document);
     EXPECT_TRUE(plan.blockLists) << arch;
-    EXPECT_EQ(plan.keyListsKernel, "document_bwd_block_mask") << arch;
-    EXPECT_EQ(plan.queryListsKernel, std::string(arch) == "sm_90a" ? "document_bwd_dq_block_mask" : "") << arch;
+    EXPECT_EQ(plan.listsKernel, "document_bwd_block_mask") << arch;
+    EXPECT_EQ(plan.dqLists, std::string(arch) == "sm_90a") << arch;
   }
   AttentionOptions off = document;
   off.tile.blockLists = -1;
   const flare::AttentionBackwardPlan none = flare::planAttentionBackward(a.q, a.k, a.v, a.out, dout, lse, dq, dk, dv, off);
   EXPECT_FALSE(none.blockLists);
-  EXPECT_EQ(none.keyListsKernel, "");
+  EXPECT_EQ(none.listsKernel, "");
   AttentionOptions causal = a.options;
   causal.causal = true;
   causal.arch = "sm_90a";

@@ -44,9 +44,9 @@ struct CompileOptions {
   /// backward of targets with wgmma in any case (attn::backwardSumsDqByAtomics).
   bool deterministic = false;
   /// With `backward`, for a mask of class generic (one the compiler cannot classify): the kernels
-  /// visit the blocks that block lists name, which `<name>_bwd_block_mask` and
-  /// `<name>_bwd_dq_block_mask` write (`flarec --grad --block-lists`; the attn dialect's Rationale.md,
-  /// "Block lists"). flare::attentionBackward turns it on.
+  /// visit the blocks that block lists name, which `<name>_bwd_block_mask` writes (`flarec --grad
+  /// --block-lists`; the attn dialect's Rationale.md, "Block lists"). flare::attentionBackward turns
+  /// it on.
   bool backwardBlockLists = false;
 
   /// A stable text form of every option, used in cache keys and printed in metadata.

@@ -19,8 +19,8 @@
 // 256 on sm_90a: backwardSplitsDkDv), <name>_bwd computes dK and <name>_bwd_dv dV, each on its own.
 //
 // The query blocks a key block visits come from the mask's formula read transposed (blocksOf over
-// queries), or for a mask of class generic from block lists that `<name>_bwd_block_mask` and
-// `<name>_bwd_dq_block_mask` write (BlockLists.cpp): blocks the mask keeps entirely run without mask
+// queries), or for a mask of class generic from block lists that `<name>_bwd_block_mask` writes
+// (BlockLists.cpp): blocks the mask keeps entirely run without mask
 // code where the loop form allows, empty ones are never visited.
 //
 //===----------------------------------------------------------------------===//
@@ -472,20 +472,21 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     return failure();
   if (tiles.splitDkDv && failed(emitMain("_bwd_dv", false, true)))
     return failure();
-  // The classifiers of the block lists, with the backward's signature: `<name>_bwd_block_mask` lists
-  // the query blocks of each block of keys (grid (ceil(Skv / BLOCK_N), Hq or 1, B or 1)), and
-  // `<name>_bwd_dq_block_mask` the key blocks of each of the dQ kernel's blocks of query rows.
-  FunctionType abi = kernel.getFunctionType();
-  auto buildLists = [&](StringRef suffix, unsigned listsArg, bool overQueries, int64_t queryBlock, int64_t keyBlock) {
-    return buildListKernel({name + suffix.str(), abi, NumPtrs, listsArg, overQueries, queryBlock, keyBlock});
-  };
-  const unsigned keyListsArg = abi.getNumInputs() - 2;
-  if (lists && failed(buildLists("_bwd_block_mask", keyListsArg, true, bm, bn)))
-    return failure();
+  // The classifier of the block lists, with the backward's signature: `<name>_bwd_block_mask` lists
+  // the query blocks of each block of keys (its first ceil(Skv / BLOCK_N) program instances along x)
+  // and, where dQ has a kernel of its own, the key blocks of each of that kernel's blocks of query
+  // rows (the next ceil(Sq / DQ_BLOCK_M)), in one launch; grid y and z: Hq or 1, B or 1.
+  if (lists) {
+    FunctionType abi = kernel.getFunctionType();
+    const unsigned keyListsArg = abi.getNumInputs() - 2;
+    ListKernel spec{name + "_bwd_block_mask", abi, NumPtrs, {ListWalk{keyListsArg, true, bm, bn}}};
+    if (dqTiles)
+      spec.walks.push_back(ListWalk{keyListsArg + 1, false, dqTiles->blockM, dqTiles->blockN});
+    if (failed(buildListKernel(spec)))
+      return failure();
+  }
   if (!dqTiles)
     return success();
-  if (lists && failed(buildLists("_bwd_dq_block_mask", keyListsArg + 1, false, dqTiles->blockM, dqTiles->blockN)))
-    return failure();
 
   // --- deterministic dQ: one block of query rows, every key block the mask keeps for it -----------
   // The forward's loop shape: S = Q K^T and dP = dO V^T recomputed, dQ = scale * dS K summed in

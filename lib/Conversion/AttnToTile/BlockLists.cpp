@@ -83,41 +83,30 @@ LogicalResult Generator::buildBlockMaskKernel(FunctionType abi) {
   // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
   // lengths, 12 strides, ..., and last the lists.
   const unsigned firstAux = 4 + (op.getLse() ? 1 : 0);
-  return buildListKernel({func.getName().str() + "_block_mask", abi, firstAux, abi.getNumInputs() - 1,
-                          /*overQueries=*/false, config.getBlockM(), config.getBlockN()});
+  return buildListKernel({func.getName().str() + "_block_mask", abi, firstAux,
+                          {ListWalk{abi.getNumInputs() - 1, /*overQueries=*/false, config.getBlockM(), config.getBlockN()}}});
 }
 
 LogicalResult Generator::buildListKernel(const ListKernel &spec) {
-  const bool overQueries = spec.overQueries;
-  const int64_t qb = spec.queryBlock, kb = spec.keyBlock;
-  // Blocks of `fixed` indices per program instance, `listed` ones per step.
-  const int64_t fixedBlock = overQueries ? kb : qb, listedBlock = overQueries ? qb : kb;
   if (op.getMaskMod().empty())
     return op.emitOpError("convert-attn-to-tile: block_lists need a mask_mod");
   b.setInsertionPoint(func);
   auto classifier = func::FuncOp::create(b, func.getLoc(), spec.name, spec.abi);
   classifier->setAttr(tile::TileDialect::kKernelAttrName, b.getUnitAttr());
   classifier->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(4));
-  // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1), or over keys (ceil(Skv / block_n), ...).
-  classifier->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(qb)));
-  classifier->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(kb)));
+  // The launch: grid (ceil(Sq / block_m), Hq or 1, B or 1), or over keys (ceil(Skv / block_n), ...);
+  // with a second walk (`lists2_*`), its blocks follow the first's along x.
+  for (auto [i, walk] : llvm::enumerate(spec.walks)) {
+    const std::string prefix = i == 0 ? "flare.attention." : "flare.attention.lists2_";
+    classifier->setAttr(prefix + "block_m", b.getI32IntegerAttr(static_cast<int32_t>(walk.queryBlock)));
+    classifier->setAttr(prefix + "block_n", b.getI32IntegerAttr(static_cast<int32_t>(walk.keyBlock)));
+    if (walk.overQueries)
+      classifier->setAttr(prefix + (i == 0 ? "lists_over_queries" : "over_queries"), b.getI32IntegerAttr(1));
+  }
   classifier->setAttr("flare.attention.lists_per_batch", b.getI32IntegerAttr(listsPerBatch() ? 1 : 0));
   classifier->setAttr("flare.attention.lists_per_head", b.getI32IntegerAttr(listsPerHead() ? 1 : 0));
-  if (overQueries)
-    classifier->setAttr("flare.attention.lists_over_queries", b.getI32IntegerAttr(1));
   Block *entry = classifier.addEntryBlock();
   b.setInsertionPointToStart(entry);
-
-  // The score tile's rows are queries and its columns keys in either orientation; the values that do
-  // not change from step to step are the fixed axis's.
-  keysAreRows = false;
-  tileM = qb;
-  tileN = kb;
-  invariant = overQueries ? Shape::Col : Shape::Row;
-  shapes.clear();
-  hoisted.clear();
-  classify(op.getScoreMod(), /*isScore=*/true);
-  classify(op.getMaskMod(), /*isScore=*/false);
 
   // Aux pointers, then heads_q, heads_kv, seq_q, seq_kv and the aux lengths.
   const unsigned numAux = op.getAux().size();
@@ -132,11 +121,49 @@ LogicalResult Generator::buildListKernel(const ListKernel &spec) {
   a += 4;
   for (unsigned i = 0; i < numAux; ++i)
     auxLens.push_back(entry->getArgument(a++));
-  Value lists = entry->getArgument(spec.listsArg);
 
-  Value fixedIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
+  Value programIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+  if (spec.walks.size() == 1) {
+    if (failed(emitListWalk(spec.walks.front(), entry->getArgument(spec.walks.front().listsArg), programIdx, headsQ)))
+      return failure();
+  } else {
+    // The first walk's blocks, then the second's: both walks run side by side in one launch.
+    const ListWalk &first = spec.walks[0];
+    const int64_t fixedBlock = first.overQueries ? first.keyBlock : first.queryBlock;
+    Value roundUp = add(first.overQueries ? seqKV : seqQ, c32(fixedBlock - 1));
+    Value firstBlocks = arith::ShRSIOp::create(b, loc, roundUp, c32(llvm::Log2_64(fixedBlock)));
+    Value isFirst = cmp(arith::CmpIPredicate::slt, programIdx, firstBlocks);
+    auto branch = scf::IfOp::create(b, loc, isFirst, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    for (int i = 0; i < 2; ++i) {
+      b.setInsertionPointToStart(i == 0 ? branch.thenBlock() : branch.elseBlock());
+      Value fixedIdx = i == 0 ? programIdx : sub(programIdx, firstBlocks);
+      if (failed(emitListWalk(spec.walks[i], entry->getArgument(spec.walks[i].listsArg), fixedIdx, headsQ)))
+        return failure();
+    }
+  }
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+LogicalResult Generator::emitListWalk(const ListWalk &walk, Value lists, Value fixedIdx, Value headsQ) {
+  const bool overQueries = walk.overQueries;
+  const int64_t qb = walk.queryBlock, kb = walk.keyBlock;
+  // Blocks of `fixed` indices per program instance, `listed` ones per step.
+  const int64_t fixedBlock = overQueries ? kb : qb, listedBlock = overQueries ? qb : kb;
+  // The score tile's rows are queries and its columns keys in either orientation; the values that do
+  // not change from step to step are the fixed axis's.
+  keysAreRows = false;
+  tileM = qb;
+  tileN = kb;
+  invariant = overQueries ? Shape::Col : Shape::Row;
+  shapes.clear();
+  hoisted.clear();
+  classify(op.getScoreMod(), /*isScore=*/true);
+  classify(op.getMaskMod(), /*isScore=*/false);
+
   Value c0 = c32(0), c1 = c32(1);
   Value fixedLen = overQueries ? seqKV : seqQ, listedLen = overQueries ? seqQ : seqKV;
   Value f0 = mul(fixedIdx, c32(fixedBlock));
@@ -208,7 +235,6 @@ LogicalResult Generator::buildListKernel(const ListKernel &spec) {
   }
   tile::ScalarStoreOp::create(b, loc, loop.getResult(0), record, c0);
   tile::ScalarStoreOp::create(b, loc, loop.getResult(1), record, c1);
-  func::ReturnOp::create(b, loc);
   return success();
 }
 

@@ -82,7 +82,7 @@ public:
   /// itself, one block of query rows per program instance, without atomics (deterministic); without,
   /// the main kernel adds dQ's products into f32 sums atomically and `<name>_bwd_dq` converts them.
   /// With `blockLists` and a mask of class generic, the kernels visit the blocks that block lists
-  /// name, written by `<name>_bwd_block_mask` and `<name>_bwd_dq_block_mask` (BlockLists.cpp).
+  /// name, written by `<name>_bwd_block_mask` (BlockLists.cpp).
   LogicalResult runBackward(const BackwardTiles &tiles, std::optional<BackwardDqTiles> dqTiles = std::nullopt,
                             bool blockLists = false);
 
@@ -273,19 +273,27 @@ private:
   /// `<name>_block_mask` (BlockLists.cpp): the block lists of `block_lists` from mask_mod; `abi` is
   /// the forward kernel's signature, which it shares (the lists are its last argument).
   LogicalResult buildBlockMaskKernel(FunctionType abi);
-  /// A kernel that writes block lists (BlockLists.cpp; dialects/Attn/Rationale.md, "Block lists"):
-  /// per block of queryBlock query rows the key blocks of keyBlock keys, or with `overQueries` per
-  /// block of keys the query blocks (the backward's dK/dV kernel reads them), kept in part and kept
-  /// entirely by mask_mod.
-  struct ListKernel {
-    std::string name;
-    FunctionType abi;            ///< the kernel family's signature, which the classifier shares
-    unsigned firstAux = 0;       ///< the first aux pointer; heads_q, heads_kv, seq_q, seq_kv, aux lengths follow
-    unsigned listsArg = 0;       ///< the lists it writes
+  /// One set of block lists a classifier writes (BlockLists.cpp; dialects/Attn/Rationale.md, "Block
+  /// lists"): per block of queryBlock query rows the key blocks of keyBlock keys, or with
+  /// `overQueries` per block of keys the query blocks (the backward's dK/dV kernels read them), kept
+  /// in part and kept entirely by mask_mod.
+  struct ListWalk {
+    unsigned listsArg = 0; ///< the lists it writes
     bool overQueries = false;
     int64_t queryBlock = 0, keyBlock = 0;
   };
+  /// A classifier kernel: one or two walks (the second's program instances after the first's, in one
+  /// launch), with the signature of the kernel family it serves.
+  struct ListKernel {
+    std::string name;
+    FunctionType abi;
+    unsigned firstAux = 0; ///< the first aux pointer; heads_q, heads_kv, seq_q, seq_kv, aux lengths follow
+    SmallVector<ListWalk, 2> walks;
+  };
   LogicalResult buildListKernel(const ListKernel &spec);
+  /// One walk's program: the lists of fixed block `fixedIdx` (seqQ, seqKV, the aux values, the batch
+  /// and head indices already bound).
+  LogicalResult emitListWalk(const ListWalk &walk, Value lists, Value fixedIdx, Value headsQ);
   /// One block's record in the block lists (BlockLists.cpp; dialects/Attn/Rationale.md,
   /// "Block lists"): [partial count, full count, `listed` slots], the partial blocks' indices from
   /// the front of the slots, the full blocks' from the back.
