@@ -70,6 +70,14 @@ struct ListShape {
   /// _over_queries); throws flare::Error for a kernel without them.
   static ListShape of(const rt::Kernel &classifier, const AttentionPlan &plan, bool second = false);
 };
+/// Checks that the lists `m` holds were built for a call of `plan` whose lists have `shape` and whose
+/// kernels have `config` (the forward's #attn.config, the backward's compile fingerprint: `configWhat`
+/// names it); `builder` names the function that builds them. Errors go through `failWith`.
+void checkBlockMask(const BlockMask &m, const AttentionPlan &plan, const ListShape &shape, const std::string &config,
+                    const char *configWhat, const char *builder, void (*failWith)(const std::string &));
+/// A BlockMask for `plan`'s lists of `shape` (device memory allocated, not written) built with `config`.
+BlockMask newBlockMask(rt::Context &context, const ListShape &shape, const AttentionPlan &plan,
+                       const std::string &config);
 /// The block lists `kernels` read for `plan` (BlockMask.cpp): `blockMask`'s after checking that they
 /// were built for this call, else built now on `stream` into the module's per-stream workspace.
 uint64_t blockListsFor(const AttentionKernels &kernels, const AttentionPlan &plan, const BlockMask *blockMask,

@@ -27,9 +27,16 @@ size_t deltaBytes(const AttentionPlan &p) {
 namespace {
 /// The backward's plan from the forward's (the module and sizes) and the options: its kernels, how
 /// dQ is summed, its lists and its workspace. Tensors other than the forward's are the caller's.
-AttentionBackwardPlan planKernels(AttentionPlan forward, const AttentionOptions &options) {
+AttentionBackwardPlan planKernels(AttentionPlan forward, const AttentionOptions &options, const TensorView &q,
+                                  const TensorView &k, const TensorView &v, const TensorView &out,
+                                  const TensorView &lse) {
   AttentionBackwardPlan plan;
   plan.forward = std::move(forward);
+  plan.q = q.data;
+  plan.k = k.data;
+  plan.v = v.data;
+  plan.out = out.data;
+  plan.lse = lse.data;
   const AttentionPlan &p = plan.forward;
   const std::string &name = p.kernelName;
   plan.preprocessKernel = name + "_bwd_preprocess";
@@ -119,13 +126,8 @@ AttentionBackwardPlan planAttentionBackward(const TensorView &q, const TensorVie
   detail::checkGradientTensor(dq, q, "dq", /*written=*/true);
   detail::checkGradientTensor(dk, k, "dk", /*written=*/true);
   detail::checkGradientTensor(dv, v, "dv", /*written=*/true);
-  AttentionBackwardPlan plan = planKernels(std::move(forward), options);
-  plan.q = q.data;
-  plan.k = k.data;
-  plan.v = v.data;
-  plan.out = out.data;
+  AttentionBackwardPlan plan = planKernels(std::move(forward), options, q, k, v, out, lse);
   plan.dout = dout.data;
-  plan.lse = lse.data;
   plan.dq = dq.data;
   plan.dk = dk.data;
   plan.dv = dv.data;
@@ -142,38 +144,22 @@ BlockMask buildBackwardBlockMask(rt::KernelCache &cache, const TensorView &q, co
   AttentionOptions resolved = options;
   if (resolved.arch.empty())
     resolved.arch = cache.context().arch();
-  AttentionBackwardPlan plan = planKernels(planForward(q, k, v, out, lse, resolved), resolved);
+  const AttentionBackwardPlan plan = planKernels(planForward(q, k, v, out, lse, resolved), resolved, q, k, v, out, lse);
   if (!plan.blockLists)
     fail("buildBackwardBlockMask: this backward visits no block lists: its mask is classified by the compiler "
          "(mask class other than generic), or options.tile.blockLists is -1");
-  plan.q = q.data;
-  plan.k = k.data;
-  plan.v = v.data;
-  plan.out = out.data;
-  plan.lse = lse.data;
-  BlockMask m;
   // Without the fallback copies, as attentionBackward compiles them (the classifiers copy nothing).
-  const std::shared_ptr<rt::Module> module = backwardModule(cache, plan, resolved.arch, false, &m.config);
+  std::string fingerprint;
+  const std::shared_ptr<rt::Module> module = backwardModule(cache, plan, resolved.arch, false, &fingerprint);
   const rt::Kernel classifier = module->kernel(plan.listsKernel);
   const detail::ListShape keys = detail::ListShape::of(classifier, plan.forward);
-  m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), keys.bytes());
+  BlockMask m = detail::newBlockMask(cache.context(), keys, plan.forward, fingerprint);
+  m.backward = true;
   std::optional<detail::ListShape> queries;
   if (plan.dqLists) {
     queries = detail::ListShape::of(classifier, plan.forward, /*second=*/true);
     m.dqLists = std::make_shared<rt::DeviceBuffer>(cache.context(), queries->bytes());
   }
-  m.backward = true;
-  m.blockM = keys.blockM;
-  m.blockN = keys.blockN;
-  m.batches = keys.batches;
-  m.heads = keys.heads;
-  m.queryBlocks = keys.queryBlocks;
-  m.keyBlocks = keys.keyBlocks;
-  m.module = plan.forward.module;
-  m.batch = plan.forward.batch;
-  m.headsQ = plan.forward.headsQ;
-  m.seqQ = plan.forward.seqQ;
-  m.seqKV = plan.forward.seqKV;
   const rt::KernelArgs args = backwardArgs(plan, options.aux, 0, m.lists->ptr(), m.dqLists ? m.dqLists->ptr() : 0);
   keys.launch(classifier, args, stream, queries ? queries->fixedBlocks() : 0);
   return m;
@@ -196,21 +182,10 @@ void attentionBackward(rt::KernelCache &cache, const TensorView &q, const Tensor
   // workspace after the f32 part, 256-byte aligned (their size is the classifiers' tiles').
   const BlockMask *given = plan.blockLists && options.blockMask && options.blockMask->backward ? options.blockMask : nullptr;
   if (given) {
-    auto mismatch = [&](const std::string &what) {
-      fail("options.blockMask was built for another " + what + " than this call's; build it with this call's "
-           "tensors and options (flare::buildBackwardBlockMask)");
-    };
-    if (given->module != p.module)
-      mismatch("attention module (mask, modifiers, head dim, dtype)");
-    if (given->config != fingerprint)
-      mismatch("backward compilation (" + given->config + ", the call's " + fingerprint + ")");
-    if (given->seqQ != p.seqQ || given->seqKV != p.seqKV)
-      mismatch("sequence length (" + std::to_string(given->seqQ) + " x " + std::to_string(given->seqKV) +
-               ", the call's " + std::to_string(p.seqQ) + " x " + std::to_string(p.seqKV) + ")");
-    if ((given->batches > 1 && given->batch != p.batch) || (given->heads > 1 && given->headsQ != p.headsQ))
-      mismatch("batch size or number of query heads");
-    if (!given->lists || (plan.dqLists && !given->dqLists))
-      fail("options.blockMask holds no lists (build it with flare::buildBackwardBlockMask)");
+    detail::checkBlockMask(*given, p, detail::ListShape::of(module->kernel(plan.listsKernel), p), fingerprint,
+                           "backward compilation", "flare::buildBackwardBlockMask", fail);
+    if (plan.dqLists && !given->dqLists)
+      fail("options.blockMask holds no lists for the dQ kernel (build it with flare::buildBackwardBlockMask)");
   }
   std::optional<detail::ListShape> keyLists, queryLists;
   size_t bytes = plan.workspaceBytes;

@@ -69,16 +69,23 @@ uint64_t detail::blockListsFor(const AttentionKernels &kernels, const AttentionP
   if (m.backward)
     fail("options.blockMask holds the backward's lists (flare::buildBackwardBlockMask): the forward reads those "
          "of flare::buildBlockMask");
+  checkBlockMask(m, plan, shape, kernels.config, "tile configuration", "flare::buildBlockMask", fail);
+  return m.lists->ptr();
+}
+
+void detail::checkBlockMask(const BlockMask &m, const AttentionPlan &plan, const ListShape &shape,
+                            const std::string &config, const char *configWhat, const char *builder,
+                            void (*failWith)(const std::string &)) {
   if (!m.lists || m.lists->ptr() == 0)
-    fail("options.blockMask holds no lists (build it with flare::buildBlockMask)");
+    failWith(std::string("options.blockMask holds no lists (build it with ") + builder + ")");
   auto mismatch = [&](const std::string &what) {
-    fail("options.blockMask was built for another " + what + " than this call's; build it with this call's "
-         "tensors and options (flare::buildBlockMask)");
+    failWith("options.blockMask was built for another " + what + " than this call's; build it with this call's "
+             "tensors and options (" + builder + ")");
   };
   if (m.module != plan.module)
     mismatch("attention module (mask, modifiers, head dim, dtype)");
-  if (m.config != kernels.config)
-    mismatch("tile configuration (" + m.config + ", the call's " + kernels.config + ")");
+  if (m.config != config)
+    mismatch(std::string(configWhat) + " (" + m.config + ", the call's " + config + ")");
   if (m.seqQ != plan.seqQ || m.seqKV != plan.seqKV)
     mismatch("sequence length (" + std::to_string(m.seqQ) + " x " + std::to_string(m.seqKV) + ", the call's " +
              std::to_string(plan.seqQ) + " x " + std::to_string(plan.seqKV) + ")");
@@ -87,7 +94,25 @@ uint64_t detail::blockListsFor(const AttentionKernels &kernels, const AttentionP
     mismatch("batch size or number of query heads");
   if (m.lists->bytes() < shape.bytes())
     mismatch("shape (its lists are smaller than this call's)");
-  return m.lists->ptr();
+}
+
+BlockMask detail::newBlockMask(rt::Context &context, const ListShape &shape, const AttentionPlan &plan,
+                               const std::string &config) {
+  BlockMask m;
+  m.lists = std::make_shared<rt::DeviceBuffer>(context, shape.bytes());
+  m.blockM = shape.blockM;
+  m.blockN = shape.blockN;
+  m.batches = shape.batches;
+  m.heads = shape.heads;
+  m.queryBlocks = shape.queryBlocks;
+  m.keyBlocks = shape.keyBlocks;
+  m.module = plan.module;
+  m.config = config;
+  m.batch = plan.batch;
+  m.headsQ = plan.headsQ;
+  m.seqQ = plan.seqQ;
+  m.seqKV = plan.seqKV;
+  return m;
 }
 
 BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
@@ -103,20 +128,7 @@ BlockMask buildBlockMask(rt::KernelCache &cache, const TensorView &q, const Tens
          "(mask class other than generic), or the call takes a form without them (kvLens, a paged cache, "
          "cuSeqlens, split keys, packed GQA rows, or tile.blockLists = -1)");
   const detail::ListShape shape = detail::ListShape::of(*kernels.classifier, plan);
-  BlockMask m;
-  m.lists = std::make_shared<rt::DeviceBuffer>(cache.context(), shape.bytes());
-  m.blockM = shape.blockM;
-  m.blockN = shape.blockN;
-  m.batches = shape.batches;
-  m.heads = shape.heads;
-  m.queryBlocks = shape.queryBlocks;
-  m.keyBlocks = shape.keyBlocks;
-  m.module = plan.module;
-  m.config = kernels.config;
-  m.batch = plan.batch;
-  m.headsQ = plan.headsQ;
-  m.seqQ = plan.seqQ;
-  m.seqKV = plan.seqKV;
+  BlockMask m = detail::newBlockMask(cache.context(), shape, plan, kernels.config);
   launchClassifier(*kernels.classifier, shape, plan, m.lists->ptr(), stream);
   return m;
 }

@@ -20,8 +20,8 @@
 //
 // The query blocks a key block visits come from the mask's formula read transposed (blocksOf over
 // queries), or for a mask of class generic from block lists that `<name>_bwd_block_mask` writes
-// (BlockLists.cpp): blocks the mask keeps entirely run without mask
-// code where the loop form allows, empty ones are never visited.
+// (BlockLists.cpp): blocks the mask keeps entirely run without mask code where the loop form allows,
+// empty ones are never visited.
 //
 //===----------------------------------------------------------------------===//
 #include "Generator.h"
@@ -565,8 +565,11 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
-    Value block = !lists ? (masked ? partialBlock(t, lo, left, fhi) : t) : masked ? list.partialAt(*this, t)
-                                                                                 : list.fullAt(*this, t);
+    Value block;
+    if (lists)
+      block = masked ? list.partialAt(*this, t) : list.fullAt(*this, t);
+    else
+      block = masked ? partialBlock(t, lo, left, fhi) : t;
     FailureOr<Value> next = dqStep(block, masked, loop.getRegionIterArgs()[0]);
     if (failed(next))
       return failure();
