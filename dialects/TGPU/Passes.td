@@ -47,6 +47,32 @@ def TGPUAccelerateDot : Pass<"tgpu-accelerate-dot", "::mlir::ModuleOp"> {
   ];
 }
 
+def TGPUPipelineLoops : Pass<"tgpu-pipeline-loops", "::mlir::ModuleOp"> {
+  let summary = "choose the loops whose wgmma dot operands stream through rings of shared-memory stages";
+  let description = [{
+    The schedule half of software pipelining; convert-tgpu-to-nvvm expands what it marks. For every
+    `scf.for` of every tile kernel, outer loops first:
+    - `#tgpu.pipeline<dot_loop>`: the K loop of one wgmma dot, `acc = dot(load_a(iv), load_b(iv), acc)`
+      (each load behind an optional layout conversion, nothing else in the body): both operands are
+      copied into a ring of stages ahead of the MMAs (TMA, or cp.async where the views have no map).
+    - `#tgpu.pipeline<streamed>`: a loop with an i32 induction variable, not inside another streamed
+      loop, some of whose loads only feed operands of its wgmma dots (through an optional `tile.trans`
+      and layout conversion; A never transposed; a second use only as a B operand of another dot,
+      read from the same swizzled panels), in 2-D blocks of 16-bit elements from a view made outside
+      the loop with contiguous rows, zero padding, and offsets that can be computed for any
+      iteration ahead of it (arith over the induction variable, loop-invariant values and
+      `tile.scalar_load`s of tables; the column offset loop-invariant). Those loads get the unit
+      attribute `tgpu.streamed`: their blocks travel through the loop's ring, the rest of the body
+      runs as written.
+    Loops that are neither stay unmarked (the dots store their operands). A hand-written mark is kept
+    and checked: `#tgpu.pipeline<none>` keeps a loop out of any pipeline, `dot_loop` on a loop of
+    another shape is an error, and `streamed` on a loop none of whose loads can stream, or
+    `tgpu.streamed` on a load that cannot, is an error at that op. Runs after tgpu-accelerate-dot
+    (only wgmma dots stream) and before convert-tgpu-to-nvvm, which streams nothing unmarked.
+  }];
+  let dependentDialects = ["::flare::tgpu::TGPUDialect"];
+}
+
 def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::ModuleOp"> {
   let summary = "place each kernel's shared-memory areas and check that they fit";
   let description = [{
@@ -98,7 +124,7 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        an A operand whose registers already are in the fragment layout (a previous dot's
        accumulator, as P in attention) is read from registers. A dot that stored nothing is left
        in flight (`wgmma.wait_group N` where its result is first used).
-    7. around wgmma dots, loops stream their dot operands: a load whose block only feeds a dot operand
+    7. loops marked by tgpu-pipeline-loops stream their dot operands: a load marked `tgpu.streamed`
        becomes cp.async copies into a ring of up to 3 shared-memory stages, one iteration ahead,
        guarded by `full`/`empty` mbarriers; loop-invariant register operands (Q) are stored once
        before the loop; with two warpgroups and `ping-pong`, they issue their MMAs in turn (named

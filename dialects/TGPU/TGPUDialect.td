@@ -27,6 +27,13 @@ def TGPU_Dialect : Dialect {
     /// across its loop: its descriptors are made at the dot on every iteration rather than hoisted
     /// out of the loop (tgpu-accelerate-dot; Rationale.md).
     static constexpr ::llvm::StringLiteral kDescriptorsAtDotAttrName = "tgpu.descriptors_at_dot";
+    /// Discardable attribute of an `scf.for` of a tile kernel: how its dot operands reach shared
+    /// memory (`#tgpu.pipeline<...>`), chosen by tgpu-pipeline-loops and expanded by
+    /// convert-tgpu-to-nvvm.
+    static constexpr ::llvm::StringLiteral kPipelineAttrName = "tgpu.pipeline";
+    /// Discardable unit attribute of a `tile.load` in a loop marked `#tgpu.pipeline<streamed>`: its
+    /// blocks are copied into the loop's ring of shared-memory stages (tgpu-pipeline-loops).
+    static constexpr ::llvm::StringLiteral kStreamedAttrName = "tgpu.streamed";
   }];
 }
 
@@ -44,6 +51,28 @@ def TGPU_MmaEngineAttr : EnumAttr<TGPU_Dialect, TGPU_MmaEngine, "mma"> {
     on operands in shared memory (A possibly in registers); `#tgpu.mma<mma_sync>`: as warp-level
     mma.sync.m16n8k16 on register fragments (sm_80 and later). tgpu-accelerate-dot chooses it for every
     dot without one; a hand-written choice is kept when it fits.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def TGPU_PipelineKind : I32EnumAttr<"PipelineKind", "how a loop's dot operands reach shared memory", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"DotLoop", 1, "dot_loop">,
+    I32EnumAttrCase<"Streamed", 2, "streamed">]> {
+  let cppNamespace = "::flare::tgpu";
+  let genSpecializedAttr = 0;
+}
+
+def TGPU_PipelineKindAttr : EnumAttr<TGPU_Dialect, TGPU_PipelineKind, "pipeline"> {
+  let summary = "the software pipeline of an scf.for around wgmma dots";
+  let description = [{
+    `scf.for ... {tgpu.pipeline = #tgpu.pipeline<streamed>}`: the loads of the body marked
+    `tgpu.streamed` are copied into a ring of shared-memory stages (TMA or cp.async, a stage or more
+    ahead of the iteration that reads it, `full`/`empty` mbarriers per stage) and the dots read their
+    operands there. `#tgpu.pipeline<dot_loop>`: the loop is the K loop of one dot,
+    `acc = dot(load(iv), load(iv), acc)`, whose two operands are copied into a ring of their own.
+    `#tgpu.pipeline<none>`: the loop runs as written (each dot stores its operands). tgpu-pipeline-loops
+    chooses it for every loop without one and checks a hand-written one.
   }];
   let assemblyFormat = "`<` $value `>`";
 }

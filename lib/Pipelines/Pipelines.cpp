@@ -89,6 +89,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(tile::createTileDecomposeOnlineSoftmax());
     pm.addPass(tgpu::createTGPUAssignLayouts());
     pm.addPass(tgpu::createTGPUAccelerateDot({options.arch}));
+    pm.addPass(tgpu::createTGPUPipelineLoops());
     return;
   case Stage::Kernels: {
     tgpu::ConvertTGPUToNVVMOptions lowering;

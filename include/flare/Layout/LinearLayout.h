@@ -135,6 +135,25 @@ private:
   Bases bases_[kNumInputs];
 };
 
+/// How many consecutive registers of `layout` hold consecutive elements of dimension `dim`: the low
+/// register bits whose bases are (0, .., 1, .., 0), (0, .., 2, .., 0), ... (at most `maxElems`).
+inline int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems) {
+  const auto &reg = layout.bases(LayoutInput::Reg);
+  int n = 1;
+  for (size_t bit = 0; bit < reg.size() && n * 2 <= maxElems; ++bit) {
+    LinearLayout::Coord want(layout.rank(), 0);
+    want[dim] = n;
+    if (reg[bit] != want)
+      break;
+    n *= 2;
+  }
+  return n;
+}
+/// contiguousRegsAlong the last dimension.
+inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
+  return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
+}
+
 } // namespace flare
 
 #endif // FLARE_LAYOUT_LINEARLAYOUT_H

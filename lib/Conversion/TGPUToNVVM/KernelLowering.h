@@ -330,11 +330,9 @@ private:
                       SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerForGeneric(scf::ForOp op);
-  /// A K loop whose body is only `acc = dot(load_a(iv), load_b(iv), acc)` (each load behind its
-  /// layout conversion) and whose dot runs on wgmma: the operands stream through a ring of
-  /// kPipelineStages shared-memory stages filled by cp.async, so copies of the next steps overlap
-  /// the MMAs of this one. Returns the two loads, or nothing when the loop has another shape.
-  std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(scf::ForOp op);
+  /// A loop marked #tgpu.pipeline<dot_loop> (tgpu::matchPipelinedDotLoop's `loads`): the operands
+  /// stream through a ring of shared-memory stages (TMA, or cp.async), so copies of the next steps
+  /// overlap the MMAs of this one.
   LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
   /// The K loop of a pipelined dot over [lb, ub) by step, carrying the accumulator as wgmma's struct
   /// (its registers are never read while an MMA group is in flight): `body(iv, acc)` emits one
@@ -430,7 +428,9 @@ private:
   /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
   /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
   SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
-  SmallVector<Stream> matchStreamedLoop(scf::ForOp op);
+  /// The streams of a loop marked #tgpu.pipeline<streamed>: its loads marked tgpu.streamed whose views
+  /// are lowered (empty for any other loop).
+  SmallVector<Stream> streamsOf(scf::ForOp op);
   /// Dots of `op`'s body whose A operand is carried and enters the loop as zeros (nothing to
   /// multiply in the first iteration) and whose accumulator is carried too.
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
@@ -690,7 +690,6 @@ private:
   Value loadScalar(tile::ScalarLoadOp load, Value base, Value offset);
   /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
   SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
-  bool isRecomputable(Value v, scf::ForOp op);
   /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
   /// else K-major) at byte offset `base`; returns whether B was stored N-major.
   bool storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base);

@@ -417,58 +417,6 @@ Value KernelLowering::lazyRegister(Value v, int reg) {
   return value;
 }
 
-std::optional<std::array<tile::LoadOp, 2>> KernelLowering::matchPipelinedDotLoop(scf::ForOp op) {
-  if (!wgmma || op.getNumRegionIterArgs() != 1)
-    return std::nullopt;
-  Block *body = op.getBody();
-  auto yield = cast<scf::YieldOp>(body->getTerminator());
-  tile::DotOp dot;
-  for (Operation &inner : body->without_terminator())
-    if (auto d = dyn_cast<tile::DotOp>(inner)) {
-      if (dot)
-        return std::nullopt;
-      dot = d;
-    }
-  if (!dot || !runsOnWgmma(dot) || dot.getC() != op.getRegionIterArgs()[0] || yield.getOperand(0) != dot.getResult() ||
-      !dot->hasOneUse())
-    return std::nullopt;
-  std::array<tile::LoadOp, 2> loads;
-  SmallPtrSet<Operation *, 8> expected = {dot, yield};
-  for (int which = 0; which < 2; ++which) {
-    Value operand = dot->getOperand(which);
-    if (auto conv = operand.getDefiningOp<ConvertLayoutOp>()) {
-      if (!conv->hasOneUse() || conv->getBlock() != body)
-        return std::nullopt;
-      expected.insert(conv);
-      operand = conv.getSrc();
-    }
-    auto load = operand.getDefiningOp<tile::LoadOp>();
-    if (!load || load->getBlock() != body || !load->hasOneUse())
-      return std::nullopt;
-    auto type = load.getResult().getType();
-    auto it = views.find(load.getView());
-    // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
-    if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
-        contiguousRegs(layoutOf(load.getResult()), 8) != 8)
-      return std::nullopt;
-    if (auto pad = load.getPaddingAttr())
-      if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
-        return std::nullopt;
-    if (load.getRowPieces() ||
-        !llvm::all_of(load.getOffsets(), [&](Value v) { return v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v); }))
-      return std::nullopt;
-    // B must run along N to be copied N-major.
-    if (which == 1 && contiguousRegsAlong(layoutOf(load.getResult()), 1, 8) != 8)
-      return std::nullopt;
-    expected.insert(load);
-    loads[which] = load;
-  }
-  for (Operation &inner : *body)
-    if (!expected.contains(&inner))
-      return std::nullopt;
-  return loads;
-}
-
 Value KernelLowering::accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value step,
                                       const std::function<Value(Value, Value)> &body) {
   auto loop = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{packAccumulator(flatten(op.getInitArgs()))});

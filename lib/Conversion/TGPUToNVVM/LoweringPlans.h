@@ -9,6 +9,7 @@
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_LOWERINGPLANS_H
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_LOWERINGPLANS_H
 
+#include "flare/Dialect/TGPU/Pipelining.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 #include "flare/Layout/LinearLayout.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -48,20 +49,6 @@ struct ViewInfo {
   bool unitInnerStride = false;  // the innermost stride is the constant 1: rows are contiguous
 };
 
-/// How many consecutive registers of `layout` hold consecutive elements of the last dimension: the
-/// low register bits whose bases are (0, ..., 1), (0, ..., 2), ... (at most `maxElems`).
-inline int contiguousRegsAlong(const LinearLayout &layout, int dim, int maxElems) {
-  const auto &reg = layout.bases(LayoutInput::Reg);
-  int n = 1;
-  for (size_t bit = 0; bit < reg.size() && n * 2 <= maxElems; ++bit) {
-    LinearLayout::Coord want(layout.rank(), 0);
-    want[dim] = n;
-    if (reg[bit] != want)
-      break;
-    n *= 2;
-  }
-  return n;
-}
 /// The bits of input `in` whose basis is zero: registers (or threads) differing in them hold the same
 /// element, so only the one with those bits clear needs to write it.
 inline int zeroBasisMask(const LinearLayout &layout, LayoutInput in) {
@@ -114,10 +101,6 @@ inline bool definedBefore(Value v, Operation *op) {
   return false;
 }
 
-inline int contiguousRegs(const LinearLayout &layout, int maxElems) {
-  return contiguousRegsAlong(layout, layout.rank() - 1, maxElems);
-}
-
 struct LazyTile {
   Attribute layoutAttr;
   LinearLayout layout;
@@ -167,19 +150,9 @@ struct BarrierRing {
   int stages;
 };
 
-/// A load in a loop body whose block feeds one wgmma dot operand only (through tile.trans and the
-/// dot's layout conversion), or two B operands from swizzled panels: it streams through a ring of shared-memory stages filled by cp.async
-/// one iteration ahead (StreamedLoop.cpp) and never occupies registers.
-struct Stream {
-  tile::LoadOp load;
-  Value operand;       // the dot operand fed by the load
-  bool innerIsK;       // the load's last dimension is the dot's K
-  int64_t k;           // the dot's K
-  int64_t bytes;       // one stage of this operand
+/// A streamed load (tgpu-pipeline-loops' facts) and where its block sits inside a stage of the ring.
+struct Stream : tgpu::StreamedLoad {
   int64_t offset = 0;  // its byte offset inside a stage
-  bool swizzled;       // copied into 128-byte swizzled panels (rows of a multiple of 64 elements)
-  Value twin;          // a second B operand read from the same (swizzled) panels, or null
-  bool twinNMajor = false; // the twin reads them along N (else along K)
 };
 
 /// A streamed loop's ring of shared-memory stages: where it is, its barriers, how stages are filled.

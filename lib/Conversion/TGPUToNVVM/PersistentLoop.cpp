@@ -312,8 +312,8 @@ bool KernelLowering::crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, 
     if (chain.empty() && loop != op)
       return false;
     SmallVector<Stream> mine =
-        loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : matchStreamedLoop(loop);
-    if (mine.size() != streams.size() || matchPipelinedDotLoop(loop))
+        loop == op ? SmallVector<Stream>(streams.begin(), streams.end()) : streamsOf(loop);
+    if (mine.size() != streams.size() || pipelineOf(loop) == PipelineKind::DotLoop)
       return false;
     for (auto [x, y] : llvm::zip(mine, streams)) {
       if (x.bytes != y.bytes || x.swizzled != y.swizzled || x.innerIsK != y.innerIsK || x.k != y.k)

@@ -1,8 +1,9 @@
 //===- StreamedLoop.cpp - wgmma operands streamed into shared memory ahead of use ===//
 //
-// A loop on the wgmma path whose body loads blocks that only feed dot operands (K and V of an
-// attention loop) gets those loads replaced by asynchronous copies into a ring of S shared-memory
-// stages (3 when they fit, else 2), each guarded by a `full` and an `empty` mbarrier:
+// A loop marked #tgpu.pipeline<streamed> by tgpu-pipeline-loops (its body loads blocks that only feed
+// wgmma dot operands, K and V of an attention loop, marked tgpu.streamed) gets those loads replaced
+// by asynchronous copies into a ring of S shared-memory stages (3 when they fit, else 2), each
+// guarded by a `full` and an `empty` mbarrier:
 //
 //     prologue:  copy(iteration 0) -> stage 0; arrive on full[0] once the copies land
 //     body i:    if i + 1 < n: wait empty[(i+1) % S] for iteration i + 1 - S (when there was one),
@@ -40,20 +41,6 @@
 
 namespace flare::tgpu::lowering {
 
-bool KernelLowering::isRecomputable(Value v, scf::ForOp op) {
-  if (v == op.getInductionVar() || op.isDefinedOutsideOfLoop(v))
-    return true;
-  Operation *def = v.getDefiningOp();
-  // An indirection table (tile.scalar_load: memory the kernel never writes) reads the same later.
-  if (auto load = dyn_cast_or_null<tile::ScalarLoadOp>(def))
-    return def->getBlock() == op.getBody() && isRecomputable(load.getBase(), op) &&
-           isRecomputable(load.getOffset(), op);
-  if (!def || def->getBlock() != op.getBody() || !isa<arith::ArithDialect>(def->getDialect()) ||
-      def->getNumRegions() != 0 || def->getNumResults() != 1 || isa<ShapedType>(v.getType()))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value operand) { return isRecomputable(operand, op); });
-}
-
 Value KernelLowering::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
   if (v == op.getInductionVar())
     return iv;
@@ -87,87 +74,20 @@ Value KernelLowering::loadScalar(tile::ScalarLoadOp load, Value base, Value offs
   return LLVM::LoadOp::create(b, loc, elem, addr);
 }
 
-SmallVector<Stream> KernelLowering::matchStreamedLoop(scf::ForOp op) {
+SmallVector<Stream> KernelLowering::streamsOf(scf::ForOp op) {
   SmallVector<Stream> streams;
-  if (!wgmma || inStreamedLoop || !op.getInductionVar().getType().isInteger(32))
+  if (pipelineOf(op) != PipelineKind::Streamed)
     return streams;
-  // load -> [tile.trans] -> [tgpu.convert_layout] -> a wgmma dot operand of this body (not its C).
-  struct Use {
-    Value operand;
-    bool transposed = false;
-    tile::DotOp dot;
-  };
-  auto follow = [&](OpOperand &use) -> std::optional<Use> {
-    Use found;
-    Value value = use.get();
-    Operation *user = use.getOwner();
-    if (auto trans = dyn_cast<tile::TransOp>(user)) {
-      if (!trans->hasOneUse())
-        return std::nullopt;
-      found.transposed = true;
-      value = trans.getResult();
-      user = *value.getUsers().begin();
-    }
-    if (auto conv = dyn_cast<ConvertLayoutOp>(user)) {
-      if (!conv->hasOneUse())
-        return std::nullopt;
-      value = conv.getResult();
-      user = *value.getUsers().begin();
-    }
-    auto dot = dyn_cast<tile::DotOp>(user);
-    if (!dot || dot->getBlock() != op.getBody() || !runsOnWgmma(dot) || dot.getC() == value)
-      return std::nullopt;
-    found.operand = value;
-    found.dot = dot;
-    return found;
-  };
-  for (Operation &inner : op.getBody()->without_terminator()) {
-    auto load = dyn_cast<tile::LoadOp>(inner);
-    if (!load || load->use_empty() || !llvm::hasNItemsOrLess(load->getUses(), 2))
+  for (auto load : op.getBody()->getOps<tile::LoadOp>()) {
+    if (!isStreamed(load))
       continue;
-    SmallVector<Use> uses;
-    for (OpOperand &use : load->getUses())
-      if (std::optional<Use> found = follow(use))
-        uses.push_back(*found);
-    if (!llvm::hasNItems(load->getUses(), uses.size()))
-      continue;
-    tile::DotOp dot = uses.front().dot;
-    Value value = uses.front().operand;
-    const bool transposed = uses.front().transposed;
-    const bool isB = dot.getB() == value;
-    // A must be K-major (no transpose); B may run along K (after a transpose) or along N.
-    if (!isB && transposed)
-      continue;
-    auto type = load.getResult().getType();
-    auto it = views.find(load.getView());
-    // cp.async copies 16-byte rows of 8 contiguous 16-bit elements and zero-fills what lies outside.
-    if (it == views.end() || !it->second.unitInnerStride || type.getElementTypeBitWidth() != 16 ||
-        type.getRank() != 2 || type.getDimSize(0) % 8 != 0)
-      continue;
-    if (auto pad = load.getPaddingAttr())
-      if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
-        continue;
-    // The column offset is checked for alignment once, before the loop; the others may vary.
-    if (!op.isDefinedOutsideOfLoop(load.getOffsets().back()) ||
-        !llvm::all_of(load.getOffsets(), [&](Value o) { return isRecomputable(o, op); }))
+    // The view is lowered before the loop (a loop checked as the continuation of an earlier loop's
+    // ring may come before its views: then it does not continue that ring).
+    std::optional<StreamedLoad> match = matchStreamedLoad(load, op);
+    if (!match || !views.count(load.getView()))
       continue;
     Stream s;
-    s.load = load;
-    s.operand = value;
-    s.innerIsK = !isB || transposed;
-    s.k = dot.getA().getType().getDimSize(1);
-    s.bytes = type.getNumElements() * 2;
-    // B operands whose rows are whole 128-byte panels take the swizzled layout.
-    s.swizzled = isB && type.getDimSize(1) % 64 == 0 && type.getDimSize(0) % 8 == 0;
-    // A second use: another B operand, read from the same swizzled panels (the panels of a block are
-    // the same bytes for B along K, after a transpose, and along N: only the descriptor differs).
-    if (uses.size() == 2) {
-      Use &twin = uses[1];
-      if (!s.swizzled || twin.dot.getB() != twin.operand)
-        continue;
-      s.twin = twin.operand;
-      s.twinNMajor = !twin.transposed;
-    }
+    static_cast<StreamedLoad &>(s) = *match;
     streams.push_back(s);
   }
   return streams;
@@ -278,11 +198,11 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
         llvm::any_of(next->getResultTypes(), [](Type t) { return isa<ShapedType>(t); }))
       return std::nullopt;
   auto loop = dyn_cast_or_null<scf::ForOp>(next);
-  if (!loop || matchPipelinedDotLoop(loop))
+  if (!loop || pipelineOf(loop) != PipelineKind::Streamed)
     return std::nullopt;
   StageCopies copies;
   copies.loop = loop;
-  copies.streams = matchStreamedLoop(loop);
+  copies.streams = streamsOf(loop);
   if (copies.streams.size() != streams.size())
     return std::nullopt;
   for (auto [mine, theirs] : llvm::zip(streams, copies.streams)) {

@@ -49,6 +49,9 @@ LogicalResult KernelLowering::run() {
   });
   if (missing.wasInterrupted())
     return failure();
+  // tgpu-pipeline-loops' marks (hand-written, or left on IR changed since) must still hold.
+  if (failed(verifyPipelineMarks(func)))
+    return failure();
 
   MLIRContext *ctx = b.getContext();
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
@@ -508,9 +511,10 @@ void KernelLowering::shuffleConvert(const LinearLayout::WarpShuffle &plan, Type 
 }
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
-  if (auto loads = matchPipelinedDotLoop(op))
-    return lowerPipelinedDotLoop(op, *loads);
-  SmallVector<Stream> streams = matchStreamedLoop(op);
+  // tgpu-pipeline-loops' marks: a K loop of one dot, or a loop whose marked loads stream.
+  if (pipelineOf(op) == PipelineKind::DotLoop)
+    return lowerPipelinedDotLoop(op, *matchPipelinedDotLoop(op)); // run() checked the mark
+  SmallVector<Stream> streams = streamsOf(op);
   // A streamed loop issues its first copies ahead of the invariant operands' stores (Q's loads from
   // global memory and the first K/V copies are then in flight together).
   Operation *beforeInvariant = streams.empty() ? nullptr : i32(0).getDefiningOp();

@@ -37,6 +37,16 @@ LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitOpError() << "'" << kDescriptorsAtDotAttrName << "' is a unit attribute of a tile.dot";
     return success();
   }
+  if (attr.getName() == kPipelineAttrName) {
+    if (op->getName().getStringRef() != "scf.for" || !isa<PipelineKindAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kPipelineAttrName << "' is a #tgpu.pipeline<...> of an scf.for";
+    return success();
+  }
+  if (attr.getName() == kStreamedAttrName) {
+    if (op->getName().getStringRef() != "tile.load" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kStreamedAttrName << "' is a unit attribute of a tile.load";
+    return success();
+  }
   if (attr.getName() != kMmaAttrName)
     return success();
   if (op->getName().getStringRef() != "tile.dot")

@@ -1,0 +1,68 @@
+//===- Pipelining.h - Which loops stream their dot operands ----*- C++ -*-===//
+//
+// The schedule half of software pipelining. tgpu-pipeline-loops decides which scf.for loops of a
+// tile kernel copy their wgmma dot operands through rings of shared-memory stages, and which of their
+// loads stream; it records that as `#tgpu.pipeline<...>` on the loop and `tgpu.streamed` on the loads.
+// convert-tgpu-to-nvvm expands the marked loops into rings; the facts of one streamed load (which
+// operand it feeds, along which dimension, how many bytes a stage holds) are derived here for both.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_DIALECT_TGPU_PIPELINING_H
+#define FLARE_DIALECT_TGPU_PIPELINING_H
+
+#include "flare/Dialect/TGPU/TGPUDialect.h"
+#include "flare/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
+#include <optional>
+
+namespace flare::tgpu {
+
+/// How one load of a streamed loop feeds the loop's wgmma dots: load -> [tile.trans] ->
+/// [tgpu.convert_layout] -> the A or B operand of a dot of the body (never its accumulator).
+struct StreamedLoad {
+  tile::LoadOp load;
+  mlir::Value operand;      // the dot operand the load feeds (its first use)
+  bool innerIsK = false;    // the load's last dimension is the dot's K (K-major A or B)
+  int64_t k = 0;            // the dot's K
+  int64_t bytes = 0;        // one block of the load: what one stage holds of it
+  bool swizzled = false;    // copied into 128-byte swizzled panels (B with rows of a multiple of 64)
+  mlir::Value twin;         // a second B operand read from the same swizzled panels, or null
+  bool twinNMajor = false;  // the twin reads them along N (else along K)
+};
+
+/// `v`, a scalar of `loop`'s body, can be computed for any induction value ahead of its iteration:
+/// the induction variable, a value defined outside, pure single-result arith ops of the body over
+/// such values, or a tile.scalar_load of such a base and offset (tables the kernel never writes).
+bool isRecomputableIn(mlir::Value v, mlir::scf::ForOp loop);
+
+/// The facts of `load` (an op of `loop`'s body) as a streamed operand, or nothing when its blocks
+/// cannot stream: 2-D blocks of 16-bit elements with rows of a multiple of 8, a view made outside the
+/// loop with contiguous rows, zero padding, offsets recomputable ahead of their iteration (the column
+/// offset loop-invariant), every use (at most two) a wgmma dot operand of the body, A never transposed,
+/// and a second use only as a B operand read from the first's swizzled panels.
+std::optional<StreamedLoad> matchStreamedLoad(tile::LoadOp load, mlir::scf::ForOp loop);
+
+/// The two loads of a K loop of one pipelined wgmma dot, `acc = dot(load_a(iv), load_b(iv), acc)`
+/// (each load behind an optional layout conversion, nothing else in the body, the accumulator the
+/// loop's only iteration argument), or nothing for a loop of another shape.
+std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(mlir::scf::ForOp loop);
+
+/// Checks the marks in `kernel` (a tile kernel): a dot_loop mark on a loop of that form, a streamed
+/// mark on a loop with an i32 induction variable, outside any streamed loop, with loads marked
+/// tgpu.streamed, each of which can stream (matchStreamedLoad) in its loop. Each mark that fails is an
+/// error at its op.
+mlir::LogicalResult verifyPipelineMarks(mlir::Operation *kernel);
+
+/// The `#tgpu.pipeline<...>` of `loop` (PipelineKind::None when it has none).
+inline PipelineKind pipelineOf(mlir::scf::ForOp loop) {
+  auto mark = loop->getAttrOfType<PipelineKindAttr>(TGPUDialect::kPipelineAttrName);
+  return mark ? mark.getValue() : PipelineKind::None;
+}
+/// `load` is marked `tgpu.streamed`.
+inline bool isStreamed(tile::LoadOp load) { return load->hasAttr(TGPUDialect::kStreamedAttrName); }
+
+} // namespace flare::tgpu
+
+#endif // FLARE_DIALECT_TGPU_PIPELINING_H
