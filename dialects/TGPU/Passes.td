@@ -73,6 +73,19 @@ def TGPUPipelineLoops : Pass<"tgpu-pipeline-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::flare::tgpu::TGPUDialect"];
 }
 
+def TGPUTestTensorMapPlans : Pass<"tgpu-test-tensor-map-plans", "::mlir::ModuleOp"> {
+  let summary = "for tests: annotate the blocks a host-encoded tensor map can move";
+  let description = [{
+    Shows flare::tgpu::planTensorMap (TMA planning, flare/Dialect/TGPU/TensorMapPlan.h) on the IR: every
+    `tile.load` and `tile.store` of 16-bit blocks and every `tile.atomic_add` of f32 blocks in a tile
+    kernel whose view a tensor map can describe gets `tgpu.test.tensor_map = {pointer = P, sizes = [...],
+    strides = [...], outer = N, pieces = K}` (sizes and strides innermost first, each [kind, value]:
+    kind 0 a constant, 1 kernel argument `value`, 2 that argument truncated to i32; N outer dimensions
+    from the view's offset terms). Nothing else changes; convert-tgpu-to-nvvm decides per copy
+    whether it uses the plan.
+  }];
+}
+
 def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::ModuleOp"> {
   let summary = "place each kernel's shared-memory areas and check that they fit";
   let description = [{

@@ -436,13 +436,8 @@ private:
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
 
   // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
-  /// How blocks of type `block` (2-D, 16-bit elements, rows of a multiple of 64, in 128-byte swizzled
-  /// panels in shared memory) of `view` can be copied through a host-encoded tensor map, or nothing: the
-  /// view's sizes and
-  /// strides must be kernel arguments or constants, the last stride 1, and its base a pointer
-  /// argument plus a sum of (value x argument-or-constant stride) terms, each of which becomes an
-  /// outer dimension of the map. Pure analysis; nothing is emitted.
-  /// `sums`: the block is f32 sums a TMA reduce adds (else 16-bit elements a copy moves).
+  /// tgpu::planTensorMap (flare/Dialect/TGPU/TensorMapPlan.h) where this lowering copies by TMA
+  /// (`tma` and a target that has it), else nothing.
   std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block, bool sums = false);
   std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load);
   /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)

@@ -10,6 +10,7 @@
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_LOWERINGPLANS_H
 
 #include "flare/Dialect/TGPU/Pipelining.h"
+#include "flare/Dialect/TGPU/TensorMapPlan.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 #include "flare/Layout/LinearLayout.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -131,17 +132,6 @@ struct TensorMapRead {
   int64_t pieces = 1;                           // row pieces: boxRows x pieces rows per panel
 };
 
-/// What planTensorMap found out about a load's view: the pointer argument, the host-known sizes and
-/// strides of the map (innermost first, each [kind, value] as in `tgpu.tensor_maps`) and the source
-/// values whose products with the outer strides make up the view's base offset.
-struct TensorMapPlan {
-  Value view;                // the block's view (a tile.make_view result)
-  RankedTensorType block;    // the block a copy moves
-  int64_t pieces = 1;        // in this many row pieces, a copy each (tile.load's row_pieces)
-  unsigned pointerArg = 0;
-  SmallVector<std::array<int64_t, 2>> sizes, strides;
-  SmallVector<Value> outerValues;
-};
 
 /// The mbarriers of a ring of `stages` shared-memory stages (streamed loops, the TMA K loop): a `full`
 /// and then an `empty` barrier per stage, 8 bytes each, from byte offset `at` of the shared buffer.

@@ -16,9 +16,10 @@
 //
 //     dims (innermost first) [C, R, 2^31, ...],  strides [1, S, s_1, ..., s_n],  box [64, rows, 1, ...]
 //
-// read at coordinates (col + 64 p, row, x_1, ..., x_n). The outer dimensions are unbounded (the
-// kernel's own arithmetic keeps x_i in range, as it did for the addresses); rows and columns past
-// R and C are zero-filled by the hardware, like the cp.async path's padding.
+// read at coordinates (col + 64 p, row, x_1, ..., x_n); which views qualify and the map's description
+// are an analysis of the IR (flare::tgpu::planTensorMap, TensorMapPlan.h). The outer dimensions are
+// unbounded (the kernel's own arithmetic keeps x_i in range, as it did for the addresses); rows and
+// columns past R and C are zero-filled by the hardware, like the cp.async path's padding.
 //
 // The runtime encodes the maps at launch from the argument values (cuTensorMapEncodeTiled) and passes
 // each as a 128-byte grid-constant parameter after the kernel's own, preceded by an i32 that is 1
@@ -43,112 +44,12 @@
 namespace flare::tgpu::lowering {
 namespace {
 
-constexpr int64_t kPanelBytes = 128; // one swizzle span: a panel's row
-constexpr int64_t kMaxBoxDim = 256;           // TMA's limit per box dimension
-constexpr int kMaxTensorMapRank = 5;
-constexpr int64_t kUnboundedDim = int64_t(1) << 31;
 constexpr int64_t kTensorMapAlign = 64;
-
-/// The columns of a 128-byte panel row: 64 16-bit elements, 32 f32.
-int64_t panelCols(RankedTensorType type) { return kPanelBytes * 8 / type.getElementTypeBitWidth(); }
-
-/// A scalar the host knows at launch, encoded [kind, value] as in `tgpu.tensor_maps`: kind 0 a constant,
-/// 1 kernel argument `value`, 2 the same argument truncated to 32 bits.
-std::optional<std::array<int64_t, 2>> hostScalar(Value v, func::FuncOp func) {
-  bool trunc32 = false;
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() != &func.getBody().front() || !arg.getType().isIntOrIndex())
-        return std::nullopt;
-      return std::array<int64_t, 2>{trunc32 ? 2 : 1, arg.getArgNumber()};
-    }
-    IntegerAttr c;
-    if (matchPattern(v, m_Constant(&c)))
-      return std::array<int64_t, 2>{0, trunc32 ? static_cast<int32_t>(c.getInt()) : c.getInt()};
-    if (auto ext = v.getDefiningOp<arith::ExtSIOp>()) {
-      v = ext.getIn();
-      continue;
-    }
-    if (auto trunc = v.getDefiningOp<arith::TruncIOp>(); trunc && trunc.getType().isInteger(32)) {
-      trunc32 = true;
-      v = trunc.getIn();
-      continue;
-    }
-    return std::nullopt;
-  }
-}
-
-/// The (value, stride) terms of a view base's offset: a sum of products with one host-known factor.
-bool offsetTerms(Value offset, func::FuncOp func, SmallVectorImpl<std::pair<Value, std::array<int64_t, 2>>> &terms) {
-  if (auto add = offset.getDefiningOp<arith::AddIOp>())
-    return offsetTerms(add.getLhs(), func, terms) && offsetTerms(add.getRhs(), func, terms);
-  if (auto mul = offset.getDefiningOp<arith::MulIOp>()) {
-    for (auto [x, s] : {std::pair{mul.getLhs(), mul.getRhs()}, std::pair{mul.getRhs(), mul.getLhs()}})
-      if (auto stride = hostScalar(s, func)) {
-        terms.push_back({x, *stride});
-        return true;
-      }
-  }
-  return false;
-}
-
-/// `v` (an integer) is a multiple of `m` for every value of the kernel's arguments.
-bool knownMultipleOf(Value v, int64_t m) {
-  IntegerAttr c;
-  if (matchPattern(v, m_Constant(&c)))
-    return c.getInt() % m == 0;
-  if (auto mul = v.getDefiningOp<arith::MulIOp>())
-    return knownMultipleOf(mul.getLhs(), m) || knownMultipleOf(mul.getRhs(), m);
-  if (auto add = v.getDefiningOp<arith::AddIOp>())
-    return knownMultipleOf(add.getLhs(), m) && knownMultipleOf(add.getRhs(), m);
-  return false;
-}
-
-/// The view's base pointer argument and its offset terms, or nothing.
-std::optional<BlockArgument> viewBase(tile::MakeViewOp view, func::FuncOp func,
-                                      SmallVectorImpl<std::pair<Value, std::array<int64_t, 2>>> &terms) {
-  Value base = view.getBase();
-  while (auto add = base.getDefiningOp<tile::AddPtrOp>()) {
-    if (!offsetTerms(add.getOffset(), func, terms))
-      return std::nullopt;
-    base = add.getBase();
-  }
-  auto arg = dyn_cast<BlockArgument>(base);
-  if (!arg || arg.getOwner() != &func.getBody().front())
-    return std::nullopt;
-  return arg;
-}
 
 } // namespace
 
 std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type, bool sums) {
-  auto view = viewValue.getDefiningOp<tile::MakeViewOp>();
-  // Copies move 16-bit blocks, reduces add f32 sums; either in panels of 128-byte rows.
-  const unsigned bits = sums ? 32 : 16;
-  if (!tmaEnabled || !view || view.getSizes().size() != 2 || type.getRank() != 2 ||
-      type.getElementTypeBitWidth() != bits || (sums && !type.getElementType().isF32()) ||
-      type.getDimSize(1) % panelCols(type) != 0 || type.getDimSize(0) > kMaxBoxDim || type.getDimSize(0) % 8 != 0)
-    return std::nullopt;
-  SmallVector<std::pair<Value, std::array<int64_t, 2>>> terms;
-  std::optional<BlockArgument> pointer = viewBase(view, func, terms);
-  if (!pointer || 2 + terms.size() > static_cast<size_t>(kMaxTensorMapRank))
-    return std::nullopt;
-  auto cols = hostScalar(view.getSizes()[1], func), rows = hostScalar(view.getSizes()[0], func);
-  auto rowStride = hostScalar(view.getStrides()[0], func), innerStride = hostScalar(view.getStrides()[1], func);
-  if (!cols || !rows || !rowStride || !innerStride || *innerStride != std::array<int64_t, 2>{0, 1})
-    return std::nullopt;
-  TensorMapPlan plan;
-  plan.view = viewValue;
-  plan.block = type;
-  plan.pointerArg = pointer->getArgNumber();
-  plan.sizes = {*cols, *rows};
-  plan.strides = {*innerStride, *rowStride};
-  for (auto &[value, stride] : terms) {
-    plan.sizes.push_back({0, kUnboundedDim});
-    plan.strides.push_back(stride);
-    plan.outerValues.push_back(value);
-  }
-  return plan;
+  return tmaEnabled ? tgpu::planTensorMap(viewValue, type, func, sums) : std::nullopt;
 }
 
 Value KernelLowering::tensorMapsUsable() {
@@ -170,19 +71,13 @@ Value KernelLowering::tensorMapsUsable() {
 }
 
 std::optional<TensorMapPlan> KernelLowering::planTensorMap(tile::LoadOp load) {
-  std::optional<TensorMapPlan> plan = planTensorMap(load.getView(), load.getResult().getType());
-  // A piece's box starts a swizzle atom (8 rows of 128 bytes) where the whole block's would.
-  const int64_t pieces = load.getNumRowPieces();
-  if (!plan || (pieces > 1 && pieceRowsOf(load) % 8 != 0))
-    return std::nullopt;
-  plan->pieces = pieces;
-  return plan;
+  return tmaEnabled ? tgpu::planTensorMap(load, func) : std::nullopt;
 }
 
 TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
   RankedTensorType type = plan.block;
   TensorMapRead read;
-  read.boxCols = panelCols(type);
+  read.boxCols = tmaPanelCols(type);
   read.pieces = plan.pieces;
   read.boxRows = type.getDimSize(0) / plan.pieces;
   read.panels = type.getDimSize(1) / read.boxCols;
