@@ -73,6 +73,21 @@ def TGPUPipelineLoops : Pass<"tgpu-pipeline-loops", "::mlir::ModuleOp"> {
   let dependentDialects = ["::flare::tgpu::TGPUDialect"];
 }
 
+def TGPUWarpSpecialize : Pass<"tgpu-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "choose the streamed loops whose copies a producer warpgroup issues";
+  let description = [{
+    In each tile kernel that asks for a producer warpgroup (`tile.producer_warpgroup = true`, 4 or 8
+    warps, one CTA per SM), marks `tgpu.producer_issued` on the top-level loops marked
+    #tgpu.pipeline<streamed> (tgpu-pipeline-loops) whose copies that warpgroup can issue on its own:
+    their bounds, views and load offsets computed from the kernel's arguments and program ids, and
+    every streamed block moved by a tensor map into 128-byte swizzled panels. convert-tgpu-to-nvvm
+    gives the kernel the warpgroup (register budgets through setmaxnreg, its copy loops, named
+    barriers for the consumers) where it copies by TMA and some loop or operand needs it; the
+    consumers copy for unmarked loops themselves.
+  }];
+  let dependentDialects = ["::flare::tgpu::TGPUDialect"];
+}
+
 def TGPUTestTensorMapPlans : Pass<"tgpu-test-tensor-map-plans", "::mlir::ModuleOp"> {
   let summary = "for tests: annotate the blocks a host-encoded tensor map can move";
   let description = [{
@@ -151,7 +166,8 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        those copies out (the kernel is then marked `tgpu.tma_required`; a smaller kernel for
        launchers that check their views first). See TensorMaps.cpp.
     9. a kernel marked `tile.producer_warpgroup = true` (4 or 8 warps, one CTA per SM) gets one
-       more warpgroup that issues the TMA copies of its top-level streamed loops and exits; the
+       more warpgroup that issues the TMA copies of its loops marked `tgpu.producer_issued` by
+       tgpu-warp-specialize and exits; the
        kernel's own warps only wait for and release the stages, their CTA barriers become named
        barrier 3, and setmaxnreg moves registers from the producer (40) to them. See
        ProducerWarpgroup.cpp.

@@ -34,6 +34,9 @@ def TGPU_Dialect : Dialect {
     /// Discardable unit attribute of a `tile.load` in a loop marked `#tgpu.pipeline<streamed>`: its
     /// blocks are copied into the loop's ring of shared-memory stages (tgpu-pipeline-loops).
     static constexpr ::llvm::StringLiteral kStreamedAttrName = "tgpu.streamed";
+    /// Discardable unit attribute of an `scf.for` marked `#tgpu.pipeline<streamed>`: a producer
+    /// warpgroup, where the kernel has one, issues the loop's copies (tgpu-warp-specialize).
+    static constexpr ::llvm::StringLiteral kProducerIssuedAttrName = "tgpu.producer_issued";
   }];
 }
 

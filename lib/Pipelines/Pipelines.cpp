@@ -90,6 +90,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(tgpu::createTGPUAssignLayouts());
     pm.addPass(tgpu::createTGPUAccelerateDot({options.arch}));
     pm.addPass(tgpu::createTGPUPipelineLoops());
+    pm.addPass(tgpu::createTGPUWarpSpecialize());
     return;
   case Stage::Kernels: {
     tgpu::ConvertTGPUToNVVMOptions lowering;

@@ -3,7 +3,7 @@
 // columns (a prefix of the N columns': wgmma's fragments run in 8-column groups), the others keeping
 // the accumulator's values. The attention generator sets them on Q K^T and P V when a head dim lies
 // between powers of two (96 in tiles of 128).
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // K = 64 with k_extent = 32: two of the four 16-deep steps.
 // CHECK-LABEL: gpu.func @k_extent

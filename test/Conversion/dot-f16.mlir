@@ -2,7 +2,7 @@
 // (tgpu-accelerate-dot for sm_90a, as flarec runs it): the operands are stored to shared
 // memory as f16 and the warpgroup MMA is typed f16. The mma.sync path (every other architecture) is in
 // dot-f16-mma-sync.mlir.
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // [64, 32] x [32, 64] on 4 warps (one warpgroup, 16 rows per warp), as @warpgroup_64x64 in dot.mlir.
 // CHECK-LABEL: gpu.func @warpgroup_f16

@@ -3,7 +3,7 @@
 // convert-tgpu-to-nvvm lowers each as marked: mma.sync for the first (each warp's 16 rows x 64 columns
 // in 8 blocks of 16 x 8, times 4 K steps of 16: 32), one warpgroup MMA m64n64k16 per K step (4) for
 // the second.
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // CHECK-LABEL: gpu.func @mixed
 // CHECK-COUNT-32: nvvm.mma.sync

@@ -6,7 +6,7 @@
 // #tgpu.mma<wgmma> and becomes warpgroup tgpu.wgmma m64nNk16 on operands stored to shared memory; any
 // other dot is marked #tgpu.mma<mma_sync> and stays mma.sync.
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,MMA
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,WGMMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefixes=CHECK,WGMMA
 //
 // Prefixes: CHECK holds for both runs, MMA for the unmarked one, WGMMA for the one after tgpu-accelerate-dot.
 

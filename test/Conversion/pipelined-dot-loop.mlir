@@ -1,4 +1,4 @@
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s
 
 // A K loop that is exactly acc = dot(load(iv), load(iv), acc) on the wgmma path streams its operands
 // through a 3-slot shared-memory ring filled by cp.async (16-byte copies, zero-filled past the view):

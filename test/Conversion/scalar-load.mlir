@@ -16,8 +16,8 @@
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --mlir-print-op-generic | flare-opt -split-input-file | FileCheck %s
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefix=NVVM
-// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --tgpu-accelerate-dot="arch=sm_90a" --tgpu-pipeline-loops --convert-tgpu-to-nvvm="arch=sm_90a tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=TMA
-// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --tgpu-accelerate-dot="arch=sm_90a" --tgpu-pipeline-loops --convert-tgpu-to-nvvm="arch=sm_90a tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=CPASYNC
+// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --tgpu-accelerate-dot="arch=sm_90a" --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="arch=sm_90a tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=TMA
+// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --tgpu-accelerate-dot="arch=sm_90a" --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="arch=sm_90a tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=CPASYNC
 
 // A 16-row block whose first row is read from a table: table[i] is the row offset of the tile.load.
 // CHECK-LABEL: func.func @row_from_table

@@ -10,7 +10,7 @@
 // also has a small reduction gets it at the reduction. Fixed; kept as a regression test.
 //
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --convert-tgpu-to-nvvm=max-shared-bytes=512 --tgpu-allocate-shared-memory=max-shared-bytes=512 -verify-diagnostics
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm='max-shared-bytes=512' --tgpu-allocate-shared-memory=max-shared-bytes=512 -verify-diagnostics
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm='max-shared-bytes=512' --tgpu-allocate-shared-memory=max-shared-bytes=512 -verify-diagnostics
 
 // mma.sync: A [16, 16] and B [16, 8] in bf16 go through shared memory, 512 + 256 = 768 bytes.
 func.func @one_mma(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {

@@ -4,7 +4,7 @@
 // first K step's descriptor and adds the later steps' offsets after it, so that LICM cannot hoist
 // every K step's 64-bit descriptor out of the loop (registers held across it: the backward's
 // spills). With one such dot (the forward's Q) the descriptors stay loop-invariant.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 
 // CHECK-LABEL: gpu.func @two_resident(
 // CHECK-NOT: llvm.inline_asm {{.*}}"mov.b64 $0, $1;"

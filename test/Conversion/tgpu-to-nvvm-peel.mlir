@@ -6,7 +6,7 @@
 // index 0). Here the peeled iteration issues only S's four MMAs (one commit group) and yields P
 // (the accumulator's zeros fold away); the loop issues S's and P V's (register A, inline asm).
 // Without the attribute, or when A starts as anything but zeros, nothing is peeled.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 
 // CHECK-LABEL: gpu.func @peeled(
 // CHECK: scf.if %{{.*}} -> (bf16,

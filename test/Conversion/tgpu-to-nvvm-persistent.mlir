@@ -16,15 +16,15 @@
 // instance to the next (given once before the tile loop, taken back once after it), and with
 // nothing of the consumers' own to protect, the instance ends without a barrier (but for launches
 // whose maps did not encode).
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // With `tile.pair_instances = false` every CTA takes one instance per turn, c + turn * G, in both
 // warpgroup roles; nothing else changes.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
 // With `tile.operands_after_first_stage = true` the producer copies each instance's operand after
 // the first stage of the instance's loop (or after the loop when it runs no iteration), not before
 // the loop; a kernel lowered with the element-wise fallback keeps it first.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
+// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // LATE-LABEL: gpu.func @persistent(
 // LATE: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {

@@ -10,8 +10,8 @@
 // that the producer numbers the second loop's ring index on from the first loop's count.
 // Without the attribute, with two CTAs per SM (setmaxnreg needs one), without TMA, or when no
 // streamed loop is one the producer can issue, the kernel keeps its 256 threads.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOTMA
 
 // 8 warps of consumers and 4 of the producer; setmaxnreg is honoured with one CTA per SM only.
 // CHECK-LABEL: gpu.func @produced(

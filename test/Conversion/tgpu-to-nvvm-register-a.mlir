@@ -8,15 +8,15 @@
 // loop: the operand is released neither in the loop's last iteration nor after the loop. The loop's
 // dots then run wgmma with A from registers (inline PTX, four 32-bit A registers and B's
 // descriptor) instead of `tgpu.wgmma` with two descriptors.
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // Without the attribute the dots read the operand from shared memory through descriptors and the
 // operand is released after the last product reading it (see tgpu-to-nvvm-persistent.mlir).
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SMEM
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SMEM
 // With the element-wise TMA fallback (the default) the attribute is not honoured: the kernel is the
 // one lowered without it, byte for byte.
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1 tma-fallback=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.registers
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.smem
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.registers
+// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.smem
 // RUN: diff %t.registers %t.smem
 
 // CHECK-LABEL: gpu.func @persistent(

@@ -4,8 +4,8 @@
 // barriers between the loops), the second loop numbers its iterations on from the first loop's (stage
 // and phase of ring index first + t), and the first loop's last iteration issues the second loop's
 // first copies; the second loop issues them itself only when the first one ran no iteration.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=TMA
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=TMA
 
 // One ring of 3 stages: 6 barriers, initialised once (with TMA also A's own barrier, 7).
 // CHECK-LABEL: gpu.func @continued(

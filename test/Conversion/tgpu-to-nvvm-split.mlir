@@ -7,7 +7,7 @@
 // barrier, then thread 0 releases the flag (fence.acq_rel.gpu, flag = 1). tile.split_load: thread 0
 // waits for the flag with acquire loads (trapping after 2^30 polls) and clears it, a barrier, then
 // every thread loads its registers back.
-// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 
 // CHECK-LABEL: gpu.func @pieces(
 // CHECK-SAME: %arg0: !llvm.ptr<1>, %arg1: i32, %arg2: i32, %arg3: i32, %arg4: i32, %[[WS:arg5]]: !llvm.ptr<1>)

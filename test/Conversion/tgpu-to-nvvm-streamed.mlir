@@ -6,8 +6,8 @@
 // issuing their MMAs (named barriers 1 and 2). These are the cp.async paths (tma=0); with TMA the same
 // views are copied through tensor maps (tgpu-to-nvvm-tma.mlir). Last: the loop nested in another,
 // with A stored before the outer one.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma=0 ping-pong=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOPP
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0 ping-pong=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOPP
 
 // The ring (3 x 8 KiB, 1024-byte aligned) and its 6 mbarriers sit after A's 16 KiB: 16384 + 24576 + 48.
 // B (rows of 64 elements, 128 bytes) lands in the 128-byte swizzled layout: its descriptors carry

@@ -6,10 +6,10 @@
 // thread 0 waits for it to have read the panels before the next step writes them, and before the
 // kernel returns. Launches whose maps did not encode add element by element; sm_80, or a view the
 // host cannot describe, add element by element only.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot=arch=sm_80 --tgpu-pipeline-loops --convert-tgpu-to-nvvm=arch=sm_80 --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SM80
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOFB
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --convert-tgpu-machine-to-nvvm | FileCheck %s --check-prefix=NVVM
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot=arch=sm_80 --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm=arch=sm_80 --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SM80
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOFB
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --convert-tgpu-machine-to-nvvm | FileCheck %s --check-prefix=NVVM
 
 // A 64 x 64 f32 block added on every step of a loop: the map is [64 columns, rows] of f32 with
 // 32 x 64 boxes; the staging is 16384 bytes (two panels of 64 rows x 128 bytes).

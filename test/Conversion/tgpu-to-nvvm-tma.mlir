@@ -3,9 +3,9 @@
 // i32 "maps encoded" flag, then one 128-byte tensor map per view, described in tgpu.tensor_maps for
 // the runtime); thread 0 announces each stage's bytes on its `full` mbarrier and issues one
 // cp.async.bulk.tensor per 64-column panel. Launches whose maps did not encode take the other path.
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot=arch=sm_80 --tgpu-pipeline-loops --convert-tgpu-to-nvvm=arch=sm_80 --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SM80
-// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --convert-tgpu-to-nvvm="tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOFB
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot=arch=sm_80 --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm=arch=sm_80 --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SM80
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=NOFB
 
 // A streamed B whose view starts at a per-program offset (pid * ldb): the map is 3-D, [64 columns,
 // n rows, unbounded] with strides [1, 64, ldb (argument 4)], read at (0, row, pid).

@@ -594,13 +594,15 @@ private:
   static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
   static constexpr int kProducerBarrier = 7; // named barrier of the producer warpgroup's own threads
   SmallVector<ProducerLoop> producerLoops;
-  /// The producer can compute `v` (a scalar or view of the kernel's top level) from the kernel's
-  /// arguments and program ids alone (so `v` is also the same for every thread of the CTA).
+  /// computableFromProgramIds (Pipelining.h): the producer can compute `v` (a scalar or view of the
+  /// kernel's top level) from the kernel's arguments and program ids alone (so `v` is also the same
+  /// for every thread of the CTA).
   bool producerCanCompute(Value v);
   DenseMap<Value, bool> producerComputable;
-  /// The producer can issue every copy of `loop` (a top-level loop whose bounds and load offsets it
-  /// can compute).
-  bool producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams);
+  /// The producer issues the copies of `loop`: the kernel has one and the loop is marked
+  /// tgpu.producer_issued (tgpu-warp-specialize: top-level, bounds and load offsets it can compute,
+  /// every block by TMA).
+  bool producerCanIssue(scf::ForOp loop);
   /// Everything the producer computes to issue `loop`'s copies: bounds, views, the offsets' leaves.
   static SmallVector<Value> producerInputs(scf::ForOp loop, ArrayRef<Stream> streams);
   /// The kernel's start: the producer's branch and both warpgroups' register budgets.

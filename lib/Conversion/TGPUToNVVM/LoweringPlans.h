@@ -78,18 +78,6 @@ inline bool loopAfter(Operation *from, Operation *until = nullptr) {
   return false;
 }
 
-/// The values defined outside `loop` that the recomputable scalar `v` of its body depends on.
-inline void outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
-  if (v == loop.getInductionVar())
-    return;
-  if (loop.isDefinedOutsideOfLoop(v)) {
-    leaves.push_back(v);
-    return;
-  }
-  for (Value operand : v.getDefiningOp()->getOperands())
-    outsideLeaves(operand, loop, leaves);
-}
-
 /// True when `v` is available at `op`: a block argument or result of an op before `op` (or before one
 /// of its ancestors) in the same block.
 inline bool definedBefore(Value v, Operation *op) {

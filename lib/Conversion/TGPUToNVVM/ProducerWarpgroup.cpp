@@ -19,9 +19,9 @@
 //
 // The producer walks the same loops in the same order with the ring index numbered on from one
 // loop to the next (a ring continued by a later loop, StreamedLoop.cpp). It recomputes the loops'
-// bounds and load offsets from the kernel's arguments and program ids: only top-level loops whose
-// scalars it can compute that way are handed to it (producerCanIssue); other streamed loops keep
-// their own copies. Launches whose tensor maps did not encode copy element by element with all 128
+// bounds and load offsets from the kernel's arguments and program ids: only the loops tgpu-warp-
+// specialize marked tgpu.producer_issued (top-level, scalars it can compute that way, every block by
+// TMA) are handed to it; other streamed loops keep their own copies. Launches whose tensor maps did not encode copy element by element with all 128
 // producer threads (each arrives on `full`).
 //
 // The consumers' CTA barriers become a named barrier over their warps only (KernelLowering::barrier):
@@ -43,42 +43,16 @@
 
 namespace flare::tgpu::lowering {
 
-bool KernelLowering::producerCanCompute(Value v) {
-  if (auto it = producerComputable.find(v); it != producerComputable.end())
-    return it->second;
-  bool ok = false;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    ok = arg.getOwner() == &func.getBody().front();
-  } else {
-    Operation *def = v.getDefiningOp();
-    const bool scalarArith = isa<arith::ArithDialect>(def->getDialect()) && def->getNumRegions() == 0 &&
-                             isMemoryEffectFree(def) &&
-                             llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
-                             llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
-    ok = def->getBlock() == &func.getBody().front() &&
-         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp, tile::MakeViewOp,
-                           tile::ScalarLoadOp>(def)) &&
-         llvm::all_of(def->getOperands(), [&](Value operand) { return producerCanCompute(operand); });
-  }
-  producerComputable[v] = ok;
-  return ok;
-}
+bool KernelLowering::producerCanCompute(Value v) { return computableFromProgramIds(v, func, producerComputable); }
 
 SmallVector<Value> KernelLowering::producerInputs(scf::ForOp loop, ArrayRef<Stream> streams) {
-  SmallVector<Value> inputs = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
-  for (const Stream &s : streams) {
-    tile::LoadOp load = s.load;
-    inputs.push_back(load.getView());
-    for (Value o : load.getOffsets())
-      outsideLeaves(o, loop, inputs);
-  }
-  return inputs;
+  SmallVector<tile::LoadOp> loads;
+  for (const Stream &s : streams)
+    loads.push_back(s.load);
+  return tgpu::producerInputs(loop, loads);
 }
 
-bool KernelLowering::producerCanIssue(scf::ForOp loop, ArrayRef<Stream> streams) {
-  return producerMode && loop->getBlock() == &func.getBody().front() &&
-         llvm::all_of(producerInputs(loop, streams), [&](Value v) { return producerCanCompute(v); });
-}
+bool KernelLowering::producerCanIssue(scf::ForOp loop) { return producerMode && producerIssued(loop); }
 
 void KernelLowering::beginProducer() {
   const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;

@@ -219,10 +219,7 @@ KernelLowering::matchRingContinuation(scf::ForOp op, const StreamRing &ring, Arr
   if (!llvm::all_of(leaves, [&](Value v) { return definedBefore(v, op) && scalars.contains(v); }))
     return std::nullopt;
   if (ring.produced) // the producer warpgroup issues its copies too, reading the views by TMA
-    return producerCanIssue(loop, copies.streams) &&
-                   llvm::all_of(copies.streams, [&](Stream &s) { return s.swizzled && planTensorMap(s.load); })
-               ? std::optional(std::move(copies))
-               : std::nullopt;
+    return producerCanIssue(loop) ? std::optional(std::move(copies)) : std::nullopt;
   if (!planStageCopies(copies, ring.useTma))
     return std::nullopt;
   return copies;
@@ -407,8 +404,8 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       for (Stream &s : streams)
         ring.tmaBytes += s.bytes;
     }
-    // The producer warpgroup fills the stages when it can compute every copy (ProducerWarpgroup.cpp).
-    ring.produced = ring.useTma && producerCanIssue(op, streams);
+    // The producer warpgroup fills the stages of loops marked tgpu.producer_issued (ProducerWarpgroup.cpp).
+    ring.produced = ring.useTma && producerCanIssue(op);
     first = i32(0);
   }
   if (!continued && ring.produced && firstRing) {

@@ -1,6 +1,6 @@
 // Hand-written pipeline marks that tgpu-pipeline-loops cannot honour are errors at the marked op, and
-// the dialect's attributes belong on their ops: #tgpu.pipeline on an scf.for, tgpu.streamed (a unit
-// attribute) on a tile.load. convert-tgpu-to-nvvm checks the marks it is given the same way (IR
+// the dialect's attributes belong on their ops: #tgpu.pipeline and tgpu.producer_issued (a unit
+// attribute) on an scf.for, tgpu.streamed (a unit attribute) on a tile.load. convert-tgpu-to-nvvm checks the marks it is given the same way (IR
 // changed after the pass ran, or marked by hand without it).
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops -verify-diagnostics
 // RUN: not flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --convert-tgpu-to-nvvm 2>&1 | FileCheck %s --check-prefix=LOWER
@@ -97,5 +97,17 @@ func.func @streamed_not_unit(%a: !tile.ptr<bf16>) attributes {tile.kernel, tile.
   %av = tile.make_view %a, [%c64, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
   // expected-error @+1 {{'tgpu.streamed' is a unit attribute of a tile.load}}
   %at = tile.load %av[%c0, %c0] {tgpu.streamed = 1 : i32} : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @producer_issued_on_a_load(%a: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %av = tile.make_view %a, [%c64, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  // expected-error @+1 {{'tgpu.producer_issued' is a unit attribute of an scf.for}}
+  %at = tile.load %av[%c0, %c0] {tgpu.producer_issued} : !tile.view<bf16, 2> -> tensor<64x64xbf16>
   return
 }

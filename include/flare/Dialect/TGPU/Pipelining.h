@@ -12,7 +12,9 @@
 
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <array>
 #include <optional>
@@ -54,6 +56,30 @@ std::optional<std::array<tile::LoadOp, 2>> matchPipelinedDotLoop(mlir::scf::ForO
 /// tgpu.streamed, each of which can stream (matchStreamedLoad) in its loop. Each mark that fails is an
 /// error at its op.
 mlir::LogicalResult verifyPipelineMarks(mlir::Operation *kernel);
+
+/// The values defined outside `loop` that `v`, a recomputable scalar of its body (isRecomputableIn),
+/// depends on.
+void outsideLeaves(mlir::Value v, mlir::scf::ForOp loop, llvm::SmallVectorImpl<mlir::Value> &leaves);
+
+/// `v` (a scalar or view of `kernel`'s top level) can be computed from the kernel's arguments and
+/// program ids alone (top-level scalar arith, program ids, pointers, views, table reads): a producer
+/// warpgroup can compute it for itself, and it is the same for every thread of a CTA. `memo` caches
+/// answers across calls.
+bool computableFromProgramIds(mlir::Value v, mlir::func::FuncOp kernel, llvm::DenseMap<mlir::Value, bool> &memo);
+
+/// Everything a producer computes to issue the copies of `loop`'s streamed `loads`: the loop's bounds,
+/// the loads' views and the values defined outside the loop that their offsets derive from.
+llvm::SmallVector<mlir::Value> producerInputs(mlir::scf::ForOp loop, llvm::ArrayRef<tile::LoadOp> loads);
+
+/// `loop` is marked `tgpu.producer_issued` (tgpu-warp-specialize).
+inline bool producerIssued(mlir::scf::ForOp loop) { return loop->hasAttr(TGPUDialect::kProducerIssuedAttrName); }
+/// `kernel` asks for a producer warpgroup it can have: `tile.producer_warpgroup = true`, 4 or 8 warps of
+/// its own (one or two consumer warpgroups), one CTA per SM (setmaxnreg shares out one SM's registers).
+bool asksForProducerWarpgroup(mlir::func::FuncOp kernel);
+/// A producer warpgroup can issue every copy of `loop` (tgpu-warp-specialize's rule): a top-level loop
+/// marked #tgpu.pipeline<streamed> whose streamed blocks a tensor map moves into swizzled panels and
+/// whose producerInputs are computableFromProgramIds (`memo` as there).
+bool producerCanIssueCopies(mlir::scf::ForOp loop, mlir::func::FuncOp kernel, llvm::DenseMap<mlir::Value, bool> &memo);
 
 /// The `#tgpu.pipeline<...>` of `loop` (PipelineKind::None when it has none).
 inline PipelineKind pipelineOf(mlir::scf::ForOp loop) {

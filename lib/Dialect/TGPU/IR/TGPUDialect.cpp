@@ -42,6 +42,11 @@ LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitOpError() << "'" << kPipelineAttrName << "' is a #tgpu.pipeline<...> of an scf.for";
     return success();
   }
+  if (attr.getName() == kProducerIssuedAttrName) {
+    if (op->getName().getStringRef() != "scf.for" || !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kProducerIssuedAttrName << "' is a unit attribute of an scf.for";
+    return success();
+  }
   if (attr.getName() == kStreamedAttrName) {
     if (op->getName().getStringRef() != "tile.load" || !isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << kStreamedAttrName << "' is a unit attribute of a tile.load";

@@ -216,6 +216,48 @@ SmallVector<tile::LoadOp> streamableLoads(scf::ForOp loop) {
 
 } // namespace
 
+void flare::tgpu::outsideLeaves(Value v, scf::ForOp loop, SmallVectorImpl<Value> &leaves) {
+  if (v == loop.getInductionVar())
+    return;
+  if (loop.isDefinedOutsideOfLoop(v)) {
+    leaves.push_back(v);
+    return;
+  }
+  for (Value operand : v.getDefiningOp()->getOperands())
+    outsideLeaves(operand, loop, leaves);
+}
+
+bool flare::tgpu::computableFromProgramIds(Value v, func::FuncOp kernel, DenseMap<Value, bool> &memo) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  bool ok = false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    ok = arg.getOwner() == &kernel.getBody().front();
+  } else {
+    Operation *def = v.getDefiningOp();
+    const bool scalarArith = isa<arith::ArithDialect>(def->getDialect()) && def->getNumRegions() == 0 &&
+                             isMemoryEffectFree(def) &&
+                             llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
+                             llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
+    ok = def->getBlock() == &kernel.getBody().front() &&
+         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp, tile::MakeViewOp,
+                           tile::ScalarLoadOp>(def)) &&
+         llvm::all_of(def->getOperands(), [&](Value operand) { return computableFromProgramIds(operand, kernel, memo); });
+  }
+  memo[v] = ok;
+  return ok;
+}
+
+SmallVector<Value> flare::tgpu::producerInputs(scf::ForOp loop, ArrayRef<tile::LoadOp> loads) {
+  SmallVector<Value> inputs = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  for (tile::LoadOp load : loads) {
+    inputs.push_back(load.getView());
+    for (Value o : load.getOffsets())
+      outsideLeaves(o, loop, inputs);
+  }
+  return inputs;
+}
+
 LogicalResult flare::tgpu::verifyPipelineMarks(Operation *kernel) {
   bool anyError = false;
   kernel->walk([&](scf::ForOp loop) {

@@ -1,0 +1,69 @@
+//===- WarpSpecialize.cpp - Choose the loops a producer warpgroup copies for ===//
+//
+// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup (`tile.producer_warpgroup =
+// true`, 4 or 8 warps of its own, one CTA per SM), the warpgroup convert-tgpu-to-nvvm adds does
+// nothing but issue the TMA copies of streamed loops (ProducerWarpgroup.cpp). It runs apart from the
+// consumers, so it must compute each copy from what it can see: the kernel's arguments and program
+// ids. The streamed loops (tgpu-pipeline-loops) whose copies it can issue that way get the unit
+// attribute `tgpu.producer_issued`: top-level loops whose bounds, views and load offsets derive from
+// arguments and program ids, every streamed block of which a tensor map can move (128-byte swizzled
+// panels, flare::tgpu::planTensorMap). The consumers copy for the other streamed loops themselves.
+// The lowering honours the marks where it copies by TMA (its `tma` option on a target with TMA) and
+// leaves the warpgroup out where no loop and no operand needs it.
+//
+//===----------------------------------------------------------------------===//
+#include "flare/Dialect/TGPU/Passes.h"
+#include "flare/Dialect/TGPU/Pipelining.h"
+#include "flare/Dialect/TGPU/TensorMapPlan.h"
+
+namespace flare::tgpu {
+#define GEN_PASS_DEF_TGPUWARPSPECIALIZE
+#include "TGPU/Passes.h.inc"
+} // namespace flare::tgpu
+
+using namespace mlir;
+using namespace flare;
+using namespace flare::tgpu;
+
+bool flare::tgpu::asksForProducerWarpgroup(func::FuncOp kernel) {
+  auto producer = kernel->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
+  auto minBlocks = kernel->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName);
+  const int numWarps = tile::getNumWarps(kernel);
+  return producer && producer.getValue() && (numWarps == 4 || numWarps == 8) &&
+         (!minBlocks || minBlocks.getInt() == 1);
+}
+
+bool flare::tgpu::producerCanIssueCopies(scf::ForOp loop, func::FuncOp kernel, DenseMap<Value, bool> &memo) {
+  if (pipelineOf(loop) != PipelineKind::Streamed || loop->getBlock() != &kernel.getBody().front())
+    return false;
+  SmallVector<tile::LoadOp> loads;
+  for (auto load : loop.getBody()->getOps<tile::LoadOp>()) {
+    if (!isStreamed(load))
+      continue;
+    std::optional<StreamedLoad> stream = matchStreamedLoad(load, loop);
+    if (!stream || !stream->swizzled || !planTensorMap(load, kernel))
+      return false;
+    loads.push_back(load);
+  }
+  return llvm::all_of(producerInputs(loop, loads),
+                      [&](Value v) { return computableFromProgramIds(v, kernel, memo); });
+}
+
+namespace {
+
+struct TGPUWarpSpecializePass : public flare::tgpu::impl::TGPUWarpSpecializeBase<TGPUWarpSpecializePass> {
+  using TGPUWarpSpecializeBase::TGPUWarpSpecializeBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!tile::isKernel(func) || !asksForProducerWarpgroup(func))
+        continue;
+      DenseMap<Value, bool> memo;
+      for (auto loop : func.getBody().front().getOps<scf::ForOp>())
+        if (producerCanIssueCopies(loop, func, memo))
+          loop->setAttr(TGPUDialect::kProducerIssuedAttrName, UnitAttr::get(&getContext()));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,110 @@
+// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup (tile.producer_warpgroup, 4 or 8
+// warps, one CTA per SM), the streamed loops whose copies that warpgroup can issue on its own get
+// tgpu.producer_issued: top-level, bounds, views and load offsets from the arguments and program ids,
+// every streamed block moved by a tensor map into swizzled panels. convert-tgpu-to-nvvm builds the
+// warpgroup around them (tgpu-to-nvvm-producer.mlir).
+// RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize | FileCheck %s
+
+// The first loop (K and V of a computed block, its bound an argument) is the producer's; the second
+// (inside a branch) is not top-level; the third reads a view whose row stride (a product computed in
+// the kernel) no tensor map can describe: each keeps its copies with the consumers.
+// CHECK-LABEL: func.func @producer
+// CHECK: } {tgpu.pipeline = #tgpu.pipeline<streamed>, tgpu.producer_issued}
+// CHECK: scf.if
+// CHECK: } {tgpu.pipeline = #tgpu.pipeline<streamed>}
+// CHECK: } {tgpu.pipeline = #tgpu.pipeline<streamed>}
+// CHECK-NOT: tgpu.producer_issued
+// CHECK: return
+func.func @producer(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %n: i32, %m: i32)
+    attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %qv = tile.make_view %q, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %kv = tile.make_view %k, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %wide = arith.muli %c64, %m : i32
+  %nv = tile.make_view %k, [%n, %c64], [%wide, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %ov = tile.make_view %o, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %qt = tile.load %qv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %pid = tile.program_id x
+  %first = arith.muli %pid, %c64 : i32
+  %flag = arith.cmpi slt, %first, %m : i32
+  %a = scf.for %j = %first to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %kt = tile.load %kv[%j, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %d = tile.dot %qt, %kt, %acc : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    %e = math.exp %d : tensor<128x64xf32>
+    scf.yield %e : tensor<128x64xf32>
+  }
+  %b = scf.if %flag -> (tensor<128x64xf32>) {
+    %r = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %a) -> (tensor<128x64xf32>) : i32 {
+      %kt = tile.load %kv[%j, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+      %d = tile.dot %qt, %kt, %acc : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+      %e = math.exp %d : tensor<128x64xf32>
+      scf.yield %e : tensor<128x64xf32>
+    }
+    scf.yield %r : tensor<128x64xf32>
+  } else {
+    scf.yield %a : tensor<128x64xf32>
+  }
+  %c = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %b) -> (tensor<128x64xf32>) : i32 {
+    %nt = tile.load %nv[%j, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %d = tile.dot %qt, %nt, %acc : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    %e = math.exp %d : tensor<128x64xf32>
+    scf.yield %e : tensor<128x64xf32>
+  }
+  tile.store %c, %ov[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// The same loop in kernels that do not ask for a producer, or cannot have one (two CTAs per SM share
+// the register file setmaxnreg would split): no mark.
+// CHECK-LABEL: func.func @no_producer
+// CHECK-NOT: tgpu.producer_issued
+// CHECK: } {tgpu.pipeline = #tgpu.pipeline<streamed>}
+// CHECK-LABEL: func.func @two_ctas
+// CHECK-NOT: tgpu.producer_issued
+// CHECK: } {tgpu.pipeline = #tgpu.pipeline<streamed>}
+func.func @no_producer(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %qv = tile.make_view %q, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %kv = tile.make_view %k, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %ov = tile.make_view %o, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %qt = tile.load %qv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %a = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %kt = tile.load %kv[%j, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %d = tile.dot %qt, %kt, %acc : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    %e = math.exp %d : tensor<128x64xf32>
+    scf.yield %e : tensor<128x64xf32>
+  }
+  tile.store %a, %ov[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
+func.func @two_ctas(%q: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %o: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %qv = tile.make_view %q, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %kv = tile.make_view %k, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %ov = tile.make_view %o, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %qt = tile.load %qv[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %a = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %kt = tile.load %kv[%j, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
+    %d = tile.dot %qt, %kt, %acc : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+    %e = math.exp %d : tensor<128x64xf32>
+    scf.yield %e : tensor<128x64xf32>
+  }
+  tile.store %a, %ov[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
+  return
+}
