@@ -45,7 +45,7 @@ func.func @needs_sm90a(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_war
 // -----
 
 func.func @not_a_dot() attributes {tile.kernel, tile.num_warps = 4 : i32} {
-  // expected-error @+1 {{'tgpu.mma' belongs on a tile.dot}}
+  // expected-error @+1 {{'tgpu.mma' is #tgpu.mma<mma_sync> or #tgpu.mma<wgmma> of a tile.dot}}
   %a = arith.constant {tgpu.mma = #tgpu.mma<wgmma>} dense<1.0> : tensor<64x32xbf16>
   return
 }
@@ -56,7 +56,7 @@ func.func @not_an_engine() attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %a = arith.constant dense<1.0> : tensor<64x32xbf16>
   %b = arith.constant dense<1.0> : tensor<32x64xbf16>
   %c = arith.constant dense<0.0> : tensor<64x64xf32>
-  // expected-error @+1 {{'tgpu.mma' must be #tgpu.mma<mma_sync> or #tgpu.mma<wgmma>}}
+  // expected-error @+1 {{'tgpu.mma' is #tgpu.mma<mma_sync> or #tgpu.mma<wgmma> of a tile.dot}}
   %0 = tile.dot %a, %b, %c {tgpu.mma = "wgmma"} : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

@@ -32,32 +32,26 @@ void TGPUDialect::initialize() {
 }
 
 LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
-  if (attr.getName() == kDescriptorsAtDotAttrName) {
-    if (op->getName().getStringRef() != "tile.dot" || !isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kDescriptorsAtDotAttrName << "' is a unit attribute of a tile.dot";
-    return success();
-  }
-  if (attr.getName() == kPipelineAttrName) {
-    if (op->getName().getStringRef() != "scf.for" || !isa<PipelineKindAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kPipelineAttrName << "' is a #tgpu.pipeline<...> of an scf.for";
-    return success();
-  }
-  if (attr.getName() == kProducerIssuedAttrName) {
-    if (op->getName().getStringRef() != "scf.for" || !isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kProducerIssuedAttrName << "' is a unit attribute of an scf.for";
-    return success();
-  }
-  if (attr.getName() == kStreamedAttrName) {
-    if (op->getName().getStringRef() != "tile.load" || !isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kStreamedAttrName << "' is a unit attribute of a tile.load";
-    return success();
-  }
-  if (attr.getName() != kMmaAttrName)
-    return success();
-  if (op->getName().getStringRef() != "tile.dot")
-    return op->emitOpError() << "'" << kMmaAttrName << "' belongs on a tile.dot";
-  if (!isa<MmaEngineAttr>(attr.getValue()))
-    return op->emitOpError() << "'" << kMmaAttrName << "' must be #tgpu.mma<mma_sync> or #tgpu.mma<wgmma>";
+  // The discardable attributes: the op each belongs on, and what its value must be.
+  struct Rule {
+    StringRef name, opName, what;
+    bool (*valueOk)(Attribute);
+  };
+  static const Rule rules[] = {
+      {kMmaAttrName, "tile.dot", "#tgpu.mma<mma_sync> or #tgpu.mma<wgmma> of a tile.dot",
+       [](Attribute v) { return isa<MmaEngineAttr>(v); }},
+      {kDescriptorsAtDotAttrName, "tile.dot", "a unit attribute of a tile.dot",
+       [](Attribute v) { return isa<UnitAttr>(v); }},
+      {kPipelineAttrName, "scf.for", "a #tgpu.pipeline<...> of an scf.for",
+       [](Attribute v) { return isa<PipelineKindAttr>(v); }},
+      {kProducerIssuedAttrName, "scf.for", "a unit attribute of an scf.for",
+       [](Attribute v) { return isa<UnitAttr>(v); }},
+      {kStreamedAttrName, "tile.load", "a unit attribute of a tile.load",
+       [](Attribute v) { return isa<UnitAttr>(v); }},
+  };
+  for (const Rule &rule : rules)
+    if (attr.getName() == rule.name && (op->getName().getStringRef() != rule.opName || !rule.valueOk(attr.getValue())))
+      return op->emitOpError() << "'" << rule.name << "' is " << rule.what;
   return success();
 }
 
