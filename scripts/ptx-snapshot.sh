@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Writes the PTX and launch metadata of every shipped kernel variant, as one flarec compiles them, into
+# a directory: each attention example at head dims 64, 128 and 256 on sm_90a and sm_80 (forward,
+# backward, deterministic backward), on sm_90a also without the TMA fallback, with block lists and
+# with the backward's block lists, and each tile example on both targets. Two snapshots (before and
+# after a change to the compiler) compared with `diff -r` show every kernel the change touched; a
+# restructuring that should not change code generation must leave them byte-identical. A variant
+# flarec refuses (a configuration that does not fit a head dim) leaves its diagnostic in NAME.err,
+# so a change in what is refused shows too.
+#
+#   scripts/ptx-snapshot.sh OUTDIR [FLAREC]      (FLAREC: default build/bin/flarec)
+#   diff -rq before/ after/
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: ptx-snapshot.sh OUTDIR [FLAREC]}
+flarec=${2:-$root/build/bin/flarec}
+mkdir -p "$out"
+input=$(mktemp --suffix=.mlir)
+trap 'rm -f "$input"' EXIT
+# emit NAME FLAREC-ARGS...: NAME.ptx, or NAME.err with flarec's diagnostic.
+emit() {
+  local name=$1
+  shift
+  if ! "$flarec" "$@" -o "$out/$name.ptx" 2> "$out/$name.err"; then
+    rm -f "$out/$name.ptx"
+    sed -i "s|$input|INPUT|g" "$out/$name.err"
+  else
+    rm -f "$out/$name.err"
+  fi
+}
+lists='#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>'
+for example in "$root"/examples/attention/*.mlir; do
+  name=$(basename "$example" .mlir)
+  for d in 64 128 256; do
+    sed "s/x128x/x${d}x/g" "$example" > "$input"
+    for arch in sm_90a sm_80; do
+      emit "$name-$d-$arch" --arch=$arch "$input" --meta-o="$out/$name-$d-$arch.json"
+      emit "$name-$d-$arch-grad" --arch=$arch --grad "$input"
+      emit "$name-$d-$arch-grad-det" --arch=$arch --grad --deterministic "$input"
+    done
+    emit "$name-$d-nofb" --arch=sm_90a --tma-fallback=false "$input"
+    emit "$name-$d-lists" --arch=sm_90a --attention-config="$lists" "$input"
+  done
+  cp "$example" "$input"
+  emit "$name-128-grad-lists" --arch=sm_90a --grad --block-lists "$input"
+done
+for example in "$root"/examples/tile/*.mlir; do
+  name=$(basename "$example" .mlir)
+  for arch in sm_90a sm_80; do
+    cp "$example" "$input"
+    emit "tile-$name-$arch" --arch=$arch "$input" --meta-o="$out/tile-$name-$arch.json"
+  done
+done
+echo "ptx-snapshot: $(ls "$out"/*.ptx | wc -l) kernels' PTX, $(ls "$out"/*.err 2>/dev/null | wc -l) refused variants, in $out"
