@@ -21,8 +21,8 @@
 // loop to the next (a ring continued by a later loop, StreamedLoop.cpp). It recomputes the loops'
 // bounds and load offsets from the kernel's arguments and program ids: only the loops tgpu-warp-
 // specialize marked tgpu.producer_issued (top-level, scalars it can compute that way, every block by
-// TMA) are handed to it; other streamed loops keep their own copies. Launches whose tensor maps did not encode copy element by element with all 128
-// producer threads (each arrives on `full`).
+// TMA) are handed to it; other streamed loops keep their own copies. Launches whose tensor maps did
+// not encode copy element by element with all 128 producer threads (each arrives on `full`).
 //
 // The consumers' CTA barriers become a named barrier over their warps only (KernelLowering::barrier):
 // the producer is busy in its loop or has exited. The kernel's first ring the producer initialises

@@ -202,11 +202,16 @@ bool insideStreamedLoop(Operation *op) {
   return false;
 }
 
-/// The loads of `loop`'s body that can stream, when the loop can be a streamed loop (one ring at a
-/// time, indexed by an i32 induction variable).
+/// `loop` can own a ring: one at a time (not inside a streamed loop), its stages indexed by an i32
+/// induction variable.
+bool canHoldRing(scf::ForOp loop) {
+  return !insideStreamedLoop(loop) && loop.getInductionVar().getType().isInteger(32);
+}
+
+/// The loads of `loop`'s body that can stream, when the loop can own a ring.
 SmallVector<tile::LoadOp> streamableLoads(scf::ForOp loop) {
   SmallVector<tile::LoadOp> loads;
-  if (insideStreamedLoop(loop) || !loop.getInductionVar().getType().isInteger(32))
+  if (!canHoldRing(loop))
     return loads;
   for (auto load : loop.getBody()->getOps<tile::LoadOp>())
     if (matchStreamedLoad(load, loop))
@@ -268,8 +273,7 @@ LogicalResult flare::tgpu::verifyPipelineMarks(Operation *kernel) {
       anyError = true;
     }
     if (kind == PipelineKind::Streamed &&
-        (insideStreamedLoop(loop) || !loop.getInductionVar().getType().isInteger(32) ||
-         llvm::none_of(loop.getBody()->getOps<tile::LoadOp>(), isStreamed))) {
+        (!canHoldRing(loop) || llvm::none_of(loop.getBody()->getOps<tile::LoadOp>(), isStreamed))) {
       loop.emitOpError("is marked #tgpu.pipeline<streamed> but no load of its body streams (blocks of 16-bit "
                        "elements from contiguous rows that only feed wgmma dot operands, marked tgpu.streamed; an "
                        "i32 induction variable; not inside another streamed loop)");
