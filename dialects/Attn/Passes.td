@@ -104,6 +104,45 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnLazyRescale : Pass<"attn-lazy-rescale", "::mlir::ModuleOp"> {
+  let summary = "the lazy rescale of a generated kernel whose #attn.config asks for it (lazy_rescale)";
+  let description = [{
+    A tile-level variant of the canonical FlashAttention loop that convert-attn-to-tile emits. In
+    each kernel whose `flare.attention_config` has `lazy_rescale`, every `tile.online_softmax`
+    becomes `lazy` (a row keeps its reference max while a block raises it by at most 8, log2 units,
+    so alpha is exactly 1 on almost every step), and every `arith.mulf` of a tile by a row-broadcast
+    of an alpha gets `tile.skip_unit_factor` (each thread skips the multiplies by exactly 1). An
+    alpha is followed through `arith.select`s and the loops that carry it (the deferred rescale
+    applies it one step later, or after the loops). Both changes keep the result up to rounding, so
+    the pass may also run on hand-written tile programs (`all`).
+  }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "every function's online softmax steps, whatever its configuration (for tile programs written "
+           "by hand)">,
+  ];
+}
+
+def AttnPartialRowSums : Pass<"attn-partial-row-sums", "::mlir::ModuleOp"> {
+  let summary = "the softmax normalizer as partial sums per row (partial_row_sums of #attn.config)";
+  let description = [{
+    A tile-level variant of the canonical FlashAttention loop that convert-attn-to-tile emits. In
+    each kernel whose `flare.attention_config` has `partial_row_sums = G` (G > 0), the normalizer
+    `l` of every `tile.online_softmax` becomes G partial sums per row (`tensor<MxGxf32>`, the op's
+    partial form): its zero initial value, the loops that carry it and the `arith.select`s it passes
+    through are retyped, and where the whole sum is read (the epilogue, a split instance's hand-over)
+    one `tile.reduce sum` over the partials is taken, once, right before the first such use. With
+    G = 4 a step adds within each thread of the MMA layouts, without cross-lane shuffles. A normalizer
+    that does not start at zero, or that reaches an op other than these, is an error at that op.
+  }];
+  let options = [
+    Option<"groups", "groups", "int", /*default=*/"-1",
+           "partial sums per row in every function, whatever its configuration (a power of two; for tile "
+           "programs written by hand); -1: each kernel's configuration">,
+  ];
+  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect"];
+}
+
 def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
   let summary = "generate a FlashAttention tile kernel from each function holding attn.attention";
   let description = [{

@@ -80,6 +80,9 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generate.gradBlockLists = options.backward && options.backwardBlockLists;
     generate.arch = options.arch;
     pm.addPass(attn::createConvertAttnToTile(generate));
+    // The configured variants of the canonical loop the generator emits.
+    pm.addPass(attn::createAttnLazyRescale());
+    pm.addPass(attn::createAttnPartialRowSums());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(tile::createTileGuardLoopSteps());
@@ -185,8 +188,8 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     for (NamedAttribute attr : func->getDiscardableAttrs())
       if (auto value = dyn_cast<IntegerAttr>(attr.getValue()); value && attr.getName().strref().starts_with("flare."))
         info.hints[attr.getName().strref().drop_front(6).str()] = value.getInt();
-    if (auto config = func->getAttrOfType<StringAttr>(attn::kKernelConfigAttrName))
-      info.attentionConfig = config.str();
+    if (auto config = func->getAttrOfType<attn::ConfigAttr>(attn::kKernelConfigAttrName))
+      info.attentionConfig = config.text();
     // Hidden parameters after the kernel's own: a persistent kernel's grid, then (TMA) the i32 flag
     // and one tensor map each.
     ArrayRef<Type> argTypes = func.getArgumentTypes();

@@ -34,7 +34,7 @@
 // CHECK-LABEL: func.func @document(
 // CHECK-SAME: {{(%[^:]*: i64, )+}}%[[LISTS:[^:]*]]: !tile.ptr<i32>)
 // CHECK-SAME: flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32
-// CHECK-SAME: block_lists>"
+// CHECK-SAME: block_lists>
 // CHECK-DAG: %[[X:.*]] = tile.program_id x
 // mask_mod reads neither the batch nor the head: the record of query block x is x x (2 + key blocks)
 // elements from the start.

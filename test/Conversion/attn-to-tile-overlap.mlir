@@ -6,21 +6,18 @@
 // loop takes one extra step that only finishes the previous block: there K is read far away as well and
 // m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
 // (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=0" --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s
 // last-pv-after-loops=1 (configured with the producer warpgroup): no extra step; the last block's V is
 // loaded before the loops and its P V runs after them.
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=TAIL
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=1" --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=TAIL
 // Off by option: no carried P.
-// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 block-n=64" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: flare-opt %s -split-input-file --attn-choose-config="ping-pong=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=PP
-// RUN: flare-opt %s -split-input-file --attn-choose-config --convert-attn-to-tile | FileCheck %s --check-prefix=CFG
-// RUN: flare-opt %s -split-input-file --attn-choose-config="lazy-rescale=1" --convert-attn-to-tile | FileCheck %s --check-prefix=LAZY
-// RUN: flare-opt %s -split-input-file --attn-choose-config="lazy-rescale=0" --convert-attn-to-tile | FileCheck %s --check-prefix=EAGER
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=0 partial-row-sums=4" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=PS
+// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 block-n=64" --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %s -split-input-file --attn-choose-config="ping-pong=1" --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=PP
+// RUN: flare-opt %s -split-input-file --attn-choose-config --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums | FileCheck %s --check-prefix=CFG
 // defer-rescale=1: step j applies the previous step's alpha between S_j and P_{j-1} V_{j-1} (alpha is
 // carried, 1 before the first step) and yields its own. (ptxas serializes that loop's wgmma: off by
 // default, see test/Pipeline/wgmma-not-serialized.test.)
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=DEFER
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=DEFER
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -68,19 +65,6 @@
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[M0]] : tensor<128xi1>, tensor<128xf32>
 // CHECK-NEXT: arith.select %[[KEEP]], %{{.*}}, %[[L0]] : tensor<128xi1>, tensor<128xf32>
-
-// With the normalizer as 4 partial sums per row (partial-row-sums=4; configured at head dims 64 and
-// 256, and at 128 without a mask): the loops carry [128, 4], the extra step keeps it under a splat of
-// its own shape, and the epilogue sums the partials once.
-// PS-LABEL: func.func @causal(
-// PS: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x128xf32>, tensor<128x64xbf16>)
-// PS: tile.online_softmax {{.*}} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
-// PS: %[[VALIDPS:.*]] = arith.cmpi slt
-// PS: tile.online_softmax {{.*}} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
-// PS: %[[KEEPPS:.*]] = tile.splat %[[VALIDPS]] : i1 -> tensor<128x4xi1>
-// PS-NEXT: arith.select %[[KEEPPS]], %{{.*}}, %{{.*}} : tensor<128x4xi1>, tensor<128x4xf32>
-// PS: tile.reduce sum %{{.*}} {axis = 1 : i32} : tensor<128x4xf32> -> tensor<128xf32>
-// PS: return
 
 // TAIL-LABEL: func.func @causal(
 // TAIL-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
@@ -152,7 +136,7 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // to skip thread by thread; head dims 64 and 128 keep the plain form (@causal above, @d64 below).
 // The normalizer is kept as 4 partial sums per row.
 // CHECK-LABEL: func.func @d256(
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
 // CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
 // CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
@@ -173,7 +157,7 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // lazy as at head dim 256 (bench/NOTES.md a79); a hand-given tile configuration (block-n=64 above)
 // leaves the registers to ptxas and keeps the softmax.
 // CFG-LABEL: func.func @d64(
-// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = "{{[^"]*}}", tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true, tile.ping_pong = true}
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true, tile.ping_pong = true}
 // CFG: tile.online_softmax {{.*}} {lazy}
 // CFG: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
 // CHECK-LABEL: func.func @d64(
@@ -182,14 +166,6 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // CHECK: return
 // lazy-rescale forces the eager softmax (here at head dims 64 and 256) or the lazy one with its
 // skippable rescale (at head dim 128, below).
-// EAGER-LABEL: func.func @d256(
-// EAGER-NOT: {lazy}
-// EAGER-NOT: tile.skip_unit_factor
-// EAGER: return
-// EAGER-LABEL: func.func @d64(
-// EAGER-NOT: {lazy}
-// EAGER-NOT: tile.skip_unit_factor
-// EAGER: return
 func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<?x?x?x64xbf16>)
     -> tensor<?x?x?x64xbf16> {
   %o = attn.attention %q, %k, %v : tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>, tensor<?x?x?x64xbf16>
@@ -207,9 +183,6 @@ func.func @d64(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x?x64xbf16>, %v: tensor<
 // CFG-NOT: tile.skip_unit_factor
 // CFG: tile.online_softmax %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<128x128xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CFG: return
-// LAZY-LABEL: func.func @plain128(
-// LAZY: tile.online_softmax {{.*}} {lazy}
-// LAZY: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x128xf32>
 func.func @plain128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {
   %o = attn.attention %q, %k, %v : tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>, tensor<?x?x?x128xbf16>

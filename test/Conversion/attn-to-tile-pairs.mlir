@@ -15,11 +15,11 @@
 // SINGLE-SAME: tile.persistent = true
 
 // PAIRED-LABEL: func.func @plain(
-// PAIRED-SAME: flare.attention_config = "#attn.config<{{[^"]*}}, pair_instances{{[^"]*}}"
+// PAIRED-SAME: flare.attention_config = #attn.config<{{[^>]*}}, pair_instances{{[^>]*}}>
 // PAIRED-NOT: tile.pair_instances
 // PAIRED: return
 
 // KEPT-LABEL: func.func @
-// KEPT-SAME: flare.attention_config = "#attn.config<{{[^"]*}}, pair_instances{{[^"]*}}"
+// KEPT-SAME: flare.attention_config = #attn.config<{{[^>]*}}, pair_instances{{[^>]*}}>
 // KEPT-NOT: tile.pair_instances
 // KEPT: return

@@ -8,7 +8,7 @@
 //     own (both rescaled to the larger max; rows that kept no key in either piece stay 0), and
 //     stores O and the LSE;
 //   - an unsplit instance stores as always, in a branch of its own (no merged values through a join).
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-partial-row-sums --canonicalize --cse | FileCheck %s
 // Off: split-tail=0, a causal mask (instances differ in work), head dim 64 (no producer warpgroup,
 // not persistent).
 // The kernel's configuration names split_tail exactly where it splits.
@@ -18,7 +18,7 @@
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
-// CHECK-SAME: flare.attention_config = "#attn.config<{{[^"]*}}, split_tail{{[^"]*}}"
+// CHECK-SAME: flare.attention_config = #attn.config<{{[^>]*}}, split_tail{{[^>]*}}>
 // CHECK-SAME: tile.persistent = true
 // CHECK: %[[R:.*]] = arith.addi %[[SKV]], %c127_i32 : i32
 // CHECK: %[[STEPS:.*]] = arith.shrsi %[[R]], %c7_i32 : i32
@@ -31,9 +31,10 @@
 // CHECK: scf.for %{{.*}} = %[[FLO]] to
 // CHECK: scf.for
 // CHECK: %[[ACC:.*]] = tile.dot %{{[0-9]+}}#3,
-// CHECK: %[[L:.*]] = tile.reduce sum
 // CHECK: %[[WRITER:.*]] = arith.cmpi ne, %[[LO]], %c0_i32 : i32
 // CHECK: %[[OWNER:.*]] = arith.cmpi ne, %[[HI]], %[[STEPS]] : i32
+// The row sum of the 4 partials per row (attn-partial-row-sums), once for both paths.
+// CHECK: %[[L:.*]] = tile.reduce sum
 // CHECK: scf.if %[[WRITER]] {
 // CHECK-NEXT: tile.split_store %[[M:.*]], %[[L]], %[[ACC]] : tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>
 // CHECK-NEXT: } else {

@@ -160,7 +160,7 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(tile::TileDialect::kNumWarpsAttrName, b.getI32IntegerAttr(config.getNumWarps()));
   kernel->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(bm)));
   kernel->setAttr("flare.attention.block_n", b.getI32IntegerAttr(static_cast<int32_t>(bn)));
-  kernel->setAttr(kKernelConfigAttrName, b.getStringAttr(config.text()));
+  kernel->setAttr(kKernelConfigAttrName, config);
   if (config.has(ConfigSwitch::PackGqa)) // the launcher's grid: y over KV heads, x over a group's rows
     kernel->setAttr("flare.attention.pack_gqa", b.getI32IntegerAttr(1));
   // Said either way: the lowering's default (turns for eight warps) is for hand-written kernels.
@@ -463,11 +463,8 @@ LogicalResult Generator::buildKernel() {
       keptBound = arith::MinSIOp::create(b, loc, bound, splat(sub(seqKV, c32(1)), {bm}));
   Value ninf = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
-  // The normalizer as `partial_row_sums` partial sums per row (one per lane of a quad of the MMA
-  // layouts: no cross-lane adds in the loop), summed after it.
-  const int64_t sumGroups = config.getPartialRowSums();
-  Value sum0 = sumGroups ? splatF32(0.0, {bm, sumGroups}) : splatF32(0.0, {bm});
-  SmallVector<Value> state = {ninf, sum0, splatF32(0.0, {bm, headDimV})};
+  // One normalizer per row (attn-partial-row-sums splits it where the configuration asks).
+  SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDimV})};
   // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
   Value pendingKv0 = c32(kFarAway);
   if (config.has(ConfigSwitch::Overlap))
@@ -530,17 +527,12 @@ LogicalResult Generator::buildKernel() {
   if (pvAfterLoops) {
     // The last block's P V (P = 0 and V read far away when no block was visited).
     Value acc = state[2];
-    if (config.has(ConfigSwitch::DeferRescale)) {
+    if (config.has(ConfigSwitch::DeferRescale))
       acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDimV));
-      if (config.has(ConfigSwitch::LazyRescale))
-        acc.getDefiningOp()->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
-    }
     state[2] = dotPV(state[3], vLast, acc);
   }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
-  if (sumGroups)
-    state[1] = tile::ReduceOp::create(b, loc, tileType({bm}, f32), tile::ReduceKind::sum, state[1], 1);
   auto epilogue = [&](Value m, Value l, Value acc) {
     Value zero = splatF32(0.0, {bm}), one = splatF32(1.0, {bm});
     Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);

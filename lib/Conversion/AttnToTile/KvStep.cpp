@@ -24,14 +24,9 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   Value ktt = tile::TransOp::create(b, loc, tileType({headDim, bn}, elemType), kt);
   Value qk = dotQK(tileType({bm, bn}, f32), qTile, ktt, splatF32(0.0, {bm, bn}));
   Value acc = state[2];
-  // Lazy (`lazy_rescale`): a row's reference max moves only when a block raises it by more than 8
-  // (log2 units), so alpha is exactly 1 on almost every step and the rescale is skipped thread by
-  // thread.
+  // (The lazy rescale, which skips a factor of exactly 1 thread by thread, is attn-lazy-rescale's.)
   auto rescale = [&](Value acc, Value alpha) -> Value {
-    auto mul = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDimV));
-    if (config.has(ConfigSwitch::LazyRescale))
-      mul->setAttr(tile::TileDialect::kSkipUnitFactorAttrName, b.getUnitAttr());
-    return mul;
+    return arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDimV));
   };
   if (config.has(ConfigSwitch::Overlap)) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
@@ -87,7 +82,7 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
     pre = arith::SelectOp::create(b, loc, keep, pre, splatF32(-std::numeric_limits<double>::infinity(), {bm, bn}));
   }
   Value s = arith::MulFOp::create(b, loc, pre, splatF32(toLog2, {bm, bn}));
-  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], config.has(ConfigSwitch::LazyRescale));
+  auto softmax = tile::OnlineSoftmaxOp::create(b, loc, s, state[0], state[1], /*lazy=*/false);
   if (config.has(ConfigSwitch::Overlap)) {
     Value alpha = softmax.getAlpha(), newMax = softmax.getNewMax(), newSum = softmax.getNewSum();
     if (valid) { // the extra last step keeps m and l and does not rescale

@@ -85,8 +85,10 @@ struct ConfigOverrides {
 ConfigAttr applyOverrides(ConfigAttr configured, MaskClass mask, const ConfigOverrides &overrides,
                           llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
-/// The generated kernel's configuration as text, on the kernel function through the GPU layer (read
-/// into KernelInfo::attentionConfig): what reproduces the kernel (CompileOptions::attentionConfig).
+/// The generated kernel's configuration (#attn.config), on the kernel function through the GPU layer:
+/// the tile-level passes that make its variants follow it (attn-lazy-rescale, attn-partial-row-sums),
+/// and its text is KernelInfo::attentionConfig, what reproduces the kernel
+/// (CompileOptions::attentionConfig).
 inline constexpr const char *kKernelConfigAttrName = "flare.attention_config";
 
 /// How the backward pass sums dQ over the key blocks (dialects/Attn/Rationale.md, "The backward
