@@ -124,8 +124,10 @@ def ConvertTGPUMachineToNVVM : Pass<"convert-tgpu-machine-to-nvvm"> {
   let description = [{
     One conversion pattern per op (lib/Conversion/TGPUToNVVM/MachineToNVVM.cpp), each to the NVVM op
     that implements it: `tgpu.mbarrier_wait` to `nvvm.mbarrier.try_wait.parity` with a suspend-time
-    hint, `tgpu.named_barrier_sync` to `nvvm.barrier` with an id and a thread count, ... Runs on the
-    per-thread code convert-tgpu-to-nvvm produced, before the gpu.module goes to LLVM.
+    hint, `tgpu.named_barrier_sync` to `nvvm.barrier` with an id and a thread count, ...; an
+    `!tgpu.mbarrier` becomes its shared-memory address and a `!tgpu.tensormap` its kernel
+    parameter's address. Runs on the per-thread code convert-tgpu-to-nvvm produced, before the
+    gpu.module goes to LLVM.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }

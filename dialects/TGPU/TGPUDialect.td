@@ -18,6 +18,7 @@ def TGPU_Dialect : Dialect {
     live here.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Discardable attribute of a `tile.dot`: the tensor-core instruction it runs on
@@ -37,6 +38,31 @@ def TGPU_Dialect : Dialect {
     /// Discardable unit attribute of an `scf.for` marked `#tgpu.pipeline<streamed>`: a producer
     /// warpgroup, where the kernel has one, issues the loop's copies (tgpu-warp-specialize).
     static constexpr ::llvm::StringLiteral kProducerIssuedAttrName = "tgpu.producer_issued";
+  }];
+}
+
+class TGPU_Type<string name, string typeMnemonic> : TypeDef<TGPU_Dialect, name> {
+  let mnemonic = typeMnemonic;
+}
+
+def TGPU_MBarrierType : TGPU_Type<"MBarrier", "mbarrier"> {
+  let summary = "an mbarrier in shared memory";
+  let description = [{
+    `!tgpu.mbarrier`: the 8-byte barrier object of the machine protocol (dialects/TGPU/Rationale.md,
+    "The machine protocol as ops"), made by `tgpu.ring_barrier` and read by the ops that initialise
+    it, arrive on it, announce bytes to it, wait for its phases or complete them (TMA, cp.async).
+    convert-tgpu-machine-to-nvvm turns it into its shared-memory address (`!llvm.ptr<3>`).
+  }];
+}
+
+def TGPU_TensorMapType : TGPU_Type<"TensorMap", "tensormap"> {
+  let summary = "a TMA tensor map";
+  let description = [{
+    `!tgpu.tensormap`: the 128-byte description of a global tensor that TMA copies boxes of (its
+    base, sizes, strides, box and swizzle; encoded by the host, passed as a grid-constant kernel
+    parameter), made by `tgpu.tensor_map` from that parameter and read by `tgpu.tma_load`,
+    `tgpu.tma_store` and `tgpu.tma_reduce_add`. convert-tgpu-machine-to-nvvm turns it into the
+    parameter's address (`!llvm.ptr`).
   }];
 }
 

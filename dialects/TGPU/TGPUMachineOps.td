@@ -22,6 +22,18 @@ def TGPU_SharedPointer : Type<
 
 def TGPU_Pointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">, "LLVM pointer">;
 
+def TGPU_TensorMapOp : TGPU_MachineOp<"tensor_map", [Pure]> {
+  let summary = "the tensor map a kernel parameter holds";
+  let description = [{
+    `%map = tgpu.tensor_map %param : !llvm.ptr`: the tensor map the host encoded into the hidden
+    kernel parameter `%param` (128 bytes, passed by value and grid-constant: its address is what TMA
+    reads), as a `!tgpu.tensormap` for the TMA ops.
+  }];
+  let arguments = (ins TGPU_Pointer:$param);
+  let results = (outs TGPU_TensorMapType:$map);
+  let assemblyFormat = "$param attr-dict `:` type($param)";
+}
+
 def TGPU_MBarrierInitOp : TGPU_MachineOp<"mbarrier_init"> {
   let summary = "initialise an mbarrier for a number of arrivals per phase";
   let description = [{
@@ -30,8 +42,8 @@ def TGPU_MBarrierInitOp : TGPU_MachineOp<"mbarrier_init"> {
     come. One thread initialises; a CTA barrier (or a named one) publishes it before others use it,
     and `fence_async_shared` before TMA completes it.
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$count);
-  let assemblyFormat = "$barrier `,` $count attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier, I32:$count);
+  let assemblyFormat = "$barrier `,` $count attr-dict";
 }
 
 def TGPU_MBarrierArriveOp : TGPU_MachineOp<"mbarrier_arrive"> {
@@ -40,8 +52,8 @@ def TGPU_MBarrierArriveOp : TGPU_MachineOp<"mbarrier_arrive"> {
     `tgpu.mbarrier_arrive %bar`: one arrival of this thread on the barrier's current phase (a ring's
     `empty` barrier counts one per warp: lane 0 arrives for its warp).
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier);
-  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier);
+  let assemblyFormat = "$barrier attr-dict";
 }
 
 def TGPU_MBarrierArriveExpectTxOp : TGPU_MachineOp<"mbarrier_arrive_expect_tx"> {
@@ -51,8 +63,8 @@ def TGPU_MBarrierArriveExpectTxOp : TGPU_MachineOp<"mbarrier_arrive_expect_tx"> 
     `%bytes` bytes of TMA copies that complete on this barrier (the issuing thread announces the
     stage's bytes before issuing its copies).
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$bytes);
-  let assemblyFormat = "$barrier `,` $bytes attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier, I32:$bytes);
+  let assemblyFormat = "$barrier `,` $bytes attr-dict";
 }
 
 def TGPU_MBarrierWaitOp : TGPU_MachineOp<"mbarrier_wait"> {
@@ -62,11 +74,11 @@ def TGPU_MBarrierWaitOp : TGPU_MachineOp<"mbarrier_wait"> {
     1) has completed. The k-th use of a ring stage waits for parity (k / stages) & 1. Lowered to
     `mbarrier.try_wait.parity` with a suspend-time hint, which the hardware retries until done.
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$parity);
-  let assemblyFormat = "$barrier `,` $parity attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier, I32:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict";
 }
 
-def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure, AllTypesMatch<["smem", "barrier"]>]> {
+def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure]> {
   let summary = "the full or empty mbarrier of one stage of a shared-memory ring";
   let description = [{
     `%bar = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>`: a ring of `stages`
@@ -78,22 +90,22 @@ def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure, AllTypesMatch<["s
   }];
   let arguments = (ins TGPU_SharedPointer:$smem, I32:$at, I32:$stage,
                        ConfinedAttr<I64Attr, [IntPositive]>:$stages, UnitAttr:$empty);
-  let results = (outs TGPU_SharedPointer:$barrier);
+  let results = (outs TGPU_MBarrierType:$barrier);
   let assemblyFormat = [{
-    (`empty` $empty^):(`full`)? $smem `[` $at `]` `stage` $stage `of` $stages attr-dict `:` type($barrier)
+    (`empty` $empty^):(`full`)? $smem `[` $at `]` `stage` $stage `of` $stages attr-dict `:` type($smem)
   }];
 }
 
 def TGPU_RingWaitOp : TGPU_MachineOp<"ring_wait"> {
   let summary = "wait for the completion of a ring barrier that belongs to one ring index";
   let description = [{
-    `tgpu.ring_wait %bar, use %i of 3 : !llvm.ptr<3>`: `%bar` is a barrier of the stage that ring
+    `tgpu.ring_wait %bar, use %i of 3`: `%bar` is a barrier of the stage that ring
     index `%i` (i32, >= 0) uses in a ring of `stages` stages; it completes once per round of the ring,
     so ring index i waits for the phase of parity (i / stages) & 1 (`tgpu.mbarrier_wait` with that
     parity).
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier, I32:$use, ConfinedAttr<I64Attr, [IntPositive]>:$stages);
-  let assemblyFormat = "$barrier `,` `use` $use `of` $stages attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier, I32:$use, ConfinedAttr<I64Attr, [IntPositive]>:$stages);
+  let assemblyFormat = "$barrier `,` `use` $use `of` $stages attr-dict";
 }
 
 def TGPU_NamedBarrierSyncOp : TGPU_MachineOp<"named_barrier_sync"> {
@@ -171,14 +183,14 @@ def TGPU_TmaLoadOp : TGPU_MachineOp<"tma_load"> {
   let summary = "copy a box of a tensor map into shared memory, completing an mbarrier";
   let description = [{
     `tgpu.tma_load %dst, %map[%col, %row, ...], %bar`: the box of the tensor map `%map` (a 128-byte
-    CUtensorMap the runtime encodes, a kernel parameter) at the coordinates (innermost first) lands
+    CUtensorMap the runtime encodes, from a kernel parameter by `tgpu.tensor_map`) at the coordinates (innermost first) lands
     at `%dst` (shared memory, shared::cluster addressing); its bytes count towards the phase of the
     mbarrier `%bar` that `mbarrier_arrive_expect_tx` announced. Out-of-bounds elements read as zero.
   }];
-  let arguments = (ins TGPU_Pointer:$dst, TGPU_Pointer:$map, Variadic<I32>:$coords,
-                       TGPU_SharedPointer:$barrier);
+  let arguments = (ins TGPU_Pointer:$dst, TGPU_TensorMapType:$map, Variadic<I32>:$coords,
+                       TGPU_MBarrierType:$barrier);
   let assemblyFormat = [{
-    $dst `,` $map `[` $coords `]` `,` $barrier attr-dict `:` type($dst) `,` type($map) `,` type($barrier)
+    $dst `,` $map `[` $coords `]` `,` $barrier attr-dict `:` type($dst)
   }];
   let hasVerifier = 1;
 }
@@ -190,8 +202,8 @@ def TGPU_TmaStoreOp : TGPU_MachineOp<"tma_store"> {
     (rows past the tensor's bounds are left out). Stores are grouped by `tma_store_commit` and
     waited for by `tma_store_wait`.
   }];
-  let arguments = (ins TGPU_Pointer:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
-  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($map) `,` type($src)";
+  let arguments = (ins TGPU_TensorMapType:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
+  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($src)";
   let hasVerifier = 1;
 }
 
@@ -204,8 +216,8 @@ def TGPU_TmaReduceAddOp : TGPU_MachineOp<"tma_reduce_add"> {
     sums). Rows past the tensor's bounds are left out. Grouped, committed and waited for like
     `tma_store`: `tma_store_commit`, `tma_store_wait`.
   }];
-  let arguments = (ins TGPU_Pointer:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
-  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($map) `,` type($src)";
+  let arguments = (ins TGPU_TensorMapType:$map, Variadic<I32>:$coords, TGPU_SharedPointer:$src);
+  let assemblyFormat = "$map `[` $coords `]` `,` $src attr-dict `:` type($src)";
   let hasVerifier = 1;
 }
 
@@ -279,8 +291,8 @@ def TGPU_CpAsyncMBarrierArriveOp : TGPU_MachineOp<"cp_async_mbarrier_arrive"> {
     before it complete, and counts as one of the arrivals the barrier expects (.noinc): a stage's
     `full` barrier in a ring filled by cp.async expects every copying thread.
   }];
-  let arguments = (ins TGPU_SharedPointer:$barrier);
-  let assemblyFormat = "$barrier attr-dict `:` type($barrier)";
+  let arguments = (ins TGPU_MBarrierType:$barrier);
+  let assemblyFormat = "$barrier attr-dict";
 }
 
 

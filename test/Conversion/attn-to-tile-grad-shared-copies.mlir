@@ -25,10 +25,10 @@
 // The first ring stages (before the loop) and the refill in the loop: Q's two panels, dO's two.
 // GPU-LABEL: gpu.func @d128_bwd(
 // GPU-SAME: tgpu.shared_bytes = 163888 : i32
-// GPU: tgpu.tma_load %{{.*}}, %[[QM:arg[0-9]+]][%c0_i32, %c0_i32,
+// GPU: tgpu.tma_load %{{.*}}, %[[QM:[0-9]+]][%c0_i32, %c0_i32,
 // GPU-NOT: tgpu.tma_load
 // GPU: tgpu.tma_load %{{.*}}, %[[QM]][%c64_i32, %c0_i32,
-// GPU: tgpu.tma_load %{{.*}}, %[[DOM:arg[0-9]+]][%c0_i32, %c0_i32,
+// GPU: tgpu.tma_load %{{.*}}, %[[DOM:[0-9]+]][%c0_i32, %c0_i32,
 // GPU: tgpu.tma_load %{{.*}}, %[[DOM]][%c64_i32, %c0_i32,
 // GPU-NOT: tgpu.tma_load
 // GPU: scf.for
@@ -58,8 +58,8 @@ func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // GPU-LABEL: gpu.func @d64_bwd(
 // GPU-SAME: tgpu.shared_bytes = 131120 : i32
 // GPU: scf.for
-// GPU: tgpu.tma_load %{{.*}}, %[[QM:arg[0-9]+]][%c0_i32, %[[ROW:[0-9]+]],
-// GPU: tgpu.tma_load %{{.*}}, %[[DOM:arg[0-9]+]][%c0_i32, %[[ROW]],
+// GPU: tgpu.tma_load %{{.*}}, %[[QM:[0-9]+]][%c0_i32, %[[ROW:[0-9]+]],
+// GPU: tgpu.tma_load %{{.*}}, %[[DOM:[0-9]+]][%c0_i32, %[[ROW]],
 // GPU: tgpu.tma_load %{{.*}}, %[[DOM]][%c0_i32, %[[ROW]],
 // GPU: tgpu.tma_load %{{.*}}, %[[QM]][%c0_i32, %[[ROW]],
 // GPU-NOT: tgpu.tma_load

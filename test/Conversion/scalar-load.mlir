@@ -110,14 +110,16 @@ func.func @i64_entry(%t: !tile.ptr<i64>, %i: i32) -> i64 {
 // TMA-LABEL: gpu.func @streamed_pages(
 // TMA-SAME: %{{[^:]*}}: !llvm.ptr<1>, %{{[^:]*}}: !llvm.ptr<1>, %[[TABLE:[^:]*]]: !llvm.ptr<1>,
 // TMA-SAME: %[[AMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64}, %[[BMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64})
+// TMA-DAG: %[[AMAPV:.*]] = tgpu.tensor_map %[[AMAP]] : !llvm.ptr
+// TMA-DAG: %[[BMAPV:.*]] = tgpu.tensor_map %[[BMAP]] : !llvm.ptr
 // A is copied at (0, 0); then the prologue's copy of block 0 into stage 0 of B's ring, whose row is
 // table[0] * 64.
-// TMA: tgpu.tma_load %{{.*}}, %[[AMAP]][%c0_i32, %c0_i32]
+// TMA: tgpu.tma_load %{{.*}}, %[[AMAPV]][%c0_i32, %c0_i32]
 // TMA: tgpu.ring_barrier full %{{.*}} stage %c0_i32 of 3
 // TMA: tgpu.mbarrier_arrive_expect_tx
 // TMA-NEXT: %[[E0:.*]] = llvm.load %[[TABLE]] : !llvm.ptr<1> -> i32
 // TMA-NEXT: %[[R0:.*]] = arith.muli %[[E0]], %c64_i32 : i32
-// TMA: tgpu.tma_load %{{.*}}, %[[BMAP]][%c0_i32, %[[R0]]], %{{.*}} : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+// TMA: tgpu.tma_load %{{.*}}, %[[BMAPV]][%c0_i32, %[[R0]]], %{{.*}} : !llvm.ptr<7>
 // In the loop: table[i + 1] for the next block's copy.
 // TMA: scf.for %[[IV:[^ ]*]] = %c0_i32 to
 // TMA: %[[NEXT:.*]] = arith.addi %[[IV]], %c1_i32 : i32
@@ -126,7 +128,7 @@ func.func @i64_entry(%t: !tile.ptr<i64>, %i: i32) -> i64 {
 // TMA-NEXT: %[[P:.*]] = llvm.getelementptr %[[TABLE]][%[[W]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // TMA-NEXT: %[[E:.*]] = llvm.load %[[P]] : !llvm.ptr<1> -> i32
 // TMA-NEXT: %[[R:.*]] = arith.muli %[[E]], %c64_i32 : i32
-// TMA: tgpu.tma_load %{{.*}}, %[[BMAP]][%c0_i32, %[[R]]], %{{.*}} : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+// TMA: tgpu.tma_load %{{.*}}, %[[BMAPV]][%c0_i32, %[[R]]], %{{.*}} : !llvm.ptr<7>
 // TMA: tgpu.wgmma
 // TMA: scf.yield
 // TMA: gpu.return

@@ -1,10 +1,13 @@
 // convert-tgpu-machine-to-nvvm: each machine op of tgpu becomes the NVVM op that implements it (the
 // wait a try_wait.parity with its suspend-time hint, the named barriers nvvm.barrier with an id and
-// a thread count, the TMA copies cp.async.bulk.tensor with a box, ...); other ops stay.
+// a thread count, the TMA copies cp.async.bulk.tensor with a box, ...); other ops stay. An mbarrier
+// becomes its shared-memory address, a tensor map its parameter's address.
 // RUN: flare-opt %s --convert-tgpu-machine-to-nvvm | FileCheck %s
 
 // CHECK-LABEL: func.func @protocol
-// CHECK-SAME: (%[[FULL:[^:]*]]: !llvm.ptr<3>, %[[EMPTY:[^:]*]]: !llvm.ptr<3>, %[[ID:[^:]*]]: i32, %[[DST:[^:]*]]: !llvm.ptr<7>, %[[MAP:[^:]*]]: !llvm.ptr)
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[ID:[^:]*]]: i32, %[[DST:[^:]*]]: !llvm.ptr<7>, %[[MAP:[^:]*]]: !llvm.ptr)
+// CHECK: %[[FULL:.*]] = llvm.getelementptr %[[SMEM]]
+// CHECK: %[[EMPTY:.*]] = llvm.getelementptr %[[SMEM]]
 // CHECK: nvvm.mbarrier.init %[[FULL]], %c1_i32 : !llvm.ptr<3>, i32
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c16384_i32
@@ -19,22 +22,25 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[FULL]], box[%c0_i32, %[[ID]]]
-// CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %[[EMPTY]], box[%c0_i32, %[[ID]]] {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[SMEM]], box[%c0_i32, %[[ID]]]
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %[[SMEM]], box[%c0_i32, %[[ID]]] {redKind = #nvvm.tma_redux_kind<add>}
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: arith.addi
 // CHECK-NOT: tgpu.
-func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32, %dst: !llvm.ptr<7>, %map: !llvm.ptr) -> i32 {
+func.func @protocol(%smem: !llvm.ptr<3>, %id: i32, %dst: !llvm.ptr<7>, %param: !llvm.ptr) -> i32 {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c256 = arith.constant 256 : i32
   %bytes = arith.constant 16384 : i32
-  tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+  %full = tgpu.ring_barrier full %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
+  %empty = tgpu.ring_barrier empty %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
+  %map = tgpu.tensor_map %param : !llvm.ptr
+  tgpu.mbarrier_init %full, %c1
   tgpu.fence_async_shared
-  tgpu.mbarrier_arrive_expect_tx %full, %bytes : !llvm.ptr<3>
-  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
-  tgpu.mbarrier_arrive %empty : !llvm.ptr<3>
+  tgpu.mbarrier_arrive_expect_tx %full, %bytes
+  tgpu.mbarrier_wait %full, %c0
+  tgpu.mbarrier_arrive %empty
   tgpu.named_barrier_arrive %c1, %c256
   tgpu.named_barrier_sync %id, %c256
   tgpu.set_max_registers decrease 40
@@ -42,9 +48,9 @@ func.func @protocol(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>, %id: i32, %dst: !
   tgpu.wgmma_fence
   tgpu.wgmma_commit
   tgpu.wgmma_wait 1
-  tgpu.tma_load %dst, %map[%c0, %id], %full : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
-  tgpu.tma_store %map[%c0, %id], %full : !llvm.ptr, !llvm.ptr<3>
-  tgpu.tma_reduce_add %map[%c0, %id], %empty : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_load %dst, %map[%c0, %id], %full : !llvm.ptr<7>
+  tgpu.tma_store %map[%c0, %id], %smem : !llvm.ptr<3>
+  tgpu.tma_reduce_add %map[%c0, %id], %smem : !llvm.ptr<3>
   tgpu.tma_store_commit
   tgpu.tma_store_wait 0
   %sum = arith.addi %id, %c1 : i32
@@ -65,15 +71,17 @@ func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
 
 // cp.async: the .cg form of 16 bytes with the bytes to read, its groups, and the .noinc arrival.
 // CHECK-LABEL: func.func @cp_async
+// CHECK: %[[BAR:.*]] = llvm.getelementptr %arg0
 // CHECK: nvvm.cp.async.shared.global %arg0, %arg1, 16, cache =  cg, %c8_i32 : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.mbarrier.arrive %arg2 {noinc = true} : !llvm.ptr<3>
+// CHECK: nvvm.cp.async.mbarrier.arrive %[[BAR]] {noinc = true} : !llvm.ptr<3>
 // CHECK: nvvm.cp.async.wait.group 1
-func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) {
+func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %at: i32) {
   %c8 = arith.constant 8 : i32
+  %bar = tgpu.ring_barrier full %dst[%at] stage %at of 2 : !llvm.ptr<3>
   tgpu.cp_async %dst, %src, %c8 : !llvm.ptr<3>, !llvm.ptr<1>
   tgpu.cp_async_commit
-  tgpu.cp_async_mbarrier_arrive %bar : !llvm.ptr<3>
+  tgpu.cp_async_mbarrier_arrive %bar
   tgpu.cp_async_wait 1
   return
 }
@@ -81,23 +89,25 @@ func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) 
 // Warp specialisation: warps from 8 on branch off, give registers back, run the producer's code and
 // exit; the others raise their budget after the branch.
 // CHECK-LABEL: func.func @roles
+// CHECK: %[[FULL:.*]] = llvm.getelementptr %arg1
 // CHECK: %[[C8:.*]] = arith.constant 8 : i32
 // CHECK: %[[P:.*]] = arith.cmpi uge, %arg0, %[[C8]] : i32
 // CHECK: scf.if %[[P]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
-// CHECK-NEXT: nvvm.mbarrier.init %arg1
+// CHECK-NEXT: nvvm.mbarrier.init %[[FULL]]
 // CHECK-NEXT: nvvm.exit
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.setmaxregister increase 232
-// CHECK: nvvm.mbarrier.try_wait.parity %arg1
-func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
+// CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]]
+func.func @roles(%warp: i32, %smem: !llvm.ptr<3>) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
+  %full = tgpu.ring_barrier full %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
   tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+    tgpu.mbarrier_init %full, %c1
     tgpu.warp_exit
   }
-  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  tgpu.mbarrier_wait %full, %c0
   return
 }
 
@@ -121,7 +131,7 @@ func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
 func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %stage: i32, %use: i32) {
   %full = tgpu.ring_barrier full %smem[%at] stage %stage of 3 : !llvm.ptr<3>
   %empty = tgpu.ring_barrier empty %smem[%at] stage %stage of 3 : !llvm.ptr<3>
-  tgpu.ring_wait %full, use %use of 3 : !llvm.ptr<3>
-  tgpu.ring_wait %empty, use %use of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %full, use %use of 3
+  tgpu.ring_wait %empty, use %use of 3
   return
 }

@@ -26,13 +26,15 @@
 // RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
 // RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // LATE-LABEL: gpu.func @persistent(
+// LATE-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
+// LATE-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // LATE: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
-// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
+// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
 // LATE: scf.for %[[KV:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32  : i32 {
-// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
-// LATE: tgpu.tma_load %{{[0-9]+}}, %arg11
+// LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
+// LATE: tgpu.tma_load %{{[0-9]+}}, %[[MAP11]]
 // LATE: %[[FIRSTIT:[0-9]+]] = arith.cmpi eq, %[[KV]], %c0_i32 : i32
 // LATE-NEXT: %[[QHERE:[0-9]+]] = arith.andi %[[FIRSTIT]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QHERE]] {
@@ -40,20 +42,21 @@
 // LATE: tgpu.ring_wait %{{[0-9]+}}, use %{{[0-9]+}} of 1
 // LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
-// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
+// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // LATE: %[[NONE:[0-9]+]] = arith.cmpi sle, %[[NB]], %c0_i32 : i32
 // LATE-NEXT: %[[QAFTER:[0-9]+]] = arith.andi %[[NONE]], %{{[0-9]+}} : i1
 // LATE-NEXT: scf.if %[[QAFTER]] {
 // LATE: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // LATE-NEXT: llvm.addrspacecast
-// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
+// LATE-NEXT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // LATE: scf.yield
 // LATE: tgpu.warp_exit
 // LATEFB-LABEL: gpu.func @persistent(
+// LATEFB-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // LATEFB: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-// LATEFB: tgpu.tma_load %{{[0-9]+}}, %arg9
+// LATEFB: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
 // LATEFB: scf.for
-// LATEFB-NOT: tgpu.tma_load %{{[0-9]+}}, %arg9
+// LATEFB-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
 // LATEFB: tgpu.warp_exit
 // SINGLE-LABEL: gpu.func @persistent(
 // SINGLE: tgpu.named_barrier_arrive %c4_i32, %c384_i32
@@ -77,13 +80,16 @@
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: tgpu.persistent
 // CHECK-SAME: tgpu.user_args = 5 : i32
+// CHECK-DAG: %[[MAP10:.*]] = tgpu.tensor_map %arg10 : !llvm.ptr
+// CHECK-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
+// CHECK-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // The producer: registers given up, the ring's three stages and the operand's two barriers
 // initialised once (`full` of the operand: one expect-tx; `empty`: the 8 consumer warps), announced.
 // CHECK: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // CHECK-COUNT-6: tgpu.mbarrier_init
-// CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32
 // CHECK-NEXT: tgpu.ring_barrier empty %{{[0-9]+}}[%{{.*}}] stage %c0_i32 of 1
-// CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32
 // CHECK: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
 // CHECK: %[[CTAS:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
@@ -108,11 +114,11 @@
 // CHECK-NEXT: scf.if %[[HADPREV]] {
 // CHECK: tgpu.ring_wait %{{[0-9]+}}, use %[[PREV]] of 1
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
-// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %[[PROW]]], %{{[0-9]+}}
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %[[PROW]]], %{{[0-9]+}}
 // Then the streamed loop's stages, their ring index numbered on from the instance's first.
 // CHECK: scf.for
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c8192_i32
-// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg11
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %[[MAP11]]
 // CHECK: scf.yield %{{[0-9]+}} : i32
 // CHECK: tgpu.warp_exit
 // The consumers.
@@ -138,7 +144,7 @@
 // CHECK: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[LASTREL:[0-9]+]] = arith.andi %[[LASTIT]], %[[LANE0]] : i1
 // CHECK-NEXT: scf.if %[[LASTREL]] {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]]
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if %[[LANE0]] {
 // CHECK: tgpu.mbarrier_arrive
@@ -148,7 +154,7 @@
 // CHECK-NEXT: %[[LANE0B:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[NONEREL:[0-9]+]] = arith.andi %[[NONE]], %[[LANE0B]] : i1
 // CHECK-NEXT: scf.if %[[NONEREL]] {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // The store, per warpgroup (named barrier 5 + g over its 128 threads): its first thread waits for the
 // previous instance's copy to have read the panels, then the panels, its TMA store of 64 rows from
 // row 64 g, committed and left in flight.
@@ -163,7 +169,7 @@
 // CHECK: tgpu.named_barrier_sync %[[WGBAR]], %c128_i32
 // CHECK-NEXT: scf.if %[[LEADER]] {
 // CHECK-NEXT: %{{[0-9]+}} = arith.muli %[[GROUP]], %c64_i32 : i32
-// CHECK: tgpu.tma_store %arg10
+// CHECK: tgpu.tma_store %[[MAP10]]
 // CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NOT: tgpu.tma_store_wait
 // The instance's last barrier only where the maps did not encode (the direct store's branch).
@@ -221,13 +227,15 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: tgpu.persistent
+// CHECK-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
+// CHECK-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // CHECK-NOT: tgpu.warp_specialize
 // CHECK: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
 // CHECK-NEXT: %[[EMPTY0:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
 // CHECK-NEXT: tgpu.mbarrier_init %[[EMPTY0]], %c8_i32
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
-// CHECK: tgpu.tma_load %{{[0-9]+}}, %arg9[%c0_i32, %{{[0-9]+}}], %[[FULL0]]
+// CHECK: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
 // CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
@@ -256,8 +264,8 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: %[[COL:[0-9]+]] = llvm.load
 // CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL]], %c16384_i32
 // CHECK-NEXT: llvm.addrspacecast
-// CHECK-NEXT: tgpu.tma_load %{{[0-9]+}}, %arg9[%[[COL]], %[[ROW]]], %[[FULL]]
-// CHECK: tgpu.tma_store %arg11
+// CHECK-NEXT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%[[COL]], %[[ROW]]], %[[FULL]]
+// CHECK: tgpu.tma_store %[[MAP11]]
 // CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK: gpu.barrier
@@ -299,6 +307,7 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // stage's `empty`, thread 0 waits for it before the next instance writes the staging, and once
 // after the tile loop.
 // CHECK-LABEL: gpu.func @last_stage(
+// CHECK-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{[0-9]+}}, %c16384_i32
 // CHECK-NEXT: %[[S0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[33792]
 // CHECK-NEXT: llvm.addrspacecast %[[S0]]
@@ -311,7 +320,7 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: %[[STAGING:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[66560]
-// CHECK-NEXT: tgpu.tma_store %arg11[{{.*}}], %[[STAGING]]
+// CHECK-NEXT: tgpu.tma_store %[[MAP11]][{{.*}}], %[[STAGING]]
 // CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NEXT: }
 // CHECK: tgpu.tma_store_wait 0
@@ -391,7 +400,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // CHECK: tgpu.wgmma_wait 0
 // CHECK: %[[L0:[0-9]+]] = arith.andi %[[REL1]], %{{[0-9]+}} : i1
 // CHECK-NEXT: scf.if %[[L0]] {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]]
 // The second loop: its own last iteration.
 // CHECK: scf.for %[[J:arg[0-9]+]] = %[[UB1]] to %[[UB2]] step %c1_i32 iter_args({{.*}}) -> (f32,
 // CHECK: %[[NEXT2:[0-9]+]] = arith.addi %[[J]], %c1_i32 : i32
@@ -399,7 +408,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // CHECK: tgpu.wgmma_wait 0
 // CHECK: %[[L1:[0-9]+]] = arith.andi %[[LAST2]], %{{[0-9]+}} : i1
 // CHECK-NEXT: scf.if %[[L1]] {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // After the loops, unless the first loop released it (it ran, the second did not) or the second
 // did (it ran).
 // CHECK: scf.yield
@@ -407,7 +416,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // CHECK-NEXT: %[[RUNS1:[0-9]+]] = arith.cmpi sgt, %[[UB1]], %c0_i32 : i32
 // CHECK-NEXT: arith.andi %[[RUNS1]], %[[IDLE2B]] : i1
 // CHECK: scf.if %{{[0-9]+}} {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32, %n2: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -31,12 +31,12 @@
 // CHECK: %[[MAPS:[a-z0-9_]+]] = arith.cmpi ne, %{{[a-z0-9_]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[FULLCOUNT:[a-z0-9_]+]] = arith.select %[[MAPS]], %c1_i32, %c128_i32 : i32
 // CHECK-NEXT: scf.if %[[INIT]] {
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]] : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]]
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]]
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %[[FULLCOUNT]]
+// CHECK: tgpu.mbarrier_init %{{[a-z0-9_]+}}, %c8_i32
 // CHECK-NEXT: tgpu.fence_async_shared
 // CHECK-NEXT: {{^ *}}}{{ *$}}
 // Where the maps did not encode, all 128 producer threads arrive on `full` after their copies: they
@@ -61,14 +61,14 @@
 // CHECK-NEXT: scf.if %[[REUSE]] {
 // CHECK: tgpu.ring_wait
 // CHECK: }
-// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[FULL0:[a-z0-9_]+]], %c8192_i32
 // CHECK: tgpu.tma_load %{{.*}}, %{{[a-z0-9_]+}}[{{.*}}], %[[FULL0]]
 // CHECK: } else {
 // CHECK: tgpu.ring_wait
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // CHECK: tgpu.fence_async_shared
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[FULL0]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[FULL0]]
 // The second loop continues the ring: no second meeting with the consumers, and its ring index is
 // the first loop's iteration count plus its own iteration. Then the producer exits.
 // CHECK-NOT: gpu.barrier
@@ -103,7 +103,7 @@
 // CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.cp_async
-// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}}
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier
@@ -116,7 +116,7 @@
 // CHECK-NOT: tgpu.cp_async
 // CHECK: = tgpu.wgmma 
 // CHECK-NOT: tgpu.cp_async
-// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{[a-z0-9_]+}}
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: gpu.barrier

@@ -25,7 +25,7 @@
 // The operand's barriers (`full`, then `empty`: a one-stage ring), and its wait as ring index = the turn.
 // CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // CHECK-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// CHECK: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1 : !llvm.ptr<3>
+// CHECK: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1
 // The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
 // releases the operand right after the last one.
 // CHECK-NOT: scf.for
@@ -39,7 +39,7 @@
 // CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32 : i32
 // CHECK-NEXT: %[[LANE0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[LANE0]] {
-// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // CHECK-NEXT: }
 // CHECK-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // In the loop: the products take the fragments as four 32-bit registers and B's descriptor; the
@@ -66,7 +66,7 @@
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SMEM: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
 // SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// SMEM: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1 : !llvm.ptr<3>
+// SMEM: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1
 // No reads into registers, no early release: the loop follows the wait.
 // SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
 // SMEM-NOT: tgpu.wgmma {{.*}}a_regs
@@ -76,11 +76,11 @@
 // SMEM: tgpu.wgmma_commit
 // The release in the loop's last iteration, and after the loop when it ran no iteration.
 // SMEM: scf.if %{{[0-9]+}} {
-// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // SMEM: scf.yield
 // SMEM-NEXT: }
 // SMEM: scf.if %{{[0-9]+}} {
-// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// SMEM-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // SMEM-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // SMEM-NOT: nvvm.bar.warp.sync
 // SMEM: gpu.return
@@ -91,7 +91,7 @@
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
-// FALLBACK: tgpu.ring_wait %{{[0-9]+}}, use %[[TURN]] of 1 : !llvm.ptr<3>
+// FALLBACK: tgpu.ring_wait %{{[0-9]+}}, use %[[TURN]] of 1
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(
@@ -101,11 +101,11 @@
 // FALLBACK-NOT: tgpu.wgmma {{.*}}a_regs
 // FALLBACK: tgpu.wgmma_commit
 // FALLBACK: scf.if %{{[0-9]+}} {
-// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]] : !llvm.ptr<3>
+// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY:[0-9]+]]
 // FALLBACK: scf.yield
 // FALLBACK-NEXT: }
 // FALLBACK: scf.if %{{[0-9]+}} {
-// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]] : !llvm.ptr<3>
+// FALLBACK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: gpu.return
 

@@ -19,11 +19,11 @@
 // CHECK-DAG: %[[DESCA:.*]] = arith.constant 274878431232 : i64
 // CHECK-DAG: %[[DESCB:.*]] = arith.constant 4611686293338849280 : i64
 // Per stage: `full` expects every thread (256), `empty` every warp (8).
-// CHECK-COUNT-3: tgpu.mbarrier_init %{{.*}}, %c{{(256|8)}}_i32 : !llvm.ptr<3>
+// CHECK-COUNT-3: tgpu.mbarrier_init %{{.*}}, %c{{(256|8)}}_i32
 // CHECK: gpu.barrier
 // Prologue: iteration 0's copies, then this thread's arrival on stage 0's `full` once they land.
 // CHECK: tgpu.cp_async %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK: tgpu.cp_async_mbarrier_arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: tgpu.cp_async_mbarrier_arrive %{{.*}}
 // Then A is stored once (its loads and the first copies are in flight together) and made visible to
 // wgmma's async proxy.
 // CHECK: llvm.store %{{.*}} : vector<8xbf16>, !llvm.ptr<3>
@@ -36,12 +36,12 @@
 // iteration i + 1 (announced on its `full` barrier).
 // CHECK: %[[FILL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %[[STAGE:.*]] of 3 : !llvm.ptr<3>
 // CHECK: %[[FREE:.*]] = tgpu.ring_barrier empty %{{.*}}[%{{.*}}] stage %[[STAGE]] of 3 : !llvm.ptr<3>
-// CHECK-NEXT: tgpu.ring_wait %[[FREE]], use %{{.*}} of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[FREE]], use %{{.*}} of 3
 // CHECK: tgpu.cp_async 
 // CHECK: tgpu.cp_async_mbarrier_arrive %[[FILL]]
 // This iteration's stage has landed (ring index i on its `full` barrier).
 // CHECK: %[[FULL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %{{.*}} of 3 : !llvm.ptr<3>
-// CHECK-NEXT: tgpu.ring_wait %[[FULL]], use %{{.*}} of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[FULL]], use %{{.*}} of 3
 // CHECK-NEXT: tgpu.fence_async_shared
 // No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.
 // CHECK-NOT: gpu.barrier
@@ -59,7 +59,7 @@
 // CHECK: tgpu.named_barrier_arrive %{{.*}}, %c256_i32
 // The accumulator is yielded: wait for the group, then release the stage (lane 0 of each warp).
 // CHECK-NEXT: tgpu.wgmma_wait 0
-// CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{.*}}
 // CHECK: scf.yield
 // After the loop warpgroup 0 takes back the turn warpgroup 1 left open.
 // CHECK: tgpu.named_barrier_sync %c1_i32, %c256_i32

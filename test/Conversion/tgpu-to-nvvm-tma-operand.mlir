@@ -15,21 +15,23 @@
 // CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MAPA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MAPB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, elem_bytes = 2 : i32, pointer = 0 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>], strides = [array<i64: 0, 1>, array<i64: 1, 4>], swizzle = 128 : i32}
+// CHECK-DAG: %[[MAPAV:.*]] = tgpu.tensor_map %[[MAPA]] : !llvm.ptr
+// CHECK-DAG: %[[MAPBV:.*]] = tgpu.tensor_map %[[MAPB]] : !llvm.ptr
 // CHECK: %[[BAR:.*]] = tgpu.ring_barrier full %{{.*}}[%c32768_i32] stage %c0_i32 of 1 : !llvm.ptr<3>
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] {
 // CHECK: scf.if
-// CHECK-NEXT: tgpu.mbarrier_init %[[BAR]], %c1_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_init %[[BAR]], %c1_i32
 // CHECK-NEXT: tgpu.fence_async_shared
-// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[BAR]], %c32768_i32 : !llvm.ptr<3>
-// CHECK: tgpu.tma_load %{{.*}}, %[[MAPA]][%c0_i32, %[[ROW:[0-9]+]]], %[[BAR]] :
-// CHECK: tgpu.tma_load %{{.*}}, %[[MAPA]][%c64_i32, %[[ROW]]], %[[BAR]] :
+// CHECK-NEXT: tgpu.mbarrier_arrive_expect_tx %[[BAR]], %c32768_i32
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPAV]][%c0_i32, %[[ROW:[0-9]+]]], %[[BAR]] :
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPAV]][%c64_i32, %[[ROW]]], %[[BAR]] :
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // CHECK: tgpu.fence_async_shared
 // The first loop's ring, then the wait for A, then the loop: no store of A's registers anywhere.
-// CHECK: tgpu.tma_load %{{.*}}, %[[MAPB]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPBV]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.if %[[USE]] {
 // CHECK-NEXT: tgpu.mbarrier_wait %[[BAR]], %c0_i32

@@ -18,6 +18,7 @@
 // CHECK-SAME: tgpu.shared_bytes = 16384 : i32
 // CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 32, 64>, elem_bytes = 4 : i32, float, pointer = 1 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 64>, array<i64: 1, 2>], strides = [array<i64: 0, 1>, array<i64: 0, 64>], swizzle = 128 : i32}]
+// CHECK-DAG: %[[MAPV:.*]] = tgpu.tensor_map %[[MAP]] : !llvm.ptr
 // CHECK: %[[TID:.*]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c64_i32 : i32
 // CHECK: scf.for
@@ -34,9 +35,9 @@
 // CHECK: tgpu.fence_async_shared
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: scf.if %[[T0]] {
-// CHECK-NEXT: tgpu.tma_reduce_add %[[MAP]][%c0_i32, %[[ROW0]]], %{{.*}} : !llvm.ptr, !llvm.ptr<3>
+// CHECK-NEXT: tgpu.tma_reduce_add %[[MAPV]][%c0_i32, %[[ROW0]]], %{{.*}} : !llvm.ptr<3>
 // CHECK-NEXT: %[[P1:.*]] = llvm.getelementptr %{{.*}}[8192] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK-NEXT: tgpu.tma_reduce_add %[[MAP]][%c32_i32, %[[ROW0]]], %[[P1]] : !llvm.ptr, !llvm.ptr<3>
+// CHECK-NEXT: tgpu.tma_reduce_add %[[MAPV]][%c32_i32, %[[ROW0]]], %[[P1]] : !llvm.ptr<3>
 // CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NEXT: }
 // CHECK-NEXT: } else {

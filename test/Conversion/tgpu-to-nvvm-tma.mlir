@@ -16,20 +16,21 @@
 // CHECK-SAME: sizes = [array<i64: 0, 64>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
 // CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 64>, array<i64: 1, 4>], swizzle = 128 : i32}]
 // CHECK-SAME: tgpu.user_args = 5 : i32
+// CHECK-DAG: %[[MAPV:.*]] = tgpu.tensor_map %[[MAP]] : !llvm.ptr
 // CHECK-NOT: tgpu.cp_async 
 // CHECK: %[[PID:.*]] = arith.index_cast{{.*}}block_id
 // `full` expects thread 0's arrival (TMA) or every thread's (cp.async), chosen by the flag.
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: %[[COUNT:.*]] = arith.select %[[USE]], %c1_i32, %c256_i32 : i32
-// CHECK: tgpu.mbarrier_init %{{.*}}, %[[COUNT]] : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %{{.*}}, %[[COUNT]]
 // The async proxy completes the barriers: their initialisation is fenced for it.
 // CHECK: tgpu.fence_async_shared
 // CHECK: gpu.barrier
 // Prologue, TMA path: 64 x 64 x 2 bytes, one box.
 // CHECK: scf.if %[[USE]] {
-// CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c8192_i32
 // CHECK: %[[DST:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
-// CHECK: tgpu.tma_load %[[DST]], %[[MAP]][%c0_i32, %c0_i32, %[[PID]]], %{{.*}}
+// CHECK: tgpu.tma_load %[[DST]], %[[MAPV]][%c0_i32, %c0_i32, %[[PID]]], %{{.*}}
 // Maps not encoded: every thread copies 16-byte chunks element by element in a rolled loop, stores
 // them to the swizzled panel and arrives (no cp.async path: maps fail only where it would too).
 // The writers fence their generic-proxy stores for wgmma's async proxy before they arrive.
@@ -40,7 +41,7 @@
 // CHECK-NEXT: tgpu.mbarrier_arrive
 // In the loop the refill takes the same two paths.
 // CHECK: scf.for
-// CHECK: tgpu.tma_load %{{.*}}, %[[MAP]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAPV]]
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK: tgpu.fence_async_shared
@@ -58,14 +59,15 @@
 // NOFB-LABEL: gpu.func @stream(
 // NOFB-SAME: %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: !llvm.ptr {llvm.align = 64 : i64}, %[[MAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // NOFB-SAME: tgpu.tma_required
+// NOFB-DAG: %[[MAPV:.*]] = tgpu.tensor_map %[[MAP]] : !llvm.ptr
 // NOFB-NOT: arith.select
-// NOFB: tgpu.mbarrier_init %{{.*}}, %c1_i32 : !llvm.ptr<3>
+// NOFB: tgpu.mbarrier_init %{{.*}}, %c1_i32
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
-// NOFB: tgpu.tma_load %{{.*}}, %[[MAP]]
+// NOFB: tgpu.tma_load %{{.*}}, %[[MAPV]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: scf.for
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
-// NOFB: tgpu.tma_load %{{.*}}, %[[MAP]]
+// NOFB: tgpu.tma_load %{{.*}}, %[[MAPV]]
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
 // NOFB: = tgpu.wgmma 
 // NOFB-NOT: vector<8xbf16>, !llvm.ptr<3>
@@ -145,6 +147,8 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK-LABEL: gpu.func @matmul(
 // CHECK-SAME: %[[FLAG:[a-z0-9]+]]: i32, %[[MA:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64}, %[[MB:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64})
 // CHECK-SAME: tgpu.tensor_maps = [{box = array<i32: 64, 128>, {{.*}}pointer = 0 : i32{{.*}}}, {box = array<i32: 64, 64>, {{.*}}pointer = 1 : i32
+// CHECK-DAG: %[[MAV:.*]] = tgpu.tensor_map %[[MA]] : !llvm.ptr
+// CHECK-DAG: %[[MBV:.*]] = tgpu.tensor_map %[[MB]] : !llvm.ptr
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] -> (f32
 // CHECK-COUNT-12: tgpu.mbarrier_init
@@ -155,11 +159,11 @@ func.func @computed_stride(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.p
 // CHECK: tgpu.ring_wait
 // CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK: tgpu.wgmma_wait 1
-// CHECK: tgpu.mbarrier_arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive %{{.*}}
 // CHECK: tgpu.ring_wait
 // CHECK: tgpu.mbarrier_arrive_expect_tx %{{.*}}, %c32768_i32
-// CHECK: tgpu.tma_load %{{.*}}, %[[MA]]
-// CHECK-COUNT-2: tgpu.tma_load %{{.*}}, %[[MB]]
+// CHECK: tgpu.tma_load %{{.*}}, %[[MAV]]
+// CHECK-COUNT-2: tgpu.tma_load %{{.*}}, %[[MBV]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
 // CHECK: tgpu.wgmma_wait 0
@@ -213,6 +217,9 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK-SAME: {box = array<i32: 64, 128, 1>, elem_bytes = 2 : i32, pointer = 2 : i32,
 // CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>, array<i64: 0, 2147483648>],
 // CHECK-SAME: strides = [array<i64: 0, 1>, array<i64: 0, 128>, array<i64: 1, 5>], swizzle = 128 : i32}]
+// CHECK-DAG: %[[MAPAV:.*]] = tgpu.tensor_map %[[MAPA]] : !llvm.ptr
+// CHECK-DAG: %[[MAPBV:.*]] = tgpu.tensor_map %[[MAPB]] : !llvm.ptr
+// CHECK-DAG: %[[MAPCV:.*]] = tgpu.tensor_map %[[MAPC]] : !llvm.ptr
 // CHECK: %[[PID:.*]] = arith.index_cast{{.*}}block_id
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.for
@@ -224,9 +231,9 @@ func.func @matmul(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, 
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: %[[SRC0:.*]] = llvm.getelementptr %{{.*}}[17408] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: tgpu.tma_store %[[MAPC]][%c0_i32, %c0_i32, %[[PID]]], %[[SRC0]]
+// CHECK: tgpu.tma_store %[[MAPCV]][%c0_i32, %c0_i32, %[[PID]]], %[[SRC0]]
 // CHECK: %[[SRC1:.*]] = llvm.getelementptr %{{.*}}[33792] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: tgpu.tma_store %[[MAPC]][%c64_i32, %c0_i32, %[[PID]]], %[[SRC1]]
+// CHECK: tgpu.tma_store %[[MAPCV]][%c64_i32, %c0_i32, %[[PID]]], %[[SRC1]]
 // CHECK-NEXT: tgpu.tma_store_commit
 // CHECK-NEXT: tgpu.tma_store_wait 0
 // Maps not encoded: the registers go straight to global memory under their bounds checks.

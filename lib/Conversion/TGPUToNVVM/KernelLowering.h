@@ -381,7 +381,8 @@ private:
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
-    return RingBarrierOp::create(b, loc, smemBase.getType(), smemBase, ring.at, stage, ring.stages, empty);
+    return RingBarrierOp::create(b, loc, MBarrierType::get(b.getContext()), smemBase, ring.at, stage, ring.stages,
+                                 empty);
   }
   /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {

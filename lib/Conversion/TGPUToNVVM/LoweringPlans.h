@@ -114,7 +114,7 @@ struct SmemOperand {
 /// coordinates of the view's base in the map's outer dimensions, and the box (64 columns, all rows,
 /// or one row piece's rows: tile.load's row_pieces).
 struct TensorMapRead {
-  Value map;                      // !llvm.ptr: the parameter's generic address
+  Value map;                      // !tgpu.tensormap: the parameter's map (tgpu.tensor_map)
   SmallVector<Value> outerCoords; // i32, dimensions 2.. of the map
   int64_t boxCols = 0, boxRows = 0, panels = 0; // one box per 64-column panel (and row piece)
   int64_t pieces = 1;                           // row pieces: boxRows x pieces rows per panel

@@ -1,7 +1,9 @@
 //===- MachineToNVVM.cpp - The tgpu machine protocol ops to NVVM ----------===//
 //
 // convert-tgpu-machine-to-nvvm: one conversion pattern per machine op, each building the NVVM op
-// that implements it (no types change). A partial conversion: every other op stays as it is.
+// that implements it; the protocol's types become what NVVM reads (!tgpu.mbarrier its shared-memory
+// address, !tgpu.tensormap its parameter's address). A partial conversion: every other op stays as
+// it is.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
@@ -107,7 +109,16 @@ struct RingBarrierLowering : MachinePattern<RingBarrierOp> {
     auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(rw, loc, v, 32); };
     Value off = arith::AddIOp::create(rw, loc, a.getAt(), i32(op.getEmpty() ? op.getStages() * kBarrierBytes : 0));
     off = arith::AddIOp::create(rw, loc, off, arith::MulIOp::create(rw, loc, a.getStage(), i32(kBarrierBytes)));
-    rw.replaceOpWithNewOp<LLVM::GEPOp>(op, op.getType(), rw.getI8Type(), a.getSmem(), ValueRange{off});
+    rw.replaceOpWithNewOp<LLVM::GEPOp>(op, a.getSmem().getType(), rw.getI8Type(), a.getSmem(), ValueRange{off});
+    return success();
+  }
+};
+
+/// The map is the parameter's address.
+struct TensorMapLowering : MachinePattern<TensorMapOp> {
+  using MachinePattern::MachinePattern;
+  LogicalResult matchAndRewrite(TensorMapOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, a.getParam());
     return success();
   }
 };
@@ -291,9 +302,15 @@ struct ConvertTGPUMachineToNVVMPass
                         WgmmaFenceOp, WgmmaCommitOp, WgmmaWaitOp, TmaLoadOp, TmaStoreOp, TmaReduceAddOp, TmaStoreCommitOp,
                         TmaStoreWaitOp, WgmmaOp, CpAsyncOp, CpAsyncCommitOp, CpAsyncWaitOp,
                         CpAsyncMBarrierArriveOp, WarpSpecializeOp, WarpExitOp>();
+    target.addIllegalOp<TensorMapOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    // The protocol's types as NVVM reads them; every other type stays.
+    TypeConverter types;
+    types.addConversion([](Type t) { return t; });
+    types.addConversion([](MBarrierType t) -> Type { return LLVM::LLVMPointerType::get(t.getContext(), 3); });
+    types.addConversion([](TensorMapType t) -> Type { return LLVM::LLVMPointerType::get(t.getContext()); });
     RewritePatternSet patterns(ctx);
-    patterns.add<RingBarrierLowering, RingWaitLowering, MBarrierInitLowering, MBarrierArriveLowering,
+    patterns.add<TensorMapLowering, RingBarrierLowering, RingWaitLowering, MBarrierInitLowering, MBarrierArriveLowering,
                  MBarrierArriveExpectTxLowering, MBarrierWaitLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
                  FenceAsyncSharedLowering, SetMaxRegistersLowering, TmaLoadLowering,
                  TmaStoreLowering, TmaReduceAddLowering, TmaStoreWaitLowering, WgmmaLowering, CpAsyncLowering,
@@ -303,7 +320,7 @@ struct ConvertTGPUMachineToNVVMPass
                  NullaryLowering<WgmmaFenceOp, NVVM::WgmmaFenceAlignedOp>,
                  NullaryLowering<WgmmaCommitOp, NVVM::WgmmaGroupSyncAlignedOp>,
                  NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
-                 NullaryLowering<CpAsyncCommitOp, NVVM::CpAsyncCommitGroupOp>>(ctx);
+                 NullaryLowering<CpAsyncCommitOp, NVVM::CpAsyncCommitGroupOp>>(types, ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       signalPassFailure();
   }

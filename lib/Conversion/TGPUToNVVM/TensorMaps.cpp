@@ -121,10 +121,17 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
     if (failed(kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx),
                                          kernelFunc.getLoc()))) {
       hiddenParamFailed = true; // reported by run(); the kernel is not emitted
-      read.map = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+      read.map = TensorMapOp::create(b, loc, TensorMapType::get(ctx), LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx)));
       return read;
     }
-    param = kernelFunc.getArgument(idx);
+    // The map, made once at the kernel's start (after the maps made before it), where it dominates
+    // every copy.
+    Block &entry = kernelFunc.getBody().front();
+    auto at = entry.begin();
+    while (at != entry.end() && isa<TensorMapOp>(*at))
+      ++at;
+    OpBuilder atStart(&entry, at);
+    param = TensorMapOp::create(atStart, kernelFunc.getLoc(), TensorMapType::get(ctx), kernelFunc.getArgument(idx));
   }
   read.map = param;
   return read;

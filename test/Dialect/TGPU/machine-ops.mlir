@@ -8,26 +8,26 @@
 // and empty barrier (8 consumer warps), announces 16 KiB, the consumers wait for phase 0 and release
 // the stage; the two consumer warpgroups hand the MMA turn over on named barrier 1.
 // CHECK-LABEL: func.func @ring_stage
-// CHECK: tgpu.mbarrier_init %arg0, %c1_i32 : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_init %arg1, %c8_i32 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_init %arg0, %c1_i32
+// CHECK: tgpu.mbarrier_init %arg1, %c8_i32
 // CHECK: tgpu.fence_async_shared
-// CHECK: tgpu.mbarrier_arrive_expect_tx %arg0, %c16384_i32 : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_wait %arg0, %c0_i32 : !llvm.ptr<3>
-// CHECK: tgpu.mbarrier_arrive %arg1 : !llvm.ptr<3>
+// CHECK: tgpu.mbarrier_arrive_expect_tx %arg0, %c16384_i32
+// CHECK: tgpu.mbarrier_wait %arg0, %c0_i32
+// CHECK: tgpu.mbarrier_arrive %arg1
 // CHECK: tgpu.named_barrier_arrive %c1_i32, %c256_i32
 // CHECK: tgpu.named_barrier_sync %c1_i32, %c256_i32
-func.func @ring_stage(%full: !llvm.ptr<3>, %empty: !llvm.ptr<3>) {
+func.func @ring_stage(%full: !tgpu.mbarrier, %empty: !tgpu.mbarrier) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c8 = arith.constant 8 : i32
   %c256 = arith.constant 256 : i32
   %bytes = arith.constant 16384 : i32
-  tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
-  tgpu.mbarrier_init %empty, %c8 : !llvm.ptr<3>
+  tgpu.mbarrier_init %full, %c1
+  tgpu.mbarrier_init %empty, %c8
   tgpu.fence_async_shared
-  tgpu.mbarrier_arrive_expect_tx %full, %bytes : !llvm.ptr<3>
-  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
-  tgpu.mbarrier_arrive %empty : !llvm.ptr<3>
+  tgpu.mbarrier_arrive_expect_tx %full, %bytes
+  tgpu.mbarrier_wait %full, %c0
+  tgpu.mbarrier_arrive %empty
   tgpu.named_barrier_arrive %c1, %c256
   tgpu.named_barrier_sync %c1, %c256
   return
@@ -58,16 +58,18 @@ func.func @budgets_and_groups() {
 // TMA: a box of a tensor map into a ring stage, completing its full barrier; a store out of shared
 // memory, committed and waited for until its source was read.
 // CHECK-LABEL: func.func @tma
-// CHECK: tgpu.tma_load %arg0, %arg1[%c0_i32, %arg3], %arg2 : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
-// CHECK: tgpu.tma_store %arg1[%c0_i32, %arg3, %c0_i32], %arg2 : !llvm.ptr, !llvm.ptr<3>
-// CHECK: tgpu.tma_reduce_add %arg1[%c0_i32, %arg3], %arg2 : !llvm.ptr, !llvm.ptr<3>
+// CHECK: %[[MAP:.*]] = tgpu.tensor_map %arg1 : !llvm.ptr
+// CHECK: tgpu.tma_load %arg0, %[[MAP]][%c0_i32, %arg4], %arg2 : !llvm.ptr<7>
+// CHECK: tgpu.tma_store %[[MAP]][%c0_i32, %arg4, %c0_i32], %arg3 : !llvm.ptr<3>
+// CHECK: tgpu.tma_reduce_add %[[MAP]][%c0_i32, %arg4], %arg3 : !llvm.ptr<3>
 // CHECK: tgpu.tma_store_commit
 // CHECK: tgpu.tma_store_wait 0
-func.func @tma(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>, %row: i32) {
+func.func @tma(%dst: !llvm.ptr<7>, %param: !llvm.ptr, %bar: !tgpu.mbarrier, %src: !llvm.ptr<3>, %row: i32) {
   %c0 = arith.constant 0 : i32
-  tgpu.tma_load %dst, %map[%c0, %row], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
-  tgpu.tma_store %map[%c0, %row, %c0], %bar : !llvm.ptr, !llvm.ptr<3>
-  tgpu.tma_reduce_add %map[%c0, %row], %bar : !llvm.ptr, !llvm.ptr<3>
+  %map = tgpu.tensor_map %param : !llvm.ptr
+  tgpu.tma_load %dst, %map[%c0, %row], %bar : !llvm.ptr<7>
+  tgpu.tma_store %map[%c0, %row, %c0], %src : !llvm.ptr<3>
+  tgpu.tma_reduce_add %map[%c0, %row], %src : !llvm.ptr<3>
   tgpu.tma_store_commit
   tgpu.tma_store_wait 0
   return
@@ -94,13 +96,13 @@ func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
 // CHECK-LABEL: func.func @cp_async
 // CHECK: tgpu.cp_async %arg0, %arg1, %c8_i32 : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK: tgpu.cp_async_commit
-// CHECK: tgpu.cp_async_mbarrier_arrive %arg2 : !llvm.ptr<3>
+// CHECK: tgpu.cp_async_mbarrier_arrive %arg2
 // CHECK: tgpu.cp_async_wait 1
-func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !llvm.ptr<3>) {
+func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %bar: !tgpu.mbarrier) {
   %c8 = arith.constant 8 : i32
   tgpu.cp_async %dst, %src, %c8 : !llvm.ptr<3>, !llvm.ptr<1>
   tgpu.cp_async_commit
-  tgpu.cp_async_mbarrier_arrive %bar : !llvm.ptr<3>
+  tgpu.cp_async_mbarrier_arrive %bar
   tgpu.cp_async_wait 1
   return
 }
@@ -154,25 +156,25 @@ func.func @pending() {
 
 // -----
 
-func.func @global_barrier(%bar: !llvm.ptr<1>, %count: i32) {
+func.func @global_barrier(%smem: !llvm.ptr<1>, %at: i32, %s: i32) {
   // expected-error @+1 {{must be pointer to shared memory (!llvm.ptr<3>)}}
-  tgpu.mbarrier_init %bar, %count : !llvm.ptr<1>
+  %f = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<1>
   return
 }
 
 // -----
 
-func.func @tma_rank(%dst: !llvm.ptr<7>, %map: !llvm.ptr, %bar: !llvm.ptr<3>) {
+func.func @tma_rank(%dst: !llvm.ptr<7>, %map: !tgpu.tensormap, %bar: !tgpu.mbarrier) {
   // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 0}}
-  tgpu.tma_load %dst, %map[], %bar : !llvm.ptr<7>, !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_load %dst, %map[], %bar : !llvm.ptr<7>
   return
 }
 
 // -----
 
-func.func @tma_reduce_rank(%map: !llvm.ptr, %src: !llvm.ptr<3>, %i: i32) {
+func.func @tma_reduce_rank(%map: !tgpu.tensormap, %src: !llvm.ptr<3>, %i: i32) {
   // expected-error @+1 {{takes 1 to 5 coordinates (one per tensor map dimension), got 6}}
-  tgpu.tma_reduce_add %map[%i, %i, %i, %i, %i, %i], %src : !llvm.ptr, !llvm.ptr<3>
+  tgpu.tma_reduce_add %map[%i, %i, %i, %i, %i, %i], %src : !llvm.ptr<3>
   return
 }
 
@@ -198,18 +200,18 @@ func.func @wgmma_acc(%acc: !llvm.struct<(f32, f32)>, %d: i64) {
 // region with 40 and leaves at its tgpu.warp_exit.
 // CHECK-LABEL: func.func @roles
 // CHECK: tgpu.warp_specialize(%arg0) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-// CHECK-NEXT: tgpu.mbarrier_init %arg1, %c1_i32 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.mbarrier_init %arg1, %c1_i32
 // CHECK-NEXT: tgpu.warp_exit
 // CHECK-NEXT: }
 // CHECK-NEXT: tgpu.mbarrier_wait
-func.func @roles(%warp: i32, %full: !llvm.ptr<3>) {
+func.func @roles(%warp: i32, %full: !tgpu.mbarrier) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+    tgpu.mbarrier_init %full, %c1
     tgpu.warp_exit
   }
-  tgpu.mbarrier_wait %full, %c0 : !llvm.ptr<3>
+  tgpu.mbarrier_wait %full, %c0
   return
 }
 
@@ -269,11 +271,11 @@ gpu.module @block_size {
 
 // -----
 
-func.func @no_exit(%warp: i32, %full: !llvm.ptr<3>) {
+func.func @no_exit(%warp: i32, %full: !tgpu.mbarrier) {
   %c1 = arith.constant 1 : i32
   // expected-error @+1 {{producer region must end in tgpu.warp_exit (the producer warps leave the kernel)}}
   tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-    tgpu.mbarrier_init %full, %c1 : !llvm.ptr<3>
+    tgpu.mbarrier_init %full, %c1
   }
   return
 }
@@ -313,13 +315,13 @@ func.func @area_size() -> i32 {
 // CHECK-LABEL: func.func @ring
 // CHECK: %[[F:.*]] = tgpu.ring_barrier full %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
 // CHECK-NEXT: %[[E:.*]] = tgpu.ring_barrier empty %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
-// CHECK-NEXT: tgpu.ring_wait %[[F]], use %arg3 of 3 : !llvm.ptr<3>
-// CHECK-NEXT: tgpu.ring_wait %[[E]], use %arg3 of 3 : !llvm.ptr<3>
+// CHECK-NEXT: tgpu.ring_wait %[[F]], use %arg3 of 3
+// CHECK-NEXT: tgpu.ring_wait %[[E]], use %arg3 of 3
 func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %s: i32, %i: i32) {
   %f = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>
   %e = tgpu.ring_barrier empty %smem[%at] stage %s of 3 : !llvm.ptr<3>
-  tgpu.ring_wait %f, use %i of 3 : !llvm.ptr<3>
-  tgpu.ring_wait %e, use %i of 3 : !llvm.ptr<3>
+  tgpu.ring_wait %f, use %i of 3
+  tgpu.ring_wait %e, use %i of 3
   return
 }
 

@@ -17,6 +17,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "TGPU/TGPUAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "TGPU/TGPUTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "TGPU/TGPUOps.h.inc"
 

@@ -17,6 +17,9 @@ using namespace flare::tgpu;
 #define GET_ATTRDEF_CLASSES
 #include "TGPU/TGPUAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "TGPU/TGPUTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "TGPU/TGPUOps.cpp.inc"
 
@@ -24,6 +27,10 @@ void TGPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "TGPU/TGPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "TGPU/TGPUTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
