@@ -104,6 +104,28 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnDeferRescale : Pass<"attn-defer-rescale", "::mlir::ModuleOp"> {
+  let summary = "the accumulator's rescale one step later (defer_rescale of #attn.config)";
+  let description = [{
+    A tile-level variant of the overlapped loop convert-attn-to-tile emits, where step j computes
+    `acc' = P_{j-1} V_{j-1} + acc` (a `tile.dot` on the accumulator the loop carries), then the
+    softmax of block j, then yields `acc' * alpha_j` (alpha broadcast along the rows). In each kernel
+    whose `flare.attention_config` has `defer_rescale`, that rescale moves into step j + 1, right
+    before its P V product: the loop carries alpha_j (1 before the first step, or the previous loop's
+    last factor where a loop continues another's accumulator), and where the accumulator leaves the
+    loops (the last P V after them, the epilogue) the last carried factor is applied once, before
+    the first op that reads it. (ptxas serializes the loop's wgmma then: off in every configured
+    choice, test/Pipeline/wgmma-not-serialized.test.) Runs before attn-lazy-rescale, which follows
+    the carried factor.
+  }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "every function's overlapped loops, whatever its configuration (for tile programs written by "
+           "hand)">,
+  ];
+  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def AttnLazyRescale : Pass<"attn-lazy-rescale", "::mlir::ModuleOp"> {
   let summary = "the lazy rescale of a generated kernel whose #attn.config asks for it (lazy_rescale)";
   let description = [{

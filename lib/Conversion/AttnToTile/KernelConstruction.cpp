@@ -470,9 +470,6 @@ LogicalResult Generator::buildKernel() {
   if (config.has(ConfigSwitch::Overlap))
     state.push_back(arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
-  // Deferred rescale: the factor the next step applies to the accumulator (1 before the first).
-  if (config.has(ConfigSwitch::DeferRescale))
-    state.push_back(splatF32(1.0, {bm}));
   // Every bound is computed before the first loop: the lowering may then issue the second loop's
   // first copies from the first loop's last iteration (one ring of stages for both). The last loop
   // of an overlapped kernel takes one more step, to finish its last block's P V.
@@ -526,10 +523,7 @@ LogicalResult Generator::buildKernel() {
     return failure();
   if (pvAfterLoops) {
     // The last block's P V (P = 0 and V read far away when no block was visited).
-    Value acc = state[2];
-    if (config.has(ConfigSwitch::DeferRescale))
-      acc = arith::MulFOp::create(b, loc, acc, broadcastRows(state[4], headDimV));
-    state[2] = dotPV(state[3], vLast, acc);
+    state[2] = dotPV(state[3], vLast, state[2]);
   }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.

@@ -30,10 +30,8 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
   };
   if (config.has(ConfigSwitch::Overlap)) {
     // The previous block's P V, issued right behind Q K^T: it runs while this block's softmax does.
-    // Deferred: the previous block's rescale first, while Q K^T runs.
+    // (attn-defer-rescale moves this step's rescale below into the next step, before this product.)
     Value vPrev = loadKeyBlock(vView, headDimV, keyBlockRows(prevKv0));
-    if (config.has(ConfigSwitch::DeferRescale))
-      acc = rescale(acc, state[4]);
     acc = dotPV(state[3], vPrev, acc);
   }
   const double scale = softmaxScale();
@@ -91,10 +89,6 @@ FailureOr<SmallVector<Value>> Generator::kvStep(Value block, bool masked, ValueR
       newMax = arith::SelectOp::create(b, loc, keep, newMax, state[0]);
       newSum = arith::SelectOp::create(
           b, loc, splat(valid, cast<RankedTensorType>(newSum.getType()).getShape()), newSum, state[1]);
-    }
-    if (config.has(ConfigSwitch::DeferRescale)) { // applied by the next step (the extra last step carries 1)
-      Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
-      return SmallVector<Value>{newMax, newSum, acc, p, alpha};
     }
     acc = rescale(acc, alpha);
     Value p = arith::TruncFOp::create(b, loc, tileType({bm, bn}, elemType), softmax.getP());
