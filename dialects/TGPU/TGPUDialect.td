@@ -55,6 +55,19 @@ def TGPU_MBarrierType : TGPU_Type<"MBarrier", "mbarrier"> {
   }];
 }
 
+def TGPU_RingType : TGPU_Type<"Ring", "ring"> {
+  let summary = "a ring of shared-memory stages and their mbarriers";
+  let description = [{
+    `!tgpu.ring<3>`: a ring of 3 shared-memory stages that copies fill in turn (ring index i, the
+    i-th fill, uses stage i % 3), with a `full` and an `empty` mbarrier per stage: 8 bytes each,
+    every stage's `full` barrier first, then every `empty` one. `tgpu.ring` places one at a byte
+    offset of the kernel's shared memory; `tgpu.ring_barrier` names a stage's barriers.
+  }];
+  let parameters = (ins "int64_t":$stages);
+  let assemblyFormat = "`<` $stages `>`";
+  let genVerifyDecl = 1;
+}
+
 def TGPU_TensorMapType : TGPU_Type<"TensorMap", "tensormap"> {
   let summary = "a TMA tensor map";
   let description = [{

@@ -78,21 +78,31 @@ def TGPU_MBarrierWaitOp : TGPU_MachineOp<"mbarrier_wait"> {
   let assemblyFormat = "$barrier `,` $parity attr-dict";
 }
 
-def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure]> {
-  let summary = "the full or empty mbarrier of one stage of a shared-memory ring";
+def TGPU_RingOp : TGPU_MachineOp<"ring", [Pure]> {
+  let summary = "a ring of shared-memory stages whose mbarriers start at a byte offset";
   let description = [{
-    `%bar = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>`: a ring of `stages`
-    shared-memory stages keeps its mbarriers from byte `%at` of the kernel's shared memory `%smem` on,
-    first the `full` barrier of every stage, then the `empty` ones, 8 bytes each. A stage's `full`
-    barrier completes when its copies have landed (TMA bytes counted by expect-tx, or one cp.async
-    arrival per thread); its `empty` barrier when its readers have released it (one arrival per
-    warp). Ring index i (the i-th fill of the ring) uses stage i % stages.
+    `%ring = tgpu.ring %smem[%at] : !llvm.ptr<3> -> !tgpu.ring<3>`: the ring of 3 stages whose
+    mbarriers lie from byte `%at` (i32) of the kernel's shared memory `%smem` on (the `full` barrier
+    of every stage, then the `empty` ones, 8 bytes each). Its stages' bytes are placed by the lowering
+    beside it; the ring names their barriers (`tgpu.ring_barrier`).
   }];
-  let arguments = (ins TGPU_SharedPointer:$smem, I32:$at, I32:$stage,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$stages, UnitAttr:$empty);
+  let arguments = (ins TGPU_SharedPointer:$smem, I32:$at);
+  let results = (outs TGPU_RingType:$ring);
+  let assemblyFormat = "$smem `[` $at `]` attr-dict `:` type($smem) `->` qualified(type($ring))";
+}
+
+def TGPU_RingBarrierOp : TGPU_MachineOp<"ring_barrier", [Pure]> {
+  let summary = "the full or empty mbarrier of one stage of a ring";
+  let description = [{
+    `%bar = tgpu.ring_barrier full %ring[%s] : !tgpu.ring<3>`: stage `%s`'s `full` barrier, which
+    completes when the stage's copies have landed (TMA bytes counted by expect-tx, or one cp.async
+    arrival per thread), or its `empty` barrier, which completes when its readers have released it
+    (one arrival per warp).
+  }];
+  let arguments = (ins TGPU_RingType:$ring, I32:$stage, UnitAttr:$empty);
   let results = (outs TGPU_MBarrierType:$barrier);
   let assemblyFormat = [{
-    (`empty` $empty^):(`full`)? $smem `[` $at `]` `stage` $stage `of` $stages attr-dict `:` type($smem)
+    (`empty` $empty^):(`full`)? $ring `[` $stage `]` attr-dict `:` qualified(type($ring))
   }];
 }
 

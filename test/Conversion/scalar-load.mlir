@@ -115,7 +115,7 @@ func.func @i64_entry(%t: !tile.ptr<i64>, %i: i32) -> i64 {
 // A is copied at (0, 0); then the prologue's copy of block 0 into stage 0 of B's ring, whose row is
 // table[0] * 64.
 // TMA: tgpu.tma_load %{{.*}}, %[[AMAPV]][%c0_i32, %c0_i32]
-// TMA: tgpu.ring_barrier full %{{.*}} stage %c0_i32 of 3
+// TMA: tgpu.ring_barrier full %{{.*}}[%c0_i32] : !tgpu.ring<3>
 // TMA: tgpu.mbarrier_arrive_expect_tx
 // TMA-NEXT: %[[E0:.*]] = llvm.load %[[TABLE]] : !llvm.ptr<1> -> i32
 // TMA-NEXT: %[[R0:.*]] = arith.muli %[[E0]], %c64_i32 : i32

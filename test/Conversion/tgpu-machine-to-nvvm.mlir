@@ -33,8 +33,9 @@ func.func @protocol(%smem: !llvm.ptr<3>, %id: i32, %dst: !llvm.ptr<7>, %param: !
   %c1 = arith.constant 1 : i32
   %c256 = arith.constant 256 : i32
   %bytes = arith.constant 16384 : i32
-  %full = tgpu.ring_barrier full %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
-  %empty = tgpu.ring_barrier empty %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
+  %ring = tgpu.ring %smem[%c0] : !llvm.ptr<3> -> !tgpu.ring<1>
+  %full = tgpu.ring_barrier full %ring[%c0] : !tgpu.ring<1>
+  %empty = tgpu.ring_barrier empty %ring[%c0] : !tgpu.ring<1>
   %map = tgpu.tensor_map %param : !llvm.ptr
   tgpu.mbarrier_init %full, %c1
   tgpu.fence_async_shared
@@ -78,7 +79,8 @@ func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
 // CHECK: nvvm.cp.async.wait.group 1
 func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %at: i32) {
   %c8 = arith.constant 8 : i32
-  %bar = tgpu.ring_barrier full %dst[%at] stage %at of 2 : !llvm.ptr<3>
+  %ring = tgpu.ring %dst[%at] : !llvm.ptr<3> -> !tgpu.ring<2>
+  %bar = tgpu.ring_barrier full %ring[%at] : !tgpu.ring<2>
   tgpu.cp_async %dst, %src, %c8 : !llvm.ptr<3>, !llvm.ptr<1>
   tgpu.cp_async_commit
   tgpu.cp_async_mbarrier_arrive %bar
@@ -102,7 +104,8 @@ func.func @cp_async(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %at: i32) {
 func.func @roles(%warp: i32, %smem: !llvm.ptr<3>) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
-  %full = tgpu.ring_barrier full %smem[%c0] stage %c0 of 1 : !llvm.ptr<3>
+  %ring = tgpu.ring %smem[%c0] : !llvm.ptr<3> -> !tgpu.ring<1>
+  %full = tgpu.ring_barrier full %ring[%c0] : !tgpu.ring<1>
   tgpu.warp_specialize(%warp) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
     tgpu.mbarrier_init %full, %c1
     tgpu.warp_exit
@@ -129,8 +132,9 @@ func.func @roles(%warp: i32, %smem: !llvm.ptr<3>) {
 // CHECK: nvvm.mbarrier.try_wait.parity %[[EMPTY]]
 // CHECK-NOT: tgpu.
 func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %stage: i32, %use: i32) {
-  %full = tgpu.ring_barrier full %smem[%at] stage %stage of 3 : !llvm.ptr<3>
-  %empty = tgpu.ring_barrier empty %smem[%at] stage %stage of 3 : !llvm.ptr<3>
+  %ring = tgpu.ring %smem[%at] : !llvm.ptr<3> -> !tgpu.ring<3>
+  %full = tgpu.ring_barrier full %ring[%stage] : !tgpu.ring<3>
+  %empty = tgpu.ring_barrier empty %ring[%stage] : !tgpu.ring<3>
   tgpu.ring_wait %full, use %use of 3
   tgpu.ring_wait %empty, use %use of 3
   return

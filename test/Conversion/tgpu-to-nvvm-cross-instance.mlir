@@ -18,10 +18,12 @@
 // CHECK-NEXT: scf.if %{{[0-9]+}} {
 // CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c82944_i32] stage %c0_i32 of 3
+// CHECK-NEXT: %[[RING1:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c82944_i32] : !llvm.ptr<3> -> !tgpu.ring<3>
+// CHECK-NEXT: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %[[RING1]][%c0_i32] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
 // CHECK: }
-// CHECK-NEXT: %[[FULL1:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c82944_i32] stage %c1_i32 of 3
+// CHECK-NEXT: %[[RING2:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c82944_i32] : !llvm.ptr<3> -> !tgpu.ring<3>
+// CHECK-NEXT: %[[FULL1:[0-9]+]] = tgpu.ring_barrier full %[[RING2]][%c1_i32] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL1]], %c1_i32
 // CHECK: tgpu.fence_async_shared
 // CHECK: gpu.barrier
@@ -37,10 +39,11 @@
 // CHECK: scf.yield
 // After the loop: when there is a next instance, thread 0 waits for this instance's last use of
 // stage 0 to be released, initialises its barriers afresh and issues the next instance's copy.
-// CHECK: %[[RELEASED:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c82944_i32] stage %c0_i32 of 3
+// CHECK: %[[RELEASED:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9a-z_]+}}[%c0_i32] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.ring_wait %[[RELEASED]], use %{{[0-9]+}} of 3
 // CHECK: }
-// CHECK-NEXT: %[[NEXT_FULL0:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c82944_i32] stage %c0_i32 of 3
+// CHECK-NEXT: %[[RING3:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c82944_i32] : !llvm.ptr<3> -> !tgpu.ring<3>
+// CHECK-NEXT: %[[NEXT_FULL0:[0-9]+]] = tgpu.ring_barrier full %[[RING3]][%c0_i32] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.mbarrier_init %[[NEXT_FULL0]], %c1_i32
 // CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32
 // CHECK-NEXT: tgpu.fence_async_shared
@@ -57,7 +60,8 @@
 // FALLBACK: scf.for %{{arg[0-9]+}} = %c0_i32
 // FALLBACK: gpu.barrier
 // FALLBACK-NEXT: scf.if
-// FALLBACK-NEXT: tgpu.ring_barrier full %{{[0-9]+}}[%c82944_i32] stage %c0_i32 of 3
+// FALLBACK-NEXT: %[[RING4:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c82944_i32] : !llvm.ptr<3> -> !tgpu.ring<3>
+// FALLBACK-NEXT: tgpu.ring_barrier full %[[RING4]][%c0_i32] : !tgpu.ring<3>
 // FALLBACK-NEXT: tgpu.mbarrier_init
 // FALLBACK: scf.yield
 // FALLBACK-NOT: tgpu.mbarrier_init

@@ -88,7 +88,7 @@
 // CHECK: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
 // CHECK-COUNT-6: tgpu.mbarrier_init
 // CHECK: tgpu.mbarrier_init %{{[0-9]+}}, %c1_i32
-// CHECK-NEXT: tgpu.ring_barrier empty %{{[0-9]+}}[%{{.*}}] stage %c0_i32 of 1
+// CHECK-NEXT: tgpu.ring_barrier empty %{{[0-9a-z_]+}}[%c0_i32] : !tgpu.ring<1>
 // CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32
 // CHECK: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
@@ -230,16 +230,18 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
 // CHECK-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // CHECK-NOT: tgpu.warp_specialize
-// CHECK: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
+// CHECK: %[[RING0:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c16384_i32] : !llvm.ptr<3> -> !tgpu.ring<1>
+// CHECK-NEXT: %[[FULL0:[0-9]+]] = tgpu.ring_barrier full %[[RING0]][%c0_i32] : !tgpu.ring<1>
 // CHECK-NEXT: tgpu.mbarrier_init %[[FULL0]], %c1_i32
-// CHECK-NEXT: %[[EMPTY0:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
+// CHECK-NEXT: %[[EMPTY0:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9a-z_]+}}[%c0_i32] : !tgpu.ring<1>
 // CHECK-NEXT: tgpu.mbarrier_init %[[EMPTY0]], %c8_i32
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
-// CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
-// CHECK: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %{{[0-9]+}}[%c16384_i32] stage %c0_i32 of 1
+// CHECK: %[[RING:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c16384_i32] : !llvm.ptr<3> -> !tgpu.ring<1>
+// CHECK-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
+// CHECK: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[RING]][%c0_i32] : !tgpu.ring<1>
 // CHECK-NEXT: %[[NEXT:[0-9]+]] = arith.addi %[[TURN]], %c1_i32 : i32
 // CHECK-NEXT: %[[HASNEXT:[0-9]+]] = arith.cmpi slt, %[[NEXT]], %[[TRIPS]] : i32
 // CHECK-NEXT: %[[T0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32

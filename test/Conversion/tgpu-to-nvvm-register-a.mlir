@@ -23,8 +23,9 @@
 // CHECK: tgpu.warp_exit
 // CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // The operand's barriers (`full`, then `empty`: a one-stage ring), and its wait as ring index = the turn.
-// CHECK: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// CHECK-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
+// CHECK: %[[RING:[0-9]+]] = tgpu.ring %[[BASE:[0-9]+]][%{{.*}}] : !llvm.ptr<3> -> !tgpu.ring<1>
+// CHECK-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
+// CHECK-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[RING]][%c0_i32] : !tgpu.ring<1>
 // CHECK: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1
 // The fragments: 16 32-bit reads from the operand's panels, before the loop; the warp syncs and lane 0
 // releases the operand right after the last one.
@@ -64,8 +65,9 @@
 // SMEM-LABEL: gpu.func @persistent(
 // SMEM: tgpu.warp_exit
 // SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// SMEM: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[BASE:[0-9]+]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
-// SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[BASE]][%{{.*}}] stage %c0_i32 of 1 : !llvm.ptr<3>
+// SMEM: %[[RING:[0-9]+]] = tgpu.ring %[[BASE:[0-9]+]][%{{.*}}] : !llvm.ptr<3> -> !tgpu.ring<1>
+// SMEM-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
+// SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[RING]][%c0_i32] : !tgpu.ring<1>
 // SMEM: tgpu.ring_wait %[[FULL]], use %[[TURN]] of 1
 // No reads into registers, no early release: the loop follows the wait.
 // SMEM-NEXT: %{{[0-9]+}}:32 = scf.for %{{arg[0-9]+}} = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(

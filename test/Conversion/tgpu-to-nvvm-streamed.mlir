@@ -34,13 +34,13 @@
 // CHECK: scf.for
 // Refill: wait until every warp released the stage (its `empty` barrier, ring index i - 2), copy
 // iteration i + 1 (announced on its `full` barrier).
-// CHECK: %[[FILL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %[[STAGE:.*]] of 3 : !llvm.ptr<3>
-// CHECK: %[[FREE:.*]] = tgpu.ring_barrier empty %{{.*}}[%{{.*}}] stage %[[STAGE]] of 3 : !llvm.ptr<3>
+// CHECK: %[[FILL:.*]] = tgpu.ring_barrier full %{{[0-9a-z_]+}}[%[[STAGE:.*]]] : !tgpu.ring<3>
+// CHECK: %[[FREE:.*]] = tgpu.ring_barrier empty %{{[0-9a-z_]+}}[%[[STAGE]]] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.ring_wait %[[FREE]], use %{{.*}} of 3
 // CHECK: tgpu.cp_async 
 // CHECK: tgpu.cp_async_mbarrier_arrive %[[FILL]]
 // This iteration's stage has landed (ring index i on its `full` barrier).
-// CHECK: %[[FULL:.*]] = tgpu.ring_barrier full %{{.*}}[%{{.*}}] stage %{{.*}} of 3 : !llvm.ptr<3>
+// CHECK: %[[FULL:.*]] = tgpu.ring_barrier full %{{[0-9a-z_]+}}[%{{.*}}] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.ring_wait %[[FULL]], use %{{.*}} of 3
 // CHECK-NEXT: tgpu.fence_async_shared
 // No CTA-wide barrier in the loop: the turn, the MMAs, the other warpgroup's turn.

@@ -17,7 +17,7 @@
 // CHECK-SAME: sizes = [array<i64: 0, 128>, array<i64: 1, 3>], strides = [array<i64: 0, 1>, array<i64: 1, 4>], swizzle = 128 : i32}
 // CHECK-DAG: %[[MAPAV:.*]] = tgpu.tensor_map %[[MAPA]] : !llvm.ptr
 // CHECK-DAG: %[[MAPBV:.*]] = tgpu.tensor_map %[[MAPB]] : !llvm.ptr
-// CHECK: %[[BAR:.*]] = tgpu.ring_barrier full %{{.*}}[%c32768_i32] stage %c0_i32 of 1 : !llvm.ptr<3>
+// CHECK: %[[BAR:.*]] = tgpu.ring_barrier full %{{[0-9a-z_]+}}[%c0_i32] : !tgpu.ring<1>
 // CHECK: %[[USE:.*]] = arith.cmpi ne, %[[FLAG]], %c0_i32 : i32
 // CHECK: scf.if %[[USE]] {
 // CHECK: scf.if

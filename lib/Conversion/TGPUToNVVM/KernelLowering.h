@@ -381,8 +381,8 @@ private:
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
   Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
-    return RingBarrierOp::create(b, loc, MBarrierType::get(b.getContext()), smemBase, ring.at, stage, ring.stages,
-                                 empty);
+    Value r = RingOp::create(b, loc, RingType::get(b.getContext(), ring.stages), smemBase, ring.at);
+    return RingBarrierOp::create(b, loc, MBarrierType::get(b.getContext()), r, stage, empty);
   }
   /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
   void waitForUse(const BarrierRing &ring, Value barrier, Value use) {

@@ -100,16 +100,22 @@ struct MBarrierWaitLowering : MachinePattern<MBarrierWaitOp> {
   }
 };
 
-/// Byte offset of a ring stage's barrier: at + (empty ? stages : 0) * 8 + stage * 8, from the shared base.
+/// Byte offset of a ring stage's barrier: at + (empty ? stages : 0) * 8 + stage * 8, from the shared
+/// base the ring's tgpu.ring names (that op stays until no barrier reads it, then goes).
 struct RingBarrierLowering : MachinePattern<RingBarrierOp> {
   using MachinePattern::MachinePattern;
   LogicalResult matchAndRewrite(RingBarrierOp op, Adaptor a, ConversionPatternRewriter &rw) const override {
+    auto ring = op.getRing().getDefiningOp<RingOp>();
+    if (!ring)
+      return rw.notifyMatchFailure(op, "the ring is not a tgpu.ring");
     constexpr int64_t kBarrierBytes = 8;
     Location loc = op.getLoc();
+    const int64_t stages = op.getRing().getType().getStages();
     auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(rw, loc, v, 32); };
-    Value off = arith::AddIOp::create(rw, loc, a.getAt(), i32(op.getEmpty() ? op.getStages() * kBarrierBytes : 0));
+    Value smem = rw.getRemappedValue(ring.getSmem()), at = rw.getRemappedValue(ring.getAt());
+    Value off = arith::AddIOp::create(rw, loc, at, i32(op.getEmpty() ? stages * kBarrierBytes : 0));
     off = arith::AddIOp::create(rw, loc, off, arith::MulIOp::create(rw, loc, a.getStage(), i32(kBarrierBytes)));
-    rw.replaceOpWithNewOp<LLVM::GEPOp>(op, a.getSmem().getType(), rw.getI8Type(), a.getSmem(), ValueRange{off});
+    rw.replaceOpWithNewOp<LLVM::GEPOp>(op, smem.getType(), rw.getI8Type(), smem, ValueRange{off});
     return success();
   }
 };
@@ -322,6 +328,17 @@ struct ConvertTGPUMachineToNVVMPass
                  NullaryLowering<TmaStoreCommitOp, NVVM::CpAsyncBulkCommitGroupOp>,
                  NullaryLowering<CpAsyncCommitOp, NVVM::CpAsyncCommitGroupOp>>(types, ctx);
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      return signalPassFailure();
+    // The rings, whose barriers are addresses now.
+    WalkResult left = getOperation()->walk([](RingOp ring) {
+      if (!ring->use_empty()) {
+        ring.emitOpError() << "is read by an op other than tgpu.ring_barrier";
+        return WalkResult::interrupt();
+      }
+      ring->erase();
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
       signalPassFailure();
   }
 };

@@ -156,9 +156,9 @@ func.func @pending() {
 
 // -----
 
-func.func @global_barrier(%smem: !llvm.ptr<1>, %at: i32, %s: i32) {
+func.func @global_barrier(%smem: !llvm.ptr<1>, %at: i32) {
   // expected-error @+1 {{must be pointer to shared memory (!llvm.ptr<3>)}}
-  %f = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<1>
+  %r = tgpu.ring %smem[%at] : !llvm.ptr<1> -> !tgpu.ring<3>
   return
 }
 
@@ -313,13 +313,15 @@ func.func @area_size() -> i32 {
 // A ring of 3 stages with barriers from byte %at: stage %s's `full` and `empty` barriers, and the wait
 // of ring index %i on them.
 // CHECK-LABEL: func.func @ring
-// CHECK: %[[F:.*]] = tgpu.ring_barrier full %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
-// CHECK-NEXT: %[[E:.*]] = tgpu.ring_barrier empty %arg0[%arg1] stage %arg2 of 3 : !llvm.ptr<3>
+// CHECK: %[[R:.*]] = tgpu.ring %arg0[%arg1] : !llvm.ptr<3> -> !tgpu.ring<3>
+// CHECK-NEXT: %[[F:.*]] = tgpu.ring_barrier full %[[R]][%arg2] : !tgpu.ring<3>
+// CHECK-NEXT: %[[E:.*]] = tgpu.ring_barrier empty %[[R]][%arg2] : !tgpu.ring<3>
 // CHECK-NEXT: tgpu.ring_wait %[[F]], use %arg3 of 3
 // CHECK-NEXT: tgpu.ring_wait %[[E]], use %arg3 of 3
 func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %s: i32, %i: i32) {
-  %f = tgpu.ring_barrier full %smem[%at] stage %s of 3 : !llvm.ptr<3>
-  %e = tgpu.ring_barrier empty %smem[%at] stage %s of 3 : !llvm.ptr<3>
+  %r = tgpu.ring %smem[%at] : !llvm.ptr<3> -> !tgpu.ring<3>
+  %f = tgpu.ring_barrier full %r[%s] : !tgpu.ring<3>
+  %e = tgpu.ring_barrier empty %r[%s] : !tgpu.ring<3>
   tgpu.ring_wait %f, use %i of 3
   tgpu.ring_wait %e, use %i of 3
   return
@@ -327,8 +329,8 @@ func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %s: i32, %i: i32) {
 
 // -----
 
-func.func @ring_without_stages(%smem: !llvm.ptr<3>, %at: i32, %s: i32) {
-  // expected-error @+1 {{attribute 'stages' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %f = tgpu.ring_barrier full %smem[%at] stage %s of 0 : !llvm.ptr<3>
+func.func @ring_without_stages(%smem: !llvm.ptr<3>, %at: i32) {
+  // expected-error @+1 {{a ring has at least one stage, not 0}}
+  %r = tgpu.ring %smem[%at] : !llvm.ptr<3> -> !tgpu.ring<0>
   return
 }

@@ -293,6 +293,12 @@ static LogicalResult verifyTmaCoords(Operation *op, ValueRange coords) {
   return success();
 }
 
+LogicalResult RingType::verify(llvm::function_ref<InFlightDiagnostic()> emitError, int64_t stages) {
+  if (stages < 1)
+    return emitError() << "a ring has at least one stage, not " << stages;
+  return success();
+}
+
 LogicalResult TmaLoadOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaStoreOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaReduceAddOp::verify() { return verifyTmaCoords(*this, getCoords()); }
