@@ -121,7 +121,8 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
     if (failed(kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx),
                                          kernelFunc.getLoc()))) {
       hiddenParamFailed = true; // reported by run(); the kernel is not emitted
-      read.map = TensorMapOp::create(b, loc, TensorMapType::get(ctx), LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx)));
+      Value none = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+      read.map = TensorMapOp::create(b, loc, TensorMapType::get(ctx), none);
       return read;
     }
     // The map, made once at the kernel's start (after the maps made before it), where it dominates

@@ -168,7 +168,8 @@ LogicalResult split(tile::OnlineSoftmaxOp first, int64_t groups) {
   for (OpOperand *operand : n.zeroStarts) {
     Operation *constant = operand->get().getDefiningOp();
     OpBuilder b(constant);
-    operand->set(arith::ConstantOp::create(b, constant->getLoc(), DenseElementsAttr::get(partialType, b.getF32FloatAttr(0.0))));
+    auto zero = DenseElementsAttr::get(partialType, b.getF32FloatAttr(0.0));
+    operand->set(arith::ConstantOp::create(b, constant->getLoc(), zero));
     if (constant->use_empty())
       constant->erase();
   }

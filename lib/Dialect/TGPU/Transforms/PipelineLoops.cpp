@@ -245,9 +245,10 @@ bool flare::tgpu::computableFromProgramIds(Value v, func::FuncOp kernel, DenseMa
                              llvm::none_of(def->getOperandTypes(), [](Type t) { return isa<ShapedType>(t); }) &&
                              llvm::none_of(def->getResultTypes(), [](Type t) { return isa<ShapedType>(t); });
     ok = def->getBlock() == &kernel.getBody().front() &&
-         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp, tile::MakeViewOp,
-                           tile::ScalarLoadOp>(def)) &&
-         llvm::all_of(def->getOperands(), [&](Value operand) { return computableFromProgramIds(operand, kernel, memo); });
+         (scalarArith || isa<tile::ProgramIdOp, tile::NumProgramsOp, tile::SplitRangeOp, tile::AddPtrOp,
+                           tile::MakeViewOp, tile::ScalarLoadOp>(def)) &&
+         llvm::all_of(def->getOperands(),
+                      [&](Value operand) { return computableFromProgramIds(operand, kernel, memo); });
   }
   memo[v] = ok;
   return ok;
