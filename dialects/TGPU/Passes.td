@@ -76,7 +76,7 @@ def TGPUPipelineLoops : Pass<"tgpu-pipeline-loops", "::mlir::ModuleOp"> {
 def TGPUWarpSpecialize : Pass<"tgpu-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "choose the streamed loops whose copies a producer warpgroup issues";
   let description = [{
-    In each tile kernel that asks for a producer warpgroup (`tile.producer_warpgroup = true`, 4 or 8
+    In each tile kernel that asks for a producer warpgroup (`#tile.schedule<producer_warpgroup = true>`, 4 or 8
     warps, one CTA per SM), marks `tgpu.producer_issued` on the top-level loops marked
     #tgpu.pipeline<streamed> (tgpu-pipeline-loops) whose copies that warpgroup can issue on its own:
     their bounds, views and load offsets computed from the kernel's arguments and program ids, and
@@ -158,7 +158,7 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        becomes cp.async copies into a ring of up to 3 shared-memory stages, one iteration ahead,
        guarded by `full`/`empty` mbarriers; loop-invariant register operands (Q) are stored once
        before the loop; with two warpgroups and `ping-pong`, they issue their MMAs in turn (named
-       barriers 1 and 2) unless the kernel says `tile.ping_pong = false`. See StreamedLoop.cpp.
+       barriers 1 and 2) unless the kernel says `#tile.schedule<ping_pong = false>`. See StreamedLoop.cpp.
     8. around wgmma dots and with `tma`, streamed and pipelined dot operands whose views the host can
        describe (sizes and strides kernel arguments or constants, base = pointer argument + sum of
        value x stride) are copied by TMA instead: the kernel gets hidden parameters (a flag and one
@@ -167,13 +167,13 @@ def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {
        launches whose maps do not encode copy element by element, unless `tma-fallback=0` leaves
        those copies out (the kernel is then marked `tgpu.tma_required`; a smaller kernel for
        launchers that check their views first). See TensorMaps.cpp.
-    9. a kernel marked `tile.producer_warpgroup = true` (4 or 8 warps, one CTA per SM) gets one
+    9. a kernel marked `#tile.schedule<producer_warpgroup = true>` (4 or 8 warps, one CTA per SM) gets one
        more warpgroup that issues the TMA copies of its loops marked `tgpu.producer_issued` by
        tgpu-warp-specialize and exits; the
        kernel's own warps only wait for and release the stages, their CTA barriers become named
        barrier 3, and setmaxnreg moves registers from the producer (40) to them. See
        ProducerWarpgroup.cpp.
-   10. a kernel marked `tile.persistent = true` gets three hidden i32 parameters (the grid its
+   10. a kernel marked `#tile.schedule<persistent = true>` gets three hidden i32 parameters (the grid its
        program ids index, `tgpu.persistent` tells the runtime) and runs its body in a loop over
        program instances, two consecutive ones per turn of a CTA; the producer warpgroup walks the
        same instances, its first ring's index runs on across them, and in such a kernel it also

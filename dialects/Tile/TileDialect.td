@@ -18,6 +18,7 @@ def Tile_Dialect : Dialect {
     The compiler picks register layouts, shared memory and instructions (see the tgpu dialect).
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"];
@@ -31,61 +32,9 @@ def Tile_Dialect : Dialect {
     /// Integer attribute on a tile kernel: warps per CTA (a power of two, 1 to 16; default 4).
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
     static constexpr int kDefaultNumWarps = 4;
-    /// Bool attribute on a tile kernel: false keeps the lowering from letting two warpgroups take
-    /// turns issuing the MMAs of a streamed loop (ping-pong; on by default).
-    static constexpr ::llvm::StringLiteral kPingPongAttrName = "tile.ping_pong";
-    /// Integer attribute on a tile kernel: CTAs that must fit on one SM at once (1 to 8; PTX
-    /// `.minnctapersm`), which bounds the registers ptxas may give each thread.
-    static constexpr ::llvm::StringLiteral kMinBlocksPerSMAttrName = "tile.min_blocks_per_sm";
-    /// Bool attribute on a tile kernel with 4 or 8 warps: true adds a producer warpgroup that issues
-    /// the TMA copies of the kernel's streamed loops while the kernel's own warps compute; the
-    /// warpgroups' register budgets move with `setmaxnreg` (24 for the producer, the rest for the
-    /// others). Implies one CTA per SM. Loops whose copies cannot be issued that way keep theirs.
-    static constexpr ::llvm::StringLiteral kProducerWarpgroupAttrName = "tile.producer_warpgroup";
-    /// Bool attribute on a tile kernel: true makes it persistent. The body still describes one
-    /// program instance of the grid the kernel is launched with, but the runtime starts only as many
-    /// CTAs as fit on the device at once and each walks program instances in turn, so that one
-    /// instance's epilogue overlaps the next one's first copies (the producer warpgroup runs ahead).
-    static constexpr ::llvm::StringLiteral kPersistentAttrName = "tile.persistent";
-    /// Bool attribute on a persistent tile kernel: false makes each CTA take one program instance
-    /// per turn (c, c + G, c + 2G, ... in x-fastest order) instead of pairs of consecutive ones, so
-    /// that more CTAs share an instance's neighbours' data at once (a generated attention kernel's
-    /// query blocks of one head: fewer heads' K and V in L2). Pairs are the default: they let a
-    /// generator balance a pair's work (heavy and light causal query blocks).
-    static constexpr ::llvm::StringLiteral kPairInstancesAttrName = "tile.pair_instances";
-    /// Bool attribute on a persistent tile kernel with a producer warpgroup: true has the producer
-    /// copy each program instance's operands read before its loops (an attention kernel's Q) after
-    /// the first stage of the instance's first streamed loop instead of before it. That stage frees
-    /// as soon as the previous instance's P V has read it, the operands' own buffer only after the
-    /// previous instance's last product that reads them: issued first, the operands' wait holds back
-    /// the copy that the instance's first product also needs. Off by default; a kernel lowered with
-    /// the element-wise fallback of its TMA copies keeps them first (its producer's registers).
-    static constexpr ::llvm::StringLiteral kOperandsAfterFirstStageAttrName = "tile.operands_after_first_stage";
-    /// Bool attribute on a persistent tile kernel whose warpgroups fill their streamed loops' ring
-    /// by TMA themselves (no producer warpgroup): true has thread 0 issue the next program
-    /// instance's first copies into the ring's stage 0 right after this instance's loops (on that
-    /// stage's barriers initialised afresh), so that they travel during the instance's last
-    /// products and epilogue; every instance still numbers its ring from 0. Off by default; not
-    /// honoured by a kernel lowered with the element-wise fallback of its TMA copies, by one that
-    /// splits instances (tile.split_range), or where the body's loops do not all continue one ring.
-    static constexpr ::llvm::StringLiteral kPrefetchNextInstanceAttrName = "tile.prefetch_next_instance";
-    /// Bool attribute on a persistent wgmma tile kernel: true has its warpgroups read the A operands
-    /// that a loop's dots share and that TMA copied before the loops (Q) into wgmma's register
-    /// fragments once per program instance, and, where a producer warpgroup copies them, release
-    /// their buffer right after that read instead of after the instance's last product reading
-    /// them (the producer copies the next instance's block during this one). Off by default; not
-    /// honoured with the element-wise fallback of the TMA copies or for operands deeper than 128
-    /// (their registers).
-    static constexpr ::llvm::StringLiteral kInvariantAInRegistersAttrName = "tile.invariant_a_in_registers";
-    /// Bool attribute on a tile kernel: false keeps the warpgroup index (warp id / 4) an ordinary
-    /// per-thread value. By default it is lane 0's copy, which ptxas knows to be the same in the
-    /// whole warp: wgmma descriptors and per-warpgroup shared addresses derived from it then live in
-    /// uniform registers instead of being moved there before every MMA.
-    static constexpr ::llvm::StringLiteral kUniformWarpgroupAttrName = "tile.uniform_warpgroup";
-    /// Bool attribute on a tile kernel: true lets a streamed wgmma loop whose dot multiplies an A
-    /// operand that enters the loop as zeros (an overlapped attention loop's first P V) run its first
-    /// iteration without that dot, peeled off before the loop; the loop's body is unchanged.
-    static constexpr ::llvm::StringLiteral kPeelZeroFirstAttrName = "tile.peel_zero_first";
+    /// The kernel's schedule (`#tile.schedule<...>`, below) on a tile kernel; absent: every field's
+    /// default.
+    static constexpr ::llvm::StringLiteral kScheduleAttrName = "tile.schedule";
     /// Unit attribute on an arith.mulf of a tile by a broadcast tile: the factor is exactly 1 most of
     /// the time (an online softmax's lazy alpha), so the lowering lets each thread skip the multiplies
     /// when all of its factor values are 1 (a branch; the product is then the other operand, exactly).
@@ -127,6 +76,79 @@ def Tile_Axis : I32EnumAttr<"Axis", "grid axis", [
 def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>, I32EnumAttrCase<"min", 2>]> {
   let cppNamespace = "::flare::tile";
+}
+
+def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "how the GPU layer runs one tile kernel";
+  let description = [{
+    The schedule of a tile kernel, in one value on its function (`tile.schedule`): the choices the
+    GPU layer (tgpu-warp-specialize, convert-tgpu-to-nvvm) follows beyond the kernel's layouts. A
+    generated attention kernel's comes from its `#attn.config`; a kernel written by hand states what
+    it wants. Fields left out take their defaults, and the printer leaves out the defaults:
+
+    ```mlir
+    func.func @k(...) attributes {tile.kernel, tile.num_warps = 8 : i32,
+        tile.schedule = #tile.schedule<min_blocks_per_sm = 1, producer_warpgroup = true,
+                                       persistent = true>} { ... }
+    ```
+
+    - `ping_pong` (default true): two warpgroups may take turns issuing the MMAs of a streamed loop;
+      false keeps them from it.
+    - `min_blocks_per_sm` (default 0: ptxas decides): CTAs that must fit on one SM at once (1 to 8;
+      PTX `.minnctapersm`), which bounds the registers ptxas may give each thread.
+    - `producer_warpgroup`: one more warpgroup issues the TMA copies of the kernel's streamed loops
+      while the kernel's own warps compute; the register budgets move with `setmaxnreg` (40 for the
+      producer, the rest shared out among the others). Needs 4 or 8 warps and implies one CTA per
+      SM (`min_blocks_per_sm` 0 or 1). Loops whose copies it cannot issue keep theirs; on a target
+      without TMA and wgmma no producer is added.
+    - `persistent`: the body still describes one program instance of the grid the kernel is
+      launched with, but the runtime starts only as many CTAs as fit on the device at once and each
+      walks program instances in turn, so that one instance's epilogue overlaps the next one's first
+      copies.
+    - `pair_instances` (default true; false needs `persistent`): each CTA takes pairs of consecutive
+      program instances per turn (a generator can balance a pair's work: heavy and light causal
+      query blocks); false: one instance per turn (c, c + G, c + 2G, ... in x-fastest order), so that
+      more CTAs share an instance's neighbours' data at once.
+    - `operands_after_first_stage` (needs `persistent` and `producer_warpgroup`): the producer copies
+      each program instance's operands read before its loops (an attention kernel's Q) after the
+      first stage of the instance's first streamed loop instead of before it: that stage frees as
+      soon as the previous instance's last product read it, the operands' own buffer only after the
+      previous instance's last product reading them. Not honoured with the element-wise fallback of
+      the TMA copies.
+    - `prefetch_next_instance` (needs `persistent`, not `producer_warpgroup`): thread 0 issues the
+      next program instance's first copies into the ring's stage 0 right after this instance's
+      loops, so that they travel during its last products and epilogue. Not honoured with the
+      element-wise fallback of the TMA copies, with split instances (tile.split_range), or where the
+      body's loops do not all continue one ring.
+    - `invariant_a_in_registers` (needs `persistent`): the A operands that a loop's dots share and
+      that TMA copied before the loops (Q) are read into wgmma's register fragments once per program
+      instance, and, where a producer warpgroup copies them, their buffer is released right after
+      that read. Not honoured with the element-wise fallback of the TMA copies, without wgmma, or
+      for operands deeper than 128 (their registers).
+    - `uniform_warpgroup` (default true): the warpgroup index (warp id / 4) is lane 0's copy, which
+      ptxas knows to be the same in the whole warp, so that wgmma descriptors and per-warpgroup
+      shared addresses derived from it live in uniform registers; false keeps it an ordinary
+      per-thread value (registers for other uses).
+    - `peel_zero_first`: a streamed wgmma loop whose dot multiplies an A operand that enters the loop
+      as zeros (an overlapped attention loop's first P V) runs its first iteration without that dot,
+      peeled off before the loop; the loop's body is unchanged.
+  }];
+  let parameters = (ins DefaultValuedParameter<"bool", "true">:$ping_pong,
+                        DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm,
+                        DefaultValuedParameter<"bool", "false">:$producer_warpgroup,
+                        DefaultValuedParameter<"bool", "false">:$persistent,
+                        DefaultValuedParameter<"bool", "true">:$pair_instances,
+                        DefaultValuedParameter<"bool", "false">:$operands_after_first_stage,
+                        DefaultValuedParameter<"bool", "false">:$prefetch_next_instance,
+                        DefaultValuedParameter<"bool", "false">:$invariant_a_in_registers,
+                        DefaultValuedParameter<"bool", "true">:$uniform_warpgroup,
+                        DefaultValuedParameter<"bool", "false">:$peel_zero_first);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [AttrBuilder<(ins), [{
+    return $_get($_ctxt, true, 0, false, false, true, false, false, false, true, false);
+  }]>];
 }
 
 #endif // FLARE_TILE_DIALECT

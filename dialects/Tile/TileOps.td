@@ -35,7 +35,7 @@ def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
 def Tile_SplitRangeOp : Tile_Op<"split_range", [Pure]> {
   let summary = "the reduction steps [lo, hi) of [0, steps) this program instance runs";
   let description = [{
-    `%lo, %hi = tile.split_range %steps : i32` in a persistent kernel (`tile.persistent = true`) lets
+    `%lo, %hi = tile.split_range %steps : i32` in a persistent kernel (`#tile.schedule<persistent = true>`) lets
     the lowering split the last program instances' reductions between CTAs (stream-K), so that the
     grid ends evenly: an instance runs [lo, hi) of its `steps` steps, [0, steps) unless it was
     split. A split instance has one piece that starts at step 0 (its owner: `lo == 0`,

@@ -44,9 +44,7 @@
 // CHECK-LABEL: func.func @causal_bwd_dq(
 // CHECK-SAME: flare.attention.block_m = 64 : i32
 // CHECK-SAME: tile.num_warps = 4 : i32
-// CHECK-NOT: tile.producer_warpgroup
-// CHECK-SAME: tile.ping_pong = false
-// CHECK-NOT: tile.producer_warpgroup
+// CHECK-SAME: tile.schedule = #tile.schedule<ping_pong = false>}
 // CHECK: %[[GROUP:.*]] = arith.divui
 // CHECK: arith.divui %{{.*}}, %[[GROUP]]
 // Q, dO, LSE and D once, before the key loops.
@@ -74,8 +72,7 @@
 // CHECK: tile.store %[[DQ]]
 // The dQ kernel's switches (grad-dq-tiles PRODUCER, PING_PONG; off by default, above).
 // SWITCHES-LABEL: func.func @causal_bwd_dq(
-// SWITCHES-SAME: tile.ping_pong = true
-// SWITCHES-SAME: tile.producer_warpgroup = true
+// SWITCHES-SAME: tile.schedule = #tile.schedule<producer_warpgroup = true>}
 // TILES-LABEL: func.func @causal_bwd_dq(
 // TILES-SAME: flare.attention.block_m = 128 : i32
 // TILES-SAME: tile.num_warps = 8 : i32
@@ -142,7 +139,7 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // CHECK-LABEL: func.func @wide_bwd_dq(
 // CHECK-SAME: flare.attention.block_m = 128 : i32
 // CHECK-SAME: tile.num_warps = 8 : i32
-// CHECK-SAME: tile.producer_warpgroup = true
+// CHECK-SAME: tile.schedule = #tile.schedule<ping_pong = false, producer_warpgroup = true>}
 // CHECK: tile.dot %{{.*}} : tensor<128x32xbf16>, tensor<32x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
 // SM80-LABEL: func.func @wide_bwd(
 // SM80-NOT: func.func @wide_bwd_dv(
@@ -160,14 +157,14 @@ func.func @wide(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // CHECK-LABEL: func.func @d128_bwd_dq(
 // CHECK-SAME: flare.attention.block_m = 128 : i32
 // CHECK-SAME: tile.num_warps = 8 : i32
-// CHECK-SAME: tile.producer_warpgroup = true
+// CHECK-SAME: tile.schedule = #tile.schedule<ping_pong = false, producer_warpgroup = true>}
 // CHECK: tile.load %{{.*}} : !tile.view<bf16, 2> -> tensor<128x128xbf16>
 // CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x128xf32>)
 // CHECK: tile.dot %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
 // SM80-LABEL: func.func @d128_bwd_dq(
 // SM80-SAME: flare.attention.block_m = 128 : i32
 // SM80-SAME: tile.num_warps = 8 : i32
-// SM80-NOT: tile.producer_warpgroup
+// SM80-NOT: #tile.schedule<producer_warpgroup = true>
 // SM80: return
 func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {

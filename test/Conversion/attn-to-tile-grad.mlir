@@ -42,7 +42,7 @@
 // CHECK-SAME: flare.attention.block_n = 128 : i32
 // CHECK-SAME: tile.num_warps = 8 : i32
 // No warpgroup turns: each warpgroup runs the whole step on its own keys.
-// CHECK-SAME: tile.ping_pong = false
+// CHECK-SAME: tile.schedule = #tile.schedule<ping_pong = false>
 // The query heads of this KV head's group: dK and dV accumulate across them.
 // CHECK: %[[GROUP:.*]] = arith.divui
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[GROUP]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<128x64xf32>, tensor<128x64xf32>)

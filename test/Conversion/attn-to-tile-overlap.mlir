@@ -129,19 +129,19 @@ func.func @causal(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: te
 // -----
 
 // Head dim 256 (configured): 64 keys per step, overlap on, and no warpgroup ping-pong (recorded on the
-// kernel for the lowering), nor a warp-uniform warpgroup index (tile.uniform_warpgroup = false: Q's 16
-// descriptors per S product would crowd the uniform registers); ping-pong=1 forces the turns back on
-// (no attribute). The online softmax is lazy (its max moves only by more than 8, so alpha is exactly
-// 1 on most steps) and the rescale of the 128 x 256 accumulator by alpha is marked for the lowering
-// to skip thread by thread; head dims 64 and 128 keep the plain form (@causal above, @d64 below).
-// The normalizer is kept as 4 partial sums per row.
+// kernel's #tile.schedule for the lowering), nor a warp-uniform warpgroup index (uniform_warpgroup =
+// false: Q's 16 descriptors per S product would crowd the uniform registers); ping-pong=1 forces the
+// turns back on (the schedule's default). The online softmax is lazy (its max moves only by more than
+// 8, so alpha is exactly 1 on most steps) and the rescale of the 128 x 256 accumulator by alpha is
+// marked for the lowering to skip thread by thread; head dims 64 and 128 keep the plain form (@causal
+// above, @d64 below). The normalizer is kept as 4 partial sums per row.
 // CHECK-LABEL: func.func @d256(
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.ping_pong = false, tile.uniform_warpgroup = false}
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<ping_pong = false, persistent = true, uniform_warpgroup = false>}
 // CHECK: scf.for {{.*}} -> (tensor<128xf32>, tensor<128x4xf32>, tensor<128x256xf32>, tensor<128x64xbf16>)
 // CHECK: tile.online_softmax {{.*}} {lazy} : tensor<128x64xf32>, tensor<128xf32>, tensor<128x4xf32>
 // CHECK: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x256xf32>
 // PP-LABEL: func.func @d256(
-// PP-SAME: tile.ping_pong = true
+// PP-SAME: tile.schedule = #tile.schedule<persistent = true, uniform_warpgroup = false>}
 // PP: return
 func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tensor<?x?x?x256xbf16>)
     -> tensor<?x?x?x256xbf16> {
@@ -152,16 +152,16 @@ func.func @d256(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 
 // -----
 
-// Head dim 64 (configured): two CTAs per SM must fit (tile.min_blocks_per_sm = 2: 128 registers a
-// thread), the first step runs without its P V of zeros (tile.peel_zero_first), and the softmax is
+// Head dim 64 (configured): two CTAs per SM must fit (the schedule's min_blocks_per_sm = 2: 128
+// registers a thread), the first step runs without its P V of zeros (peel_zero_first), and the softmax is
 // lazy as at head dim 256 (bench/NOTES.md a79); a hand-given tile configuration (block-n=64 above)
 // leaves the registers to ptxas and keeps the softmax.
 // CFG-LABEL: func.func @d64(
-// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.peel_zero_first = true, tile.ping_pong = true}
+// CFG-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<min_blocks_per_sm = 2, peel_zero_first = true>}
 // CFG: tile.online_softmax {{.*}} {lazy}
 // CFG: arith.mulf %{{.*}}, %{{.*}} {tile.skip_unit_factor} : tensor<128x64xf32>
 // CHECK-LABEL: func.func @d64(
-// CHECK-NOT: tile.min_blocks_per_sm
+// CHECK-NOT: #tile.schedule<min_blocks_per_sm
 // CHECK: tile.online_softmax {{.*}} {lazy}
 // CHECK: return
 // lazy-rescale forces the eager softmax (here at head dims 64 and 256) or the lazy one with its

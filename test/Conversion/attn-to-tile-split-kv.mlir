@@ -13,7 +13,7 @@
 // CHECK-SAME: %{{[^:]*}}: i64, %[[PO:[^:]*]]: !tile.ptr<f32>, %[[PL:[^:]*]]: !tile.ptr<f32>, %[[SPLITS:[^:]*]]: i32)
 // CHECK-SAME: flare.attention.block_m = 64
 // CHECK-SAME: split_kv
-// CHECK-NOT: tile.persistent
+// CHECK-NOT: persistent = true
 // CHECK: %[[Z:.*]] = tile.program_id z
 // CHECK: %[[PART:.*]] = arith.remui %[[Z]], %[[SPLITS]] : i32
 // CHECK: %[[BATCH:.*]] = arith.divui %[[Z]], %[[SPLITS]] : i32

@@ -19,7 +19,7 @@
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,
 // CHECK-SAME: flare.attention_config = #attn.config<{{[^>]*}}, split_tail{{[^>]*}}>
-// CHECK-SAME: tile.persistent = true
+// CHECK-SAME: tile.schedule = #tile.schedule<{{[^>]*}}persistent = true
 // CHECK: %[[R:.*]] = arith.addi %[[SKV]], %c127_i32 : i32
 // CHECK: %[[STEPS:.*]] = arith.shrsi %[[R]], %c7_i32 : i32
 // CHECK: %[[LO:.*]], %[[HI:.*]] = tile.split_range %[[STEPS]] : i32

@@ -31,7 +31,7 @@
 // CHECK-SAME: %[[HQ:[^:]*]]: i32, %[[HKV:[^:]*]]: i32, %[[SQ:[^:]*]]: i32, %[[SKV:[^:]*]]: i32,
 // CHECK-SAME: %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64,
 // CHECK-SAME: %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64)
-// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.operands_after_first_stage = true, tile.persistent = true, tile.ping_pong = true, tile.producer_warpgroup = true} {
+// CHECK-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {
 // No score_mod: scale * log2(e) = 0.0883883 * 1.442695 is one multiply of the scores.
 // CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128x64xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.127517432> : tensor<128x64xf32>
@@ -52,7 +52,7 @@
 // The pairing follows the mask, not the heaviest-first order: a persistent causal kernel of an
 // explicit tile at head dim 64 still pairs its query blocks.
 // PAIR64-LABEL: func.func @causal(
-// PAIR64-SAME: tile.persistent = true
+// PAIR64-SAME: persistent = true
 // PAIR64: %[[PID:.*]] = tile.program_id x
 // PAIR64-NEXT: %[[NP:.*]] = tile.num_programs x
 // PAIR64-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
@@ -65,7 +65,7 @@
 // takes query block (programs - 1 - x), so that the GPU, which starts programs in index order, starts
 // the longest first.
 // LAUNCHED-LABEL: func.func @causal(
-// LAUNCHED-NOT: tile.persistent
+// LAUNCHED-NOT: persistent = true
 // LAUNCHED: %[[PID:.*]] = tile.program_id x
 // LAUNCHED-NEXT: %[[NP:.*]] = tile.num_programs x
 // LAUNCHED-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
@@ -160,7 +160,7 @@
 // With block-m=64 num-warps=4 the same kernel has 64 x 64 blocks on one warpgroup: the Q block, the rows
 // and the last-row bound follow BLOCK_M, the block shifts follow BLOCK_N (unchanged).
 // OPTS-LABEL: func.func @causal(
-// OPTS-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 4 : i32, tile.operands_after_first_stage = true, tile.persistent = true, tile.ping_pong = true, tile.producer_warpgroup = true} {
+// OPTS-SAME: attributes {flare.attention.block_m = 64 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 4 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {
 // OPTS: %[[Q0:.*]] = arith.muli %{{.*}}, %c64_i32 : i32
 // OPTS-NEXT: %[[END:.*]] = arith.addi %[[Q0]], %c64_i32 : i32
 // OPTS: tile.load %{{.*}}[%[[Q0]], %c0_i32] : !tile.view<bf16, 2> -> tensor<64x128xbf16>
@@ -328,7 +328,7 @@ func.func @alibi(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: ten
 // ids are gathered once before the loop, the keys' ids in the loop (one per key, then broadcast).
 // DEFAULT-LABEL: func.func @document(
 // DEFAULT-SAME: %[[IDS:[^:]*]]: !tile.ptr<i32>,
-// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.ping_pong = true} {
+// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 32 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<>} {
 // DEFAULT: %[[Q1:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
 // DEFAULT: %[[QIDS:.*]] = tile.gather %[[IDS]][%{{.*}}] : !tile.ptr<i32>, tensor<128xi32> -> tensor<128xi32>
 // DEFAULT-NEXT: %[[LASTB:.*]] = arith.shrsi %[[Q1]], %c5_i32 : i32
@@ -366,7 +366,7 @@ func.func @document(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: 
 // keys per step, two CTAs per SM (128 registers a thread), fp16 inputs.
 // DEFAULT-LABEL: func.func @d64(
 // DEFAULT-SAME: %{{[^:]*}}: !tile.ptr<f16>,
-// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.min_blocks_per_sm = 2 : i32, tile.num_warps = 8 : i32, tile.ping_pong = true} {
+// DEFAULT-SAME: attributes {flare.attention.block_m = 128 : i32, flare.attention.block_n = 64 : i32, flare.attention_config = #attn.config<{{[^>]*}}>, tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<min_blocks_per_sm = 2>} {
 // 1 / sqrt(64) * log2(e)
 // DEFAULT-DAG: arith.constant dense<0.180336878> : tensor<128x64xf32>
 // DEFAULT: %[[Q0:.*]] = arith.muli %{{.*}}, %c128_i32 : i32

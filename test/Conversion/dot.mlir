@@ -211,7 +211,7 @@ func.func @two_warpgroups(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 
 // -----
 
-// The same dot with `tile.uniform_warpgroup = false`: the warpgroup index stays the thread's own
+// The same dot with `#tile.schedule<uniform_warpgroup = false>`: the warpgroup index stays the thread's own
 // warp >> 2 (no lane-0 copy), and A's warpgroup offset is computed from it.
 // WGMMA-LABEL: gpu.func @two_warpgroups_per_thread_group
 // WGMMA: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32 : i32
@@ -220,7 +220,7 @@ func.func @two_warpgroups(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 // WGMMA: arith.muli %[[GROUP]], %c4096_i32{{[_0-9]*}} : i32
 // WGMMA-COUNT-2: = tgpu.wgmma 
 // WGMMA: gpu.return
-func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.uniform_warpgroup = false} {
+func.func @two_warpgroups_per_thread_group(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<uniform_warpgroup = false>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>

@@ -1,4 +1,4 @@
-// convert-tgpu-to-nvvm, persistent kernels marked `tile.prefetch_next_instance = true` whose
+// convert-tgpu-to-nvvm, persistent kernels marked `#tile.schedule<prefetch_next_instance = true>` whose
 // consumers fill the ring by TMA and leave out the element-wise fallback (tma-fallback=0): after
 // the instance's loop, thread 0 issues the next
 // instance's first copy into stage 0 (its bounds and blocks lowered anew for that instance's
@@ -9,7 +9,7 @@
 // without the attribute, the ring is set up per instance.
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
-// RUN: sed 's/, tile.prefetch_next_instance = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
+// RUN: sed 's/, prefetch_next_instance = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
 
 // Three stages of 16 KiB from byte 33792; barriers from 82944 (full) and 82968 (empty).
 // CHECK-LABEL: gpu.func @cross_instance(
@@ -67,7 +67,7 @@
 // FALLBACK-NOT: tgpu.mbarrier_init
 // FALLBACK: llvm.getelementptr %{{[0-9]+}}[66560]
 // FALLBACK: gpu.return
-func.func @cross_instance(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true, tile.prefetch_next_instance = true} {
+func.func @cross_instance(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<persistent = true, prefetch_next_instance = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

@@ -1,4 +1,4 @@
-// convert-tgpu-to-nvvm with wgmma and TMA, `tile.peel_zero_first = true`: a streamed loop whose
+// convert-tgpu-to-nvvm with wgmma and TMA, `#tile.schedule<peel_zero_first = true>`: a streamed loop whose
 // dot multiplies a carried A operand that enters the loop as zeros (an overlapped attention loop's
 // P V: P of the block before the first) runs its first iteration peeled off before the loop, under
 // `scf.if (lb < ub)`, without that dot: its result is the accumulator. The loop then starts at
@@ -24,7 +24,7 @@
 // CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
 // CHECK: scf.yield
 
-func.func @peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.peel_zero_first = true} {
+func.func @peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<peel_zero_first = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -92,7 +92,7 @@ func.func @not_peeled(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf
 // CHECK: scf.for %{{.*}} = %c0_i32 to %{{.*}} step %c1_i32 iter_args(
 // CHECK-COUNT-4: = tgpu.wgmma 
 // CHECK-COUNT-4: = tgpu.wgmma {{.*}}, a_regs({{.*}}){{.*}} n = 64, bf16
-func.func @ones_first(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.peel_zero_first = true} {
+func.func @ones_first(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<peel_zero_first = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

@@ -1,4 +1,4 @@
-// convert-tgpu-to-nvvm on a kernel marked `tile.persistent = true`: the body still describes one
+// convert-tgpu-to-nvvm on a kernel marked `#tile.schedule<persistent = true>`: the body still describes one
 // program instance; the kernel gets the grid its program ids index as three hidden i32 parameters
 // after its own (then the TMA flag and maps), `tgpu.persistent` for the runtime, and runs the body in
 // a loop over instances. CTA c of G takes chunks c, c + G, ... of two consecutive instances (one when
@@ -17,14 +17,14 @@
 // nothing of the consumers' own to protect, the instance ends without a barrier (but for launches
 // whose maps did not encode).
 // RUN: flare-opt %s -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
-// With `tile.pair_instances = false` every CTA takes one instance per turn, c + turn * G, in both
+// With `#tile.schedule<pair_instances = false>` every CTA takes one instance per turn, c + turn * G, in both
 // warpgroup roles; nothing else changes.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.pair_instances = false} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
-// With `tile.operands_after_first_stage = true` the producer copies each instance's operand after
+// RUN: sed 's/persistent = true>} {/persistent = true, pair_instances = false>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SINGLE
+// With `#tile.schedule<operands_after_first_stage = true>` the producer copies each instance's operand after
 // the first stage of the instance's loop (or after the loop when it runs no iteration), not before
 // the loop; a kernel lowered with the element-wise fallback keeps it first.
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
-// RUN: sed 's/tile.persistent = true} {/tile.persistent = true, tile.operands_after_first_stage = true} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
+// RUN: sed 's/producer_warpgroup = true, persistent = true>} {/producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
+// RUN: sed 's/producer_warpgroup = true, persistent = true>} {/producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // LATE-LABEL: gpu.func @persistent(
 // LATE-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
 // LATE-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
@@ -188,7 +188,7 @@
 // CHECK-NEXT: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
-func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
+func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -277,7 +277,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: tgpu.named_barrier_sync %c1_i32, %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
-func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
+func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -328,7 +328,7 @@ func.func @alone(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, 
 // CHECK: tgpu.tma_store_wait 0
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
-func.func @last_stage(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = true} {
+func.func @last_stage(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -354,14 +354,14 @@ func.func @last_stage(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 
 // -----
 
-// `tile.persistent = false`: no hidden grid, program ids from the launch.
+// `#tile.schedule<persistent = false>`: no hidden grid, program ids from the launch.
 // CHECK-LABEL: gpu.func @launched(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: !llvm.ptr
 // CHECK-NOT: tgpu.persistent
 // CHECK: gpu.block_id x
 // CHECK-NOT: gpu.grid_dim
 // CHECK: gpu.return
-func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.persistent = false} {
+func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -419,7 +419,7 @@ func.func @launched(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16
 // CHECK-NEXT: arith.andi %[[RUNS1]], %[[IDLE2B]] : i1
 // CHECK: scf.if %{{[0-9]+}} {
 // CHECK-NEXT: tgpu.mbarrier_arrive %[[EMPTY]]
-func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32, %n2: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true} {
+func.func @two_loops(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32, %n2: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

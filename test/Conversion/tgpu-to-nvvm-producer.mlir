@@ -1,4 +1,4 @@
-// convert-tgpu-to-nvvm with wgmma and TMA: a kernel marked `tile.producer_warpgroup = true`
+// convert-tgpu-to-nvvm with wgmma and TMA: a kernel marked `#tile.schedule<producer_warpgroup = true>`
 // (ProducerWarpgroup.cpp) runs one more warpgroup (known block size 384 for 8 warps, one CTA per SM).
 // Warps 8-11 branch off at the start, give up registers (setmaxnreg.dec 40), initialise the kernel's
 // first ring and announce it (named barrier 4, arrive only), issue the TMA copies of every streamed
@@ -137,7 +137,7 @@
 // NOTMA-NOT: tgpu.warp_specialize
 // NOTMA-NOT: tgpu.warp_exit
 // NOTMA: gpu.return
-func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
+func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -168,7 +168,7 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 
 // -----
 
-// `tile.producer_warpgroup = false`: 256 threads, no register moves, no exit; the CTA barriers stay
+// `#tile.schedule<producer_warpgroup = false>`: 256 threads, no register moves, no exit; the CTA barriers stay
 // whole-CTA barriers and the consumers' loops issue their own TMA copies.
 // CHECK-LABEL: gpu.func @not_requested(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -184,52 +184,7 @@ func.func @produced(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: tgpu.warp_specialize
 // CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
-func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = false} {
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %c64 = arith.constant 64 : i32
-  %c128 = arith.constant 128 : i32
-  %va = tile.make_view %a, [%c128, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vb = tile.make_view %b, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
-  %vc = tile.make_view %c, [%c128, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
-  %at = tile.load %va[%c0, %c0] : !tile.view<bf16, 2> -> tensor<128x64xbf16>
-  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
-  %nb = arith.divui %n, %c64 : i32
-  %mb = arith.divui %m, %c64 : i32
-  %acc = scf.for %i = %c0 to %nb step %c1 iter_args(%acc0 = %zero) -> (tensor<128x64xf32>) : i32 {
-    %row = arith.muli %i, %c64 : i32
-    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
-    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
-    scf.yield %s : tensor<128x64xf32>
-  }
-  %acc2 = scf.for %i = %c0 to %mb step %c1 iter_args(%acc0 = %acc) -> (tensor<128x64xf32>) : i32 {
-    %j = arith.addi %i, %nb : i32
-    %row = arith.muli %j, %c64 : i32
-    %bt = tile.load %vb[%row, %c0] : !tile.view<bf16, 2> -> tensor<64x64xbf16>
-    %s = tile.dot %at, %bt, %acc0 : tensor<128x64xbf16>, tensor<64x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
-    scf.yield %s : tensor<128x64xf32>
-  }
-  tile.store %acc2, %vc[%c0, %c0] : tensor<128x64xf32>, !tile.view<f32, 2>
-  return
-}
-
-// -----
-
-// Requested, but two CTAs per SM: setmaxnreg would not be honoured, so there is no producer (256
-// threads, the kernel's own minimum of CTAs kept).
-// CHECK-LABEL: gpu.func @two_ctas(
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK-SAME: nvvm.minctasm = 2 : i32
-// CHECK-NOT: tgpu.warp_specialize
-// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
-// CHECK: gpu.barrier
-// CHECK: scf.for {{.*}} iter_args(
-// CHECK: tgpu.tma_load
-// CHECK: = tgpu.wgmma 
-// CHECK-NOT: tgpu.warp_specialize
-// CHECK-NOT: tgpu.warp_exit
-// CHECK-NOT: tgpu.named_barrier_sync %c3_i32,
-func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.min_blocks_per_sm = 2 : i32} {
+func.func @not_requested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32
@@ -277,7 +232,7 @@ func.func @two_ctas(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>
 // CHECK-NOT: tgpu.warp_specialize
 // CHECK-NOT: tgpu.warp_exit
 // CHECK-NOT: gpu.barrier
-func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true} {
+func.func @nested(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

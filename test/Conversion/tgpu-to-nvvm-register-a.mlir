@@ -1,5 +1,5 @@
 // convert-tgpu-to-nvvm with wgmma and TMA (tma-fallback=0) on a persistent kernel with a producer
-// warpgroup marked `tile.invariant_a_in_registers = true`: the A operand that the loop's dots share
+// warpgroup marked `#tile.schedule<invariant_a_in_registers = true>`: the A operand that the loop's dots share
 // and that TMA copies before the loop (a 128 x 64 block, Q in attention) is read once per instance
 // into wgmma's register-A fragments. After waiting for the operand's `full` barrier with the parity
 // of their turn, the consumers read their fragments from the 128-byte swizzled panels with 32-bit
@@ -11,12 +11,12 @@
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // Without the attribute the dots read the operand from shared memory through descriptors and the
 // operand is released after the last product reading it (see tgpu-to-nvvm-persistent.mlir).
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SMEM
+// RUN: sed 's/, invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=SMEM
 // With the element-wise TMA fallback (the default) the attribute is not honoured: the kernel is the
 // one lowered without it, byte for byte.
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=FALLBACK
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.registers
-// RUN: sed 's/, tile.invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.smem
+// RUN: sed 's/, invariant_a_in_registers = true//' %s | flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize > %t.smem
 // RUN: diff %t.registers %t.smem
 
 // CHECK-LABEL: gpu.func @persistent(
@@ -111,7 +111,7 @@
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: gpu.return
 
-func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.producer_warpgroup = true, tile.persistent = true, tile.invariant_a_in_registers = true} {
+func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, invariant_a_in_registers = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

@@ -32,7 +32,7 @@
 // CHECK: st.relaxed.gpu.global.b32 [$0], 0;
 // CHECK: gpu.barrier
 // CHECK-COUNT-32: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-func.func @pieces(%x: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.persistent = true} {
+func.func @pieces(%x: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.schedule = #tile.schedule<persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c64 = arith.constant 64 : i32

@@ -1,4 +1,4 @@
-// tile.min_blocks_per_sm on a kernel becomes PTX's .minnctapersm, which bounds the registers ptxas gives
+// #tile.schedule<min_blocks_per_sm = ...> on a kernel becomes PTX's .minnctapersm, which bounds the registers ptxas gives
 // each thread so that that many CTAs fit on one SM (generated head-dim-64 attention kernels ask for 2).
 // RUN: flarec %s -o - | FileCheck %s
 
@@ -9,7 +9,7 @@
 // CHECK-NOT: .minnctapersm
 // CHECK: ret;
 
-func.func @two_per_sm(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.min_blocks_per_sm = 2 : i32} {
+func.func @two_per_sm(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<min_blocks_per_sm = 2>} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %v = tile.make_view %p, [%n], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>

@@ -62,8 +62,8 @@ TEST_F(TileExamples, LayerNormMatchesFloat64Reference) {
 
 TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
   struct Shape { int m, n, k; bool pitched = false; }; // pitched: rows of A and B padded to 8 elements
-  // persistent: the example's first kernel compiled with `tile.persistent = true` (each CTA runs
-  // program instances in turn, its K loop's pipeline set up anew for each; the Hopper matmul's
+  // persistent: the example's first kernel compiled with `#tile.schedule<persistent = true>` (each CTA
+  // runs program instances in turn, its K loop's pipeline set up anew for each; the Hopper matmul's
   // grouped program order reads the grid through tile.num_programs), at sm_90a and sm_80 alike.
   struct Variant { const char *file, *name; bool bf16Out; int blockM; bool persistent = false; };
   std::vector<Variant> variants = {{"tile/matmul.mlir", "matmul", false, 128},
@@ -84,7 +84,7 @@ TEST_F(TileExamples, MatmulMatchesFloat64Reference) {
       const std::string marker = "attributes {tile.kernel,";
       const size_t at = text.find(marker);
       ASSERT_NE(at, std::string::npos) << variant.file << " has no kernel attributes to extend";
-      text.insert(at + marker.size(), " tile.persistent = true,");
+      text.insert(at + marker.size(), " tile.schedule = #tile.schedule<persistent = true>,");
       flare::CompileOptions options;
       options.arch = arch;
       kern = cache->getOrCompile(text, options, std::string(variant.file) + " (persistent)")->kernel(variant.name);

@@ -152,7 +152,7 @@ TEST_F(TileKernels, PersistentLaunchBeyondInt32InstancesIsAClearError) {
   const std::string marker = "attributes {tile.kernel,";
   const size_t at = text.find(marker);
   ASSERT_NE(at, std::string::npos) << "vector_add.mlir has no kernel attributes to extend";
-  text.insert(at + marker.size(), " tile.persistent = true,");
+  text.insert(at + marker.size(), " tile.schedule = #tile.schedule<persistent = true>,");
   flare::CompileOptions options;
   options.arch = ctx->arch();
   flare::rt::Kernel k = cache->getOrCompile(text, options, "vector_add.mlir (persistent)")->kernel("vector_add");

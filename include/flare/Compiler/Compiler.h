@@ -103,7 +103,7 @@ struct KernelInfo {
   /// `args`: an i32 that is 1 when every map could be encoded (else the kernel copies without TMA,
   /// unless tmaRequired), then one 128-byte map per entry.
   std::vector<TensorMapInfo> tensorMaps;
-  /// A persistent kernel (`tile.persistent`): launched with as many CTAs as fit on the device at once
+  /// A persistent kernel (`#tile.schedule<persistent = true>`): launched with as many CTAs as fit on the device at once
   /// (at most one per program instance), each running program instances of the requested grid in
   /// turn. The grid goes in three hidden i32 parameters right after `args` (before the TMA ones).
   bool persistent = false;

@@ -169,6 +169,11 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   classify(op.getMaskMod(), /*isScore=*/false);
 
   MLIRContext *ctx = op.getContext();
+  // A kernel's schedule: the defaults but for its turns and its producer warpgroup.
+  auto schedule = [&](bool pingPong, bool producer) {
+    return tile::ScheduleAttr::get(ctx, pingPong, /*min_blocks_per_sm=*/0, producer, /*persistent=*/false,
+                                   /*pair_instances=*/true, false, false, false, /*uniform_warpgroup=*/true, false);
+  };
   auto ptrOf = [&](Type elem) { return tile::PtrType::get(ctx, elem); };
   SmallVector<Type> args;
   for (int p = 0; p < NumPtrs; ++p)
@@ -200,7 +205,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     // No turns between warpgroups: each holds the sums of its own keys and runs the whole step, from
     // S's product to dK's; a turn around those products would serialise the two (0.55-0.80x on the
     // H200, NOTES b9).
-    kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(false));
+    kernel->setAttr(tile::TileDialect::kScheduleAttrName, schedule(/*pingPong=*/false, /*producer=*/false));
     Block *entry = kernel.addEntryBlock();
     b.setInsertionPointToStart(entry);
     unsigned a = 0;
@@ -502,9 +507,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   classify(op.getMaskMod(), /*isScore=*/false);
   const SmallVector<int64_t> sShape = dims(Shape::Full);
   begin("_bwd_dq", dqTiles->numWarps, "flare.attention.block_m", qm);
-  kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(dqTiles->pingPong));
-  if (dqTiles->producer)
-    kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
+  kernel->setAttr(tile::TileDialect::kScheduleAttrName, schedule(dqTiles->pingPong, dqTiles->producer));
   headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
   Value qBlockIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::x);
   Value qb0 = mul(qBlockIdx, c32(qm));

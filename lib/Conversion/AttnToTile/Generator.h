@@ -60,8 +60,8 @@ struct BackwardTiles {
 /// DQ_BLOCK_N keys per step (the forward's loop shape).
 struct BackwardDqTiles {
   int64_t blockM = 64, blockN = 64, numWarps = 4;
-  bool producer = false; // a producer warpgroup issues the K and V copies (tile.producer_warpgroup)
-  bool pingPong = false; // the two warpgroups take turns issuing their MMAs (tile.ping_pong)
+  bool producer = false; // a producer warpgroup issues the K and V copies (#tile.schedule<producer_warpgroup = true>)
+  bool pingPong = false; // the two warpgroups take turns issuing their MMAs (#tile.schedule<ping_pong = ...>)
 };
 /// The backward tiles for a head dim on a target (the fastest measured); `dqByAtomics`: the main
 /// kernel also sums dQ (else dQ has a kernel of its own).

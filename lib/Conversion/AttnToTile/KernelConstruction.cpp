@@ -163,26 +163,17 @@ LogicalResult Generator::buildKernel() {
   kernel->setAttr(kKernelConfigAttrName, config);
   if (config.has(ConfigSwitch::PackGqa)) // the launcher's grid: y over KV heads, x over a group's rows
     kernel->setAttr("flare.attention.pack_gqa", b.getI32IntegerAttr(1));
-  // Said either way: the lowering's default (turns for eight warps) is for hand-written kernels.
-  kernel->setAttr(tile::TileDialect::kPingPongAttrName, b.getBoolAttr(config.has(ConfigSwitch::PingPong)));
-  if (config.getMinBlocksPerSM() > 0)
-    kernel->setAttr(tile::TileDialect::kMinBlocksPerSMAttrName, b.getI32IntegerAttr(config.getMinBlocksPerSM()));
-  if (config.has(ConfigSwitch::Producer))
-    kernel->setAttr(tile::TileDialect::kProducerWarpgroupAttrName, b.getBoolAttr(true));
-  if (config.has(ConfigSwitch::Persistent))
-    kernel->setAttr(tile::TileDialect::kPersistentAttrName, b.getBoolAttr(true));
-  if (config.has(ConfigSwitch::Persistent) && !config.has(ConfigSwitch::PairInstances))
-    kernel->setAttr(tile::TileDialect::kPairInstancesAttrName, b.getBoolAttr(false));
-  if (config.has(ConfigSwitch::OperandsAfterFirstStage))
-    kernel->setAttr(tile::TileDialect::kOperandsAfterFirstStageAttrName, b.getBoolAttr(true));
-  if (config.has(ConfigSwitch::PrefetchNextInstance))
-    kernel->setAttr(tile::TileDialect::kPrefetchNextInstanceAttrName, b.getBoolAttr(true));
-  if (config.has(ConfigSwitch::InvariantAInRegisters))
-    kernel->setAttr(tile::TileDialect::kInvariantAInRegistersAttrName, b.getBoolAttr(true));
-  if (!config.has(ConfigSwitch::UniformWarpgroup))
-    kernel->setAttr(tile::TileDialect::kUniformWarpgroupAttrName, b.getBoolAttr(false));
-  if (config.has(ConfigSwitch::PeelFirstStep) && config.has(ConfigSwitch::Overlap))
-    kernel->setAttr(tile::TileDialect::kPeelZeroFirstAttrName, b.getBoolAttr(true));
+  // The GPU layer's part of the configuration, as the kernel's schedule.
+  const bool persistent = config.has(ConfigSwitch::Persistent);
+  const bool peel = config.has(ConfigSwitch::PeelFirstStep) && config.has(ConfigSwitch::Overlap);
+  kernel->setAttr(tile::TileDialect::kScheduleAttrName,
+                  tile::ScheduleAttr::get(ctx, config.has(ConfigSwitch::PingPong), config.getMinBlocksPerSM(),
+                                          config.has(ConfigSwitch::Producer), persistent,
+                                          !persistent || config.has(ConfigSwitch::PairInstances),
+                                          config.has(ConfigSwitch::OperandsAfterFirstStage),
+                                          config.has(ConfigSwitch::PrefetchNextInstance),
+                                          config.has(ConfigSwitch::InvariantAInRegisters),
+                                          config.has(ConfigSwitch::UniformWarpgroup), peel));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 

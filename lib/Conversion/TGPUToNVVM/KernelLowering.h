@@ -53,7 +53,7 @@ private:
 
   Value threadId, laneId, warpId;                         // i32
   Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
-  bool uniformWarpgroup = true; // tile.uniform_warpgroup
+  bool uniformWarpgroup = true; // #tile.schedule<uniform_warpgroup = ...>
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
   int64_t sharedBytes = 0;
@@ -252,7 +252,7 @@ private:
   /// addresses) in uniform registers instead of moving it there before every use.
   Value warpUniform(Value v);
   /// The thread's warpgroup (warpId / 4), made once per set of thread values, right after warpId:
-  /// warp-uniform to ptxas unless the kernel says `tile.uniform_warpgroup = false`.
+  /// warp-uniform to ptxas unless the kernel says `#tile.schedule<uniform_warpgroup = false>`.
   Value warpgroupId();
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
@@ -418,7 +418,7 @@ private:
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
   /// there instead of storing its registers.
   DenseMap<Value, SmemOperand> smemOperands;
-  /// tile.invariant_a_in_registers: A operands copied by TMA (Q, by the copy's value, which is what
+  /// #tile.schedule<invariant_a_in_registers = true>: A operands copied by TMA (Q, by the copy's value, which is what
   /// the dots' wgmmaSources lead to) and read into wgmma's register fragments before the loops
   /// (StreamedLoop.cpp), with the block they were read in.
   DenseMap<Value, std::pair<SmallVector<Value>, Block *>> registerAOperands;
@@ -487,7 +487,7 @@ private:
                                                    ArrayRef<Stream> streams);
   DenseMap<Operation *, RingContinuation> ringContinuations;
 
-  // --- Persistent kernels (tile.persistent, TGPUToNVVM.cpp) ---------------------------------------
+  // --- Persistent kernels (#tile.schedule<persistent = true>, TGPUToNVVM.cpp) ---------------------------------------
   /// The body runs in a loop over the program instances of the grid given in hidden parameters
   /// (virtualGrid), in x-fastest order; CTA c of G takes chunks c, c + G, ... of two consecutive
   /// instances (one when there are fewer than 2G). The consumers and the producer warpgroup walk
@@ -495,14 +495,14 @@ private:
   /// on from one instance to the next, so that the producer copies the next instance's first blocks
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;
-  bool pairInstances = true; // tile.pair_instances: a persistent CTA takes pairs of instances per turn
-  // tile.operands_after_first_stage: the producer copies an instance's operands read before its loops
+  bool pairInstances = true; // #tile.schedule<pair_instances = ...>: a persistent CTA takes pairs of instances per turn
+  // #tile.schedule<operands_after_first_stage = true>: the producer copies an instance's operands read before its loops
   // after the first stage of its first loop
   bool operandsAfterFirstStage = false;
-  // tile.prefetch_next_instance: the consumers' ring's first copies of the next instance issued after
+  // #tile.schedule<prefetch_next_instance = true>: the consumers' ring's first copies of the next instance issued after
   // this instance's loops (crossInstanceRing)
   bool prefetchNextInstance = false;
-  // tile.invariant_a_in_registers: TMA-copied A operands of the loops' dots (Q) read into register
+  // #tile.schedule<invariant_a_in_registers = true>: TMA-copied A operands of the loops' dots (Q) read into register
   // fragments once per instance (registerAOperands), released then where the producer copies them
   bool invariantAInRegisters = false;
   std::array<Value, 3> virtualGrid;  // i32 hidden parameters
@@ -584,7 +584,7 @@ private:
   } kernelThread; // the kernel-level values while the tile loop's are bound
 
   // --- The producer warpgroup (ProducerWarpgroup.cpp) ---------------------------------------------
-  /// With `tile.producer_warpgroup`: warps numWarps .. numWarps + 3 branch off at the start of the
+  /// With `#tile.schedule<producer_warpgroup = true>`: warps numWarps .. numWarps + 3 branch off at the start of the
   /// kernel and issue the copies of the streamed loops recorded in producerLoops (emitProducer, at
   /// the end of the walk); the kernel's own warps only wait for and release the stages.
   bool producerMode = false;

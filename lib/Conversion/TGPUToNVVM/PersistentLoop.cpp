@@ -1,9 +1,9 @@
 //===- PersistentLoop.cpp - the persistent tile loop and split instances ---===//
 //
-// A persistent kernel (tile.persistent) runs the program instances of its grid in a loop on the CTAs
+// A persistent kernel (#tile.schedule<persistent = true>) runs the program instances of its grid in a loop on the CTAs
 // the device fits, in pairs or one per turn; a kernel that splits instances (tile.split_range,
 // stream-K) hands a piece's partial softmax state to the CTA that began the instance; with
-// tile.prefetch_next_instance the consumers' ring carries the next instance's first copies
+// #tile.schedule<prefetch_next_instance = true> the consumers' ring carries the next instance's first copies
 // (crossInstanceRing, issueNextInstanceFirst). See the persistent-kernel section of KernelLowering.h
 // and dialects/TGPU/Rationale.md.
 //
@@ -22,7 +22,7 @@ scf::ForOp KernelLowering::beginTileLoop() {
   // CTA c of G takes chunks c, c + G, c + 2G, ... of `size` consecutive instances: pairs when there
   // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
   // heavy and light query blocks of one head), single instances otherwise or when the kernel asks
-  // for them (tile.pair_instances = false).
+  // for them (#tile.schedule<pair_instances = false>).
   Value pairs = pairInstances
                     ? cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas))
                     : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();

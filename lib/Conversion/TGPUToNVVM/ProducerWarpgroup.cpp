@@ -1,6 +1,6 @@
 //===- ProducerWarpgroup.cpp - A warpgroup that only issues the streamed loops' copies ===//
 //
-// With `tile.producer_warpgroup = true` the kernel runs one more warpgroup than its layouts use. At
+// With `#tile.schedule<producer_warpgroup = true>` the kernel runs one more warpgroup than its layouts use. At
 // the start it branches off, gives up registers (setmaxnreg.dec to kProducerRegisters) and issues
 // the TMA copies of the kernel's streamed loops, stage after stage, as far ahead as the ring's
 // `empty` barriers let it; then it exits. The kernel's own warps (the consumers) take its registers
@@ -31,7 +31,7 @@
 // fresh ring (after a loop it could not issue) the consumers initialise, and the producer meets them
 // at the CTA barrier after it.
 //
-// In a persistent kernel (tile.persistent) the producer walks the consumers' program instances in
+// In a persistent kernel (#tile.schedule<persistent = true>) the producer walks the consumers' program instances in
 // the same loop (beginTileLoop), the first ring's index carried across them, and it also copies the
 // top-level TMA operands (Q before an instance's loops, the last V block after them) through
 // one-stage rings whose index is the instance's turn: it waits until the consumers released the
@@ -155,7 +155,7 @@ LogicalResult KernelLowering::emitProducer() {
   // A persistent kernel: the first ring and the produced operands' barriers once, then the same walk
   // over program instances as the consumers', the first ring's index carried from one instance to the
   // next. Each instance starts with its produced operands (Q), copied as soon as the consumers have
-  // released the previous instance's; with tile.operands_after_first_stage, after the first stage of
+  // released the previous instance's; with #tile.schedule<operands_after_first_stage = true>, after the first stage of
   // the instance's first loop (or after that loop where it runs no iteration), their coordinates
   // still computed at the instance's start.
   scf::ForOp tiles;

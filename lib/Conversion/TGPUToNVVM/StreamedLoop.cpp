@@ -120,7 +120,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
         if (nested) // waited for by the loop whose body holds the dot
           continue;
-        // tile.invariant_a_in_registers: read once per instance into the register fragments the
+        // #tile.schedule<invariant_a_in_registers = true>: read once per instance into the register fragments the
         // dots take A from, by the top-level loops (whose first one's reads precede the others).
         const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
         if (invariantAInRegisters && op->getBlock() == &func.getBody().front() && registerAFits(m, k, n)) {
@@ -288,8 +288,7 @@ void KernelLowering::issueStage(const StreamRing &ring, const StageCopies &copie
 
 llvm::SmallPtrSet<Operation *, 2> KernelLowering::dotsWithZeroFirstA(scf::ForOp op) {
   llvm::SmallPtrSet<Operation *, 2> dots;
-  auto peel = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPeelZeroFirstAttrName);
-  if (!peel || !peel.getValue())
+  if (!tile::getSchedule(func).getPeelZeroFirst())
     return dots;
   auto carriedArg = [&](Value v) -> BlockArgument {
     if (auto conv = v.getDefiningOp<ConvertLayoutOp>(); conv && conv->getBlock() == op.getBody())
@@ -482,7 +481,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
   Operation *firstTurn = nullptr;
   if (pingPongEnabled && warpgroups == 2)
     firstTurn = giveFirstTurn();
-  // With tile.peel_zero_first: dots whose A operand enters the loop as zeros (an overlapped
+  // With #tile.schedule<peel_zero_first = true>: dots whose A operand enters the loop as zeros (an overlapped
   // attention loop's P V: P of the block before the first) multiply nothing in the first iteration,
   // which is peeled off without them, so that the loop's own body keeps no guard (NOTES a30, a51).
   llvm::SmallPtrSet<Operation *, 2> zeroFirst = dotsWithZeroFirstA(op);

@@ -66,8 +66,10 @@ LogicalResult KernelLowering::run() {
   kernelFunc = gfunc;
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
-  if (auto minBlocks = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName))
-    gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(minBlocks.getInt()));
+  const tile::ScheduleAttr schedule = tile::getSchedule(func);
+  if (schedule.getMinBlocksPerSm() > 0)
+    gfunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                   b.getI32IntegerAttr(static_cast<int32_t>(schedule.getMinBlocksPerSm())));
   // Facts for launchers (flare.* attributes, e.g. a generated attention kernel's block size).
   for (NamedAttribute attr : func->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("flare."))
@@ -86,8 +88,7 @@ LogicalResult KernelLowering::run() {
   // tile.exit_if: an instance with nothing to do ends here, before any warp takes a role, copies or
   // waits (the conditions' scalar chains are lowered again where the body uses them).
   for (auto exit : func.getBody().front().getOps<tile::ExitIfOp>()) {
-    auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
-    if (persistentAttr && persistentAttr.getValue())
+    if (schedule.getPersistent())
       return exit.emitOpError("cannot end a persistent kernel's CTA, which runs other program instances too");
     loc = exit.getLoc();
     produceValue(exit.getCondition());
@@ -108,26 +109,18 @@ LogicalResult KernelLowering::run() {
   stagingBase = area("staging");
   // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
   // two consumer warpgroups and one CTA per SM (setmaxnreg shares out one SM's registers).
-  auto producerAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
-  auto minBlocksAttr = func->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName);
-  producerMode = producerAttr && producerAttr.getValue() && wgmma && tmaEnabled && (numWarps == 4 || numWarps == 8) &&
-                 (!minBlocksAttr || minBlocksAttr.getInt() == 1);
+  // (The schedule's verifier holds a producer to 4 or 8 warps and one CTA per SM.)
+  producerMode = schedule.getProducerWarpgroup() && wgmma && tmaEnabled;
   if (producerMode) {
     gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads + 4 * kWarpSize, 1, 1}));
     beginProducer();
   }
-  auto uniformAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kUniformWarpgroupAttrName);
-  uniformWarpgroup = !uniformAttr || uniformAttr.getValue();
-  auto persistentAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPersistentAttrName);
-  persistent = persistentAttr && persistentAttr.getValue();
-  auto pairsAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPairInstancesAttrName);
-  pairInstances = !pairsAttr || pairsAttr.getValue();
-  auto lateAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kOperandsAfterFirstStageAttrName);
-  operandsAfterFirstStage = lateAttr && lateAttr.getValue();
-  auto prefetchAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPrefetchNextInstanceAttrName);
-  prefetchNextInstance = prefetchAttr && prefetchAttr.getValue();
-  auto registersAttr = func->getAttrOfType<BoolAttr>(tile::TileDialect::kInvariantAInRegistersAttrName);
-  invariantAInRegisters = persistent && wgmma && !tmaFallback && registersAttr && registersAttr.getValue();
+  uniformWarpgroup = schedule.getUniformWarpgroup();
+  persistent = schedule.getPersistent();
+  pairInstances = schedule.getPairInstances();
+  operandsAfterFirstStage = schedule.getOperandsAfterFirstStage();
+  prefetchNextInstance = schedule.getPrefetchNextInstance();
+  invariantAInRegisters = persistent && wgmma && !tmaFallback && schedule.getInvariantAInRegisters();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d) {
@@ -603,8 +596,7 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
                            LLVM::Linkage::External, kSharedMemorySymbol, Attribute(), /*alignment=*/1024,
                            /*addrSpace=*/3);
     for (func::FuncOp func : kernels) {
-      auto kernelPingPong = func->getAttrOfType<BoolAttr>(tile::TileDialect::kPingPongAttrName);
-      bool turns = pingPong && (!kernelPingPong || kernelPingPong.getValue());
+      bool turns = pingPong && tile::getSchedule(func).getPingPong();
       // tgpu-accelerate-dot's marks: the kernel's wgmma machinery exists around its wgmma dots only.
       bool wgmma = false;
       int numWarps = tile::getNumWarps(func);

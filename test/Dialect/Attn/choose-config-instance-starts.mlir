@@ -1,18 +1,18 @@
 // attn-choose-config, the choices made where a persistent kernel's instances start often.
 // operands-after-first-stage: a persistent kernel with a producer warpgroup (head dim 128) has the
 // producer copy each query block's Q after the block's first K/V stage
-// (tile.operands_after_first_stage = true) where instances start often against their work: with a
+// (#tile.schedule<operands_after_first_stage = true>) where instances start often against their work: with a
 // mask (instances of unequal work) and when the CTAs take one query block per turn. The kernel of
 // pairs without a mask keeps Q first; the option overrides the choice either way. Kernels without
 // a producer (head dim 256) or not persistent (head dim 64) are never marked.
 // prefetch-next-instance: a persistent kernel without a producer (head dim 256) issues the next
-// query block's first K/V copy after this block's loops (tile.prefetch_next_instance = true) where
+// query block's first K/V copy after this block's loops (#tile.schedule<prefetch_next_instance = true>) where
 // its CTAs take one query block per turn; pairs (the default, and every masked kernel) keep the ring
 // per instance unless the option asks for it. Head dims 64 (not persistent) and 128 (a producer)
 // are never marked.
 // invariant-a-in-registers: a persistent kernel with a producer warpgroup (head dim 128) reads each
 // query block's Q into wgmma's register fragments once, before its loops, and releases Q's buffer
-// right then (tile.invariant_a_in_registers = true) where its CTAs take one query block per turn
+// right then (#tile.schedule<invariant_a_in_registers = true>) where its CTAs take one query block per turn
 // (no mask, pair-instances=0); pairs (the default, and every masked kernel) keep reading Q from
 // shared memory unless the option asks for it. Head dims 64 (not persistent) and 256 (no producer)
 // are not marked by default.

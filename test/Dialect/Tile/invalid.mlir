@@ -516,15 +516,80 @@ func.func @warps_32() attributes {tile.kernel, tile.num_warps = 32 : i32} {
 
 // -----
 
-// expected-error @+1 {{'tile.min_blocks_per_sm' must be an integer from 1 to 8}}
-func.func @min_blocks_9() attributes {tile.kernel, tile.min_blocks_per_sm = 9 : i32} {
+// expected-error @+1 {{min_blocks_per_sm must be from 0 (ptxas decides) to 8, got 9}}
+func.func @min_blocks_9() attributes {tile.kernel, tile.schedule = #tile.schedule<min_blocks_per_sm = 9>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'tile.ping_pong' must be a bool}}
-func.func @ping_pong_int() attributes {tile.kernel, tile.ping_pong = 1 : i32} {
+// expected-error @+1 {{'tile.schedule' is a #tile.schedule on a tile kernel's func.func}}
+func.func @schedule_int() attributes {tile.kernel, tile.schedule = 1 : i32} {
+  return
+}
+
+// -----
+
+// The schedule's fields are not attributes of their own.
+// expected-error @+1 {{'tile.ping_pong' is a field of the kernel's #tile.schedule (tile.schedule = #tile.schedule<ping_pong = ...>)}}
+func.func @ping_pong_alone() attributes {tile.kernel, tile.ping_pong = false} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.persistent' is a field of the kernel's #tile.schedule (tile.schedule = #tile.schedule<persistent = ...>)}}
+func.func @persistent_alone() attributes {tile.kernel, tile.persistent = true} {
+  return
+}
+
+// -----
+
+// A field the lowering would not honour is an error, not a silent no-op.
+// expected-error @+1 {{producer_warpgroup needs one CTA per SM (min_blocks_per_sm 0 or 1)}}
+func.func @producer_two_ctas() attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<min_blocks_per_sm = 2, producer_warpgroup = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a producer warpgroup (#tile.schedule's producer_warpgroup) needs a kernel of 4 or 8 warps, not 2}}
+func.func @producer_two_warps() attributes {tile.kernel, tile.num_warps = 2 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{pair_instances = false needs persistent}}
+func.func @single_instances_not_persistent() attributes {tile.kernel, tile.schedule = #tile.schedule<pair_instances = false>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{operands_after_first_stage needs persistent and producer_warpgroup}}
+func.func @operands_late_without_producer() attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true, operands_after_first_stage = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{prefetch_next_instance needs persistent without producer_warpgroup}}
+func.func @prefetch_with_producer() attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, prefetch_next_instance = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{invariant_a_in_registers needs persistent}}
+func.func @registers_not_persistent() attributes {tile.kernel, tile.schedule = #tile.schedule<invariant_a_in_registers = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{duplicate or unknown struct parameter name: turns}}
+func.func @unknown_field() attributes {tile.kernel, tile.schedule = #tile.schedule<turns = true>} {
   return
 }
 
@@ -602,59 +667,27 @@ func.func @skip_unit_factor_on_addf(%a: tensor<4xf32>, %b: tensor<4xf32>) -> ten
 
 // -----
 
-// expected-error @+1 {{'tile.producer_warpgroup' must be a bool}}
-func.func @producer_unit() attributes {tile.kernel, tile.producer_warpgroup} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.persistent' must be a bool}}
-func.func @persistent_int() attributes {tile.kernel, tile.persistent = 1 : i32} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.pair_instances' must be a bool}}
-func.func @pair_instances_int() attributes {tile.kernel, tile.persistent = true, tile.pair_instances = 0 : i32} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.operands_after_first_stage' must be a bool}}
-func.func @operands_after_first_stage_unit() attributes {tile.kernel, tile.persistent = true, tile.operands_after_first_stage} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.prefetch_next_instance' must be a bool}}
-func.func @prefetch_next_instance_int() attributes {tile.kernel, tile.persistent = true, tile.prefetch_next_instance = 1 : i32} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.invariant_a_in_registers' must be a bool}}
-func.func @invariant_a_in_registers_int() attributes {tile.kernel, tile.persistent = true, tile.invariant_a_in_registers = 1 : i32} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.uniform_warpgroup' must be a bool}}
-func.func @uniform_warpgroup_unit() attributes {tile.kernel, tile.uniform_warpgroup} {
-  return
-}
 
 // -----
 
-// expected-error @+1 {{'tile.peel_zero_first' must be a bool}}
-func.func @peel_zero_first_int() attributes {tile.kernel, tile.peel_zero_first = 1 : i32} {
-  return
-}
 
 //===----------------------------------------------------------------------===//
 // What a tile kernel's body may hold

@@ -181,3 +181,23 @@ func.func @loop(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
   %total = tile.reduce sum %acc {axis = 0 : i32} : tensor<64xf32> -> f32
   return
 }
+
+// -----
+
+// The kernel's schedule: fields in any order, the defaults left out when printed (ping_pong and
+// uniform_warpgroup true, pair_instances true, min_blocks_per_sm 0), the others in declaration order.
+// CHECK-LABEL: func.func @scheduled()
+// CHECK-SAME: tile.schedule = #tile.schedule<ping_pong = false, min_blocks_per_sm = 1, producer_warpgroup = true, persistent = true, pair_instances = false, operands_after_first_stage = true, invariant_a_in_registers = true, uniform_warpgroup = false, peel_zero_first = true>
+// CHECK-LABEL: func.func @defaults()
+// CHECK-SAME: tile.schedule = #tile.schedule<>
+func.func @scheduled() attributes {tile.kernel, tile.num_warps = 8 : i32,
+    tile.schedule = #tile.schedule<persistent = true, producer_warpgroup = true, ping_pong = false,
+                                   pair_instances = false, operands_after_first_stage = true,
+                                   invariant_a_in_registers = true, uniform_warpgroup = false,
+                                   peel_zero_first = true, min_blocks_per_sm = 1>} {
+  return
+}
+func.func @defaults() attributes {tile.kernel,
+    tile.schedule = #tile.schedule<ping_pong = true, pair_instances = true, uniform_warpgroup = true>} {
+  return
+}

@@ -8,7 +8,7 @@
 // CHECK: %[[LO:.*]], %[[HI:.*]] = tile.split_range %{{.*}} : i32
 // CHECK: tile.split_store %{{.*}}, %{{.*}} : tensor<128xf32>, tensor<128x64xf32>
 // CHECK: tile.split_load : tensor<128xf32>, tensor<128x64xf32>
-func.func @pieces(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @pieces(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %c6 = arith.constant 6 : i32
   %c63 = arith.constant 63 : i32
   %c0 = arith.constant 0 : i32
@@ -29,14 +29,14 @@ func.func @pieces(%n: i32) attributes {tile.kernel, tile.persistent = true} {
 // -----
 
 func.func @not_persistent(%n: i32) attributes {tile.kernel} {
-  // expected-error @+1 {{'tile.split_range' op is only valid in a persistent tile kernel ('tile.persistent' = true): only its schedule splits program instances}}
+  // expected-error @+1 {{'tile.split_range' op is only valid in a persistent tile kernel (#tile.schedule<persistent = true>): only its schedule splits program instances}}
   %lo, %hi = tile.split_range %n : i32
   return
 }
 
 // -----
 
-func.func @from_program_id() attributes {tile.kernel, tile.persistent = true} {
+func.func @from_program_id() attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %x = tile.program_id x
   // expected-error @+1 {{'tile.split_range' op steps must be computed from the kernel's arguments alone (the same for every program instance): arith ops on them, no program ids or loads}}
   %lo, %hi = tile.split_range %x : i32
@@ -45,7 +45,7 @@ func.func @from_program_id() attributes {tile.kernel, tile.persistent = true} {
 
 // -----
 
-func.func @nested(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @nested(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %c0 = arith.constant 0 : i32
   %c = arith.cmpi ne, %n, %c0 : i32
   scf.if %c {
@@ -57,7 +57,7 @@ func.func @nested(%n: i32) attributes {tile.kernel, tile.persistent = true} {
 
 // -----
 
-func.func @twice(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @twice(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   // expected-error @+1 {{'tile.split_range' op appears 2 times in kernel 'twice'; at most once}}
   %lo, %hi = tile.split_range %n : i32
   %lo2, %hi2 = tile.split_range %n : i32
@@ -66,7 +66,7 @@ func.func @twice(%n: i32) attributes {tile.kernel, tile.persistent = true} {
 
 // -----
 
-func.func @no_range(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @no_range(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %m = arith.constant dense<1.0> : tensor<128xf32>
   // expected-error @+1 {{'tile.split_store' op needs the kernel's tile.split_range (which instances are split)}}
   tile.split_store %m : tensor<128xf32>
@@ -75,7 +75,7 @@ func.func @no_range(%n: i32) attributes {tile.kernel, tile.persistent = true} {
 
 // -----
 
-func.func @not_f32(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @not_f32(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %lo, %hi = tile.split_range %n : i32
   // expected-error @+1 {{'tile.split_load' op carries f32 tiles only, not 'tensor<128xf16>'}}
   %m = tile.split_load : tensor<128xf16>
@@ -84,7 +84,7 @@ func.func @not_f32(%n: i32) attributes {tile.kernel, tile.persistent = true} {
 
 // -----
 
-func.func @mismatch(%n: i32) attributes {tile.kernel, tile.persistent = true} {
+func.func @mismatch(%n: i32) attributes {tile.kernel, tile.schedule = #tile.schedule<persistent = true>} {
   %lo, %hi = tile.split_range %n : i32
   %m = arith.constant dense<1.0> : tensor<128xf32>
   // expected-error @+1 {{'tile.split_store' op carries other tiles than the tile.split_load at}}

@@ -73,7 +73,7 @@ llvm::SmallVector<mlir::Value> producerInputs(mlir::scf::ForOp loop, llvm::Array
 
 /// `loop` is marked `tgpu.producer_issued` (tgpu-warp-specialize).
 inline bool producerIssued(mlir::scf::ForOp loop) { return loop->hasAttr(TGPUDialect::kProducerIssuedAttrName); }
-/// `kernel` asks for a producer warpgroup it can have: `tile.producer_warpgroup = true`, 4 or 8 warps of
+/// `kernel` asks for a producer warpgroup it can have: `#tile.schedule<producer_warpgroup = true>`, 4 or 8 warps of
 /// its own (one or two consumer warpgroups), one CTA per SM (setmaxnreg shares out one SM's registers).
 bool asksForProducerWarpgroup(mlir::func::FuncOp kernel);
 /// A producer warpgroup can issue every copy of `loop` (tgpu-warp-specialize's rule): a top-level loop

@@ -39,7 +39,7 @@ inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
 /// replace them (convert-tgpu-to-nvvm's `tma-fallback=0`): it ignores its "maps encoded" flag, and a
 /// launcher must not launch it when a map does not encode.
 inline constexpr llvm::StringLiteral kTmaRequiredAttrName = "tgpu.tma_required";
-/// Unit attribute on a lowered persistent kernel (tile.persistent): launched with as many CTAs as fit
+/// Unit attribute on a lowered persistent kernel (#tile.schedule<persistent = true>): launched with as many CTAs as fit
 /// on the device at once, each running program instances of the grid in its hidden parameters.
 inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";
 /// Unit attribute on a lowered kernel whose warpgroups move register budgets (setmaxnreg, a producer

@@ -19,6 +19,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "Tile/TileAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "Tile/TileOps.h.inc"
 
@@ -27,6 +30,8 @@ namespace flare::tile {
 bool isKernel(mlir::func::FuncOp func);
 /// The kernel's warps per CTA (`tile.num_warps`, default 4).
 int getNumWarps(mlir::func::FuncOp func);
+/// The kernel's schedule (`tile.schedule`), or the default one where it has none.
+ScheduleAttr getSchedule(mlir::func::FuncOp func);
 /// True when tile.online_softmax may keep its normalizer as `groups` partial sums per row over
 /// `columns` scores: a power of two from 2 whose double divides the columns.
 bool isPartialSumGrouping(int64_t groups, int64_t columns);

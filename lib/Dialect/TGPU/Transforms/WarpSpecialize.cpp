@@ -1,6 +1,6 @@
 //===- WarpSpecialize.cpp - Choose the loops a producer warpgroup copies for ===//
 //
-// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup (`tile.producer_warpgroup =
+// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup (`#tile.schedule<producer_warpgroup = true> =
 // true`, 4 or 8 warps of its own, one CTA per SM), the warpgroup convert-tgpu-to-nvvm adds does
 // nothing but issue the TMA copies of streamed loops (ProducerWarpgroup.cpp). It runs apart from the
 // consumers, so it must compute each copy from what it can see: the kernel's arguments and program
@@ -26,11 +26,8 @@ using namespace flare;
 using namespace flare::tgpu;
 
 bool flare::tgpu::asksForProducerWarpgroup(func::FuncOp kernel) {
-  auto producer = kernel->getAttrOfType<BoolAttr>(tile::TileDialect::kProducerWarpgroupAttrName);
-  auto minBlocks = kernel->getAttrOfType<IntegerAttr>(tile::TileDialect::kMinBlocksPerSMAttrName);
-  const int numWarps = tile::getNumWarps(kernel);
-  return producer && producer.getValue() && (numWarps == 4 || numWarps == 8) &&
-         (!minBlocks || minBlocks.getInt() == 1);
+  // #tile.schedule's verifier holds the producer to 4 or 8 warps and one CTA per SM.
+  return tile::getSchedule(kernel).getProducerWarpgroup();
 }
 
 bool flare::tgpu::producerCanIssueCopies(scf::ForOp loop, func::FuncOp kernel, DenseMap<Value, bool> &memo) {

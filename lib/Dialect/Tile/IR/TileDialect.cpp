@@ -18,6 +18,9 @@ using namespace flare::tile;
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "Tile/TileAttrs.cpp.inc"
+
 /// `, type` after the running max's type when the running sum is kept as partial sums (another type).
 static ParseResult parsePartialSums(OpAsmParser &parser, Type &sum, Type max) {
   sum = max;
@@ -39,6 +42,10 @@ void TileDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "Tile/TileTypes.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Tile/TileAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "Tile/TileOps.cpp.inc"
@@ -53,6 +60,40 @@ int flare::tile::getNumWarps(func::FuncOp func) {
   if (auto attr = func->getAttrOfType<IntegerAttr>(TileDialect::kNumWarpsAttrName))
     return static_cast<int>(attr.getInt());
   return TileDialect::kDefaultNumWarps;
+}
+
+ScheduleAttr flare::tile::getSchedule(func::FuncOp func) {
+  if (auto schedule = func->getAttrOfType<ScheduleAttr>(TileDialect::kScheduleAttrName))
+    return schedule;
+  return ScheduleAttr::get(func.getContext());
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, bool /*pingPong*/,
+                                   int64_t minBlocksPerSM, bool producerWarpgroup, bool persistent, bool pairInstances,
+                                   bool operandsAfterFirstStage, bool prefetchNextInstance, bool invariantAInRegisters,
+                                   bool /*uniformWarpgroup*/, bool /*peelZeroFirst*/) {
+  if (minBlocksPerSM < 0 || minBlocksPerSM > 8)
+    return emitError() << "min_blocks_per_sm must be from 0 (ptxas decides) to 8, got " << minBlocksPerSM;
+  // What a field needs: the lowering would not honour it otherwise.
+  struct Need {
+    bool on;
+    const char *field;
+    bool met;
+    const char *what;
+  };
+  const Need needs[] = {
+      {producerWarpgroup, "producer_warpgroup", minBlocksPerSM <= 1, "one CTA per SM (min_blocks_per_sm 0 or 1)"},
+      {!pairInstances, "pair_instances = false", persistent, "persistent"},
+      {operandsAfterFirstStage, "operands_after_first_stage", persistent && producerWarpgroup,
+       "persistent and producer_warpgroup"},
+      {prefetchNextInstance, "prefetch_next_instance", persistent && !producerWarpgroup,
+       "persistent without producer_warpgroup"},
+      {invariantAInRegisters, "invariant_a_in_registers", persistent, "persistent"},
+  };
+  for (const Need &n : needs)
+    if (n.on && !n.met)
+      return emitError() << n.field << " needs " << n.what;
+  return success();
 }
 
 bool flare::tile::isPartialSumGrouping(int64_t groups, int64_t columns) {
@@ -142,32 +183,31 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << kNumWarpsAttrName << "' must be a power of two from 1 to 16";
     return success();
   }
-  if (attr.getName() == kPingPongAttrName) {
-    if (!isa<BoolAttr>(attr.getValue()))
-      return op->emitError() << "'" << kPingPongAttrName << "' must be a bool";
+  if (attr.getName() == kScheduleAttrName) {
+    auto schedule = dyn_cast<ScheduleAttr>(attr.getValue());
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!schedule || !func)
+      return op->emitError() << "'" << kScheduleAttrName << "' is a #tile.schedule on a tile kernel's func.func";
+    const int warps = getNumWarps(func);
+    if (schedule.getProducerWarpgroup() && warps != 4 && warps != 8)
+      return op->emitError() << "a producer warpgroup (#tile.schedule's producer_warpgroup) needs a kernel of 4 or 8 "
+                                "warps, not "
+                             << warps;
     return success();
   }
-  if (attr.getName() == kMinBlocksPerSMAttrName) {
-    auto n = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!n || n.getInt() < 1 || n.getInt() > 8)
-      return op->emitError() << "'" << kMinBlocksPerSMAttrName << "' must be an integer from 1 to 8";
-    return success();
-  }
-  for (StringRef name :
-       {kProducerWarpgroupAttrName, kPersistentAttrName, kPairInstancesAttrName, kOperandsAfterFirstStageAttrName,
-        kPrefetchNextInstanceAttrName, kUniformWarpgroupAttrName, kPeelZeroFirstAttrName,
-        kInvariantAInRegistersAttrName})
-    if (attr.getName() == name) {
-      if (!isa<BoolAttr>(attr.getValue()))
-        return op->emitError() << "'" << name << "' must be a bool";
-      return success();
-    }
   if (attr.getName() == kSkipUnitFactorAttrName) {
     auto mul = dyn_cast<arith::MulFOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !mul || !isa<RankedTensorType>(mul.getType()))
       return op->emitError() << "'" << kSkipUnitFactorAttrName << "' is a unit attribute of an arith.mulf on tiles";
     return success();
   }
+  // The schedule's fields were attributes of their own before #tile.schedule held them.
+  for (StringRef field : {"ping_pong", "min_blocks_per_sm", "producer_warpgroup", "persistent", "pair_instances",
+                          "operands_after_first_stage", "prefetch_next_instance", "invariant_a_in_registers",
+                          "uniform_warpgroup", "peel_zero_first"})
+    if (attr.getName().getValue() == ("tile." + field).str())
+      return op->emitError() << "'" << attr.getName().getValue() << "' is a field of the kernel's #tile.schedule ("
+                             << kScheduleAttrName << " = #tile.schedule<" << field << " = ...>)";
   return op->emitError() << "unknown tile attribute '" << attr.getName().getValue() << "'";
 }
 
@@ -354,10 +394,9 @@ static bool computedFromArguments(Value v, Block *entry) {
 /// The persistent kernel around a split op, or null after reporting why not.
 static func::FuncOp splitKernel(Operation *op) {
   auto func = op->getParentOfType<func::FuncOp>();
-  auto persistent = func ? func->getAttrOfType<BoolAttr>(TileDialect::kPersistentAttrName) : BoolAttr();
-  if (!func || !isKernel(func) || !persistent || !persistent.getValue()) {
-    op->emitOpError() << "is only valid in a persistent tile kernel ('" << TileDialect::kPersistentAttrName
-                      << "' = true): only its schedule splits program instances";
+  if (!func || !isKernel(func) || !getSchedule(func).getPersistent()) {
+    op->emitOpError() << "is only valid in a persistent tile kernel (#tile.schedule<persistent = true>): only its "
+                         "schedule splits program instances";
     return {};
   }
   return func;
