@@ -9,6 +9,7 @@
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 
 #include "LoweringPlans.h"
+#include "SharedAreas.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -56,7 +57,7 @@ private:
   bool uniformWarpgroup = true; // #tile.schedule<uniform_warpgroup = ...>
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   Value smemBase;                                         // !llvm.ptr<3>
-  int64_t sharedBytes = 0;
+  SharedAreas areas; // the kernel's shared memory: scratch, operands, rings, ... (SharedAreas.h)
   IRMapping scalars;                                      // scalar values: source -> lowered
   DenseMap<Value, SmallVector<Value>> regs;               // tiles: source -> one value per register
   DenseMap<Value, ViewInfo> views;
@@ -174,21 +175,11 @@ private:
   }
 
   // Dot operands that need shared memory stay there until the dot loads each fragment just before
-  // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live above the
-  // scratch area of the other ops: at lazyBase (a tgpu.shared_area sized at the end) plus a
-  // per-tile offset.
+  // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live in the
+  // operands area (areas.operands), at a per-tile offset: lazyCursor is the end of those in use.
   DenseMap<Value, LazyTile> lazyTiles;
-  Operation *scratchArea = nullptr; // tgpu.shared_area "scratch" at offset 0: the other ops' scratch
-  Operation *lazyBase = nullptr; // tgpu.shared_area "operands", sized at the end
-  int64_t lazyCursor = 0, lazyBytes = 0;
-  bool lazySwizzled = false; // the lazy area holds swizzled panels: it starts 1024-byte aligned
-  Location lazyUser = UnknownLoc::get(b.getContext()); // the dot whose operands needed the most
-  void growLazy() {
-    if (lazyCursor > lazyBytes) {
-      lazyBytes = lazyCursor;
-      lazyUser = loc;
-    }
-  }
+  int64_t lazyCursor = 0;
+  void growLazy() { areas.operands.grow(lazyCursor, loc); }
   int pendingLazy = 0;
 
   bool isLazyDotOperand(ConvertLayoutOp conv) {
@@ -213,19 +204,15 @@ private:
     });
   }
   /// A conversion in an enclosing block of its dot: computed once, read on every iteration, so its
-  /// shared memory is never reused ("persistent" lazy tiles, at persistentBase).
+  /// shared memory is never reused ("persistent" lazy tiles, in areas.persistentOperands).
   static bool isPersistentDotOperand(ConvertLayoutOp conv, Operation *dot) {
     return dot->getBlock() != conv->getBlock() && conv->getBlock()->findAncestorOpInBlock(*dot);
   }
-  Operation *persistentBase = nullptr; // tgpu.shared_area "persistent operands", after the lazy area
-  int64_t persistentBytes = 0;
-  /// The TMA operands' mbarriers, 8 bytes each, after the persistent area (beside the 1024-byte
-  /// aligned panels they would cost an alignment gap each).
-  Operation *operandBarrierBase = nullptr; // tgpu.shared_area "operand barriers"
-  int64_t operandBarrierBytes = 0;
+  /// The TMA operands' mbarriers, 8 bytes each, have an area of their own after the persistent
+  /// operands (beside the 1024-byte aligned panels they would cost an alignment gap each).
   /// The offset `bytes` into that area (i32), and the shared pointer to it.
   Value operandAreaOffset(int64_t bytes) {
-    return arith::AddIOp::create(b, loc, operandBarrierBase->getResult(0), i32(bytes));
+    return arith::AddIOp::create(b, loc, areas.operandBarriers.base(), i32(bytes));
   }
   Value operandAreaPtr(int64_t bytes);
   void lowerLazyConvert(ConvertLayoutOp conv);
@@ -261,13 +248,7 @@ private:
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
-  void needShared(int64_t bytes) {
-    if (bytes > sharedBytes) {
-      sharedBytes = bytes;
-      largestSharedUser = loc;
-    }
-  }
-  Location largestSharedUser = UnknownLoc::get(b.getContext());
+  void needShared(int64_t bytes) { areas.scratch.grow(bytes, loc); }
 
   /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
   static Type scratchType(Type t) {
@@ -320,8 +301,6 @@ private:
   /// The stage size and count every ring of the kernel shares (0: no ring yet; -1: rings differ),
   /// for an output staged in the last stage (storeThroughTma).
   int64_t ringStageBytes = 0, ringStages = 0;
-  int64_t stagingBytes = 0;              // TMA stores' own area, when no ring is large enough
-  Operation *stagingBase = nullptr;      // tgpu.shared_area "staging"
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
@@ -675,7 +654,6 @@ private:
   /// here, or before the tile loop of a persistent kernel.
   bool producerInitWaited = false;
   void waitForProducerInit();
-  bool persistentSwizzled = false; // the persistent area holds swizzled panels: 1024-byte aligned
   /// True when `op` was lowered as a TMA operand (see TmaOperand); nothing is emitted otherwise.
   bool loadOperandByTma(tile::LoadOp op);
   /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
@@ -700,9 +678,6 @@ private:
   void waitForDots(Value v = Value());
   /// The value a pinned wait (pinLastDotWait) branches on, or null where none is near.
   Value pinAnchor();
-  Operation *ringBase = nullptr; // tgpu.shared_area "rings"
-  int64_t ringBytes = 0;
-  Location ringUser = UnknownLoc::get(b.getContext()); // the loop whose ring is the largest
   bool inStreamedLoop = false;
   /// The last wait of a streamed loop's body without ping-pong stays after the softmax (waitForDots).
   bool pinLastDotWait = false;

@@ -327,11 +327,11 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
     constexpr int64_t kAlign = 128;
     int64_t cursor = alignUp(lazyCursor, kAlign);
     if (storeA) {
-      aSmem.base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      aSmem.base = arith::AddIOp::create(b, loc, areas.operands.base(), i32(cursor));
       cursor = alignUp(cursor + m * k * 2, kAlign);
     }
     if (storeB) {
-      bSmem.base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(cursor));
+      bSmem.base = arith::AddIOp::create(b, loc, areas.operands.base(), i32(cursor));
       cursor += n * k * 2;
     }
     lazyCursor = cursor;
@@ -378,9 +378,9 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   int64_t offset;
   Value base;
   if (persistent) {
-    offset = persistentBytes;
-    persistentBytes = alignUp(persistentBytes + bytes, kAlign);
-    base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+    offset = areas.persistentOperands.bytes;
+    areas.persistentOperands.bytes = alignUp(areas.persistentOperands.bytes + bytes, kAlign);
+    base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
   } else {
     offset = lazyCursor;
     lazyCursor = alignUp(lazyCursor + bytes, kAlign);
@@ -388,7 +388,7 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
     loc = dot->getLoc(); // charge the dot that needs the operand
     growLazy();
     loc = saved;
-    base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(offset));
+    base = arith::AddIOp::create(b, loc, areas.operands.base(), i32(offset));
   }
   Attribute fromAttr = getLayoutAttr(conv.getSrc().getType());
   ArrayRef<Value> srcRegs = regs[conv.getSrc()];
@@ -409,7 +409,7 @@ Value KernelLowering::lazyRegister(Value v, int reg) {
   if (Value cached = tile.loaded.lookup(reg))
     return cached;
   Type st = scratchType(tile.elem);
-  Value base = arith::AddIOp::create(b, loc, (tile.persistent ? persistentBase : lazyBase)->getResult(0),
+  Value base = arith::AddIOp::create(b, loc, (tile.persistent ? areas.persistentOperands : areas.operands).base(),
                                      i32(tile.byteOffset));
   Value idx = linearIndex(regCoord(tile.layoutAttr, tile.layout, reg), tile.layout.shape());
   Value value = fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st, base)), tile.elem);
@@ -468,13 +468,14 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   constexpr int64_t kAlign = 1024, kBarrierBytes = 8;
   const int64_t aBytes = alignUp(m * k * 2, kAlign), stageBytes = alignUp(aBytes + k * n * 2, kAlign);
   // As many stages as fit beside the rest of the kernel, 3 to kTmaStages.
-  const int64_t room = maxSharedBytes - kReservedSharedBytes - sharedBytes - persistentBytes - operandBarrierBytes;
+  const int64_t room = maxSharedBytes - kReservedSharedBytes - areas.scratch.bytes - areas.persistentOperands.bytes -
+                       areas.operandBarriers.bytes;
   const int stages = static_cast<int>(std::clamp<int64_t>(room / stageBytes, 3, kTmaStages));
   Value lb = scalars.lookup(op.getLowerBound()), ub = scalars.lookup(op.getUpperBound()),
         step = scalars.lookup(op.getStep());
   // The ring (stages, then a `full` and an `empty` mbarrier per stage) in the lazy area.
   const int64_t ringOffset = alignUp(lazyCursor, kAlign), barriersAt = ringOffset + stages * stageBytes;
-  lazySwizzled = true;
+  areas.operands.swizzled = true;
   lazyCursor = barriersAt + 2 * stages * kBarrierBytes;
   {
     Location saved = loc;
@@ -482,12 +483,12 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
     growLazy();
     loc = saved;
   }
-  const BarrierRing barriers{arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(barriersAt)), stages};
+  const BarrierRing barriers{arith::AddIOp::create(b, loc, areas.operands.base(), i32(barriersAt)), stages};
   auto barrierAt = [&](Value slot, bool empty) { return ringBarrier(barriers, slot, empty); };
   auto waitPhase = [&](Value barrier, Value use) { waitForUse(barriers, barrier, use); };
   auto slotBase = [&](Value slot) {
     Value inRing = arith::AddIOp::create(b, loc, i32(ringOffset), arith::MulIOp::create(b, loc, slot, i32(stageBytes)));
-    return arith::AddIOp::create(b, loc, lazyBase->getResult(0), inRing).getResult();
+    return arith::AddIOp::create(b, loc, areas.operands.base(), inRing).getResult();
   };
   Value isThread0 = isThreadZero();
   // `full` completes with thread 0's expect-tx and the stage's bytes; `empty` once every warp is
@@ -555,10 +556,10 @@ SmallVector<Value> KernelLowering::lowerRolledDotLoop(scf::ForOp op, std::array<
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
   constexpr int64_t kAlign = 1024;
   const int64_t aBytes = alignUp(m * k * 2, kAlign), at = alignUp(lazyCursor, kAlign);
-  lazySwizzled = true;
+  areas.operands.swizzled = true;
   lazyCursor = at + aBytes + k * n * 2;
   growLazy();
-  Value base = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(at));
+  Value base = arith::AddIOp::create(b, loc, areas.operands.base(), i32(at));
   Value result = accumulatorLoop(op, scalars.lookup(op.getLowerBound()), scalars.lookup(op.getUpperBound()),
                                  scalars.lookup(op.getStep()), [&](Value iv, Value accIn) {
     barrier(); // the previous iteration's MMAs are done with the operands
@@ -609,7 +610,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
 
     // The ring: `stages` slots of A (K-major) then B (N-major), above the other ops' scratch.
     int64_t ringOffset = alignUp(lazyCursor, align);
-    lazySwizzled |= swizzled;
+    areas.operands.swizzled |= swizzled;
     lazyCursor = ringOffset + stages * stageBytes;
     {
       Location saved = loc;
@@ -617,7 +618,7 @@ LogicalResult KernelLowering::lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile
       growLazy();
       loc = saved;
     }
-    Value ring = arith::AddIOp::create(b, loc, lazyBase->getResult(0), i32(ringOffset));
+    Value ring = arith::AddIOp::create(b, loc, areas.operands.base(), i32(ringOffset));
     // Copies the tiles of iteration `iv` into slot `slot` (zero bytes when !valid or outside the view).
     auto issue = [&](Value iv, Value slot, Value valid) {
       Value slotBase = arith::AddIOp::create(b, loc, ring, arith::MulIOp::create(b, loc, slot, i32(stageBytes)));

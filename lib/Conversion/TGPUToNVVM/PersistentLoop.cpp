@@ -252,7 +252,7 @@ void KernelLowering::endTileLoop() {
   // theirs: the producer's rings and operands order themselves, each warpgroup's staging has its own
   // barriers, scratch users start with one; then only launches whose maps did not encode (the
   // consumers copy the operands themselves) need it.
-  const bool ownStateOnly = producerMode && perWarpgroupStores && !consumersSetUpState && lazyBytes == 0;
+  const bool ownStateOnly = producerMode && perWarpgroupStores && !consumersSetUpState && areas.operands.bytes == 0;
   if (ownStateOnly)
     ifThen(notI1(tensorMapsUsable()), [&] { barrier(); });
   else

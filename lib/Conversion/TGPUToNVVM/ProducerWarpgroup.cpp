@@ -74,7 +74,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
     produceOperandScalars(o);
     TensorMapRead read = tensorMapFor(o.plan);
     BarrierRing ring = operandRing(o.barrierAt);
-    Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt));
+    Value base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(o.panelsAt));
     ifThen(arith::AndIOp::create(b, loc, isFirstThread, tensorMapsUsable()), [&] {
       waitReleased(ring, i32(0), arith::SubIOp::create(b, loc, turn, i32(1)));
       Value full = ringBarrier(ring, i32(0), /*empty=*/false);
@@ -130,7 +130,7 @@ LogicalResult KernelLowering::emitProducer() {
 
   auto ringOf = [&](const ProducerLoop &p) {
     StreamRing ring = p.ring;
-    ring.base = ringBase->getResult(0);
+    ring.base = areas.rings.base();
     ring.barriers.at = arith::AddIOp::create(b, loc, ring.base, i32(ring.barriersAt));
     ring.useTma = tensorMapsUsable();
     return ring;

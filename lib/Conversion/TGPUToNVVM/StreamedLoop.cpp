@@ -148,15 +148,15 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       auto it = storedOperands.find(source);
       if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
         constexpr int64_t kAlign = 128;
-        int64_t offset = alignUp(persistentBytes, kAlign);
-        persistentBytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
-        Value base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+        int64_t offset = alignUp(areas.persistentOperands.bytes, kAlign);
+        areas.persistentOperands.bytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
+        Value base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
         bool nMajor = storeWgmmaOperand(source, isB, k, base);
         storedOperands[source] = {offset, nMajor, b.getInsertionBlock()};
         it = storedOperands.find(source);
         stored = true;
       }
-      smemOperands[operand] = {arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(it->second.offset)),
+      smemOperands[operand] = {arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(it->second.offset)),
                                it->second.nMajor};
       registered.push_back(operand);
     }
@@ -372,15 +372,12 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     }
     // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
     // a whole iteration apart), else two.
-    const int64_t used = sharedBytes + lazyBytes + persistentBytes + operandBarrierBytes + kReservedSharedBytes;
+    const int64_t used = areas.beforeRings() + kReservedSharedBytes;
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
     // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
     const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
-    firstRing = ringBytes == 0; // no loop before this one used the ring area
-    if (bytes > ringBytes) {
-      ringBytes = bytes;
-      ringUser = op.getLoc();
-    }
+    firstRing = areas.rings.bytes == 0; // no loop before this one used the ring area
+    areas.rings.grow(bytes, op.getLoc());
     ringStagesBytes = std::max(ringStagesBytes, barriersAt);
     if (ringStageBytes == 0) {
       ringStageBytes = ring.stageBytes;
@@ -388,7 +385,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     } else if (ringStageBytes != ring.stageBytes || ringStages != stages) {
       ringStageBytes = ringStages = -1;
     }
-    ring.base = ringBase->getResult(0);
+    ring.base = areas.rings.base();
     ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};
     // TMA (TensorMaps.cpp): when every stream lands in swizzled panels and reads a view the host can

@@ -100,13 +100,7 @@ LogicalResult KernelLowering::run() {
   // Shared memory, in order: the other ops' scratch, lazy dot operands, persistent operands (stored
   // once per kernel or loop), the TMA operands' barriers, the rings of streamed loops, the panels of
   // TMA stores without a ring; sized at the end, placed by tgpu-allocate-shared-memory.
-  auto area = [&](StringRef name) { return SharedAreaOp::create(b, loc, b.getI32Type(), name, 0, 1).getOperation(); };
-  scratchArea = area("scratch");
-  lazyBase = area("operands");
-  persistentBase = area("persistent operands");
-  operandBarrierBase = area("operand barriers");
-  ringBase = area("rings");
-  stagingBase = area("staging");
+  areas.create(b, loc);
   // A producer warpgroup (ProducerWarpgroup.cpp) for TMA copies of streamed wgmma loops, with one or
   // two consumer warpgroups and one CTA per SM (setmaxnreg shares out one SM's registers).
   // (The schedule's verifier holds a producer to 4 or 8 warps and one CTA per SM.)
@@ -170,23 +164,8 @@ LogicalResult KernelLowering::run() {
   if (hiddenParamFailed)
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";
-  // The areas' sizes and alignments: the ring's stages and swizzled operands hold 128-byte swizzled
-  // panels, 1024-byte aligned (so is the buffer itself). Each area's location is the op that needs
-  // the most of it, where the allocator reports a kernel that does not fit.
-  constexpr int64_t kAlign = 16, kRingAlign = 128, kSwizzledRingAlign = 1024, kBarrierAlign = 8;
-  auto size = [&](Operation *op, int64_t bytes, int64_t align, Location where) {
-    auto sized = cast<SharedAreaOp>(op);
-    sized.setBytes(bytes);
-    sized.setAlignment(align);
-    sized->setLoc(where);
-  };
-  size(scratchArea, sharedBytes, 1, largestSharedUser);
-  size(lazyBase, lazyBytes, lazySwizzled ? kSwizzledRingAlign : kAlign, lazyUser);
-  size(persistentBase, persistentBytes,
-       persistentSwizzled ? kSwizzledRingAlign : persistentBytes ? kRingAlign : kAlign, largestSharedUser);
-  size(operandBarrierBase, operandBarrierBytes, kBarrierAlign, largestSharedUser);
-  size(ringBase, ringBytes, ringBytes ? kSwizzledRingAlign : 1, ringUser);
-  size(stagingBase, stagingBytes, stagingBytes ? kSwizzledRingAlign : 1, largestSharedUser);
+  // The areas' sizes, alignments and locations (SharedAreas::size), for tgpu-allocate-shared-memory.
+  areas.size(ctx);
   if (tensorMapFlag || persistent)
     gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();

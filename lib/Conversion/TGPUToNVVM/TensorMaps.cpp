@@ -213,14 +213,14 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // barriers' area.
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
-  const int64_t offset = alignUp(persistentBytes, kSwizzleAlign);
-  persistentBytes = offset + bytes;
-  const int64_t barrierOffset = operandBarrierBytes;
-  operandBarrierBytes += kBarrierBytes;
-  persistentSwizzled = true;
+  const int64_t offset = alignUp(areas.persistentOperands.bytes, kSwizzleAlign);
+  areas.persistentOperands.bytes = offset + bytes;
+  const int64_t barrierOffset = areas.operandBarriers.bytes;
+  areas.operandBarriers.bytes += kBarrierBytes;
+  areas.persistentOperands.swizzled = true;
   TmaOperand operand;
   operand.nMajor = asB;
-  operand.base = arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(offset));
+  operand.base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
   // A one-stage ring: its `full` barrier completes once per copy (per program instance of a
   // persistent kernel whose producer copies it; once in all otherwise).
   operand.barrier = ringBarrier(operandRing(barrierOffset), i32(0), /*empty=*/false);
@@ -240,13 +240,13 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
-    operandBarrierBytes += kBarrierBytes; // `empty` after `full`
+    areas.operandBarriers.bytes += kBarrierBytes; // `empty` after `full`
     ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
     if (producerMode) {
       producedOperands.push_back(produced);
     } else {
-      produced.coordsAt = operandBarrierBytes;
-      operandBarrierBytes +=
+      produced.coordsAt = areas.operandBarriers.bytes;
+      areas.operandBarriers.bytes +=
           alignUp(4 * static_cast<int64_t>(op.getOffsets().size() + plan->outerValues.size()), kBarrierBytes);
       operand.issue = static_cast<int>(consumerIssued.size());
       consumerIssued.push_back(produced);
@@ -367,7 +367,7 @@ void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coo
   read.outerCoords.assign(coords.begin() + numOffsets, coords.end());
   expectTx(full, i32(o.bytes));
   copyBlockTma(read, coords.take_front(numOffsets),
-               arith::AddIOp::create(b, loc, persistentBase->getResult(0), i32(o.panelsAt)), full);
+               arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(o.panelsAt)), full);
 }
 
 void KernelLowering::issueNextInstance(Value v) {
@@ -447,19 +447,17 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
   if (persistent && !producerMode && ringStages >= 2 && bytes <= ringStageBytes &&
       ringStageBytes % kSwizzleAlign == 0) {
     lastStage = true;
-    base = arith::AddIOp::create(b, loc, ringBase->getResult(0), i32((ringStages - 1) * ringStageBytes));
+    base = arith::AddIOp::create(b, loc, areas.rings.base(), i32((ringStages - 1) * ringStageBytes));
   } else if (bytes <= ringStagesBytes && !(persistent && producerMode)) {
-    base = ringBase->getResult(0);
+    base = areas.rings.base();
   } else {
     ownArea = true;
-    const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
-                         alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) +
-                         alignUp(ringBytes, kSwizzleAlign);
+    const int64_t used = areas.alignedBeforeStaging();
     // A loop after the store may still need scratch of its own.
-    if (used + std::max(stagingBytes, bytes) + (loopAfter(op) ? kReservedSharedBytes : 0) > maxSharedBytes)
+    if (used + std::max(areas.staging.bytes, bytes) + (loopAfter(op) ? kReservedSharedBytes : 0) > maxSharedBytes)
       return false;
-    stagingBytes = std::max(stagingBytes, bytes);
-    base = stagingBase->getResult(0);
+    areas.staging.bytes = std::max(areas.staging.bytes, bytes);
+    base = areas.staging.base();
   }
   // A persistent kernel's instance leaves the copy of its own staging area (or of the ring's last
   // stage) in flight. With a producer warpgroup and an output whose rows split between the two
@@ -503,16 +501,14 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
   if (!add || !plan || plan->sizes[0][0] != 0 || plan->sizes[0][1] % kChunkElems != 0 ||
       !knownMultipleOf(add.getOffsets().back(), kChunkElems))
     return false;
-  constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = type.getNumElements() * 4;
-  const int64_t used = alignUp(sharedBytes, kSwizzleAlign) + alignUp(lazyBytes, kSwizzleAlign) +
-                       alignUp(persistentBytes + operandBarrierBytes, kSwizzleAlign) + alignUp(ringBytes, kSwizzleAlign);
-  if (used + std::max(stagingBytes, bytes) + kReservedSharedBytes > maxSharedBytes)
+  const int64_t used = areas.alignedBeforeStaging();
+  if (used + std::max(areas.staging.bytes, bytes) + kReservedSharedBytes > maxSharedBytes)
     return false;
-  stagingBytes = std::max(stagingBytes, bytes);
+  areas.staging.bytes = std::max(areas.staging.bytes, bytes);
   TensorMapRead map = tensorMapFor(*plan);
   ifThen(tensorMapsUsable(),
-         [&] { storePanelsByTma(value, map, stagingBase->getResult(0), offsets, /*deferWait=*/true, false, /*add=*/true); },
+         [&] { storePanelsByTma(value, map, areas.staging.base(), offsets, /*deferWait=*/true, false, /*add=*/true); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/true); });
   reducesInFlight = true;
   return true;
