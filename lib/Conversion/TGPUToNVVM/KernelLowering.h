@@ -9,6 +9,7 @@
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
 
 #include "LoweringPlans.h"
+#include "HiddenParams.h"
 #include "SharedAreas.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -439,10 +440,7 @@ private:
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
                         bool deferWait, bool perWarpgroup = false, bool add = false);
   gpu::GPUFuncOp kernelFunc;
-  Value tensorMapFlag; // the hidden i32 parameter, once a map exists
-  bool hiddenParamFailed = false; // inserting a hidden parameter failed (reported by run())
-  SmallVector<Attribute> tensorMapAttrs;
-  DenseMap<std::pair<Value, int64_t>, Value> tensorMapParams; // (view, box rows) -> parameter
+  HiddenParams params; // the parameters after the kernel's own: grid, split workspace, TMA flag, maps
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);

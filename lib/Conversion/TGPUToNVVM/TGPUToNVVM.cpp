@@ -64,6 +64,7 @@ LogicalResult KernelLowering::run() {
   auto gfunc = gpu::GPUFuncOp::create(b, loc, func.getName(), FunctionType::get(ctx, argTypes, {}));
   gfunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernelFunc = gfunc;
+  params.begin(gfunc);
   int numThreads = numWarps * kWarpSize;
   gfunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numThreads, 1, 1}));
   const tile::ScheduleAttr schedule = tile::getSchedule(func);
@@ -117,22 +118,17 @@ LogicalResult KernelLowering::run() {
   invariantAInRegisters = persistent && wgmma && !tmaFallback && schedule.getInvariantAInRegisters();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
-    for (unsigned d = 0; d < kPersistentGridParams; ++d) {
-      unsigned idx = gfunc.getNumArguments();
-      if (failed(gfunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(ctx), gfunc.getLoc())))
+    for (unsigned d = 0; d < kPersistentGridParams; ++d)
+      if (!(virtualGrid[d] = params.append(b.getI32Type())))
         return emitError(func.getLoc()) << "internal error: could not add the grid parameters to kernel '"
                                         << func.getName() << "'";
-      virtualGrid[d] = gfunc.getArgument(idx);
-    }
     gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
     func.walk([&](tile::SplitRangeOp op) { splitRange = op; });
     if (splitRange) {
       // The workspace of split instances: a hidden parameter after the grid.
-      unsigned idx = gfunc.getNumArguments();
-      if (failed(gfunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx, 1), DictionaryAttr::get(ctx), gfunc.getLoc())))
+      if (!(splitWorkspace = params.append(LLVM::LLVMPointerType::get(ctx, 1))))
         return emitError(func.getLoc()) << "internal error: could not add the split workspace to kernel '"
                                         << func.getName() << "'";
-      splitWorkspace = gfunc.getArgument(idx);
       Operation *state = nullptr;
       func.walk([&](Operation *op) {
         if (!state && isa<tile::SplitStoreOp, tile::SplitLoadOp>(op))
@@ -161,12 +157,12 @@ LogicalResult KernelLowering::run() {
       gfunc->setAttr(kRegisterBudgetsAttrName, b.getUnitAttr());
     }
   }
-  if (hiddenParamFailed)
+  if (params.failed())
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";
   // The areas' sizes, alignments and locations (SharedAreas::size), for tgpu-allocate-shared-memory.
   areas.size(ctx);
-  if (tensorMapFlag || persistent)
+  if (params.hasTmaFlag() || persistent)
     gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();
 }

@@ -42,32 +42,19 @@
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
-namespace {
-
-constexpr int64_t kTensorMapAlign = 64;
-
-} // namespace
 
 std::optional<TensorMapPlan> KernelLowering::planTensorMap(Value viewValue, RankedTensorType type, bool sums) {
   return tmaEnabled ? tgpu::planTensorMap(viewValue, type, func, sums) : std::nullopt;
 }
 
 Value KernelLowering::tensorMapsUsable() {
-  if (!tensorMapFlag) {
-    unsigned idx = kernelFunc.getNumArguments();
-    if (failed(kernelFunc.insertArgument(idx, b.getI32Type(), DictionaryAttr::get(b.getContext()),
-                                         kernelFunc.getLoc()))) {
-      hiddenParamFailed = true; // reported by run(); the kernel is not emitted
-      return arith::ConstantIntOp::create(b, loc, 0, 1);
-    }
-    tensorMapFlag = kernelFunc.getArgument(idx);
-    if (!tmaFallback)
-      kernelFunc->setAttr(tgpu::kTmaRequiredAttrName, b.getUnitAttr());
-  }
+  Value flag = params.tmaFlag(tmaFallback);
+  if (!flag) // reported by run(); the kernel is not emitted
+    return arith::ConstantIntOp::create(b, loc, 0, 1);
   // Without the fallback the flag is taken as set: the canonicalizer removes the other paths.
   if (!tmaFallback)
     return arith::ConstantIntOp::create(b, loc, 1, 1);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tensorMapFlag, i32(0));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, i32(0));
 }
 
 std::optional<TensorMapPlan> KernelLowering::planTensorMap(tile::LoadOp load) {
@@ -90,10 +77,8 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
     else
       read.outerCoords.push_back(arith::TruncIOp::create(b, loc, b.getI32Type(), scalars.lookup(x)));
   }
-  Value &param = tensorMapParams[{plan.view, read.boxRows}];
-  if (!param) {
-    tensorMapsUsable(); // the flag parameter comes first
-    MLIRContext *ctx = b.getContext();
+  MLIRContext *ctx = b.getContext();
+  auto describe = [&] {
     auto encoded = [&](ArrayRef<std::array<int64_t, 2>> list) {
       SmallVector<Attribute> out;
       for (const std::array<int64_t, 2> &s : list)
@@ -111,28 +96,13 @@ TensorMapRead KernelLowering::tensorMapFor(const TensorMapPlan &plan) {
     desc.append("strides", encoded(plan.strides));
     desc.append("box", DenseI32ArrayAttr::get(ctx, box));
     desc.append("swizzle", b.getI32IntegerAttr(128));
-    tensorMapAttrs.push_back(desc.getDictionary(ctx));
-    kernelFunc->setAttr(kTensorMapsAttrName, ArrayAttr::get(ctx, tensorMapAttrs));
-    // A 128-byte, 64-byte aligned parameter whose address the kernel takes: the pipeline makes it
-    // by-value and grid-constant once the kernel is an llvm.func (MarkTensorMapParams).
-    NamedAttrList argAttrs;
-    argAttrs.append(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kTensorMapAlign));
-    unsigned idx = kernelFunc.getNumArguments();
-    if (failed(kernelFunc.insertArgument(idx, LLVM::LLVMPointerType::get(ctx), argAttrs.getDictionary(ctx),
-                                         kernelFunc.getLoc()))) {
-      hiddenParamFailed = true; // reported by run(); the kernel is not emitted
-      Value none = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
-      read.map = TensorMapOp::create(b, loc, TensorMapType::get(ctx), none);
-      return read;
-    }
-    // The map, made once at the kernel's start (after the maps made before it), where it dominates
-    // every copy.
-    Block &entry = kernelFunc.getBody().front();
-    auto at = entry.begin();
-    while (at != entry.end() && isa<TensorMapOp>(*at))
-      ++at;
-    OpBuilder atStart(&entry, at);
-    param = TensorMapOp::create(atStart, kernelFunc.getLoc(), TensorMapType::get(ctx), kernelFunc.getArgument(idx));
+    return desc.getDictionary(ctx);
+  };
+  Value param = params.tensorMap(plan.view, read.boxRows, tmaFallback, describe);
+  if (!param) { // reported by run(); the kernel is not emitted
+    Value none = LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(ctx));
+    read.map = TensorMapOp::create(b, loc, TensorMapType::get(ctx), none);
+    return read;
   }
   read.map = param;
   return read;
