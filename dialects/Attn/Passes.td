@@ -47,7 +47,7 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "of the previous one (1: on, 0: off, -1: configured; on for sm_90a)">,
     Option<"pingPong", "ping-pong", "int", /*default=*/"-1",
            "let the two warpgroups take turns issuing their MMAs (1: on, 0: off, -1: configured); "
-           "recorded on the kernel as #tile.schedule<ping_pong = true> or false">,
+           "recorded in the kernel's #tile.schedule (ping_pong)">,
     Option<"lazyRescale", "lazy-rescale", "int", /*default=*/"-1",
            "lazy online softmax (the row max moves only by more than 8, log2 units) with the "
            "accumulator's rescale skipped per thread when alpha is 1 (1: on, 0: off, -1: configured; "
@@ -58,13 +58,13 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "off, since ptxas then serializes the loop's wgmma)">,
     Option<"producer", "producer", "int", /*default=*/"-1",
            "a producer warpgroup issues the K/V copies while the tile's warpgroups compute, recorded "
-           "on the kernel as #tile.schedule<producer_warpgroup = true> (1: on, 0: off, -1: configured)">,
+           "in the kernel's #tile.schedule (producer_warpgroup; 1: on, 0: off, -1: configured)">,
     Option<"lastPvAfterLoops", "last-pv-after-loops", "int", /*default=*/"-1",
            "with overlap: the last block's P V after the loops, its V block loaded before them, "
            "instead of one more step (1: on, 0: off, -1: configured: with the producer warpgroup)">,
     Option<"persistent", "persistent", "int", /*default=*/"-1",
-           "a persistent kernel whose CTAs run query blocks in turn, recorded on the kernel as "
-           "#tile.schedule<persistent = true> (1: on, 0: off, -1: configured)">,
+           "a persistent kernel whose CTAs run query blocks in turn, recorded as "
+           "its #tile.schedule's persistent (1: on, 0: off, -1: configured)">,
     Option<"splitTail", "split-tail", "int", /*default=*/"-1",
            "in a persistent kernel without a mask: let the schedule split the last program "
            "instances' KV steps between CTAs (tile.split_range; 1: on, 0: off, -1: configured)">,
@@ -82,22 +82,22 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
     Option<"pairInstances", "pair-instances", "int", /*default=*/"-1",
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "
-           "kernel as #tile.schedule<pair_instances = false>)">,
+           "kernel's #tile.schedule as pair_instances = false)">,
     Option<"operandsAfterFirstStage", "operands-after-first-stage", "int", /*default=*/"-1",
            "in a persistent kernel with a producer warpgroup: copy each query block's Q after its "
-           "first K/V stage instead of before it (#tile.schedule<operands_after_first_stage = true>; 1: on, 0: off, "
+           "first K/V stage instead of before it (the schedule's operands_after_first_stage; 1: on, 0: off, "
            "-1: configured: on unless the kernel runs pairs of query blocks without a mask)">,
     Option<"prefetchNextInstance", "prefetch-next-instance", "int", /*default=*/"-1",
            "in a persistent kernel without a producer warpgroup: issue the next query block's first "
-           "K/V copy after this block's loops (#tile.schedule<prefetch_next_instance = true>; 1: on, 0: off, -1: "
+           "K/V copy after this block's loops (the schedule's prefetch_next_instance; 1: on, 0: off, -1: "
            "configured: on where the CTAs take one query block per turn)">,
     Option<"invariantAInRegisters", "invariant-a-in-registers", "int", /*default=*/"-1",
            "in a persistent kernel: read each query block's Q into register fragments once before "
-           "its loops and release its buffer then (#tile.schedule<invariant_a_in_registers = true>; 1: on, 0: off, "
+           "its loops and release its buffer then (the schedule's invariant_a_in_registers; 1: on, 0: off, "
            "-1: configured: on where a producer warpgroup copies one query block per turn)">,
     Option<"peelFirstStep", "peel-first-step", "int", /*default=*/"-1",
            "with overlap: run the first step without its P V of zeros, peeled off the first loop "
-           "(#tile.schedule<peel_zero_first = true>; 1: on, 0: off, -1: configured: on at head dim 64)">,
+           "(the schedule's peel_zero_first; 1: on, 0: off, -1: configured: on at head dim 64)">,
     Option<"partialRowSums", "partial-row-sums", "int", /*default=*/"-1",
            "keep the softmax normalizer as this many partial sums per row (a power of two from 2; "
            "0: one sum per row, completed across lanes every step; -1: configured: 4)">

@@ -164,7 +164,7 @@ func.func @wide(%q: tensor<?x?x?x256xbf16>, %k: tensor<?x?x?x256xbf16>, %v: tens
 // SM80-LABEL: func.func @d128_bwd_dq(
 // SM80-SAME: flare.attention.block_m = 128 : i32
 // SM80-SAME: tile.num_warps = 8 : i32
-// SM80-NOT: #tile.schedule<producer_warpgroup = true>
+// SM80-NOT: producer_warpgroup = true
 // SM80: return
 func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tensor<?x?x?x128xbf16>)
     -> tensor<?x?x?x128xbf16> {

@@ -1,5 +1,5 @@
-// #tile.schedule<min_blocks_per_sm = ...> on a kernel becomes PTX's .minnctapersm, which bounds the registers ptxas gives
-// each thread so that that many CTAs fit on one SM (generated head-dim-64 attention kernels ask for 2).
+// #tile.schedule<min_blocks_per_sm = ...> on a kernel becomes PTX's .minnctapersm, which bounds the
+// registers ptxas gives each thread so that that many CTAs fit on one SM (generated head-dim-64 attention kernels ask for 2).
 // RUN: flarec %s -o - | FileCheck %s
 
 // CHECK: .visible .entry two_per_sm(

@@ -1,5 +1,5 @@
-// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup (#tile.schedule<producer_warpgroup = true>, 4 or 8
-// warps, one CTA per SM), the streamed loops whose copies that warpgroup can issue on its own get
+// tgpu-warp-specialize: in a kernel that asks for a producer warpgroup
+// (#tile.schedule<producer_warpgroup = true>, 4 or 8 warps, one CTA per SM), the streamed loops whose copies that warpgroup can issue on its own get
 // tgpu.producer_issued: top-level, bounds, views and load offsets from the arguments and program ids,
 // every streamed block moved by a tensor map into swizzled panels. convert-tgpu-to-nvvm builds the
 // warpgroup around them (tgpu-to-nvvm-producer.mlir).
