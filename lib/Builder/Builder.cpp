@@ -404,6 +404,25 @@ std::vector<Value> KernelBuilder::forLoop(Value lower, Value upper, Value step, 
   return results;
 }
 
+void KernelBuilder::schedule(const Schedule &s) {
+  Impl &I = FLARE_IMPL();
+  std::string diagnostics;
+  auto emitError = [&] { return mlir::emitError(I.loc); };
+  ScheduleAttr attr;
+  {
+    ScopedDiagnosticHandler handler(&I.context, [&](Diagnostic &diag) {
+      diagnostics += diag.str();
+      return success();
+    });
+    attr = ScheduleAttr::getChecked(emitError, &I.context, s.pingPong, int64_t{s.minBlocksPerSM}, s.producerWarpgroup,
+                                    s.persistent, s.pairInstances, s.operandsAfterFirstStage, s.prefetchNextInstance,
+                                    s.invariantAInRegisters, s.uniformWarpgroup, s.peelZeroFirst);
+  }
+  if (!attr)
+    Impl::fail("schedule: " + diagnostics);
+  I.func->setAttr(TileDialect::kScheduleAttrName, attr);
+}
+
 std::string KernelBuilder::finish() {
   Impl &I = FLARE_IMPL();
   func::ReturnOp::create(I.b, I.loc);

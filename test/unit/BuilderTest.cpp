@@ -111,6 +111,42 @@ TEST(Builder, MistakesAreErrorsNotCrashes) {
   EXPECT_THROW(k.i32(0), flare::Error) << "use after finish";
 }
 
+TEST(Builder, SchedulesAreTypedAndChecked) {
+  KernelBuilder k("persistent_kernel", 8);
+  flare::tile::Schedule s;
+  s.persistent = true;
+  s.producerWarpgroup = true;
+  s.pingPong = false;
+  k.schedule(s);
+  const std::string ir = k.finish();
+  EXPECT_NE(ir.find("tile.schedule = #tile.schedule<ping_pong = false, producer_warpgroup = true, persistent = true>"),
+            std::string::npos)
+      << ir;
+  // The same kernel with the defaults prints an empty schedule.
+  KernelBuilder d("default_kernel", 4);
+  d.schedule({});
+  EXPECT_NE(d.finish().find("#tile.schedule<>"), std::string::npos);
+  // A field the lowering would not honour is refused where it is set.
+  KernelBuilder bad("bad_schedule", 8);
+  flare::tile::Schedule prefetchWithProducer;
+  prefetchWithProducer.persistent = prefetchWithProducer.producerWarpgroup = true;
+  prefetchWithProducer.prefetchNextInstance = true;
+  try {
+    bad.schedule(prefetchWithProducer);
+    FAIL() << "expected a flare::Error";
+  } catch (const flare::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("prefetch_next_instance needs persistent without producer_warpgroup"),
+              std::string::npos)
+        << e.what();
+  }
+  // ... and one that needs the kernel's warps, when the kernel is finished.
+  KernelBuilder twoWarps("two_warps", 2);
+  flare::tile::Schedule producer;
+  producer.producerWarpgroup = true;
+  twoWarps.schedule(producer);
+  EXPECT_THROW(twoWarps.finish(), flare::Error);
+}
+
 TEST(Builder, VerifierErrorsSurfaceAsFlareErrors) {
   KernelBuilder k("bad_dot", 4);
   Value p = k.ptrArg(DType::BF16);

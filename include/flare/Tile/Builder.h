@@ -37,6 +37,21 @@ enum class Reduce { Sum, Max, Min };
 
 class KernelBuilder;
 
+/// How the GPU layer runs a kernel beyond its layouts: the fields of `#tile.schedule`
+/// (dialects/Tile/TileDialect.td says what each does), at their defaults here.
+struct Schedule {
+  bool pingPong = true;          ///< two warpgroups may take turns issuing a streamed loop's MMAs
+  int minBlocksPerSM = 0;        ///< CTAs that must fit on one SM (1 to 8; 0: ptxas decides)
+  bool producerWarpgroup = false; ///< one more warpgroup issues the streamed loops' TMA copies
+  bool persistent = false;       ///< one CTA per SM slot runs program instances in turn
+  bool pairInstances = true;     ///< a persistent CTA takes pairs of instances per turn
+  bool operandsAfterFirstStage = false;
+  bool prefetchNextInstance = false;
+  bool invariantAInRegisters = false;
+  bool uniformWarpgroup = true;  ///< the warpgroup index as a warp-uniform value
+  bool peelZeroFirst = false;
+};
+
 /// A scalar or a tile produced by a KernelBuilder. Cheap to copy; valid while its builder lives.
 class Value {
 public:
@@ -142,6 +157,11 @@ public:
   /// for (iv = lower; iv < upper; iv += step) carrying `inits`; `body` returns the next values.
   std::vector<Value> forLoop(Value lower, Value upper, Value step, const std::vector<Value> &inits,
                              const std::function<std::vector<Value>(Value iv, const std::vector<Value> &)> &body);
+
+  /// The kernel's schedule (`tile.schedule`); a combination the GPU layer would not honour (a producer
+  /// warpgroup beside two CTAs per SM, a persistent-only field without `persistent`, ...) throws
+  /// flare::Error with the verifier's message.
+  void schedule(const Schedule &s);
 
   /// Ends the kernel, verifies it and returns the module's IR text. The builder cannot be used after.
   std::string finish();
