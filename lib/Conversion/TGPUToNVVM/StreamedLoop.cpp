@@ -148,8 +148,8 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       auto it = storedOperands.find(source);
       if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
         constexpr int64_t kAlign = 128;
-        int64_t offset = alignUp(areas.persistentOperands.bytes, kAlign);
-        areas.persistentOperands.bytes = offset + cast<RankedTensorType>(source.getType()).getNumElements() * 2;
+        const int64_t offset =
+            areas.persistentOperands.append(cast<RankedTensorType>(source.getType()).getNumElements() * 2, kAlign);
         Value base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
         bool nMajor = storeWgmmaOperand(source, isB, k, base);
         storedOperands[source] = {offset, nMajor, b.getInsertionBlock()};

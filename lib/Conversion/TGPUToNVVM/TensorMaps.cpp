@@ -183,8 +183,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // barriers' area.
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
-  const int64_t offset = alignUp(areas.persistentOperands.bytes, kSwizzleAlign);
-  areas.persistentOperands.bytes = offset + bytes;
+  const int64_t offset = areas.persistentOperands.append(bytes, kSwizzleAlign);
   const int64_t barrierOffset = areas.operandBarriers.bytes;
   areas.operandBarriers.bytes += kBarrierBytes;
   areas.persistentOperands.swizzled = true;
