@@ -104,10 +104,42 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnOverlap : Pass<"attn-overlap", "::mlir::ModuleOp"> {
+  let summary = "the P V product one step behind the softmax (overlap and last_pv_after_loops of #attn.config)";
+  let description = [{
+    A tile-level variant of the canonical FlashAttention loop that convert-attn-to-tile emits, where
+    step j loads the K block at key offset `kv0` (the block index times block_n), computes
+    `S = Q K^T`, the online softmax, and yields `acc' = P V + acc * alpha` (alpha broadcast along
+    the rows) on the V block of the same rows. In each kernel whose `flare.attention_config` has
+    `overlap`, the loop is software-pipelined by one stage: step j issues block j - 1's P V right
+    behind its own S product (the tensor cores run it while the softmax of block j does), then the
+    softmax, then yields `acc' * alpha_j` and its P, which the loop now carries (zeros before the
+    first step). The previous block's V rows are the step's own computed from its key offset one
+    iteration earlier; the first iteration's is the block the loop before in the same chain (a
+    loop that starts from another's state) visited last, or far away (rows that read zeros) for
+    the first loop. The last block's P V is either one more step of the last loop, whose K block
+    lies far away and whose softmax keeps m and l and does not rescale, or, with
+    `last_pv_after_loops`, one product after the loops on the last visited block's V, loaded before
+    them (the lowering copies it into shared memory while the loops run). Every bound and key
+    offset the later loops use must be known before the first; a loop with a softmax that is not a
+    canonical step is an error in a configured kernel. Runs before attn-defer-rescale,
+    attn-lazy-rescale and attn-partial-row-sums, which take its loops as input.
+  }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "every function's canonical loops, whatever its configuration (for tile programs written by "
+           "hand)">,
+    Option<"pvAfterLoops", "pv-after-loops", "bool", /*default=*/"false",
+           "with all, in functions not configured to overlap: the last P V after the loops instead of "
+           "one more step">,
+  ];
+  let dependentDialects = ["::flare::tile::TileDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def AttnDeferRescale : Pass<"attn-defer-rescale", "::mlir::ModuleOp"> {
   let summary = "the accumulator's rescale one step later (defer_rescale of #attn.config)";
   let description = [{
-    A tile-level variant of the overlapped loop convert-attn-to-tile emits, where step j computes
+    A tile-level variant of the overlapped loop attn-overlap makes, where step j computes
     `acc' = P_{j-1} V_{j-1} + acc` (a `tile.dot` on the accumulator the loop carries), then the
     softmax of block j, then yields `acc' * alpha_j` (alpha broadcast along the rows). In each kernel
     whose `flare.attention_config` has `defer_rescale`, that rescale moves into step j + 1, right

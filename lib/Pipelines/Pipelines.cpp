@@ -81,6 +81,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     generate.arch = options.arch;
     pm.addPass(attn::createConvertAttnToTile(generate));
     // The configured variants of the canonical loop the generator emits.
+    pm.addPass(attn::createAttnOverlap());
     pm.addPass(attn::createAttnDeferRescale());
     pm.addPass(attn::createAttnLazyRescale());
     pm.addPass(attn::createAttnPartialRowSums());

@@ -15,11 +15,11 @@
 // The inputs are separate files (split-file) so that each run compiles the functions it is about.
 // RUN: rm -rf %t && split-file %s %t
 // (The configuration is pinned: 32 keys per step, no producer warpgroup, one kernel per query block.)
-// RUN: flare-opt %t/document.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
-// RUN: flare-opt %t/per-head.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=HEAD
-// RUN: flare-opt %t/per-batch.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=BATCH
+// RUN: flare-opt %t/document.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %t/per-head.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=HEAD
+// RUN: flare-opt %t/per-batch.mlir --attn-classify-mask --attn-choose-config="config=#attn.config<block_n=32,overlap,ping_pong,pair_instances,uniform_warpgroup,block_lists>" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=BATCH
 // Without the switch the same mask is visited block by block: no lists, no classifier.
-// RUN: flare-opt %t/document.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=NO-LISTS
+// RUN: flare-opt %t/document.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=NO-LISTS
 // The configuration given to flarec (as --emit=meta reports it, plus block_lists) gives both kernels.
 // RUN: flarec --arch=sm_90a --emit=tile %t/document.mlir --attention-config="#attn.config<block_m = 128, block_n = 32, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, pair_instances, uniform_warpgroup, block_lists>" | FileCheck %s --check-prefix=FLAREC
 // Errors: kv_lens, a paged cache or cu_seqlens.

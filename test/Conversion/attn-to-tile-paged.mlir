@@ -21,16 +21,16 @@
 //   - the backward pass is not generated for caches.
 // The inputs are separate files (split-file) so that each run compiles the functions it is about.
 // RUN: rm -rf %t && split-file %s %t
-// RUN: flare-opt %t/paged.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
-// RUN: flare-opt %t/lens.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=KVLENS
+// RUN: flare-opt %t/paged.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %t/lens.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=KVLENS
 // RUN: flare-opt %t/pages.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" | FileCheck %s --check-prefix=CONFIG
-// RUN: flare-opt %t/pages.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=PAGES
+// RUN: flare-opt %t/pages.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=PAGES
 // RUN: flarec --arch=sm_90a --emit=ptx %t/paged.mlir | FileCheck %s --check-prefix=PTX
 // RUN: flarec --arch=sm_90a --emit=meta %t/paged.mlir | FileCheck %s --check-prefix=META
 // RUN: flarec --arch=sm_90a --emit=tile %t/paged.mlir --attention-config="#attn.config<block_m = 64, block_n = 64, warps = 4, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, last_pv_after_loops, pair_instances, split_kv, pack_gqa>" | FileCheck %s --check-prefix=SPLIT
 // RUN: flarec --arch=sm_90a --emit=ptx %t/paged.mlir --attention-config="#attn.config<block_m = 64, block_n = 64, warps = 4, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, last_pv_after_loops, pair_instances, split_kv, pack_gqa>" | FileCheck %s --check-prefix=SPLITPTX
 // RUN: flare-opt %t/pages.mlir --attn-classify-mask --attn-choose-config="arch=sm_80" | FileCheck %s --check-prefix=CONFIG80
-// RUN: flare-opt %t/pages.mlir --attn-choose-config="block-n=32" --convert-attn-to-tile | FileCheck %s --check-prefix=BLOCKN32
+// RUN: flare-opt %t/pages.mlir --attn-choose-config="block-n=32" --convert-attn-to-tile --attn-overlap | FileCheck %s --check-prefix=BLOCKN32
 // Errors: no backward pass over caches.
 // RUN: not flare-opt %t/paged.mlir --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not flare-opt %t/lens.mlir --attn-classify-mask --attn-choose-config --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD

@@ -8,13 +8,13 @@
 //     own (both rescaled to the larger max; rows that kept no key in either piece stay 0), and
 //     stores O and the LSE;
 //   - an unsplit instance stores as always, in a branch of its own (no merged values through a join).
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-partial-row-sums --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --attn-partial-row-sums --canonicalize --cse | FileCheck %s
 // Off: split-tail=0, a causal mask (instances differ in work), head dim 64 (no producer warpgroup,
 // not persistent).
 // The kernel's configuration names split_tail exactly where it splits.
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-tail=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-tail=0" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/plain.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --attn-overlap --canonicalize --cse | FileCheck %s --check-prefix=OFF
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[SKV:[^:]*]]: i32, %{{[^:]*}}: i64,

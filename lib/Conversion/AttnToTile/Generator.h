@@ -12,6 +12,7 @@
 #include "../../Dialect/Attn/Transforms/MaskAnalysis.h"
 #include "flare/Dialect/Attn/AttnDialect.h"
 #include "flare/Dialect/Attn/Config.h"
+#include "flare/Dialect/Attn/Passes.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -325,11 +326,9 @@ private:
   };
   std::pair<Interval, Interval> blocksOf(const MaskNode &node, const BlockAxis &axis);
   Value keptKeyBound(const MaskNode &node);
-  /// With `overlap`, `state` also carries P of the previous block, whose rows of V start at
-  /// key `prevKv0` (kFarAway: none); `valid` (null: always) is false on the extra last iteration
-  /// that only finishes the previous block.
-  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state, Value valid = Value(),
-                                       Value prevKv0 = Value());
+  /// One step of the canonical loop on KV block `block` (`state`: m, l, acc); attn-overlap
+  /// pipelines its P V one step behind where the configuration asks.
+  FailureOr<SmallVector<Value>> kvStep(Value block, bool masked, ValueRange state);
 
   // --- backward (BackwardKernels.cpp, ScoreModGradient.cpp) ---------------------------------------
   /// d score_mod(x) / dx, elementwise on the Full tile, for the score_mod region already emitted
@@ -367,7 +366,7 @@ private:
 inline constexpr int64_t kCombineRows = 16;
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
-inline constexpr int64_t kFarAway = -(int64_t(1) << 30);
+inline constexpr int64_t kFarAway = kFarAwayKey;
 
 } // namespace flare::attn::generator
 

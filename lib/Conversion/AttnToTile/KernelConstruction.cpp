@@ -456,66 +456,33 @@ LogicalResult Generator::buildKernel() {
       b, loc, DenseElementsAttr::get(tileType({bm}, f32), b.getF32FloatAttr(-std::numeric_limits<float>::infinity())));
   // One normalizer per row (attn-partial-row-sums splits it where the configuration asks).
   SmallVector<Value> state = {ninf, splatF32(0.0, {bm}), splatF32(0.0, {bm, headDimV})};
-  // Overlapped: P of the previous block (zeros before the first) and where its V rows start.
-  Value pendingKv0 = c32(kFarAway);
-  if (config.has(ConfigSwitch::Overlap))
-    state.push_back(arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(tileType({bm, bn}, elemType), b.getZeroAttr(elemType))));
   // Every bound is computed before the first loop: the lowering may then issue the second loop's
-  // first copies from the first loop's last iteration (one ring of stages for both). The last loop
-  // of an overlapped kernel takes one more step, to finish its last block's P V.
+  // first copies from the first loop's last iteration (one ring of stages for both), and
+  // attn-overlap the first P V of a loop from the block the loop before visited last.
   Value left = blockLists ? Value() : sub(flo, lo);
   Value partialCount = blockLists ? blockList.partialCount : add(left, sub(hi, fhi));
-  // Overlapped, the last block's P V is still due after the loops: either one more step of the last
-  // loop (an S product and softmax thrown away, `valid` false) or, with lastPvAfterLoops, one P V
-  // after them on that block's V, loaded before the loops (its rows are known then): the lowering
-  // copies it into shared memory while the loops run.
-  const bool pvAfterLoops = config.has(ConfigSwitch::Overlap) && config.has(ConfigSwitch::LastPvAfterLoops);
-  Value partialEnd = config.has(ConfigSwitch::Overlap) && !pvAfterLoops ? add(partialCount, c1) : partialCount;
   auto partialBlock = [&](Value t) {
     return blockLists ? blockList.partialAt(*this, t) : Generator::partialBlock(t, lo, left, fhi);
   };
   auto fullBlock = [&](Value t) { return blockLists ? blockList.fullAt(*this, t) : t; };
-  // The full-block loop's last block is still pending after it (none when the loop is empty).
-  Value pendingAfterFull = pendingKv0;
-  if (fullLoop && config.has(ConfigSwitch::Overlap))
-    pendingAfterFull = select(cmp(arith::CmpIPredicate::slt, flo, fhi), mul(fullBlock(sub(fhi, c1)), c32(bn)), pendingKv0);
-  Value vLast; // the last block's V (the partial loop's last block, else the full loop's)
-  if (pvAfterLoops) {
-    Value lastKv0 = select(cmp(arith::CmpIPredicate::sgt, partialCount, c0),
-                           mul(partialBlock(sub(partialCount, c1)), c32(bn)), pendingAfterFull);
-    vLast = loadKeyBlock(vView, headDimV, keyBlockRows(lastKv0));
-  }
-  // Iterations [lower, end) over blocks [lower, upper) (end = upper + 1: the extra step of the last
-  // loop); P of block `pending` (a key offset) is the first iteration's previous block.
-  auto loop = [&](Value lower, Value upper, Value end, bool partial, Value pending) -> LogicalResult {
-    auto forOp = scf::ForOp::create(b, loc, lower, end, c1, state);
+  // Iterations [lower, upper) over the blocks blockAt(t); the canonical step (attn-overlap
+  // pipelines its P V one step behind where the configuration asks).
+  auto loop = [&](Value lower, Value upper, bool partial) -> LogicalResult {
+    auto forOp = scf::ForOp::create(b, loc, lower, upper, c1, state);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    auto blockAt = [&](Value t) { return partial ? partialBlock(t) : fullBlock(t); };
-    Value iv = forOp.getInductionVar();
-    Value valid, prevKv0;
-    if (config.has(ConfigSwitch::Overlap)) {
-      if (end != upper)
-        valid = cmp(arith::CmpIPredicate::slt, iv, upper);
-      Value first = cmp(arith::CmpIPredicate::eq, iv, lower);
-      prevKv0 = select(first, pending, mul(blockAt(sub(iv, c1)), c32(bn)));
-    }
-    FailureOr<SmallVector<Value>> next = kvStep(blockAt(iv), /*masked=*/partial, forOp.getRegionIterArgs(), valid, prevKv0);
+    Value block = partial ? partialBlock(forOp.getInductionVar()) : fullBlock(forOp.getInductionVar());
+    FailureOr<SmallVector<Value>> next = kvStep(block, /*masked=*/partial, forOp.getRegionIterArgs());
     if (failed(next))
       return failure();
     scf::YieldOp::create(b, loc, *next);
     state.assign(forOp.getResults().begin(), forOp.getResults().end());
     return success();
   };
-  if (fullLoop && failed(loop(flo, fhi, fhi, /*partial=*/false, pendingKv0)))
+  if (fullLoop && failed(loop(flo, fhi, /*partial=*/false)))
     return failure();
-  if (failed(loop(c0, partialCount, partialEnd, /*partial=*/true, pendingAfterFull)))
+  if (failed(loop(c0, partialCount, /*partial=*/true)))
     return failure();
-  if (pvAfterLoops) {
-    // The last block's P V (P = 0 and V read far away when no block was visited).
-    state[2] = dotPV(state[3], vLast, state[2]);
-  }
 
   // O = acc / l, LSE = (m + log2 l) * ln 2; a row that kept no key (l = 0) gives 0 and -inf.
   auto epilogue = [&](Value m, Value l, Value acc) {

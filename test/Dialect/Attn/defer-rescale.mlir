@@ -7,9 +7,9 @@
 // RUN: flare-opt %s -split-input-file --attn-defer-rescale="all=true" | FileCheck %s --check-prefix=ALL
 // The generated kernel with the extra last step (last-pv-after-loops=0): the factor that step carries
 // (1, by its select) is applied after the loops.
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-defer-rescale --canonicalize --cse | FileCheck %s --check-prefix=GEN
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --canonicalize --cse | FileCheck %s --check-prefix=GEN
 // Not configured: nothing moves.
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="defer-rescale=0" --convert-attn-to-tile --attn-defer-rescale --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="defer-rescale=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --canonicalize --cse | FileCheck %s --check-prefix=OFF
 
 // CHECK-LABEL: func.func @two_loops(
 // CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<16xf32>

@@ -6,9 +6,9 @@
 // all=true: every function, configured or not.
 // RUN: flare-opt %s -split-input-file --attn-lazy-rescale="all=true" | FileCheck %s --check-prefix=ALL
 // The generated kernel: the same marks where the configuration asks for them, none where it does not.
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=1 defer-rescale=1" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN-DEFER
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=0" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN-EAGER
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=1 defer-rescale=1" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN-DEFER
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="lazy-rescale=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale | FileCheck %s --check-prefix=GEN-EAGER
 
 // The rescale of the accumulator by alpha; the normalization by 1 / l after the loop is not a rescale.
 // CHECK-LABEL: func.func @lazy(

@@ -8,9 +8,9 @@
 // RUN: not flare-opt %s -split-input-file --attn-partial-row-sums="groups=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GROUPS
 // (Its errors: partial-row-sums-errors.mlir.)
 // The generated kernel (the lowering of the partial form: test/Dialect/Tile/online-softmax.mlir).
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="partial-row-sums=4 last-pv-after-loops=1" --convert-attn-to-tile --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=GEN
-// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="block-n=64 partial-row-sums=4 last-pv-after-loops=0" --convert-attn-to-tile --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=GEN-EXTRA
-// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="partial-row-sums=0" --convert-attn-to-tile --attn-partial-row-sums | FileCheck %s --check-prefix=GEN-OFF
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="partial-row-sums=4 last-pv-after-loops=1" --convert-attn-to-tile --attn-overlap --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=GEN
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="block-n=64 partial-row-sums=4 last-pv-after-loops=0" --convert-attn-to-tile --attn-overlap --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=GEN-EXTRA
+// RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-choose-config="partial-row-sums=0" --convert-attn-to-tile --attn-overlap --attn-partial-row-sums | FileCheck %s --check-prefix=GEN-OFF
 
 // GROUPS: attn-partial-row-sums: groups=3 is not a power of two
 

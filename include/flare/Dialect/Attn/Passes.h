@@ -4,6 +4,7 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <cstdint>
 
 namespace mlir {
 namespace arith { class ArithDialect; }
@@ -17,6 +18,11 @@ class TileDialect;
 }
 
 namespace flare::attn {
+/// The key offset of "no block" in generated kernels (the overlapped loop's P V before its first
+/// step, a key outside a packed or paged sequence): far below every view, so its rows fail the
+/// bounds checks and loads there read zeros.
+inline constexpr int64_t kFarAwayKey = -(int64_t(1) << 30);
+
 #define GEN_PASS_DECL
 #include "Attn/Passes.h.inc"
 

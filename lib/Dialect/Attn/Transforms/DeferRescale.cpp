@@ -34,13 +34,6 @@ struct OverlappedStep {
   Value alpha; ///< the factor, [M]
 };
 
-/// The row factor `f` of `mul` = x * broadcast(expand_dims(f)), or null.
-Value rowFactor(arith::MulFOp mul) {
-  auto broadcast = mul.getRhs().getDefiningOp<tile::BroadcastOp>();
-  auto expand = broadcast ? broadcast.getSrc().getDefiningOp<tile::ExpandDimsOp>() : nullptr;
-  return expand && expand.getAxis() == 1 ? expand.getSrc() : Value();
-}
-
 /// `loop` as an overlapped step: its yielded accumulator is the rescale of a dot on the accumulator
 /// it carried in, scaled by a factor computed in the body after a softmax step.
 std::optional<OverlappedStep> matchStep(scf::ForOp loop) {
@@ -50,7 +43,7 @@ std::optional<OverlappedStep> matchStep(scf::ForOp loop) {
     if (!mul || mul->getBlock() != loop.getBody() || !mul->hasOneUse())
       continue;
     auto dot = mul.getLhs().getDefiningOp<tile::DotOp>();
-    Value alpha = rowFactor(mul);
+    Value alpha = flare::attn::rowFactor(mul);
     if (!dot || !alpha || dot.getC() != loop.getRegionIterArgs()[out.getOperandNumber()])
       continue;
     Operation *def = alpha.getDefiningOp();

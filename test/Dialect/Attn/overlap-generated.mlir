@@ -1,23 +1,24 @@
-// convert-attn-to-tile with overlap (the sm_90a default): the KV loop is software-pipelined so that the
-// softmax of block j runs while the tensor cores compute P_{j-1} V_{j-1}. Step j issues S_j = Q K_j^T,
-// then acc += P_{j-1} V_{j-1} (P of the previous step is carried in the loop, its V rows recomputed
-// from j - 1), then the softmax of S_j, then acc *= alpha_j. The first step of the first loop has no
-// previous block: its V rows start far below the view (-2^30, read as zeros) and P is zero. The last
-// loop takes one extra step that only finishes the previous block: there K is read far away as well and
-// m, l and alpha keep their values. (The lowering leaves the P V product in flight until acc is used.)
+// attn-overlap on the kernels convert-attn-to-tile generates with overlap (the sm_90a default): the
+// KV loop is software-pipelined so that the softmax of block j runs while the tensor cores compute
+// P_{j-1} V_{j-1}. Step j issues S_j = Q K_j^T, then acc += P_{j-1} V_{j-1} (P of the previous step is
+// carried in the loop, its V rows recomputed from j - 1), then the softmax of S_j, then acc *= alpha_j.
+// The first step of the first loop has no previous block: its V rows start far below the view (-2^30,
+// read as zeros) and P is zero. The last loop takes one extra step that only finishes the previous
+// block: there K is read far away as well and m, l and alpha keep their values. (The lowering leaves
+// the P V product in flight until acc is used.) The pass alone on small tile kernels: overlap.mlir.
 // (64 keys per step, block-n=64, so that the checks read as in attn-to-tile.mlir.)
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=0" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s
 // last-pv-after-loops=1 (configured with the producer warpgroup): no extra step; the last block's V is
 // loaded before the loops and its P V runs after them.
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=1" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=TAIL
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 last-pv-after-loops=1" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=TAIL
 // Off by option: no carried P.
-// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 block-n=64" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=OFF
-// RUN: flare-opt %s -split-input-file --attn-choose-config="ping-pong=1" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=PP
-// RUN: flare-opt %s -split-input-file --attn-choose-config --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums | FileCheck %s --check-prefix=CFG
+// RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 block-n=64" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: flare-opt %s -split-input-file --attn-choose-config="ping-pong=1" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=PP
+// RUN: flare-opt %s -split-input-file --attn-choose-config --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums | FileCheck %s --check-prefix=CFG
 // defer-rescale=1: step j applies the previous step's alpha between S_j and P_{j-1} V_{j-1} (alpha is
 // carried, 1 before the first step) and yields its own. (ptxas serializes that loop's wgmma: off by
 // default, see test/Pipeline/wgmma-not-serialized.test.)
-// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=DEFER
+// RUN: flare-opt %s -split-input-file --attn-choose-config="block-n=64 defer-rescale=1 last-pv-after-loops=0" --convert-attn-to-tile --attn-overlap --attn-defer-rescale --attn-lazy-rescale --attn-partial-row-sums --canonicalize --cse | FileCheck %s --check-prefix=DEFER
 
 // CHECK-LABEL: func.func @causal(
 // CHECK-DAG: %[[FAR:.*]] = arith.constant -1073741824 : i32
