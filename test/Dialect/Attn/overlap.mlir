@@ -7,6 +7,8 @@
 // before them (`last_pv_after_loops`), or in one more step of the last loop whose K block lies far
 // away and whose softmax keeps m and l and does not rescale.
 // RUN: flare-opt %s -split-input-file --attn-overlap | FileCheck %s
+// A loop it overlapped already is left alone.
+// RUN: flare-opt %s -split-input-file --attn-overlap --attn-overlap | FileCheck %s
 // RUN: flare-opt %s -split-input-file --attn-overlap="all=true pv-after-loops=true" | FileCheck %s --check-prefix=ALL
 // What it makes of the generated kernels: overlap-generated.mlir.
 

@@ -76,7 +76,8 @@ bool scalesToKeys(Operation *op, int64_t blockN) {
   return mul && matchPattern(mul.getRhs(), m_ConstantInt(&factor)) && factor == blockN;
 }
 
-/// `loop` as a canonical step, or the reason it is not one (null `why`: no softmax in it at all).
+/// `loop` as a canonical step, or the reason it is not one (null `why`: no softmax in it, or the
+/// loop is overlapped already).
 std::optional<Step> matchStep(scf::ForOp loop, const char *&why) {
   why = nullptr;
   Block *body = loop.getBody();
@@ -95,6 +96,18 @@ std::optional<Step> matchStep(scf::ForOp loop, const char *&why) {
   s.loop = loop;
   s.softmax = softmaxes.front();
   auto yield = cast<scf::YieldOp>(body->getTerminator());
+  // Already overlapped (the pass ran before, e.g. on tile IR that flarec --emit=tile printed): the
+  // loop carries P into a P V product of its own. Nothing to do.
+  for (OpOperand &out : yield->getOpOperands()) {
+    auto p = out.get().getDefiningOp<arith::TruncFOp>();
+    Value carried = loop.getRegionIterArgs()[out.getOperandNumber()];
+    if (p && p.getIn() == s.softmax.getP() &&
+        llvm::any_of(carried.getUsers(), [&](Operation *user) {
+          auto dot = dyn_cast<tile::DotOp>(user);
+          return dot && dot.getA() == carried;
+        }))
+      return std::nullopt;
+  }
   auto iterArgIndex = [&](Value v) -> std::optional<unsigned> {
     auto arg = dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner() != body || arg.getArgNumber() == 0)
