@@ -16,7 +16,7 @@ strip --strip-unneeded "$stage/lib/libflare.so" "$stage"/bin/*
 cp -r "$root/examples" "$stage/examples"
 cp -r "$root/bench" "$stage/bench"
 install -m 755 "$root/scripts/run-examples.sh" "$root/scripts/gpu-run.sh" "$root/scripts/ptxas-jit.sh" \
-  "$root/scripts/compute-sanitize.sh" "$stage/scripts/"
+  "$root/scripts/compute-sanitize.sh" "$root/scripts/check-variant.sh" "$stage/scripts/"
 (cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown) > "$stage/COMMIT"
 tar -C "$root/dist" -cf - flare-bundle | xz -9 -T0 > "$root/dist/flare-bundle.tar.xz"
 ls -l "$root/dist/flare-bundle.tar.xz"
