@@ -74,16 +74,20 @@ def TGPUPipelineLoops : Pass<"tgpu-pipeline-loops", "::mlir::ModuleOp"> {
 }
 
 def TGPUWarpSpecialize : Pass<"tgpu-warp-specialize", "::mlir::ModuleOp"> {
-  let summary = "choose the streamed loops whose copies a producer warpgroup issues";
+  let summary = "choose the streamed loops whose copies a producer warpgroup issues, and the warps' register budgets";
   let description = [{
     In each tile kernel that asks for a producer warpgroup (`#tile.schedule<producer_warpgroup = true>`, 4 or 8
     warps, one CTA per SM), marks `tgpu.producer_issued` on the top-level loops marked
     #tgpu.pipeline<streamed> (tgpu-pipeline-loops) whose copies that warpgroup can issue on its own:
     their bounds, views and load offsets computed from the kernel's arguments and program ids, and
-    every streamed block moved by a tensor map into 128-byte swizzled panels. convert-tgpu-to-nvvm
-    gives the kernel the warpgroup (register budgets through setmaxnreg, its copy loops, named
-    barriers for the consumers) where it copies by TMA and some loop or operand needs it; the
-    consumers copy for unmarked loops themselves.
+    every streamed block moved by a tensor map into 128-byte swizzled panels. It also gives such a
+    kernel the register budgets of its two roles, `tgpu.warp_roles = #tgpu.warp_roles<...>`: the
+    producer keeps 40 registers a thread, the consumers (the kernel's own warps) share out the rest
+    of the 64,512 an SM gives one CTA in multiples of 8, at most 256; a hand-written choice is kept,
+    and one the CTA cannot hold is an error at the kernel. convert-tgpu-to-nvvm gives the kernel the
+    warpgroup (those budgets through setmaxnreg, its copy loops, named barriers for the consumers)
+    where it copies by TMA and some loop or operand needs it; the consumers copy for unmarked loops
+    themselves.
   }];
   let dependentDialects = ["::flare::tgpu::TGPUDialect"];
 }

@@ -38,6 +38,10 @@ def TGPU_Dialect : Dialect {
     /// Discardable unit attribute of an `scf.for` marked `#tgpu.pipeline<streamed>`: a producer
     /// warpgroup, where the kernel has one, issues the loop's copies (tgpu-warp-specialize).
     static constexpr ::llvm::StringLiteral kProducerIssuedAttrName = "tgpu.producer_issued";
+    /// Discardable attribute of a tile kernel that asks for a producer warpgroup: the register
+    /// budgets of its warps' two roles (`#tgpu.warp_roles<...>`), chosen by tgpu-warp-specialize
+    /// (a hand-written one is kept) and followed by convert-tgpu-to-nvvm.
+    static constexpr ::llvm::StringLiteral kWarpRolesAttrName = "tgpu.warp_roles";
   }];
 }
 
@@ -117,6 +121,26 @@ def TGPU_PipelineKindAttr : EnumAttr<TGPU_Dialect, TGPU_PipelineKind, "pipeline"
     chooses it for every loop without one and checks a hand-written one.
   }];
   let assemblyFormat = "`<` $value `>`";
+}
+
+def TGPU_WarpRolesAttr : AttrDef<TGPU_Dialect, "WarpRoles"> {
+  let mnemonic = "warp_roles";
+  let summary = "the register budgets of a warp-specialized kernel's consumers and producer warpgroup";
+  let description = [{
+    `func.func @k(...) attributes {tgpu.warp_roles = #tgpu.warp_roles<consumer_registers = 232,
+    producer_registers = 40>, ...}`: where convert-tgpu-to-nvvm builds a producer warpgroup for the
+    kernel (its streamed loops' TMA copies, `tgpu.producer_issued`), that warpgroup gives its
+    registers back down to `producer_registers` per thread (setmaxnreg.dec) and the kernel's own
+    warps, the consumers, raise theirs to `consumer_registers` (setmaxnreg.inc): the
+    `tgpu.warp_specialize` op it emits carries these budgets. Each is a multiple of 8 from 24 to 256,
+    and all of the CTA's warps together (the kernel's `tile.num_warps` consumers and 4 producer warps)
+    fit the 64,512 registers an SM gives one CTA. tgpu-warp-specialize chooses them for every kernel
+    that asks for a producer warpgroup and has none: 40 for the producer (which only issues copies;
+    24 spills its element-wise fallback) and the rest shared out among the consumers, at most 256.
+  }];
+  let parameters = (ins "int64_t":$consumer_registers, "int64_t":$producer_registers);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def TGPU_LinearLayoutAttr : AttrDef<TGPU_Dialect, "LinearLayout",

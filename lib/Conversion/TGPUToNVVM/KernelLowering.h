@@ -566,7 +566,6 @@ private:
   /// the end of the walk); the kernel's own warps only wait for and release the stages.
   bool producerMode = false;
   static constexpr int kConsumerBarrier = 3; // named barrier of the consumers (1 and 2: ping-pong)
-  static constexpr int kProducerRegisters = 40; // 24 spills its element-wise fallback
   Operation *producerExit = nullptr; // the producer region's tgpu.warp_exit: its copies go before it
   SmallVector<Operation *> producerOnlyOps; // the tgpu.warp_specialize, removed when unused
   static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised

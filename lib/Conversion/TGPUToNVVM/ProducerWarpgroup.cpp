@@ -1,7 +1,7 @@
 //===- ProducerWarpgroup.cpp - A warpgroup that only issues the streamed loops' copies ===//
 //
 // With `#tile.schedule<producer_warpgroup = true>` the kernel runs one more warpgroup than its layouts use. At
-// the start it branches off, gives up registers (setmaxnreg.dec to kProducerRegisters) and issues
+// the start it branches off, gives up registers (setmaxnreg.dec to its tgpu.warp_roles budget) and issues
 // the TMA copies of the kernel's streamed loops, stage after stage, as far ahead as the ring's
 // `empty` barriers let it; then it exits. The kernel's own warps (the consumers) take its registers
 // (setmaxnreg.inc) and only wait for `full`, compute and release `empty`: no thread of theirs stops
@@ -55,12 +55,10 @@ SmallVector<Value> KernelLowering::producerInputs(scf::ForOp loop, ArrayRef<Stre
 bool KernelLowering::producerCanIssue(scf::ForOp loop) { return producerMode && producerIssued(loop); }
 
 void KernelLowering::beginProducer() {
-  const int consumerThreads = numWarps * kWarpSize, producerThreads = 4 * kWarpSize;
-  // The registers the producer gives back, shared out among the consumers in multiples of 8.
-  const int consumerRegisters =
-      std::min<int64_t>(256, (kRegistersPerCTA - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
-  auto split = WarpSpecializeOp::create(b, loc, warpId, numWarps, consumerRegisters, /*producer_warps=*/4,
-                                        kProducerRegisters);
+  // The registers each role runs with (tgpu-warp-specialize's tgpu.warp_roles).
+  WarpRolesAttr roles = warpRolesOf(func);
+  auto split = WarpSpecializeOp::create(b, loc, warpId, numWarps, roles.getConsumerRegisters(),
+                                        /*producer_warps=*/4, roles.getProducerRegisters());
   OpBuilder inRegion = OpBuilder::atBlockEnd(&split.getProducer().emplaceBlock());
   producerExit = WarpExitOp::create(inRegion, loc);
   producerOnlyOps.push_back(split);

@@ -165,3 +165,32 @@ func.func @unranked(%x: tensor<*xf32>) {
   %y = "tgpu.convert_layout"(%x) : (tensor<*xf32>) -> tensor<*xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// #tgpu.warp_roles
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{consumer register count 230 must be a multiple of 8 from 24 to 256}}
+func.func @budget_not_a_multiple_of_8() attributes {tgpu.warp_roles = #tgpu.warp_roles<consumer_registers = 230, producer_registers = 40>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{producer register count 16 must be a multiple of 8 from 24 to 256}}
+func.func @budget_too_small() attributes {tgpu.warp_roles = #tgpu.warp_roles<consumer_registers = 232, producer_registers = 16>} {
+  return
+}
+
+// -----
+
+func.func @roles_on_a_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tgpu.warp_roles' is a #tgpu.warp_roles<...> of a tile kernel}}
+  scf.for %i = %c0 to %n step %c1 {
+  } {tgpu.warp_roles = #tgpu.warp_roles<consumer_registers = 232, producer_registers = 40>}
+  return
+}

@@ -76,6 +76,15 @@ inline bool producerIssued(mlir::scf::ForOp loop) { return loop->hasAttr(TGPUDia
 /// `kernel` asks for a producer warpgroup it can have: `#tile.schedule<producer_warpgroup = true>`, 4 or 8 warps of
 /// its own (one or two consumer warpgroups), one CTA per SM (setmaxnreg shares out one SM's registers).
 bool asksForProducerWarpgroup(mlir::func::FuncOp kernel);
+/// The registers per thread a producer warpgroup keeps: it only issues copies (24 spills its
+/// element-wise fallback).
+inline constexpr int64_t kProducerRegisters = 40;
+/// The warp roles tgpu-warp-specialize chooses for a kernel of `numWarps` consumer warps: the producer
+/// keeps kProducerRegisters and the consumers share out the rest of an SM's registers for one CTA in
+/// multiples of 8, at most 256 each.
+WarpRolesAttr defaultWarpRoles(mlir::MLIRContext *ctx, int numWarps);
+/// The warp roles of `kernel` (`tgpu.warp_roles`), or defaultWarpRoles where it has none.
+WarpRolesAttr warpRolesOf(mlir::func::FuncOp kernel);
 /// A producer warpgroup can issue every copy of `loop` (tgpu-warp-specialize's rule): a top-level loop
 /// marked #tgpu.pipeline<streamed> whose streamed blocks a tensor map moves into swizzled panels and
 /// whose producerInputs are computableFromProgramIds (`memo` as there).

@@ -55,10 +55,20 @@ LogicalResult TGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribut
        [](Attribute v) { return isa<UnitAttr>(v); }},
       {kStreamedAttrName, "tile.load", "a unit attribute of a tile.load",
        [](Attribute v) { return isa<UnitAttr>(v); }},
+      {kWarpRolesAttrName, "func.func", "a #tgpu.warp_roles<...> of a tile kernel",
+       [](Attribute v) { return isa<WarpRolesAttr>(v); }},
   };
   for (const Rule &rule : rules)
     if (attr.getName() == rule.name && (op->getName().getStringRef() != rule.opName || !rule.valueOk(attr.getValue())))
       return op->emitOpError() << "'" << rule.name << "' is " << rule.what;
+  return success();
+}
+
+LogicalResult WarpRolesAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t consumerRegisters,
+                                    int64_t producerRegisters) {
+  for (auto [role, n] : {std::pair<StringRef, int64_t>{"consumer", consumerRegisters}, {"producer", producerRegisters}})
+    if (n < 24 || n > 256 || n % 8 != 0)
+      return emitError() << role << " register count " << n << " must be a multiple of 8 from 24 to 256";
   return success();
 }
 

@@ -9,7 +9,8 @@
 // arguments and program ids, every streamed block of which a tensor map can move (128-byte swizzled
 // panels, flare::tgpu::planTensorMap). The consumers copy for the other streamed loops themselves.
 // The lowering honours the marks where it copies by TMA (its `tma` option on a target with TMA) and
-// leaves the warpgroup out where no loop and no operand needs it.
+// leaves the warpgroup out where no loop and no operand needs it. The kernel's `tgpu.warp_roles`
+// records the registers each role runs with (a hand-written choice is kept where it fits).
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
@@ -28,6 +29,19 @@ using namespace flare::tgpu;
 bool flare::tgpu::asksForProducerWarpgroup(func::FuncOp kernel) {
   // #tile.schedule's verifier holds the producer to 4 or 8 warps and one CTA per SM.
   return tile::getSchedule(kernel).getProducerWarpgroup();
+}
+
+WarpRolesAttr flare::tgpu::defaultWarpRoles(MLIRContext *ctx, int numWarps) {
+  const int64_t consumerThreads = int64_t(numWarps) * 32, producerThreads = 4 * 32;
+  const int64_t consumerRegisters =
+      std::min<int64_t>(256, (kRegistersPerCTA - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
+  return WarpRolesAttr::get(ctx, consumerRegisters, kProducerRegisters);
+}
+
+WarpRolesAttr flare::tgpu::warpRolesOf(func::FuncOp kernel) {
+  if (auto roles = kernel->getAttrOfType<WarpRolesAttr>(TGPUDialect::kWarpRolesAttrName))
+    return roles;
+  return defaultWarpRoles(kernel.getContext(), tile::getNumWarps(kernel));
 }
 
 bool flare::tgpu::producerCanIssueCopies(scf::ForOp loop, func::FuncOp kernel, DenseMap<Value, bool> &memo) {
@@ -55,6 +69,19 @@ struct TGPUWarpSpecializePass : public flare::tgpu::impl::TGPUWarpSpecializeBase
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!tile::isKernel(func) || !asksForProducerWarpgroup(func))
         continue;
+      // The two roles' register budgets: a hand-written choice is kept where the CTA's registers
+      // hold it.
+      WarpRolesAttr roles = warpRolesOf(func);
+      const int64_t consumers = tile::getNumWarps(func);
+      const int64_t used = 32 * (consumers * roles.getConsumerRegisters() + 4 * roles.getProducerRegisters());
+      if (used > kRegistersPerCTA) {
+        func.emitOpError() << "warp roles need " << used << " registers (" << consumers << " consumer warps x "
+                           << roles.getConsumerRegisters() << " and 4 producer warps x "
+                           << roles.getProducerRegisters() << ", 32 threads each), more than the " << kRegistersPerCTA
+                           << " an SM gives one CTA";
+        return signalPassFailure();
+      }
+      func->setAttr(TGPUDialect::kWarpRolesAttrName, roles);
       DenseMap<Value, bool> memo;
       for (auto loop : func.getBody().front().getOps<scf::ForOp>())
         if (producerCanIssueCopies(loop, func, memo))
