@@ -27,6 +27,12 @@ namespace flare::tgpu {
 /// Registers of an SM that one CTA's warps may share out by setmaxnreg: the 64K register file less
 /// what the allocator keeps back.
 inline constexpr int64_t kRegistersPerCTA = 64512;
+/// The registers a CTA of warp-specialized warps holds: `consumerWarps` with `consumerRegisters` per
+/// thread and `producerWarps` with `producerRegisters` (at most kRegistersPerCTA).
+inline int64_t registersOfRoles(int64_t consumerWarps, int64_t consumerRegisters, int64_t producerWarps,
+                                int64_t producerRegisters) {
+  return 32 * (consumerWarps * consumerRegisters + producerWarps * producerRegisters);
+}
 /// Name of the kernel attribute that records the dynamic shared memory a lowered kernel needs.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tgpu.shared_bytes";
 /// On a lowered kernel with hidden parameters: how many of its parameters are the source kernel's.

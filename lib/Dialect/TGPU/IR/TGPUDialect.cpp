@@ -265,7 +265,7 @@ LogicalResult WarpSpecializeOp::verify() {
   if (failed(verifyRegisterBudget(*this, getConsumerRegisters(), "consumer")) ||
       failed(verifyRegisterBudget(*this, getProducerRegisters(), "producer")))
     return failure();
-  const int64_t used = 32 * (consumers * getConsumerRegisters() + producers * getProducerRegisters());
+  const int64_t used = registersOfRoles(consumers, getConsumerRegisters(), producers, getProducerRegisters());
   if (used > kRegistersPerCTA)
     return emitOpError() << "register budgets need " << used << " registers, more than the " << kRegistersPerCTA
                          << " an SM gives one CTA";

@@ -73,7 +73,8 @@ struct TGPUWarpSpecializePass : public flare::tgpu::impl::TGPUWarpSpecializeBase
       // hold it.
       WarpRolesAttr roles = warpRolesOf(func);
       const int64_t consumers = tile::getNumWarps(func);
-      const int64_t used = 32 * (consumers * roles.getConsumerRegisters() + 4 * roles.getProducerRegisters());
+      const int64_t used =
+          registersOfRoles(consumers, roles.getConsumerRegisters(), /*producerWarps=*/4, roles.getProducerRegisters());
       if (used > kRegistersPerCTA) {
         func.emitOpError() << "warp roles need " << used << " registers (" << consumers << " consumer warps x "
                            << roles.getConsumerRegisters() << " and 4 producer warps x "
