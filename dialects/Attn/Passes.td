@@ -108,7 +108,8 @@ def AttnOverlap : Pass<"attn-overlap", "::mlir::ModuleOp"> {
   let summary = "the P V product one step behind the softmax (overlap and last_pv_after_loops of #attn.config)";
   let description = [{
     A tile-level variant of the canonical FlashAttention loop that convert-attn-to-tile emits, where
-    step j loads the K block at key offset `kv0` (the block index times block_n), computes
+    step j loads the K block at key offset `kv0` (the block index times block_n in a loop over block
+    indices, step 1; or the induction variable itself in a loop over keys, step block_n), computes
     `S = Q K^T`, the online softmax, and yields `acc' = P V + acc * alpha` (alpha broadcast along
     the rows) on the V block of the same rows. In each kernel whose `flare.attention_config` has
     `overlap`, the loop is software-pipelined by one stage: step j issues block j - 1's P V right

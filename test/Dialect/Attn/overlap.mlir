@@ -10,7 +10,16 @@
 // A loop it overlapped already is left alone.
 // RUN: flare-opt %s -split-input-file --attn-overlap --attn-overlap | FileCheck %s
 // RUN: flare-opt %s -split-input-file --attn-overlap="all=true pv-after-loops=true" | FileCheck %s --check-prefix=ALL
-// What it makes of the generated kernels: overlap-generated.mlir.
+// What it makes of the generated kernels: overlap-generated.mlir. The hand-written flash attention
+// example (loops over keys) overlapped, and compiled on through the pipeline:
+// RUN: flare-opt %flare_src/examples/tile/flash_attention.mlir --attn-overlap="all=true" | FileCheck %s --check-prefix=EXAMPLE
+// RUN: flare-opt %flare_src/examples/tile/flash_attention.mlir --attn-overlap="all=true" | flarec --arch=sm_90a --emit=ptx - | FileCheck %s --check-prefix=EXAMPLE-PTX
+// EXAMPLE-LABEL: func.func @flash_fwd_d64(
+// EXAMPLE: scf.for {{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xbf16>)
+// EXAMPLE-LABEL: func.func @flash_fwd_d128(
+// EXAMPLE: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x128xf32>, tensor<128x64xbf16>)
+// EXAMPLE-PTX: .entry flash_fwd_d64(
+// EXAMPLE-PTX: .entry flash_fwd_d128(
 
 // Two loops (full blocks, then partial ones from %lo), the last P V after them.
 // CHECK-LABEL: func.func @after_loops(
@@ -178,6 +187,61 @@ func.func @extra_step(%q: tensor<16x64xbf16>, %kp: !tile.ptr<bf16>, %vp: !tile.p
     %bc = tile.broadcast %e : tensor<16x1xf32> -> tensor<16x64xf32>
     %r = arith.mulf %acc, %bc : tensor<16x64xf32>
     %v = tile.load %vv[%row, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+    %pb = arith.truncf %p : tensor<16x32xf32> to tensor<16x32xbf16>
+    %pv = tile.dot %pb, %v, %r : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<16x64xf32> -> tensor<16x64xf32>
+    scf.yield %m_new, %l_new, %pv : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+  }
+  return %a#2 : tensor<16x64xf32>
+}
+
+
+// -----
+
+// A loop over keys (step block_n, as tile programs are often written): the key offset is the
+// induction variable, the previous block's is iv - 32, and the last block visited is
+// lo + (hi - lo - 1) / 32 * 32.
+// CHECK-LABEL: func.func @over_keys(
+// CHECK-SAME: %[[FLO:[^:]*]]: i32, %[[FHI:[^:]*]]: i32)
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : i32
+// CHECK-DAG: %[[VV:.*]] = tile.make_view %arg2
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[SPAN:.*]] = arith.subi %[[FHI]], %[[FLO]] : i32
+// CHECK-NEXT: %[[SPAN1:.*]] = arith.subi %[[SPAN]], %[[ONE]] : i32
+// CHECK-NEXT: %[[STEPS:.*]] = arith.divsi %[[SPAN1]], %[[C32]] : i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[STEPS]], %[[C32]] : i32
+// CHECK-NEXT: %[[LASTKEY:.*]] = arith.addi %[[FLO]], %[[OFF]] : i32
+// CHECK-NEXT: %[[RAN:.*]] = arith.cmpi slt, %[[FLO]], %[[FHI]] : i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.select %[[RAN]], %[[LASTKEY]], %{{.*}} : i32
+// CHECK-NEXT: %[[VLAST:.*]] = tile.load %[[VV]][%[[LAST]], %{{.*}}]
+// CHECK-NEXT: %[[LOOP:.*]]:4 = scf.for %[[J:.*]] = %[[FLO]] to %[[FHI]] step %[[C32]]
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %[[FLO]] : i32
+// CHECK-NEXT: %[[PREVKEY:.*]] = arith.subi %[[J]], %[[C32]] : i32
+// CHECK-NEXT: %[[PREV:.*]] = arith.select %[[FIRST]], %{{.*}}, %[[PREVKEY]] : i32
+// CHECK-NEXT: tile.load %{{.*}}[%[[J]], %{{.*}}]
+// CHECK: tile.load %[[VV]][%[[PREV]], %{{.*}}]
+// CHECK: tile.dot %[[LOOP]]#3, %[[VLAST]], %[[LOOP]]#2
+func.func @over_keys(%q: tensor<16x64xbf16>, %kp: !tile.ptr<bf16>, %vp: !tile.ptr<bf16>, %n: i32, %flo: i32, %fhi: i32)
+    -> tensor<16x64xf32> attributes {flare.attention_config = #attn.config<block_m = 16, block_n = 32, warps = 4, overlap, last_pv_after_loops, pair_instances>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %kv = tile.make_view %kp, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %vv = tile.make_view %vp, [%n, %c64], [%c64, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<16x64xf32>
+  %s0 = arith.constant dense<0.0> : tensor<16x32xf32>
+  %a:3 = scf.for %j = %flo to %fhi step %c32 iter_args(%m = %m0, %l = %l0, %acc = %acc0)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) : i32 {
+    %k = tile.load %kv[%j, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
+    %kt = tile.trans %k : tensor<32x64xbf16> -> tensor<64x32xbf16>
+    %s = tile.dot %q, %kt, %s0 : tensor<16x64xbf16>, tensor<64x32xbf16>, tensor<16x32xf32> -> tensor<16x32xf32>
+    %p, %m_new, %l_new, %alpha = tile.online_softmax %s, %m, %l : tensor<16x32xf32>, tensor<16xf32>
+    %e = tile.expand_dims %alpha {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %bc = tile.broadcast %e : tensor<16x1xf32> -> tensor<16x64xf32>
+    %r = arith.mulf %acc, %bc : tensor<16x64xf32>
+    %v = tile.load %vv[%j, %c0] : !tile.view<bf16, 2> -> tensor<32x64xbf16>
     %pb = arith.truncf %p : tensor<16x32xf32> to tensor<16x32xbf16>
     %pv = tile.dot %pb, %v, %r : tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<16x64xf32> -> tensor<16x64xf32>
     scf.yield %m_new, %l_new, %pv : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>

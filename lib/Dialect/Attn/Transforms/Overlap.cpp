@@ -90,8 +90,9 @@ std::optional<Step> matchStep(scf::ForOp loop, const char *&why) {
   };
   if (softmaxes.size() != 1)
     return fail("more than one tile.online_softmax in the loop");
-  if (!matchPattern(loop.getStep(), m_One()))
-    return fail("the loop's step is not 1");
+  APInt step;
+  if (!matchPattern(loop.getStep(), m_ConstantInt(&step)))
+    return fail("the loop's step is not a constant");
   Step s;
   s.loop = loop;
   s.softmax = softmaxes.front();
@@ -163,6 +164,14 @@ std::optional<Step> matchStep(scf::ForOp loop, const char *&why) {
       return fail("more than one key offset (block index * block_n) in the V block's rows");
     s.kv0 = op->getResult(0);
   }
+  // Over block indices (step 1), the key offset is the product; over keys (step block_n, as tile
+  // programs are often written), the induction variable itself.
+  const bool rowsFromKeys = llvm::is_contained(vRows, loop.getInductionVar()) ||
+                           llvm::is_contained(inputsOf(sliceOf(body, vRows)), loop.getInductionVar());
+  if (!s.kv0 && step == blockN && rowsFromKeys)
+    s.kv0 = loop.getInductionVar();
+  else if (step != 1 && s.kv0 != loop.getInductionVar())
+    return fail("the loop steps neither by 1 (over block indices) nor by block_n (over keys)");
   if (!s.kv0)
     return fail("no key offset (block index * block_n) in the V block's rows");
   SmallVector<Operation *> keySlice = sliceOf(body, s.kv0), vSlice = sliceOf(body, s.vLoad->getOperands(), s.kv0);
@@ -221,7 +230,17 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
     end = arith::AddIOp::create(b, loc, lastUpper, last.loop.getStep());
   // The key offset of the block loop `s` visits last, or `before` where it visits none.
   auto lastVisited = [&](Step s, Value before) -> Value {
-    Value t = arith::SubIOp::create(b, loc, s.loop.getUpperBound(), s.loop.getStep());
+    Value lower = s.loop.getLowerBound(), upper = s.loop.getUpperBound(), step = s.loop.getStep(), t;
+    if (matchPattern(step, m_One())) {
+      t = arith::SubIOp::create(b, loc, upper, step);
+    } else { // lower + (upper - lower - 1) / step * step
+      Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(step.getType(), 1));
+      Value span = arith::SubIOp::create(b, loc, upper, lower);
+      Value beforeEnd = arith::SubIOp::create(b, loc, span, one);
+      Value steps = arith::DivSIOp::create(b, loc, beforeEnd, step);
+      Value offset = arith::MulIOp::create(b, loc, steps, step);
+      t = arith::AddIOp::create(b, loc, lower, offset);
+    }
     Value kv = keyOffsetAt(b, s, t);
     Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s.loop.getLowerBound(), s.loop.getUpperBound());
     return arith::SelectOp::create(b, loc, ran, kv, before);
@@ -238,6 +257,7 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
   IRRewriter rewriter(head.getContext());
   for (Step &s : chain) {
     rewriter.setInsertionPoint(s.loop);
+    const bool overKeys = s.kv0 == s.loop.getInductionVar(); // the new loop has its own
     Value pOut = s.p;
     FailureOr<LoopLikeOpInterface> grown = s.loop.replaceWithAdditionalYields(
         rewriter, pIn, /*replaceInitOperandUsesInLoop=*/false,
@@ -245,6 +265,8 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
     if (failed(grown))
       return failure();
     s.loop = cast<scf::ForOp>(grown->getOperation());
+    if (overKeys)
+      s.kv0 = s.loop.getInductionVar();
     pIn = s.loop.getResults().back();
   }
   if (pvAfterLoops) {
