@@ -39,7 +39,10 @@ struct Step {
   tile::OnlineSoftmaxOp softmax;
   arith::TruncFOp p;     ///< P in the operand type
   arith::MulFOp rescale; ///< acc * rows(alpha)
-  Value kv0;             ///< the step's first key: block index * block_n
+  Value kv0;             ///< the step's first key: block index * block_n, or the induction variable
+  /// The body's ops kv0 is computed from, and those the V load's operands are computed from past
+  /// kv0, in the body's order: what the pass clones for another block.
+  SmallVector<Operation *> keySlice, vSlice;
   unsigned maxAt = 0, sumAt = 0, accAt = 0;
 };
 
@@ -174,31 +177,41 @@ std::optional<Step> matchStep(scf::ForOp loop, const char *&why) {
     return fail("the loop steps neither by 1 (over block indices) nor by block_n (over keys)");
   if (!s.kv0)
     return fail("no key offset (block index * block_n) in the V block's rows");
-  SmallVector<Operation *> keySlice = sliceOf(body, s.kv0), vSlice = sliceOf(body, s.vLoad->getOperands(), s.kv0);
+  s.keySlice = sliceOf(body, s.kv0);
+  s.vSlice = sliceOf(body, s.vLoad->getOperands(), s.kv0);
   auto withRegions = [](Operation *op) { return op->getNumRegions() != 0; };
-  if (llvm::any_of(keySlice, withRegions) || llvm::any_of(vSlice, withRegions))
+  if (llvm::any_of(s.keySlice, withRegions) || llvm::any_of(s.vSlice, withRegions))
     return fail("the key offset or the V rows are computed with regions");
-  if (llvm::is_contained(inputsOf(vSlice), loop.getInductionVar()))
+  if (llvm::is_contained(inputsOf(s.vSlice), loop.getInductionVar()))
     return fail("the V rows read the induction variable other than through the key offset");
   return s;
 }
 
 /// Clones what step `s` computes its key offset from, with the induction variable `t`, at `b`.
-Value keyOffsetAt(OpBuilder &b, Step s, Value t) {
+Value keyOffsetAt(OpBuilder &b, Step &s, Value t) {
   IRMapping map;
   map.map(s.loop.getInductionVar(), t);
-  for (Operation *op : sliceOf(s.loop.getBody(), s.kv0))
+  for (Operation *op : s.keySlice)
     b.clone(*op, map);
   return map.lookup(s.kv0);
 }
 
 /// Clones step `s`'s V load at key offset `kv0`, at `b`.
-Value vBlockAt(OpBuilder &b, Step s, Value kv0) {
+Value vBlockAt(OpBuilder &b, Step &s, Value kv0) {
   IRMapping map;
   map.map(s.kv0, kv0);
-  for (Operation *op : sliceOf(s.loop.getBody(), s.vLoad->getOperands(), s.kv0))
+  for (Operation *op : s.vSlice)
     b.clone(*op, map);
   return b.clone(*s.vLoad, map)->getResult(0);
+}
+
+/// Clones step `s`'s P V product as P `p` times V `v` plus `acc`, at `b`.
+Value pvAt(OpBuilder &b, Step &s, Value p, Value v, Value acc) {
+  IRMapping map;
+  map.map(s.p.getResult(), p);
+  map.map(s.vLoad.getResult(), v);
+  map.map(s.rescale.getResult(), acc);
+  return b.clone(*s.pv, map)->getResult(0);
 }
 
 /// Overlaps one chain of loops (each continuing the state of the one before). Every op below is made
@@ -208,10 +221,9 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
   scf::ForOp head = chain.front().loop;
   DominanceInfo dom(head->getParentOfType<func::FuncOp>());
   // What the loops after the first compute before the first (their last keys) must exist there.
-  for (Step s : chain.drop_front()) {
-    Block *body = s.loop.getBody();
-    SmallVector<Value> inputs = inputsOf(sliceOf(body, s.kv0));
-    llvm::append_range(inputs, inputsOf(sliceOf(body, s.vLoad->getOperands(), s.kv0)));
+  for (Step &s : chain.drop_front()) {
+    SmallVector<Value> inputs = inputsOf(s.keySlice);
+    llvm::append_range(inputs, inputsOf(s.vSlice));
     llvm::append_range(inputs, ValueRange{s.loop.getLowerBound(), s.loop.getUpperBound()});
     for (Value v : inputs)
       if (v != s.loop.getInductionVar() && v != s.kv0 && !dom.properlyDominates(v, head))
@@ -229,7 +241,7 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
   if (!pvAfterLoops)
     end = arith::AddIOp::create(b, loc, lastUpper, last.loop.getStep());
   // The key offset of the block loop `s` visits last, or `before` where it visits none.
-  auto lastVisited = [&](Step s, Value before) -> Value {
+  auto lastVisited = [&](Step &s, Value before) -> Value {
     Value lower = s.loop.getLowerBound(), upper = s.loop.getUpperBound(), step = s.loop.getStep(), t;
     if (matchPattern(step, m_One())) {
       t = arith::SubIOp::create(b, loc, upper, step);
@@ -242,12 +254,12 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
       t = arith::AddIOp::create(b, loc, lower, offset);
     }
     Value kv = keyOffsetAt(b, s, t);
-    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s.loop.getLowerBound(), s.loop.getUpperBound());
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lower, upper);
     return arith::SelectOp::create(b, loc, ran, kv, before);
   };
   // pending[k]: the block whose P V loop k's first iteration issues (far away: none).
   SmallVector<Value> pending = {far};
-  for (Step s : chain.drop_back())
+  for (Step &s : chain.drop_back())
     pending.push_back(lastVisited(s, pending.back()));
   Value vLast; // with pvAfterLoops: the last visited block's V, loaded before the loops
   if (pvAfterLoops) {
@@ -272,12 +284,8 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
   if (pvAfterLoops) {
     b.setInsertionPointAfter(last.loop);
     Value acc = last.loop.getResult(last.accAt);
-    IRMapping map;
-    map.map(last.p.getResult(), last.loop.getResults().back());
-    map.map(last.vLoad.getResult(), vLast);
-    map.map(last.rescale.getResult(), acc);
-    Operation *after = b.clone(*last.pv, map);
-    acc.replaceAllUsesExcept(after->getResult(0), after);
+    Value after = pvAt(b, last, last.loop.getResults().back(), vLast, acc);
+    acc.replaceAllUsesExcept(after, after.getDefiningOp());
   }
   for (auto [k, s] : llvm::enumerate(chain)) {
     Block *body = s.loop.getBody();
@@ -303,12 +311,7 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
     // The previous block's P V, right behind this block's S product.
     b.setInsertionPointAfter(s.qk);
     Value vPrev = vBlockAt(b, s, prevKv0);
-    IRMapping map;
-    map.map(s.p.getResult(), iter.back());
-    map.map(s.vLoad.getResult(), vPrev);
-    map.map(s.rescale.getResult(), iter[s.accAt]);
-    Operation *pvPrev = b.clone(*s.pv, map);
-    s.rescale.getLhsMutable().assign(pvPrev->getResult(0));
+    s.rescale.getLhsMutable().assign(pvAt(b, s, iter.back(), vPrev, iter[s.accAt]));
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     yield->setOperand(s.accAt, s.rescale.getResult());
     if (valid) { // the extra step keeps m and l and does not rescale
@@ -339,7 +342,7 @@ LogicalResult overlapChain(MutableArrayRef<Step> chain, bool pvAfterLoops) {
 /// Overlaps every chain of canonical loops of `func`; `strict`: a loop with a softmax that is not a
 /// canonical step is an error (in a kernel configured to overlap).
 LogicalResult overlapIn(func::FuncOp func, bool pvAfterLoops, bool strict) {
-  SmallVector<SmallVector<Step, 2>> chains;
+  std::vector<SmallVector<Step, 2>> chains; // few, and a Step holds its slices
   WalkResult walk = func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
     const char *why = nullptr;
     std::optional<Step> s = matchStep(loop, why);
@@ -352,7 +355,7 @@ LogicalResult overlapIn(func::FuncOp func, bool pvAfterLoops, bool strict) {
     }
     // A loop that starts from the state the last matched loop ends with continues its chain.
     if (!chains.empty()) {
-      Step before = chains.back().back();
+      Step &before = chains.back().back();
       auto continues = [&](unsigned at, unsigned beforeAt) {
         return s->loop.getInitArgs()[at] == before.loop.getResult(beforeAt);
       };
