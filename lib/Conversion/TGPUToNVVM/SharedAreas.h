@@ -24,6 +24,8 @@
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <algorithm>
+
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
@@ -80,6 +82,10 @@ struct SharedAreas {
            alignUp(persistentOperands.bytes + operandBarriers.bytes, kSwizzleAlign) +
            alignUp(rings.bytes, kSwizzleAlign);
   }
+
+  /// What the kernel needs with a staging area of at least `bytes` (for a TMA store or reduce whose
+  /// panels no ring holds): alignedBeforeStaging() and the larger staging area.
+  int64_t withStaging(int64_t bytes) const { return alignedBeforeStaging() + std::max(staging.bytes, bytes); }
 
   /// Sizes every area once the kernel is lowered: its bytes, its alignment (swizzled panels at 1024
   /// bytes; a ring's stages always are), and as location the op that needed the most of it (the

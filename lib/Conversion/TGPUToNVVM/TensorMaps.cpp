@@ -184,8 +184,7 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   constexpr int64_t kSwizzleAlign = 1024, kBarrierBytes = 8;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
   const int64_t offset = areas.persistentOperands.append(bytes, kSwizzleAlign);
-  const int64_t barrierOffset = areas.operandBarriers.bytes;
-  areas.operandBarriers.bytes += kBarrierBytes;
+  const int64_t barrierOffset = areas.operandBarriers.append(kBarrierBytes, /*align=*/1);
   areas.persistentOperands.swizzled = true;
   TmaOperand operand;
   operand.nMajor = asB;
@@ -209,14 +208,14 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
-    areas.operandBarriers.bytes += kBarrierBytes; // `empty` after `full`
+    areas.operandBarriers.append(kBarrierBytes, /*align=*/1); // `empty` after `full`
     ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
     if (producerMode) {
       producedOperands.push_back(produced);
     } else {
-      produced.coordsAt = areas.operandBarriers.bytes;
-      areas.operandBarriers.bytes +=
-          alignUp(4 * static_cast<int64_t>(op.getOffsets().size() + plan->outerValues.size()), kBarrierBytes);
+      produced.coordsAt = areas.operandBarriers.append(
+          alignUp(4 * static_cast<int64_t>(op.getOffsets().size() + plan->outerValues.size()), kBarrierBytes),
+          /*align=*/1);
       operand.issue = static_cast<int>(consumerIssued.size());
       consumerIssued.push_back(produced);
     }
@@ -421,11 +420,10 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     base = areas.rings.base();
   } else {
     ownArea = true;
-    const int64_t used = areas.alignedBeforeStaging();
     // A loop after the store may still need scratch of its own.
-    if (used + std::max(areas.staging.bytes, bytes) + (loopAfter(op) ? kReservedSharedBytes : 0) > maxSharedBytes)
+    if (areas.withStaging(bytes) + (loopAfter(op) ? kReservedSharedBytes : 0) > maxSharedBytes)
       return false;
-    areas.staging.bytes = std::max(areas.staging.bytes, bytes);
+    areas.staging.grow(bytes, loc);
     base = areas.staging.base();
   }
   // A persistent kernel's instance leaves the copy of its own staging area (or of the ring's last
@@ -471,10 +469,9 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
       !knownMultipleOf(add.getOffsets().back(), kChunkElems))
     return false;
   const int64_t bytes = type.getNumElements() * 4;
-  const int64_t used = areas.alignedBeforeStaging();
-  if (used + std::max(areas.staging.bytes, bytes) + kReservedSharedBytes > maxSharedBytes)
+  if (areas.withStaging(bytes) + kReservedSharedBytes > maxSharedBytes)
     return false;
-  areas.staging.bytes = std::max(areas.staging.bytes, bytes);
+  areas.staging.grow(bytes, loc);
   TensorMapRead map = tensorMapFor(*plan);
   ifThen(tensorMapsUsable(),
          [&] { storePanelsByTma(value, map, areas.staging.base(), offsets, /*deferWait=*/true, false, /*add=*/true); },
