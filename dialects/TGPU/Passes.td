@@ -105,6 +105,29 @@ def TGPUTestTensorMapPlans : Pass<"tgpu-test-tensor-map-plans", "::mlir::ModuleO
   }];
 }
 
+def TGPUTestTileSchedule : Pass<"tgpu-test-tile-schedule", "::mlir::ModuleOp"> {
+  let summary = "for tests: fold a persistent kernel's tile schedule for constant grids and check it";
+  let description = [{
+    Builds the schedule of a persistent kernel's tile loop (lib/Conversion/TGPUToNVVM/TileSchedule.h,
+    the IR convert-tgpu-to-nvvm emits) for `instances` program instances on `ctas` CTAs, folds it and
+    prints what each CTA runs, one line per CTA: `cta C: I I ...`, or with `steps` S > 0 (a
+    tile.split_range, stream-K) `I[lo,hi)@slot` for each piece. It checks what the kernels rely on
+    and reports a violation as an error: every instance runs exactly once (with a split range: its
+    pieces cover its S steps exactly, at most two of them, on consecutive CTAs, sharing one slot),
+    and the device splits exactly when flare::splitsLaunch says so. With `sweep`, it checks every
+    schedule of 1-64 instances on 1-12 CTAs, in pairs and single, without a split range and with
+    15, 16 and 40 steps, and prints how many it checked. The module is not changed.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"instances", "instances", "int64_t", /*default=*/"1", "program instances of the grid">,
+    Option<"ctas", "ctas", "int64_t", /*default=*/"1", "CTAs of the launch">,
+    Option<"pairs", "pairs", "bool", /*default=*/"true", "#tile.schedule<pair_instances = ...>">,
+    Option<"steps", "steps", "int64_t", /*default=*/"0", "steps of each instance (a split range); 0: none">,
+    Option<"sweep", "sweep", "bool", /*default=*/"false", "check many schedules instead of printing one">
+  ];
+}
+
 def TGPUAllocateSharedMemory : Pass<"tgpu-allocate-shared-memory", "::mlir::ModuleOp"> {
   let summary = "place each kernel's shared-memory areas and check that they fit";
   let description = [{

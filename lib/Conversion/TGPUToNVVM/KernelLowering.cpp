@@ -46,13 +46,11 @@ Value KernelLowering::operandAreaPtr(int64_t bytes) {
 void KernelLowering::inInstanceScope(Value turn, llvm::function_ref<void()> body) {
   ScalarScope instanceScope = freshScalarScope();
   swapScalarScope(instanceScope);
-  std::array<Value, 3> savedPids = virtualPids;
-  auto savedItem = splitItem;
+  TileSchedule::Instance saved = instance;
   Location savedLoc = loc;
-  virtualPids = instancePids(turn);
+  instance = tileSchedule.instance(b, loc, turn);
   body();
-  virtualPids = savedPids;
-  splitItem = savedItem;
+  instance = saved;
   loc = savedLoc;
   swapScalarScope(instanceScope);
 }

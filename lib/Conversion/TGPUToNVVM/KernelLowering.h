@@ -11,6 +11,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
+#include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -465,14 +466,12 @@ private:
   DenseMap<Operation *, RingContinuation> ringContinuations;
 
   // --- Persistent kernels (#tile.schedule<persistent = true>, TGPUToNVVM.cpp) ---------------------------------------
-  /// The body runs in a loop over the program instances of the grid given in hidden parameters
-  /// (virtualGrid), in x-fastest order; CTA c of G takes chunks c, c + G, ... of two consecutive
-  /// instances (one when there are fewer than 2G). The consumers and the producer warpgroup walk
-  /// the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
+  /// The body runs in a loop over the program instances of the grid given in hidden parameters, in
+  /// the order of the kernel's TileSchedule (TileSchedule.h: chunks of two instances, or stream-K
+  /// pieces). The consumers and the producer warpgroup walk the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
   /// on from one instance to the next, so that the producer copies the next instance's first blocks
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;
-  bool pairInstances = true; // #tile.schedule<pair_instances = ...>: a persistent CTA takes pairs of instances per turn
   // #tile.schedule<operands_after_first_stage = true>: the producer copies an instance's operands read before its loops
   // after the first stage of its first loop
   bool operandsAfterFirstStage = false;
@@ -482,14 +481,8 @@ private:
   // #tile.schedule<invariant_a_in_registers = true>: TMA-copied A operands of the loops' dots (Q) read into register
   // fragments once per instance (registerAOperands), released then where the producer copies them
   bool invariantAInRegisters = false;
-  std::array<Value, 3> virtualGrid;  // i32 hidden parameters
-  std::array<Value, 3> virtualPids;  // i32: the instance being run (the program ids of the body)
-  struct {
-    Value ctas, cta, shift; // i32, before the tile loop: grid size, this CTA, log2 of the chunk size
-  } tileSchedule;
-  /// The program ids of the instance this CTA runs at `turn` of its tile loop (with a split range,
-  /// splitItem becomes that turn's piece).
-  std::array<Value, 3> instancePids(Value turn);
+  TileSchedule tileSchedule;         // its grid (i32 hidden parameters), pairs, and per-CTA values
+  TileSchedule::Instance instance;   // the instance being run: the body's program ids (and piece)
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread
@@ -518,30 +511,16 @@ private:
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
   /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
-  /// virtualPids and leaves the builder in its body.
+  /// `instance` and leaves the builder in its body.
   scf::ForOp beginTileLoop();
 
   // --- Split instances (tile.split_range: stream-K; TGPUToNVVM.cpp) ------------------------------
-  /// With a tile.split_range the tile loop runs single instances: D rounds of whole ones (instance
-  /// turn * G + c), then the remaining T = N - D G instances' T * S steps cut into G equal ranges,
-  /// range c being CTA c's (D = N / G - 1 when N > G is no multiple of G, S >= kSplitMinSteps and
-  /// S G < kSplitMaxStepsTimesCtas; else D = N / G and the last N - D G instances run whole). A
-  /// range's first and last instances may be pieces: a piece that ends an instance (lo > 0) hands its
-  /// state to CTA c - 1, whose range began it, through slot c of the workspace (a hidden parameter: G
-  /// slots, then G i32 flags).
+  /// With a tile.split_range the tile loop runs single instances, whole ones and then pieces of the
+  /// rest (TileSchedule.h); a piece that ends an instance hands its state to the CTA whose range
+  /// began it through a slot of the workspace (a hidden parameter: G slots, then G i32 flags).
   tile::SplitRangeOp splitRange;
   Value splitWorkspace;        // !llvm.ptr<1>
   int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
-  struct {
-    Value on;                           // i1: this launch splits
-    Value rounds, first, s0, s1, steps; // i32 per CTA, before the tile loop (first: s0 / steps)
-  } splitSchedule;
-  struct {
-    Value lo, hi, slot; // i32, the tile loop's current item
-  } splitItem;
-  /// Sets splitItem for `turn` of the tile loop and returns the instance it belongs to (`chunked`, the
-  /// instance of the chunks of two, when the launch does not split).
-  Value splitInstance(Value turn, Value chunked);
   /// tile.split_store / tile.split_load: each consumer thread's registers of `tiles` to or from the
   /// slot (coalesced: register r of every thread, then r + 1), behind or after the slot's flag.
   LogicalResult lowerSplitState(Operation *op, ValueRange tiles, bool store);

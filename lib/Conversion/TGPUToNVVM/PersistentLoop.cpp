@@ -1,8 +1,9 @@
 //===- PersistentLoop.cpp - the persistent tile loop and split instances ---===//
 //
 // A persistent kernel (#tile.schedule<persistent = true>) runs the program instances of its grid in a loop on the CTAs
-// the device fits, in pairs or one per turn; a kernel that splits instances (tile.split_range,
-// stream-K) hands a piece's partial softmax state to the CTA that began the instance; with
+// the device fits, in the order of its TileSchedule (TileSchedule.h: pairs or one per turn); a kernel that
+// splits instances (tile.split_range, stream-K) hands a piece's partial softmax state to the CTA that
+// began the instance; with
 // #tile.schedule<prefetch_next_instance = true> the consumers' ring carries the next instance's first copies
 // (crossInstanceRing, issueNextInstanceFirst). See the persistent-kernel section of KernelLowering.h
 // and dialects/TGPU/Rationale.md.
@@ -14,97 +15,20 @@ namespace flare::tgpu::lowering {
 
 scf::ForOp KernelLowering::beginTileLoop() {
   auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
-  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
   Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
-  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, virtualGrid[0], virtualGrid[1]),
-                                      virtualGrid[2]);
-  // CTA c of G takes chunks c, c + G, c + 2G, ... of `size` consecutive instances: pairs when there
-  // are at least two per CTA (a generator can make each pair's work equal, e.g. a causal kernel's
-  // heavy and light query blocks of one head), single instances otherwise or when the kernel asks
-  // for them (#tile.schedule<pair_instances = false>).
-  Value pairs = pairInstances
-                    ? cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas))
-                    : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
-  Value shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairs); // log2 of the chunk size
-  Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
-  Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
-  Value lastOfAll = arith::SubIOp::create(b, loc, chunks, i32(1));
-  Value later = arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, lastOfAll, cta), ctas);
-  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0)); // chunks of this CTA
-  // An odd total leaves the last chunk one instance short.
-  Value lastChunk = arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, later, ctas));
-  Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));
-  Value isShort = arith::AndIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, has, odd),
-      cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
-  Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
-                                      arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
-  if (splitRange) {
-    // Stream-K (see splitRange): instances in x-fastest order, single ones; without splits the
-    // chunks above.
-    auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
-    auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
-    auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
-    auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
-    auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
-    produceValue(splitRange.getSteps());
-    Value steps = scalars.lookup(splitRange.getSteps());
-    Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
-    Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
-    // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps, and
-    // the tail's steps (fewer than 2 G S) within 32 bits.
-    auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
-    Value fits = cmp(arith::CmpIPredicate::ult, arith::MulIOp::create(b, loc, i64(steps), i64(ctas)),
-                     arith::ConstantIntOp::create(b, loc, kSplitMaxStepsTimesCtas, 64));
-    Value on = arith::AndIOp::create(
-        b, loc,
-        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
-                              cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
-        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)), fits));
-    Value whole = sel(on, sub(rounds, i32(1)), rounds);
-    // The cut points c * T * S / G (T tail instances of S steps on G CTAs) in 32 bits: with T S =
-    // q G + r, that is c q + c r / G, and c r < G^2. A 64-bit division would be a call, and a call
-    // makes ptxas serialize every wgmma of the kernel (C7509).
-    Value tailSteps = mul(sub(total, mul(whole, ctas)), safeSteps);
-    Value perCta = div(tailSteps, ctas), spare = sub(tailSteps, mul(perCta, ctas));
-    auto cut = [&](Value c) { return add(mul(c, perCta), div(mul(c, spare), ctas)); };
-    Value next = add(cta, i32(1));
-    Value hasTail = cmp(arith::CmpIPredicate::ult, cta, rest);
-    Value s0 = sel(on, cut(cta), mul(cta, steps));
-    Value s1 = sel(on, cut(next), mul(next, steps));
-    Value first = sel(on, div(s0, safeSteps), cta);
-    Value last = div(sub(s1, i32(1)), safeSteps);
-    Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
-    splitSchedule = {on, whole, first, s0, s1, steps};
-    trips = sel(on, add(whole, count), trips);
-  }
+  Value trips;
+  if (splitRange)
+    trips = tileSchedule.begin(b, loc, ctas, cta, [&] {
+      produceValue(splitRange.getSteps());
+      return scalars.lookup(splitRange.getSteps());
+    });
+  else
+    trips = tileSchedule.begin(b, loc, ctas, cta);
   auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
-  tileSchedule = {ctas, cta, shift};
   enterLoopBody(loop);
-  virtualPids = instancePids(loop.getInductionVar());
+  instance = tileSchedule.instance(b, loc, loop.getInductionVar());
   return loop;
-}
-
-Value KernelLowering::splitInstance(Value turn, Value chunked) {
-  auto [on, rounds, first, s0, s1, steps] = splitSchedule;
-  auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
-  auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
-  auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
-  Value ctas = tileSchedule.ctas, cta = tileSchedule.cta;
-  Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
-                                     arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
-  Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
-  Value instance = sel(on, sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
-                                arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex)),
-                       chunked);
-  Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
-  Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
-  Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
-  // A piece that ends an instance uses this CTA's slot; one that begins it, the next CTA's.
-  Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lo, i32(0));
-  splitItem = {lo, hi, sel(ends, cta, arith::AddIOp::create(b, loc, cta, i32(1)))};
-  return instance;
 }
 
 LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, bool store) {
@@ -118,9 +42,9 @@ LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, b
   Value flagPtr = LLVM::GEPOp::create(
       b, loc, globalPtr, i32Type, splitWorkspace,
       ValueRange{arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tileSchedule.ctas, slotFloats),
-                                       splitItem.slot)});
+                                       instance.slot)});
   Value flag = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), flagPtr);
-  Value slot = arith::MulIOp::create(b, loc, splitItem.slot, slotFloats);
+  Value slot = arith::MulIOp::create(b, loc, instance.slot, slotFloats);
   auto address = [&](int64_t reg) {
     Value index = arith::AddIOp::create(b, loc, slot, arith::AddIOp::create(b, loc, i32(reg * threads), threadId));
     return LLVM::GEPOp::create(b, loc, globalPtr, f32, splitWorkspace,
@@ -164,20 +88,6 @@ LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, b
     ifThen(isThreadZero(), [&] { asmOp("{\nfence.acq_rel.gpu;\nst.relaxed.gpu.global.b32 [$0], 1;\n}"); });
   }
   return success();
-}
-
-std::array<Value, 3> KernelLowering::instancePids(Value turn) {
-  auto [ctas, cta, shift] = tileSchedule;
-  Value chunk = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
-  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
-                                         arith::AndIOp::create(b, loc, turn, shift));
-  if (splitRange)
-    instance = splitInstance(turn, instance);
-  Value yz = arith::DivUIOp::create(b, loc, instance, virtualGrid[0]);
-  return {arith::RemUIOp::create(b, loc, instance, virtualGrid[0]).getResult(),
-          arith::RemUIOp::create(b, loc, yz, virtualGrid[1]).getResult(),
-          arith::DivUIOp::create(b, loc, yz, virtualGrid[1]).getResult()};
 }
 
 Value KernelLowering::warpUniform(Value v) {

@@ -112,14 +112,14 @@ LogicalResult KernelLowering::run() {
   }
   uniformWarpgroup = schedule.getUniformWarpgroup();
   persistent = schedule.getPersistent();
-  pairInstances = schedule.getPairInstances();
+  tileSchedule.pairs = schedule.getPairInstances();
   operandsAfterFirstStage = schedule.getOperandsAfterFirstStage();
   prefetchNextInstance = schedule.getPrefetchNextInstance();
   invariantAInRegisters = persistent && wgmma && !tmaFallback && schedule.getInvariantAInRegisters();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d)
-      if (!(virtualGrid[d] = params.append(b.getI32Type())))
+      if (!(tileSchedule.grid[d] = params.append(b.getI32Type())))
         return emitError(func.getLoc()) << "internal error: could not add the grid parameters to kernel '"
                                         << func.getName() << "'";
     gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
@@ -229,7 +229,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto pid = dyn_cast<tile::ProgramIdOp>(op)) {
     if (persistent) {
-      scalars.map(pid.getResult(), virtualPids[static_cast<int>(pid.getAxis())]);
+      scalars.map(pid.getResult(), instance.pids[static_cast<int>(pid.getAxis())]);
       return success();
     }
     Value id = gpu::BlockIdOp::create(b, loc, static_cast<gpu::Dimension>(pid.getAxis()));
@@ -237,10 +237,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto range = dyn_cast<tile::SplitRangeOp>(op)) {
-    if (!splitRange || !splitItem.lo)
+    if (!splitRange || !instance.lo)
       return op->emitOpError("needs the tile loop of a persistent kernel");
-    scalars.map(range.getLo(), splitItem.lo);
-    scalars.map(range.getHi(), splitItem.hi);
+    scalars.map(range.getLo(), instance.lo);
+    scalars.map(range.getHi(), instance.hi);
     return success();
   }
   if (auto store = dyn_cast<tile::SplitStoreOp>(op))
@@ -249,7 +249,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerSplitState(op, load.getResults(), /*store=*/false);
   if (auto np = dyn_cast<tile::NumProgramsOp>(op)) {
     if (persistent) {
-      scalars.map(np.getResult(), virtualGrid[static_cast<int>(np.getAxis())]);
+      scalars.map(np.getResult(), tileSchedule.grid[static_cast<int>(np.getAxis())]);
       return success();
     }
     Value n = gpu::GridDimOp::create(b, loc, static_cast<gpu::Dimension>(np.getAxis()));

@@ -1,0 +1,113 @@
+//===- TileSchedule.cpp - Which program instances a persistent CTA runs ----===//
+//
+// The schedule of a persistent kernel's tile loop as scalar IR (TileSchedule.h).
+//
+//===----------------------------------------------------------------------===//
+#include "TileSchedule.h"
+
+#include "flare/Compiler/Compiler.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+namespace flare::tgpu::lowering {
+
+Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value ctaValue,
+                          llvm::function_ref<Value()> splitSteps) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
+  ctas = ctasValue;
+  cta = ctaValue;
+  total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+  // Chunks of two when there are at least two per CTA (a generator can make each pair's work equal,
+  // e.g. a causal kernel's heavy and light query blocks of one head), single instances otherwise or
+  // when the kernel asks for them.
+  Value pairsHere = pairs ? cmp(arith::CmpIPredicate::uge, total, arith::AddIOp::create(b, loc, ctas, ctas))
+                          : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+  shift = arith::ExtUIOp::create(b, loc, b.getI32Type(), pairsHere); // log2 of the chunk size
+  Value chunks = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, total, shift), shift);
+  Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
+  Value lastOfAll = arith::SubIOp::create(b, loc, chunks, i32(1));
+  Value later = arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, lastOfAll, cta), ctas);
+  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0)); // chunks of this CTA
+  // An odd total leaves the last chunk one instance short.
+  Value lastChunk = arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, later, ctas));
+  Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));
+  Value isShort = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, has, odd),
+      cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
+  Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
+                                      arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+  if (!splitSteps)
+    return trips;
+  // Stream-K: instances in x-fastest order, single ones; without splits the chunks above.
+  auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+  auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
+  auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+  auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+  auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
+  Value steps = splitSteps();
+  Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
+  Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
+  // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps, and
+  // the tail's steps (fewer than 2 G S) within 32 bits.
+  auto i64 = [&](Value x) { return arith::ExtUIOp::create(b, loc, b.getI64Type(), x).getResult(); };
+  Value fits = cmp(arith::CmpIPredicate::ult, arith::MulIOp::create(b, loc, i64(steps), i64(ctas)),
+                   arith::ConstantIntOp::create(b, loc, kSplitMaxStepsTimesCtas, 64));
+  Value on = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rest, i32(0)),
+                            cmp(arith::CmpIPredicate::uge, rounds, i32(1))),
+      arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::uge, steps, i32(kSplitMinSteps)), fits));
+  Value whole = sel(on, sub(rounds, i32(1)), rounds);
+  // The cut points c * T * S / G (T tail instances of S steps on G CTAs) in 32 bits: with T S =
+  // q G + r, that is c q + c r / G, and c r < G^2. A 64-bit division would be a call, and a call
+  // makes ptxas serialize every wgmma of the kernel (C7509).
+  Value tailSteps = mul(sub(total, mul(whole, ctas)), safeSteps);
+  Value perCta = div(tailSteps, ctas), spare = sub(tailSteps, mul(perCta, ctas));
+  auto cut = [&](Value c) { return add(mul(c, perCta), div(mul(c, spare), ctas)); };
+  Value next = add(cta, i32(1));
+  Value hasTail = cmp(arith::CmpIPredicate::ult, cta, rest);
+  Value s0 = sel(on, cut(cta), mul(cta, steps));
+  Value s1 = sel(on, cut(next), mul(next, steps));
+  Value first = sel(on, div(s0, safeSteps), cta);
+  Value last = div(sub(s1, i32(1)), safeSteps);
+  Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
+  split = {on, whole, first, s0, s1, steps};
+  return sel(on, add(whole, count), trips);
+}
+
+TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value turn) const {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  Instance item;
+  Value chunk = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, arith::ShRUIOp::create(b, loc, turn, shift), ctas), cta);
+  Value instance = arith::AddIOp::create(b, loc, arith::ShLIOp::create(b, loc, chunk, shift),
+                                         arith::AndIOp::create(b, loc, turn, shift));
+  if (split.on) {
+    // D whole rounds (or all of them when the launch does not split), then this CTA's tail pieces.
+    auto [on, rounds, first, s0, s1, steps] = split;
+    auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
+    auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
+    auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
+    Value whole = arith::OrIOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, turn, rounds),
+                                       arith::XOrIOp::create(b, loc, on, arith::ConstantIntOp::create(b, loc, 1, 1)));
+    Value tailIndex = arith::AddIOp::create(b, loc, first, sub(turn, rounds)); // of the tail instances
+    instance = sel(on, sel(whole, arith::AddIOp::create(b, loc, mul(turn, ctas), cta),
+                           arith::AddIOp::create(b, loc, mul(rounds, ctas), tailIndex)),
+                   instance);
+    Value at = mul(tailIndex, steps); // the instance's first step in the tail's numbering
+    Value lo = sel(whole, i32(0), arith::MaxSIOp::create(b, loc, sub(s0, at), i32(0)));
+    Value hi = sel(whole, steps, arith::MinSIOp::create(b, loc, sub(s1, at), steps));
+    // A piece that ends an instance uses this CTA's slot; one that begins it, the next CTA's.
+    Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lo, i32(0));
+    item.lo = lo;
+    item.hi = hi;
+    item.slot = sel(ends, cta, arith::AddIOp::create(b, loc, cta, i32(1)));
+  }
+  Value yz = arith::DivUIOp::create(b, loc, instance, grid[0]);
+  item.pids = {arith::RemUIOp::create(b, loc, instance, grid[0]).getResult(),
+               arith::RemUIOp::create(b, loc, yz, grid[1]).getResult(),
+               arith::DivUIOp::create(b, loc, yz, grid[1]).getResult()};
+  return item;
+}
+
+} // namespace flare::tgpu::lowering
