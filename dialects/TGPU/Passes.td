@@ -153,10 +153,13 @@ def ConvertTGPUMachineToNVVM : Pass<"convert-tgpu-machine-to-nvvm"> {
     that implements it: `tgpu.mbarrier_wait` to `nvvm.mbarrier.try_wait.parity` with a suspend-time
     hint, `tgpu.named_barrier_sync` to `nvvm.barrier` with an id and a thread count, ...; an
     `!tgpu.mbarrier` becomes its shared-memory address and a `!tgpu.tensormap` its kernel
-    parameter's address. Runs on the per-thread code convert-tgpu-to-nvvm produced, before the
-    gpu.module goes to LLVM.
+    parameter's address. The persistent tile loop's schedule (`tgpu.tile_schedule`, `tgpu.tile_split`,
+    `tgpu.tile_instance`) expands into its arithmetic, the per-CTA part at the schedule op (from the
+    launch's grid and block ids). Runs on the per-thread code convert-tgpu-to-nvvm produced, before
+    the gpu.module goes to LLVM.
   }];
-  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def ConvertTGPUToNVVM : Pass<"convert-tgpu-to-nvvm", "::mlir::ModuleOp"> {

@@ -83,6 +83,18 @@ def TGPU_TensorMapType : TGPU_Type<"TensorMap", "tensormap"> {
   }];
 }
 
+def TGPU_TileScheduleType : TGPU_Type<"TileSchedule", "tile_schedule"> {
+  let summary = "which program instances a persistent CTA runs, turn by turn";
+  let description = [{
+    `!tgpu.tile_schedule` (chunks of one or two instances) or `!tgpu.tile_schedule<split>` (stream-K:
+    whole instances, then pieces of their steps): the per-CTA values of a persistent kernel's
+    schedule, made by `tgpu.tile_schedule` (and `tgpu.tile_split`) and read by `tgpu.tile_instance`,
+    which tells what one turn runs. convert-tgpu-machine-to-nvvm expands both into the schedule's arithmetic.
+  }];
+  let parameters = (ins "bool":$split);
+  let hasCustomAssemblyFormat = 1;
+}
+
 def TGPU_MmaEngine : I32EnumAttr<"MmaEngine", "the tensor-core instruction a tile.dot runs on", [
     I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
     I32EnumAttrCase<"Wgmma", 1, "wgmma">]> {

@@ -12,6 +12,7 @@
 
 include "TGPUDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 class TGPU_MachineOp<string mnemonic, list<Trait> traits = []> : Op<TGPU_Dialect, mnemonic, traits>;
 
@@ -305,6 +306,77 @@ def TGPU_CpAsyncMBarrierArriveOp : TGPU_MachineOp<"cp_async_mbarrier_arrive"> {
   let assemblyFormat = "$barrier attr-dict";
 }
 
+
+//===----------------------------------------------------------------------===//
+// The persistent tile loop's schedule
+//===----------------------------------------------------------------------===//
+
+def TGPU_ChunkedTileSchedule : Type<
+    CPred<"::llvm::isa<::flare::tgpu::TileScheduleType>($_self) && "
+          "!::llvm::cast<::flare::tgpu::TileScheduleType>($_self).getSplit()">,
+    "chunked tile schedule (!tgpu.tile_schedule)">,
+  BuildableType<"::flare::tgpu::TileScheduleType::get($_builder.getContext(), false)">;
+def TGPU_SplitTileSchedule : Type<
+    CPred<"::llvm::isa<::flare::tgpu::TileScheduleType>($_self) && "
+          "::llvm::cast<::flare::tgpu::TileScheduleType>($_self).getSplit()">,
+    "split tile schedule (!tgpu.tile_schedule<split>)">,
+  BuildableType<"::flare::tgpu::TileScheduleType::get($_builder.getContext(), true)">;
+
+def TGPU_TileScheduleOp : TGPU_MachineOp<"tile_schedule", [Pure]> {
+  let summary = "the schedule of a persistent kernel's tile loop: this CTA's turns";
+  let description = [{
+    ```mlir
+    %schedule, %turns = tgpu.tile_schedule grid(%x, %y, %z) pairs
+    ```
+    A persistent kernel runs the N = x * y * z program instances of the grid (i32, the hidden
+    parameters its program ids index) on the G CTAs of its launch, in a loop of `%turns` turns;
+    `tgpu.tile_instance` says what each turn runs. CTA c takes chunks c, c + G, c + 2G, ... of
+    consecutive instances (x fastest): chunks of two with `pairs` when N >= 2G, else of one; an odd N
+    leaves the last chunk one instance short. The per-CTA values are computed here, once, before
+    the loop. convert-tgpu-machine-to-nvvm expands it (lib/Conversion/TGPUToNVVM/TileSchedule.h);
+    `tgpu-test-tile-schedule` checks that arithmetic on thousands of grids.
+  }];
+  let arguments = (ins I32:$grid_x, I32:$grid_y, I32:$grid_z, UnitAttr:$pairs);
+  let results = (outs TGPU_ChunkedTileSchedule:$schedule, I32:$turns);
+  let assemblyFormat = "`grid` `(` $grid_x `,` $grid_y `,` $grid_z `)` (`pairs` $pairs^)? attr-dict";
+}
+
+def TGPU_TileSplitOp : TGPU_MachineOp<"tile_split", [Pure]> {
+  let summary = "stream-K: a schedule whose last instances are cut into equal ranges of steps";
+  let description = [{
+    ```mlir
+    %split, %turns = tgpu.tile_split %schedule steps(%s)
+    ```
+    The schedule of a kernel with a tile.split_range of S steps per instance, from the chunked one
+    `%schedule`: the launch splits when N > G, N mod G != 0, S >= 16 and S G < 2^31
+    (flare::splitsLaunch, the host's rule): D = N / G - 1 rounds of whole instances (instance
+    turn * G + c), then the other instances' steps cut into G equal ranges, range c being CTA c's,
+    so that a range's first and last instances may be pieces (`tgpu.tile_instance` gives each turn's
+    piece and hand-over slot). Otherwise `%turns` and the instances are those of `%schedule`.
+  }];
+  let arguments = (ins TGPU_ChunkedTileSchedule:$input, I32:$steps);
+  let results = (outs TGPU_SplitTileSchedule:$schedule, I32:$turns);
+  let assemblyFormat = "$input `steps` `(` $steps `)` attr-dict";
+}
+
+def TGPU_TileInstanceOp : TGPU_MachineOp<"tile_instance",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "what one turn of a persistent CTA runs: an instance's program ids (and its piece)";
+  let description = [{
+    ```mlir
+    %x, %y, %z = tgpu.tile_instance %schedule[%turn] : !tgpu.tile_schedule
+    %x, %y, %z, %lo, %hi, %slot = tgpu.tile_instance %split[%turn] : !tgpu.tile_schedule<split>
+    ```
+    The program ids (i32) of the instance this CTA runs at turn `%turn` (0 <= turn < the turns of
+    `tgpu.tile_schedule` or `tgpu.tile_split`). With a split schedule also the turn's piece of that instance's steps,
+    [%lo, %hi), and its hand-over slot: a piece that ends an instance (lo > 0) hands its state over
+    through its own CTA's slot, and the piece that begins it (on the CTA before) takes it from
+    there; whole instances are [0, S).
+  }];
+  let arguments = (ins TGPU_TileScheduleType:$schedule, I32:$turn);
+  let results = (outs I32:$x, I32:$y, I32:$z, Variadic<I32>:$piece);
+  let assemblyFormat = "$schedule `[` $turn `]` attr-dict `:` qualified(type($schedule))";
+}
 
 //===----------------------------------------------------------------------===//
 // Roles and shared memory

@@ -139,3 +139,35 @@ func.func @ring(%smem: !llvm.ptr<3>, %at: i32, %stage: i32, %use: i32) {
   tgpu.ring_wait %empty, use %use of 3
   return
 }
+
+// The persistent tile loop's schedule: CTA c of G takes chunks c, c + G, ... of two instances (x
+// fastest) when there are at least 2G, else of one; turn t runs instance ((t >> s) * G + c) << s
+// plus (t & s), s = 1 for pairs. The split schedule's arithmetic (and the folded sequences the
+// schedule runs) are checked by tgpu-test-tile-schedule.mlir and tgpu-to-nvvm-split.mlir.
+// CHECK-LABEL: func.func @tile_schedule
+// CHECK-SAME: (%[[GX:[^:]*]]: i32, %[[GY:[^:]*]]: i32, %[[GZ:[^:]*]]: i32, %[[TURN:[^:]*]]: i32)
+// CHECK: %[[CTAS:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[CTA:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[XY:.*]] = arith.muli %[[GX]], %[[GY]] : i32
+// CHECK-NEXT: %[[TOTAL:.*]] = arith.muli %[[XY]], %[[GZ]] : i32
+// CHECK-NEXT: %[[TWOG:.*]] = arith.addi %[[CTAS]], %[[CTAS]] : i32
+// CHECK-NEXT: %[[PAIRS:.*]] = arith.cmpi uge, %[[TOTAL]], %[[TWOG]] : i32
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.extui %[[PAIRS]] : i1 to i32
+// CHECK: %[[CHUNKIDX:.*]] = arith.shrui %[[TURN]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[ROUND:.*]] = arith.muli %[[CHUNKIDX]], %[[CTAS]] : i32
+// CHECK-NEXT: %[[CHUNK:.*]] = arith.addi %[[ROUND]], %[[CTA]] : i32
+// CHECK-NEXT: %[[SECOND:.*]] = arith.andi %[[TURN]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.shli %[[CHUNK]], %[[SHIFT]] : i32
+// CHECK-NEXT: %[[INST:.*]] = arith.addi %[[FIRST]], %[[SECOND]] : i32
+// CHECK-NEXT: %[[YZ:.*]] = arith.divui %[[INST]], %[[GX]] : i32
+// CHECK-NEXT: %[[PX:.*]] = arith.remui %[[INST]], %[[GX]] : i32
+// CHECK-NEXT: %[[PY:.*]] = arith.remui %[[YZ]], %[[GY]] : i32
+// CHECK-NEXT: %[[PZ:.*]] = arith.divui %[[YZ]], %[[GY]] : i32
+// CHECK-NOT: tgpu.
+// CHECK: return %{{.*}}, %[[PX]], %[[PY]], %[[PZ]]
+func.func @tile_schedule(%gx: i32, %gy: i32, %gz: i32, %turn: i32) -> (i32, i32, i32, i32) {
+  %s, %turns = tgpu.tile_schedule grid(%gx, %gy, %gz) pairs
+  %x, %y, %z = tgpu.tile_instance %s[%turn] : !tgpu.tile_schedule
+  return %turns, %x, %y, %z : i32, i32, i32, i32
+}
+

@@ -13,7 +13,7 @@
 
 // Three stages of 16 KiB from byte 33792; barriers from 82944 (full) and 82968 (empty).
 // CHECK-LABEL: gpu.func @cross_instance(
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32  : i32 {
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32  : i32 {
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.if %{{[0-9]+}} {
 // CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[TURN]], %c0_i32 : i32

@@ -29,8 +29,8 @@
 // LATE-DAG: %[[MAP11:.*]] = tgpu.tensor_map %arg11 : !llvm.ptr
 // LATE-DAG: %[[MAP9:.*]] = tgpu.tensor_map %arg9 : !llvm.ptr
 // LATE: tgpu.warp_specialize({{.*}}) consumers(8 warps, 232 registers) producer(4 warps, 40 registers) {
-// LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// LATE: %[[PROW:[0-9]+]] = arith.muli %{{[0-9]+}}, %c128_i32 : i32
+// LATE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// LATE: %[[PROW:[0-9]+]] = arith.muli %{{[a-z_0-9]+}}, %c128_i32 : i32
 // LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
 // LATE: scf.for %[[KV:arg[0-9]+]] = %c0_i32 to %[[NB:[0-9]+]] step %c1_i32  : i32 {
 // LATE-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
@@ -59,22 +59,16 @@
 // LATEFB-NOT: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]]
 // LATEFB: tgpu.warp_exit
 // SINGLE-LABEL: gpu.func @persistent(
+// Single instances: the same schedule without `pairs` (its arithmetic: tgpu-machine-to-nvvm.mlir).
 // SINGLE: tgpu.named_barrier_arrive %c4_i32, %c384_i32
-// SINGLE-NEXT: %[[GX:.*]] = gpu.grid_dim x
-// SINGLE-NEXT: %[[CTAS:[0-9]+]] = arith.index_castui %[[GX]] : index to i32
-// SINGLE-NEXT: %[[BX:.*]] = gpu.block_id x
-// SINGLE-NEXT: %[[CTA:[0-9]+]] = arith.index_castui %[[BX]] : index to i32
-// SINGLE-NOT: arith.cmpi uge
-// SINGLE: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// SINGLE-NEXT: %[[ROUND:[0-9]+]] = arith.muli %[[PTURN]], %[[CTAS]] : i32
-// SINGLE-NEXT: %[[INST:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
-// SINGLE-NEXT: arith.remui %[[INST]], %arg5 : i32
+// SINGLE-NEXT: %[[PSCHED:[a-z_0-9]+]], %[[PTURNS:[a-z_0-9]+]] = tgpu.tile_schedule grid(%arg5, %arg6, %arg7){{$}}
+// SINGLE-NEXT: scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %[[PTURNS]] step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SINGLE-NEXT: %[[PX:[a-z_0-9]+]], %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tgpu.tile_instance %[[PSCHED]][%[[PTURN]]] : !tgpu.tile_schedule
+// SINGLE-NEXT: arith.muli %[[PX]], %c128_i32 : i32
 // SINGLE: tgpu.warp_exit
-// SINGLE-NOT: arith.cmpi uge, %{{[0-9]+}}, %{{[0-9]+}} : i32
-// SINGLE: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// SINGLE-NEXT: %[[CROUND:[0-9]+]] = arith.muli %[[TURN]], %{{[0-9]+}} : i32
-// SINGLE-NEXT: %[[CINST:[0-9]+]] = arith.addi %[[CROUND]], %{{[0-9]+}} : i32
-// SINGLE-NEXT: arith.remui %[[CINST]], %arg5 : i32
+// SINGLE: %[[SCHED:[a-z_0-9]+]], %[[TURNS:[a-z_0-9]+]] = tgpu.tile_schedule grid(%arg5, %arg6, %arg7){{$}}
+// SINGLE: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TURNS]] step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SINGLE-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tgpu.tile_instance %[[SCHED]][%[[TURN]]] : !tgpu.tile_schedule
 
 // CHECK-LABEL: gpu.func @persistent(
 // CHECK-SAME: %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: i32, %arg9: !llvm.ptr
@@ -91,22 +85,11 @@
 // CHECK-NEXT: tgpu.ring_barrier empty %{{[0-9a-z_]+}}[%c0_i32] : !tgpu.ring<1>
 // CHECK-NEXT: tgpu.mbarrier_init %{{[0-9]+}}, %c8_i32
 // CHECK: tgpu.named_barrier_arrive %c4_i32, %c384_i32
-// The schedule: instances = X * Y * Z; pairs when there are at least 2G of them.
-// CHECK: %[[CTAS:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
-// CHECK: %[[CTA:[0-9]+]] = arith.index_castui %{{.*}} : index to i32
-// CHECK: %[[XY:[0-9]+]] = arith.muli %arg5, %arg6 : i32
-// CHECK-NEXT: %[[TOTAL:[0-9]+]] = arith.muli %[[XY]], %arg7 : i32
-// CHECK-NEXT: %[[TWOG:[0-9]+]] = arith.addi %[[CTAS]], %[[CTAS]] : i32
-// CHECK-NEXT: %[[PAIRS:[0-9]+]] = arith.cmpi uge, %[[TOTAL]], %[[TWOG]] : i32
-// CHECK-NEXT: %[[SHIFT:[0-9]+]] = arith.extui %[[PAIRS]] : i1 to i32
-// CHECK: %[[PTILES:[0-9]+]] = scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
-// CHECK-NEXT: %[[CHUNKIDX:[0-9]+]] = arith.shrui %[[PTURN]], %[[SHIFT]] : i32
-// CHECK-NEXT: %[[ROUND:[0-9]+]] = arith.muli %[[CHUNKIDX]], %[[CTAS]] : i32
-// CHECK-NEXT: %[[CHUNK:[0-9]+]] = arith.addi %[[ROUND]], %[[CTA]] : i32
-// CHECK-NEXT: %[[SECOND:[0-9]+]] = arith.andi %[[PTURN]], %[[SHIFT]] : i32
-// CHECK-NEXT: %[[FIRST:[0-9]+]] = arith.shli %[[CHUNK]], %[[SHIFT]] : i32
-// CHECK-NEXT: %[[INST:[0-9]+]] = arith.addi %[[FIRST]], %[[SECOND]] : i32
-// CHECK-NEXT: %[[PX:[0-9]+]] = arith.remui %[[INST]], %arg5 : i32
+// The schedule of the instances of the grid (%arg5, %arg6, %arg7) in chunks of two (its arithmetic:
+// tgpu-machine-to-nvvm.mlir), walked by the producer as by the consumers.
+// CHECK: %[[PSCHED:[a-z_0-9]+]], %[[PTURNS:[a-z_0-9]+]] = tgpu.tile_schedule grid(%arg5, %arg6, %arg7) pairs{{$}}
+// CHECK-NEXT: %[[PTILES:[0-9]+]] = scf.for %[[PTURN:arg[0-9]+]] = %c0_i32 to %[[PTURNS]] step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// CHECK-NEXT: %[[PX:[a-z_0-9]+]], %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tgpu.tile_instance %[[PSCHED]][%[[PTURN]]] : !tgpu.tile_schedule
 // CHECK-NEXT: %[[PROW:[0-9]+]] = arith.muli %[[PX]], %c128_i32 : i32
 // The operand's copy: after the consumers released the previous instance's (turn - 1 >= 0).
 // CHECK: %[[PREV:[0-9]+]] = arith.subi %[[PTURN]], %c1_i32 : i32
@@ -127,7 +110,7 @@
 // CHECK-NEXT: scf.if %[[SECONDWG]] {
 // CHECK-NEXT: tgpu.named_barrier_arrive %c1_i32, %c256_i32
 // CHECK-NEXT: }
-// CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
+// CHECK-NEXT: %{{[0-9]+}} = scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32 iter_args(%[[RING:arg[0-9]+]] = %c0_i32) -> (i32)  : i32 {
 // CHECK: llvm.inline_asm has_side_effects "mov.u32 $0, 0;", "=r"  : () -> i32
 // No copy of theirs when the maps encoded; the operand arrives on its one-stage ring, ring index =
 // their turn.
@@ -238,7 +221,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK: tgpu.mbarrier_arrive_expect_tx %[[FULL0]], %c16384_i32
 // CHECK: tgpu.tma_load %{{[0-9]+}}, %[[MAP9]][%c0_i32, %{{[0-9]+}}], %[[FULL0]]
 // CHECK: gpu.barrier
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:[0-9]+]] step %c1_i32  : i32 {
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TRIPS:turns[_0-9]*]] step %c1_i32  : i32 {
 // CHECK: %[[RING:[0-9]+]] = tgpu.ring %{{[0-9]+}}[%c16384_i32] : !llvm.ptr<3> -> !tgpu.ring<1>
 // CHECK-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
 // CHECK: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[RING]][%c0_i32] : !tgpu.ring<1>
@@ -247,7 +230,7 @@ func.func @persistent(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf
 // CHECK-NEXT: %[[T0:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c0_i32 : i32
 // CHECK-NEXT: %[[KEEP:[0-9]+]] = arith.andi %[[T0]], %[[HASNEXT]] : i1
 // CHECK-NEXT: scf.if %[[KEEP]] {
-// CHECK: arith.remui
+// CHECK: tgpu.tile_instance %{{[a-z_0-9]+}}[%[[NEXT]]] : !tgpu.tile_schedule
 // CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} : i32, !llvm.ptr<3>
 // CHECK: llvm.store %c0_i32, %{{[0-9]+}} : i32, !llvm.ptr<3>
 // CHECK-NEXT: }

@@ -21,7 +21,7 @@
 
 // CHECK-LABEL: gpu.func @persistent(
 // CHECK: tgpu.warp_exit
-// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// CHECK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // The operand's barriers (`full`, then `empty`: a one-stage ring), and its wait as ring index = the turn.
 // CHECK: %[[RING:[0-9]+]] = tgpu.ring %[[BASE:[0-9]+]][%{{.*}}] : !llvm.ptr<3> -> !tgpu.ring<1>
 // CHECK-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
@@ -64,7 +64,7 @@
 
 // SMEM-LABEL: gpu.func @persistent(
 // SMEM: tgpu.warp_exit
-// SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// SMEM: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // SMEM: %[[RING:[0-9]+]] = tgpu.ring %[[BASE:[0-9]+]][%{{.*}}] : !llvm.ptr<3> -> !tgpu.ring<1>
 // SMEM-NEXT: %[[FULL:[0-9]+]] = tgpu.ring_barrier full %[[RING]][%c0_i32] : !tgpu.ring<1>
 // SMEM-NEXT: %[[EMPTY:[0-9]+]] = tgpu.ring_barrier empty %[[RING]][%c0_i32] : !tgpu.ring<1>
@@ -91,7 +91,7 @@
 // FALLBACK-NOT: nvvm.bar.warp.sync
 // FALLBACK: tgpu.warp_exit
 // FALLBACK-NOT: nvvm.bar.warp.sync
-// FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{[0-9]+}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
+// FALLBACK: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %{{turns[_0-9]*}} step %c1_i32 iter_args(%{{arg[0-9]+}} = %c0_i32) -> (i32)  : i32 {
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
 // FALLBACK: tgpu.ring_wait %{{[0-9]+}}, use %[[TURN]] of 1
 // FALLBACK-NOT: llvm.load %{{[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>

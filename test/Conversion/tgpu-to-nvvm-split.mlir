@@ -7,19 +7,28 @@
 // barrier, then thread 0 releases the flag (fence.acq_rel.gpu, flag = 1). tile.split_load: thread 0
 // waits for the flag with acquire loads (trapping after 2^30 polls) and clears it, a barrier, then
 // every thread loads its registers back.
+// The schedule is tgpu.tile_split of the chunked tgpu.tile_schedule (steps: the split range's); its
+// arithmetic after convert-tgpu-machine-to-nvvm (LOWERED): no 64-bit division.
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
+// RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --convert-tgpu-machine-to-nvvm --cse --canonicalize | FileCheck %s --check-prefix=LOWERED
 
 // CHECK-LABEL: gpu.func @pieces(
 // CHECK-SAME: %arg0: !llvm.ptr<1>, %arg1: i32, %arg2: i32, %arg3: i32, %arg4: i32, %[[WS:arg5]]: !llvm.ptr<1>)
 // CHECK-SAME: tgpu.persistent
 // CHECK-SAME: tgpu.split_slot_bytes = 16384 : i32
 // CHECK-SAME: tgpu.user_args = 2 : i32
-// CHECK-NOT: arith.divui %{{.*}} : i64
-// CHECK: %[[SG:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
-// CHECK-NEXT: arith.cmpi ult, %[[SG]], %c2147483648_i64 : i64
-// CHECK-NEXT: arith.cmpi uge, %{{.*}}, %c16_i32 : i32
-// CHECK-NOT: arith.divui %{{.*}} : i64
-// CHECK: scf.for
+// CHECK: %[[CHUNKED:[a-z_0-9]+]], %{{[a-z_0-9]+}} = tgpu.tile_schedule grid(%arg2, %arg3, %arg4) pairs{{$}}
+// CHECK: %[[SPLIT:[a-z_0-9]+]], %[[TURNS:[a-z_0-9]+]] = tgpu.tile_split %[[CHUNKED]] steps(%{{[0-9]+}})
+// CHECK-NEXT: scf.for %[[TURN:arg[0-9]+]] = %c0_i32 to %[[TURNS]]
+// CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}:3 = tgpu.tile_instance %[[SPLIT]][%[[TURN]]] : !tgpu.tile_schedule<split>
+// LOWERED-LABEL: gpu.func @pieces(
+// LOWERED-NOT: arith.divui %{{.*}} : i64
+// LOWERED: %[[SG:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
+// LOWERED-NEXT: arith.cmpi ult, %[[SG]], %c2147483648_i64 : i64
+// LOWERED-NEXT: arith.cmpi uge, %{{.*}}, %c16_i32 : i32
+// LOWERED-NOT: arith.divui %{{.*}} : i64
+// LOWERED: scf.for
+// LOWERED-NOT: tgpu.tile_
 // The piece that ends an instance: 32 registers a thread, then the release.
 // CHECK: scf.if
 // CHECK-COUNT-32: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>

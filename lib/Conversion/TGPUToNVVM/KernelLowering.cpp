@@ -48,7 +48,7 @@ void KernelLowering::inInstanceScope(Value turn, llvm::function_ref<void()> body
   swapScalarScope(instanceScope);
   TileSchedule::Instance saved = instance;
   Location savedLoc = loc;
-  instance = tileSchedule.instance(b, loc, turn);
+  instance = instanceAt(turn);
   body();
   instance = saved;
   loc = savedLoc;

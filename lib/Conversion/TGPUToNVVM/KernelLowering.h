@@ -467,8 +467,7 @@ private:
 
   // --- Persistent kernels (#tile.schedule<persistent = true>, TGPUToNVVM.cpp) ---------------------------------------
   /// The body runs in a loop over the program instances of the grid given in hidden parameters, in
-  /// the order of the kernel's TileSchedule (TileSchedule.h: chunks of two instances, or stream-K
-  /// pieces). The consumers and the producer warpgroup walk the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
+  /// the order of a tgpu.tile_schedule (chunks of two instances, or stream-K pieces; TileSchedule.h). The consumers and the producer warpgroup walk the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
   /// on from one instance to the next, so that the producer copies the next instance's first blocks
   /// while the consumers finish this one; everything else the body sets up is set up per instance.
   bool persistent = false;
@@ -481,8 +480,11 @@ private:
   // #tile.schedule<invariant_a_in_registers = true>: TMA-copied A operands of the loops' dots (Q) read into register
   // fragments once per instance (registerAOperands), released then where the producer copies them
   bool invariantAInRegisters = false;
-  TileSchedule tileSchedule;         // its grid (i32 hidden parameters), pairs, and per-CTA values
+  std::array<Value, 3> instanceGrid; // i32 hidden parameters: the grid the body's program ids index
+  Value tileSchedule;                // the !tgpu.tile_schedule of the tile loop being built
   TileSchedule::Instance instance;   // the instance being run: the body's program ids (and piece)
+  /// What `turn` of tileSchedule runs (a tgpu.tile_instance).
+  TileSchedule::Instance instanceAt(Value turn);
   scf::ForOp tileLoop;               // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread

@@ -6,10 +6,13 @@
 // it is.
 //
 //===----------------------------------------------------------------------===//
+#include "TileSchedule.h"
+
 #include "flare/Dialect/TGPU/Passes.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -301,7 +304,11 @@ struct ConvertTGPUMachineToNVVMPass
     : public flare::tgpu::impl::ConvertTGPUMachineToNVVMBase<ConvertTGPUMachineToNVVMPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // The persistent tile loop's schedule: its arithmetic (TileSchedule.h).
+    if (failed(lowering::expandTileSchedules(getOperation())))
+      return signalPassFailure();
     ConversionTarget target(*ctx);
+    target.addIllegalOp<TileScheduleOp, TileInstanceOp>();
     target.addIllegalOp<RingBarrierOp, RingWaitOp, MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp,
                         MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,

@@ -14,21 +14,32 @@
 namespace flare::tgpu::lowering {
 
 scf::ForOp KernelLowering::beginTileLoop() {
-  auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
-  Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-  Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
-  Value trips;
-  if (splitRange)
-    trips = tileSchedule.begin(b, loc, ctas, cta, [&] {
-      produceValue(splitRange.getSteps());
-      return scalars.lookup(splitRange.getSteps());
-    });
-  else
-    trips = tileSchedule.begin(b, loc, ctas, cta);
-  auto loop = scf::ForOp::create(b, loc, i32(0), trips, i32(1), ValueRange{i32(0)});
+  auto schedule = TileScheduleOp::create(b, loc, instanceGrid[0], instanceGrid[1], instanceGrid[2],
+                                         tile::getSchedule(func).getPairInstances());
+  tileSchedule = schedule.getSchedule();
+  Value turns = schedule.getTurns();
+  if (splitRange) {
+    produceValue(splitRange.getSteps());
+    auto split = TileSplitOp::create(b, loc, tileSchedule, scalars.lookup(splitRange.getSteps()));
+    tileSchedule = split.getSchedule();
+    turns = split.getTurns();
+  }
+  auto loop = scf::ForOp::create(b, loc, i32(0), turns, i32(1), ValueRange{i32(0)});
   enterLoopBody(loop);
-  instance = tileSchedule.instance(b, loc, loop.getInductionVar());
+  instance = instanceAt(loop.getInductionVar());
   return loop;
+}
+
+TileSchedule::Instance KernelLowering::instanceAt(Value turn) {
+  auto op = TileInstanceOp::create(b, loc, tileSchedule, turn);
+  TileSchedule::Instance item;
+  item.pids = {op.getX(), op.getY(), op.getZ()};
+  if (!op.getPiece().empty()) {
+    item.lo = op.getPiece()[0];
+    item.hi = op.getPiece()[1];
+    item.slot = op.getPiece()[2];
+  }
+  return item;
 }
 
 LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, bool store) {
@@ -38,10 +49,11 @@ LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, b
   const int64_t threads = numWarps * kWarpSize;
   Type f32 = b.getF32Type(), i32Type = b.getI32Type();
   // Slots of splitSlotRegs * threads floats, then one i32 flag per CTA.
+  Value ctas = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   Value slotFloats = i32(splitSlotRegs * threads);
   Value flagPtr = LLVM::GEPOp::create(
       b, loc, globalPtr, i32Type, splitWorkspace,
-      ValueRange{arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tileSchedule.ctas, slotFloats),
+      ValueRange{arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ctas, slotFloats),
                                        instance.slot)});
   Value flag = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), flagPtr);
   Value slot = arith::MulIOp::create(b, loc, instance.slot, slotFloats);

@@ -112,14 +112,13 @@ LogicalResult KernelLowering::run() {
   }
   uniformWarpgroup = schedule.getUniformWarpgroup();
   persistent = schedule.getPersistent();
-  tileSchedule.pairs = schedule.getPairInstances();
   operandsAfterFirstStage = schedule.getOperandsAfterFirstStage();
   prefetchNextInstance = schedule.getPrefetchNextInstance();
   invariantAInRegisters = persistent && wgmma && !tmaFallback && schedule.getInvariantAInRegisters();
   if (persistent) {
     // The grid the body's program ids index: hidden parameters right after the kernel's own.
     for (unsigned d = 0; d < kPersistentGridParams; ++d)
-      if (!(tileSchedule.grid[d] = params.append(b.getI32Type())))
+      if (!(instanceGrid[d] = params.append(b.getI32Type())))
         return emitError(func.getLoc()) << "internal error: could not add the grid parameters to kernel '"
                                         << func.getName() << "'";
     gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
@@ -249,7 +248,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerSplitState(op, load.getResults(), /*store=*/false);
   if (auto np = dyn_cast<tile::NumProgramsOp>(op)) {
     if (persistent) {
-      scalars.map(np.getResult(), tileSchedule.grid[static_cast<int>(np.getAxis())]);
+      scalars.map(np.getResult(), instanceGrid[static_cast<int>(np.getAxis())]);
       return success();
     }
     Value n = gpu::GridDimOp::create(b, loc, static_cast<gpu::Dimension>(np.getAxis()));

@@ -83,8 +83,9 @@ Schedule foldSchedule(MLIRContext *ctx, int64_t instances, int64_t ctas, bool pa
     // The grid as x = instances, y = z = 1: the order is over the flattened instance index.
     schedule.grid = {f.constant(instances), f.constant(1), f.constant(1)};
     schedule.pairs = pairs;
-    Value turns = steps > 0 ? schedule.begin(f.b, f.loc, f.constant(ctas), f.constant(c), [&] { return f.constant(steps); })
-                            : schedule.begin(f.b, f.loc, f.constant(ctas), f.constant(c));
+    Value turns = schedule.begin(f.b, f.loc, f.constant(ctas), f.constant(c));
+    if (steps > 0)
+      turns = schedule.beginSplit(f.b, f.loc, f.constant(steps), turns);
     std::optional<int64_t> n = f.valueOf(turns);
     if (!n || *n < 0 || *n > instances * 2) {
       out.error = "CTA " + std::to_string(c) + ": the number of turns does not fold to a count";

@@ -6,12 +6,13 @@
 #include "TileSchedule.h"
 
 #include "flare/Compiler/Compiler.h"
+#include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace flare::tgpu::lowering {
 
-Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value ctaValue,
-                          llvm::function_ref<Value()> splitSteps) {
+Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value ctaValue) {
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
   ctas = ctasValue;
@@ -34,17 +35,19 @@ Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value cta
   Value isShort = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, has, odd),
       cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
-  Value trips = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
-                                      arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
-  if (!splitSteps)
-    return trips;
-  // Stream-K: instances in x-fastest order, single ones; without splits the chunks above.
+  return arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
+                               arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+}
+
+Value TileSchedule::beginSplit(OpBuilder &b, Location loc, Value steps, Value trips) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
+  // Stream-K: instances in x-fastest order, single ones; without splits the chunks of begin.
   auto sel = [&](Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y).getResult(); };
   auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
   auto sub = [&](Value x, Value y) { return arith::SubIOp::create(b, loc, x, y).getResult(); };
   auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, loc, x, y).getResult(); };
   auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y).getResult(); };
-  Value steps = splitSteps();
   Value safeSteps = arith::MaxUIOp::create(b, loc, steps, i32(1));
   Value rounds = div(total, ctas), rest = sub(total, mul(rounds, ctas));
   // flare::splitsLaunch, on the device: a remainder, at least one whole round, enough steps, and
@@ -108,6 +111,62 @@ TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value 
                arith::RemUIOp::create(b, loc, yz, grid[1]).getResult(),
                arith::DivUIOp::create(b, loc, yz, grid[1]).getResult()};
   return item;
+}
+
+LogicalResult expandTileSchedules(Operation *root) {
+  DenseMap<Value, TileSchedule> schedules;
+  WalkResult made = root->walk([&](Operation *any) {
+    if (auto split = dyn_cast<TileSplitOp>(any)) {
+      auto it = schedules.find(split.getInput());
+      if (it == schedules.end()) {
+        split.emitOpError("splits a schedule that no tgpu.tile_schedule made");
+        return WalkResult::interrupt();
+      }
+      OpBuilder b(split);
+      TileSchedule schedule = it->second;
+      schedule.turns = schedule.beginSplit(b, split.getLoc(), split.getSteps(), schedule.turns);
+      split.getTurns().replaceAllUsesWith(schedule.turns);
+      schedules[split.getSchedule()] = schedule;
+      return WalkResult::advance();
+    }
+    auto op = dyn_cast<TileScheduleOp>(any);
+    if (!op)
+      return WalkResult::advance();
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto asI32 = [&](Value index) { return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index).getResult(); };
+    Value ctas = asI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    Value cta = asI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+    TileSchedule schedule;
+    schedule.grid = {op.getGridX(), op.getGridY(), op.getGridZ()};
+    schedule.pairs = op.getPairs();
+    schedule.turns = schedule.begin(b, loc, ctas, cta);
+    op.getTurns().replaceAllUsesWith(schedule.turns);
+    schedules[op.getSchedule()] = schedule;
+    return WalkResult::advance();
+  });
+  if (made.wasInterrupted())
+    return failure();
+  WalkResult result = root->walk([&](TileInstanceOp op) {
+    auto it = schedules.find(op.getSchedule());
+    if (it == schedules.end()) {
+      op.emitOpError("reads a schedule that no tgpu.tile_schedule made");
+      return WalkResult::interrupt();
+    }
+    OpBuilder b(op);
+    TileSchedule::Instance item = it->second.instance(b, op.getLoc(), op.getTurn());
+    SmallVector<Value> values(item.pids.begin(), item.pids.end());
+    if (item.lo)
+      values.append({item.lo, item.hi, item.slot});
+    op->replaceAllUsesWith(values);
+    op->erase();
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  root->walk([](TileSplitOp op) { op->erase(); });
+  root->walk([](TileScheduleOp op) { op->erase(); });
+  return success();
 }
 
 } // namespace flare::tgpu::lowering

@@ -18,9 +18,11 @@
 //                (lo > 0) hands its state over through slot c, its CTA's, and the piece that begins
 //                it (on CTA c - 1) takes it from there: the piece's slot is c when lo > 0, else c + 1.
 //
-// The schedule is scalar IR, built where the lowering asks for it: `begin` before the tile loop (per
-// CTA: the turns it takes and the values every turn reads), `instance` per turn. The consumers and a
-// producer warpgroup build the same sequence. `tgpu-test-tile-schedule` folds it for constant grids
+// convert-tgpu-to-nvvm emits the schedule as ops, `tgpu.tile_schedule` before the tile loop (per CTA:
+// the turns it takes and the values every turn reads), `tgpu.tile_split` after it for a split range
+// (the stream-K cut points) and `tgpu.tile_instance` per turn (the consumers', a producer
+// warpgroup's and the prefetch of the next instance's); the scalar IR here is what
+// convert-tgpu-machine-to-nvvm expands them into (expandTileSchedules): `begin`, `beginSplit`, `instance`. `tgpu-test-tile-schedule` folds it for constant grids
 // and checks that every instance (and every step of a split one) is run exactly once.
 //
 //===----------------------------------------------------------------------===//
@@ -28,7 +30,6 @@
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_TILESCHEDULE_H
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <array>
 
@@ -42,6 +43,7 @@ struct TileSchedule {
 
   // --- Per CTA (begin) ------------------------------------------------------------------------------
   Value ctas, cta, total, shift; // i32: CTAs of the launch, this one, instances, log2 of the chunk size
+  Value turns;                   // i32: the turns this CTA takes (as begin or beginSplit returned)
   struct {
     Value on;                           // i1: this launch splits (null: no split range)
     Value rounds, first, s0, s1, steps; // i32: D, this CTA's first tail instance, its cut points, S
@@ -55,11 +57,19 @@ struct TileSchedule {
   };
 
   /// Emits the per-CTA values for CTA `cta` of `ctas` (i32) and returns the turns it takes (i32).
-  /// `splitSteps`, when given (a split range), emits the steps S of each instance where it is needed.
-  Value begin(OpBuilder &b, Location loc, Value ctas, Value cta, llvm::function_ref<Value()> splitSteps = nullptr);
+  Value begin(OpBuilder &b, Location loc, Value ctas, Value cta);
+  /// After begin, with a split range of `steps` (i32) steps per instance: emits the stream-K cut
+  /// points and returns the turns (i32) in place of begin's `trips`, which stand where the launch
+  /// does not split.
+  Value beginSplit(OpBuilder &b, Location loc, Value steps, Value trips);
   /// Emits what turn `turn` (i32, 0 <= turn < the turns begin returned) of this CTA runs.
   Instance instance(OpBuilder &b, Location loc, Value turn) const;
 };
+
+/// Expands every tgpu.tile_schedule under `root` into its per-CTA values (at the op, from the
+/// launch's grid and block ids) and every tgpu.tile_instance into one turn's (convert-tgpu-machine-to-nvvm).
+/// Fails, with the error at the op, on an instance of a schedule no tgpu.tile_schedule made.
+LogicalResult expandTileSchedules(Operation *root);
 
 } // namespace flare::tgpu::lowering
 

@@ -334,3 +334,42 @@ func.func @ring_without_stages(%smem: !llvm.ptr<3>, %at: i32) {
   %r = tgpu.ring %smem[%at] : !llvm.ptr<3> -> !tgpu.ring<0>
   return
 }
+
+// -----
+
+// The persistent tile loop's schedule: chunked, then split (stream-K) by the steps of a split range.
+// CHECK-LABEL: func.func @tile_schedule
+// CHECK-NEXT: %[[S:.*]], %[[T:.*]] = tgpu.tile_schedule grid(%arg0, %arg1, %arg2) pairs{{$}}
+// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}} = tgpu.tile_instance %[[S]][%arg3] : !tgpu.tile_schedule
+// CHECK-NEXT: %[[SS:.*]], %{{.*}} = tgpu.tile_split %[[S]] steps(%arg4)
+// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}:3 = tgpu.tile_instance %[[SS]][%arg3] : !tgpu.tile_schedule<split>
+// CHECK-NEXT: %{{.*}}, %{{.*}} = tgpu.tile_schedule grid(%arg0, %arg1, %arg2){{$}}
+func.func @tile_schedule(%x: i32, %y: i32, %z: i32, %turn: i32, %steps: i32) -> (i32, i32, i32, i32) {
+  %s, %turns = tgpu.tile_schedule grid(%x, %y, %z) pairs
+  %px, %py, %pz = tgpu.tile_instance %s[%turn] : !tgpu.tile_schedule
+  %ss, %sturns = tgpu.tile_split %s steps(%steps)
+  %qx, %qy, %qz, %lo, %hi, %slot = tgpu.tile_instance %ss[%turn] : !tgpu.tile_schedule<split>
+  %single, %sturns1 = tgpu.tile_schedule grid(%x, %y, %z)
+  return %turns, %sturns, %px, %lo : i32, i32, i32, i32
+}
+
+// -----
+
+func.func @split_twice(%x: i32, %steps: i32) {
+  %s, %turns = tgpu.tile_schedule grid(%x, %x, %x) pairs
+  %ss, %sturns = tgpu.tile_split %s steps(%steps)
+  // expected-error @+1 {{operand #0 must be chunked tile schedule (!tgpu.tile_schedule), but got '!tgpu.tile_schedule<split>'}}
+  %sss, %ssturns = "tgpu.tile_split"(%ss, %steps) : (!tgpu.tile_schedule<split>, i32) -> (!tgpu.tile_schedule<split>, i32)
+  return
+}
+
+// -----
+
+func.func @instance_without_piece(%x: i32, %steps: i32, %turn: i32) {
+  %s, %turns = tgpu.tile_schedule grid(%x, %x, %x) pairs
+  %ss, %sturns = tgpu.tile_split %s steps(%steps)
+  // expected-error @+2 {{'tgpu.tile_instance' op inferred type(s) 'i32', 'i32', 'i32', 'i32', 'i32', 'i32' are incompatible with return type(s) of operation 'i32', 'i32', 'i32'}}
+  // expected-error @+1 {{'tgpu.tile_instance' op failed to infer returned types}}
+  %a, %b, %c = "tgpu.tile_instance"(%ss, %turn) : (!tgpu.tile_schedule<split>, i32) -> (i32, i32, i32)
+  return
+}

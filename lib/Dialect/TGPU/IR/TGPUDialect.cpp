@@ -309,6 +309,33 @@ LogicalResult RingType::verify(llvm::function_ref<InFlightDiagnostic()> emitErro
   return success();
 }
 
+// `!tgpu.tile_schedule` or `!tgpu.tile_schedule<split>`.
+Type TileScheduleType::parse(AsmParser &parser) {
+  bool split = false;
+  if (succeeded(parser.parseOptionalLess())) {
+    if (parser.parseKeyword("split") || parser.parseGreater())
+      return {};
+    split = true;
+  }
+  return TileScheduleType::get(parser.getContext(), split);
+}
+
+void TileScheduleType::print(AsmPrinter &printer) const {
+  if (getSplit())
+    printer << "<split>";
+}
+
+LogicalResult TileInstanceOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location>, ValueRange operands,
+                                               DictionaryAttr, OpaqueProperties, RegionRange,
+                                               SmallVectorImpl<Type> &types) {
+  auto schedule = operands.empty() ? TileScheduleType() : dyn_cast<TileScheduleType>(operands[0].getType());
+  if (!schedule)
+    return failure();
+  // The program ids, then with a split schedule the piece's lo, hi and slot.
+  types.assign(schedule.getSplit() ? 6 : 3, IntegerType::get(ctx, 32));
+  return success();
+}
+
 LogicalResult TmaLoadOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaStoreOp::verify() { return verifyTmaCoords(*this, getCoords()); }
 LogicalResult TmaReduceAddOp::verify() { return verifyTmaCoords(*this, getCoords()); }
