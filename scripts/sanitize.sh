@@ -20,7 +20,7 @@ export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:${UBSAN_OPTIONS:-}
 # creates ops inside the arguments of other ops' create calls, and clang evaluates them in the other
 # order, so a clang-built compiler emits the same IR with some lines swapped. They still run here
 # (sanitizer reports in them count); lit reports them as XFAIL, and as a failure once they pass.
-export LIT_XFAIL="Conversion/atomic-add.mlir;Conversion/attn-to-tile-overlap.mlir;Conversion/attn-to-tile.mlir;\
+export LIT_XFAIL="Conversion/atomic-add.mlir;Conversion/attn-to-tile.mlir;\
 Conversion/tgpu-to-nvvm-persistent.mlir;Conversion/tgpu-to-nvvm-split.mlir;Conversion/tgpu-to-nvvm.mlir"
 
 status=0
