@@ -467,9 +467,11 @@ private:
 
   // --- Persistent kernels (#tile.schedule<persistent = true>, TGPUToNVVM.cpp) ---------------------------------------
   /// The body runs in a loop over the program instances of the grid given in hidden parameters, in
-  /// the order of a tgpu.tile_schedule (chunks of two instances, or stream-K pieces; TileSchedule.h). The consumers and the producer warpgroup walk the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring index
-  /// on from one instance to the next, so that the producer copies the next instance's first blocks
-  /// while the consumers finish this one; everything else the body sets up is set up per instance.
+  /// the order of a tgpu.tile_schedule (chunks of two instances, or stream-K pieces; TileSchedule.h).
+  /// The consumers and the producer warpgroup walk the same sequence. The kernel's first ring
+  /// (initialised once by the producer) numbers its ring index on from one instance to the next, so
+  /// that the producer copies the next instance's first blocks while the consumers finish this one;
+  /// everything else the body sets up is set up per instance.
   bool persistent = false;
   // #tile.schedule<operands_after_first_stage = true>: the producer copies an instance's operands read before its loops
   // after the first stage of its first loop

@@ -154,8 +154,10 @@ std::string check(const Schedule &s, int64_t instances, int64_t ctas, int64_t st
       return "instance " + std::to_string(i) + ": its pieces end at step " + std::to_string(at);
     if (list.size() > 2)
       return "instance " + std::to_string(i) + " is cut into " + std::to_string(list.size()) + " pieces";
-    if (list.size() == 2 &&
-        (list[1].first != list[0].first + 1 || list[0].second.slot != list[1].first || list[1].second.slot != list[1].first))
+    // The beginning piece on CTA c, the ending one on c + 1, both with slot c + 1.
+    const auto &[first, begins] = list.front();
+    const auto &[second, ends] = list.back();
+    if (list.size() == 2 && (second != first + 1 || begins.slot != second || ends.slot != second))
       return "instance " + std::to_string(i) + ": its two pieces do not hand over through one slot";
   }
   return "";

@@ -28,7 +28,8 @@ Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value cta
   Value has = cmp(arith::CmpIPredicate::ult, cta, chunks);
   Value lastOfAll = arith::SubIOp::create(b, loc, chunks, i32(1));
   Value later = arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, lastOfAll, cta), ctas);
-  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0)); // chunks of this CTA
+  // The chunks of this CTA.
+  Value mine = arith::SelectOp::create(b, loc, has, arith::AddIOp::create(b, loc, later, i32(1)), i32(0));
   // An odd total leaves the last chunk one instance short.
   Value lastChunk = arith::AddIOp::create(b, loc, cta, arith::MulIOp::create(b, loc, later, ctas));
   Value odd = cmp(arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, total, shift), i32(0));

@@ -22,8 +22,9 @@
 // the turns it takes and the values every turn reads), `tgpu.tile_split` after it for a split range
 // (the stream-K cut points) and `tgpu.tile_instance` per turn (the consumers', a producer
 // warpgroup's and the prefetch of the next instance's); the scalar IR here is what
-// convert-tgpu-machine-to-nvvm expands them into (expandTileSchedules): `begin`, `beginSplit`, `instance`. `tgpu-test-tile-schedule` folds it for constant grids
-// and checks that every instance (and every step of a split one) is run exactly once.
+// convert-tgpu-machine-to-nvvm expands them into (expandTileSchedules): `begin`, `beginSplit`,
+// `instance`. `tgpu-test-tile-schedule` folds it for constant grids and checks that every instance
+// (and every step of a split one) is run exactly once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_TILESCHEDULE_H
