@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: set up, build, then run every test (GoogleTest units, GPU tests, lit/FileCheck),
-# then check the installed library as a user sees it (scripts/check-install.sh) and that README.md's code
-# compiles against it (scripts/check-readme.sh). GPU tests skip, saying why, on a machine without a GPU.
+# The test command: set up, build, then run every test (GoogleTest units, GPU tests, lit/FileCheck,
+# the pass audit of scripts/pass-audit.sh), then check the installed library as a user sees it
+# (scripts/check-install.sh) and that README.md's code compiles against it (scripts/check-readme.sh).
+# GPU tests skip, saying why, on a machine without a GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FLARE_BUILD_DIR:-$root/build}
