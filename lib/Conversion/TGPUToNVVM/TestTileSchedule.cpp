@@ -85,7 +85,7 @@ Schedule foldSchedule(MLIRContext *ctx, int64_t instances, int64_t ctas, bool pa
     schedule.pairs = pairs;
     Value turns = schedule.begin(f.b, f.loc, f.constant(ctas), f.constant(c));
     if (steps > 0)
-      turns = schedule.beginSplit(f.b, f.loc, f.constant(steps), turns);
+      turns = schedule.beginSplit(f.b, f.loc, f.constant(steps));
     std::optional<int64_t> n = f.valueOf(turns);
     if (!n || *n < 0 || *n > instances * 2) {
       out.error = "CTA " + std::to_string(c) + ": the number of turns does not fold to a count";

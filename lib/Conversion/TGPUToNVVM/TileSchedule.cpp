@@ -36,11 +36,12 @@ Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value cta
   Value isShort = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, has, odd),
       cmp(arith::CmpIPredicate::eq, lastChunk, lastOfAll));
-  return arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
-                               arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+  turns = arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, mine, shift),
+                                arith::ExtUIOp::create(b, loc, b.getI32Type(), isShort));
+  return turns;
 }
 
-Value TileSchedule::beginSplit(OpBuilder &b, Location loc, Value steps, Value trips) {
+Value TileSchedule::beginSplit(OpBuilder &b, Location loc, Value steps) {
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
   // Stream-K: instances in x-fastest order, single ones; without splits the chunks of begin.
@@ -76,7 +77,8 @@ Value TileSchedule::beginSplit(OpBuilder &b, Location loc, Value steps, Value tr
   Value last = div(sub(s1, i32(1)), safeSteps);
   Value count = sel(on, add(sub(last, first), i32(1)), arith::ExtUIOp::create(b, loc, b.getI32Type(), hasTail));
   split = {on, whole, first, s0, s1, steps};
-  return sel(on, add(whole, count), trips);
+  turns = sel(on, add(whole, count), turns); // the chunks' turns where the launch does not split
+  return turns;
 }
 
 TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value turn) const {
@@ -116,7 +118,8 @@ TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value 
 
 LogicalResult expandTileSchedules(Operation *root) {
   DenseMap<Value, TileSchedule> schedules;
-  WalkResult made = root->walk([&](Operation *any) {
+  SmallVector<Operation *> made; // the schedule and split ops, erased once their instances are
+  WalkResult walk = root->walk([&](Operation *any) {
     if (auto split = dyn_cast<TileSplitOp>(any)) {
       auto it = schedules.find(split.getInput());
       if (it == schedules.end()) {
@@ -125,9 +128,9 @@ LogicalResult expandTileSchedules(Operation *root) {
       }
       OpBuilder b(split);
       TileSchedule schedule = it->second;
-      schedule.turns = schedule.beginSplit(b, split.getLoc(), split.getSteps(), schedule.turns);
-      split.getTurns().replaceAllUsesWith(schedule.turns);
+      split.getTurns().replaceAllUsesWith(schedule.beginSplit(b, split.getLoc(), split.getSteps()));
       schedules[split.getSchedule()] = schedule;
+      made.push_back(split);
       return WalkResult::advance();
     }
     auto op = dyn_cast<TileScheduleOp>(any);
@@ -141,12 +144,12 @@ LogicalResult expandTileSchedules(Operation *root) {
     TileSchedule schedule;
     schedule.grid = {op.getGridX(), op.getGridY(), op.getGridZ()};
     schedule.pairs = op.getPairs();
-    schedule.turns = schedule.begin(b, loc, ctas, cta);
-    op.getTurns().replaceAllUsesWith(schedule.turns);
+    op.getTurns().replaceAllUsesWith(schedule.begin(b, loc, ctas, cta));
     schedules[op.getSchedule()] = schedule;
+    made.push_back(op);
     return WalkResult::advance();
   });
-  if (made.wasInterrupted())
+  if (walk.wasInterrupted())
     return failure();
   WalkResult result = root->walk([&](TileInstanceOp op) {
     auto it = schedules.find(op.getSchedule());
@@ -165,8 +168,9 @@ LogicalResult expandTileSchedules(Operation *root) {
   });
   if (result.wasInterrupted())
     return failure();
-  root->walk([](TileSplitOp op) { op->erase(); });
-  root->walk([](TileScheduleOp op) { op->erase(); });
+  // A split reads its schedule: the later op first.
+  for (Operation *op : llvm::reverse(made))
+    op->erase();
   return success();
 }
 

@@ -44,7 +44,7 @@ struct TileSchedule {
 
   // --- Per CTA (begin) ------------------------------------------------------------------------------
   Value ctas, cta, total, shift; // i32: CTAs of the launch, this one, instances, log2 of the chunk size
-  Value turns;                   // i32: the turns this CTA takes (as begin or beginSplit returned)
+  Value turns;                   // i32: the turns this CTA takes (set by begin, then by beginSplit)
   struct {
     Value on;                           // i1: this launch splits (null: no split range)
     Value rounds, first, s0, s1, steps; // i32: D, this CTA's first tail instance, its cut points, S
@@ -60,9 +60,9 @@ struct TileSchedule {
   /// Emits the per-CTA values for CTA `cta` of `ctas` (i32) and returns the turns it takes (i32).
   Value begin(OpBuilder &b, Location loc, Value ctas, Value cta);
   /// After begin, with a split range of `steps` (i32) steps per instance: emits the stream-K cut
-  /// points and returns the turns (i32) in place of begin's `trips`, which stand where the launch
-  /// does not split.
-  Value beginSplit(OpBuilder &b, Location loc, Value steps, Value trips);
+  /// points and returns the turns (i32), which replace begin's (those stand where the launch does
+  /// not split).
+  Value beginSplit(OpBuilder &b, Location loc, Value steps);
   /// Emits what turn `turn` (i32, 0 <= turn < the turns begin returned) of this CTA runs.
   Instance instance(OpBuilder &b, Location loc, Value turn) const;
 };
