@@ -48,4 +48,28 @@ def TileGuardLoopSteps : Pass<"tile-guard-loop-steps", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def TileVersionGathers : Pass<"tile-version-gathers", "::mlir::ModuleOp"> {
+  let summary = "read clamped affine gathers without their clamp where the whole tile is in range";
+  let description = [{
+    The attention generator clamps every aux table index into the table (padding rows and keys
+    are evaluated too), and a clamp per element costs as much as the load. For a `tile.gather`
+    whose offsets are `clamp(x, lo, hi)` with `x` affine in the tile's coordinates (kv - q + C,
+    q0 + i; flare/Dialect/Tile/AffineTile.h) and uniform bounds, and whose one use is an
+    elementwise op `u` in the same block, this pass computes the smallest and largest `x` of the
+    tile from uniform scalars (exact, in i64) and versions the gather and `u`:
+
+        %r = scf.if (min x >= lo && max x <= hi) {
+          yield u(tile.gather %table[x])            // every offset already in range
+        } else {
+          yield u(tile.gather %table[clamp(x)])     // as before; the clamp moves in here
+        }
+
+    Both branches read the same elements. The lowering gives the unclamped gather one address per
+    thread and immediate offsets. `u` goes into the branches so that the gathered values are
+    consumed before the join (the join carries u's result, which replaces a value live there
+    anyway). A gather is left alone when an op between it and `u` may write memory.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // FLARE_TILE_PASSES

@@ -88,6 +88,10 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(tile::createTileGuardLoopSteps());
+    // On mma.sync kernels the versioned gathers spilled more than the clamp per element (bench/NOTES.md,
+    // "Gathers at affine offsets"): Hopper's only.
+    if (targetOf(options).hasWgmma)
+      pm.addPass(tile::createTileVersionGathers());
     return;
   }
   case Stage::Layouts:

@@ -201,6 +201,23 @@ protected:
   }
 };
 
+/// A relative-position bias read per score element: s + table[kv - q + offset], under a causal mask
+/// with `causal`; returns the output and the LSE.
+std::string relposModule(int d, bool causal, int64_t offset) {
+  const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>";
+  const std::string mask = causal ? "    mask_mod {\n    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %tb: "
+                                    "tensor<?xf32>):\n      %keep = arith.cmpi sge, %qi, %kv : index\n"
+                                    "      attn.yield %keep : i1\n    }\n"
+                                  : "";
+  return "func.func @relpos(%q: " + t + ", %k: " + t + ", %v: " + t + ", %bias: tensor<?xf32>) -> (" + t +
+         ", tensor<?x?x?xf32>) {\n  %o, %lse = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)\n"
+         "    score_mod {\n    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %tb: tensor<?xf32>):\n"
+         "      %off = arith.constant " + std::to_string(offset) + " : index\n      %dd = arith.subi %kv, %qi : index\n"
+         "      %i = arith.addi %dd, %off : index\n      %x = attn.aux_load %tb[%i] : tensor<?xf32>\n"
+         "      %y = arith.addf %s, %x : f32\n      attn.yield %y : f32\n    }\n" + mask + "    : " + t + ", " + t +
+         ", " + t + " -> " + t + ", tensor<?x?x?xf32>\n  return %o, %lse : " + t + ", tensor<?x?x?xf32>\n}\n";
+}
+
 // A score_mod that gathers from an aux table per score element (a relative-position bias indexed by
 // kv - q + 4096), alone and under a causal mask: the gathered values are loaded in the scores' layout
 // and the kernels take the dense kernel's tiles (128 keys per step at head dim 128, where the gather
@@ -213,22 +230,40 @@ TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
     x = static_cast<float>(dist(rng)); // exact in f32
   for (int d : {64, 128, 256, 96, 192})
     for (bool causal : {false, true}) {
-      const std::string t = "tensor<?x?x?x" + std::to_string(d) + "xbf16>";
-      const std::string mask = causal ? "    mask_mod {\n    ^bb0(%b: index, %h: index, %qi: index, %kv: index, %tb: "
-                                        "tensor<?xf32>):\n      %keep = arith.cmpi sge, %qi, %kv : index\n"
-                                        "      attn.yield %keep : i1\n    }\n"
-                                      : "";
       AttentionOptions opt;
-      opt.module = "func.func @relpos(%q: " + t + ", %k: " + t + ", %v: " + t + ", %bias: tensor<?xf32>) -> (" + t +
-                   ", tensor<?x?x?xf32>) {\n  %o, %lse = attn.attention %q, %k, %v aux(%bias : tensor<?xf32>)\n"
-                   "    score_mod {\n    ^bb0(%s: f32, %b: index, %h: index, %qi: index, %kv: index, %tb: tensor<?xf32>):\n"
-                   "      %off = arith.constant 4096 : index\n      %dd = arith.subi %kv, %qi : index\n"
-                   "      %i = arith.addi %dd, %off : index\n      %x = attn.aux_load %tb[%i] : tensor<?xf32>\n"
-                   "      %y = arith.addf %s, %x : f32\n      attn.yield %y : f32\n    }\n" + mask + "    : " + t + ", " + t +
-                   ", " + t + " -> " + t + ", tensor<?x?x?xf32>\n  return %o, %lse : " + t + ", tensor<?x?x?xf32>\n}\n";
+      opt.module = relposModule(d, causal, 4096);
       std::printf("[ head dim ] D=%d relative-position bias table (aux per score element)%s\n", d, causal ? ", causal" : "");
       for (const Shape &s : forwardShapes()) {
         SCOPED_TRACE("D=" + std::to_string(d) + (causal ? " causal" : "") + " relpos, " + describe(s));
+        try {
+          run(s, d, d, opt, /*withLse=*/true, 0, {table});
+        } catch (const Error &e) {
+          ADD_FAILURE() << e.what();
+          break;
+        }
+        if (HasFatalFailure())
+          return;
+      }
+    }
+}
+
+// The same bias with a table exactly as long as the real elements need (Sq + Skv - 1 entries, kv - q
+// + Sq - 1): the padding rows and keys of the last blocks index outside it, so those steps read
+// through the clamp while the others read the table unclamped (tile-version-gathers' two branches),
+// and every real element must still get its own entry.
+TEST_F(AttentionHeadDims, AuxTableAsLongAsTheRealElementsNeed) {
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  for (int d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      std::printf("[ head dim ] D=%d relative-position bias, table of Sq + Skv - 1 entries%s\n", d,
+                  causal ? ", causal" : "");
+      for (const Shape &s : forwardShapes()) {
+        SCOPED_TRACE("D=" + std::to_string(d) + (causal ? " causal" : "") + " tight relpos, " + describe(s));
+        std::vector<double> table(static_cast<size_t>(s.sq + s.skv - 1));
+        for (double &x : table)
+          x = static_cast<float>(dist(rng)); // exact in f32
+        AttentionOptions opt;
+        opt.module = relposModule(d, causal, s.sq - 1);
         try {
           run(s, d, d, opt, /*withLse=*/true, 0, {table});
         } catch (const Error &e) {

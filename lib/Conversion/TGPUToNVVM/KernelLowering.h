@@ -268,6 +268,9 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
+  /// tile.gather (LowerGather.cpp): clamped affine offsets get one range check and one load per
+  /// distinct element; other offsets one load per register.
+  LogicalResult lowerGather(tile::GatherOp op);
   /// Coordinates offsets + coord of a view and their element offset; the bounds of every dimension
   /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`. With
   /// `pieceRows` (tile.load's row_pieces), `offsets` holds each piece's first row and then the column,

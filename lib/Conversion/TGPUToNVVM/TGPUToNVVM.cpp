@@ -264,19 +264,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
                                                      scalars.lookup(add.getBase()), ValueRange{offset}));
     return success();
   }
-  if (auto gather = dyn_cast<tile::GatherOp>(op)) {
-    Type elem = gather.getResult().getType().getElementType();
-    auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    Value base = scalars.lookup(gather.getBase());
-    SmallVector<Value> out;
-    for (Value offset : regs[gather.getOffsets()]) {
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, base,
-                                       ValueRange{arith::ExtSIOp::create(b, loc, b.getI64Type(), offset)});
-      out.push_back(LLVM::LoadOp::create(b, loc, elem, addr));
-    }
-    regs[gather.getResult()] = out;
-    return success();
-  }
+  if (auto gather = dyn_cast<tile::GatherOp>(op))
+    return lowerGather(gather);
   if (isa<tile::ExitIfOp>(op)) // lowered at the kernel's start
     return success();
   if (auto load = dyn_cast<tile::ScalarLoadOp>(op)) {
