@@ -362,5 +362,60 @@ TEST_F(AttentionHeadDims, BackwardAtHeadDimsBetweenPowersOfTwo) {
       }
 }
 
+// The backward of the bias with a table as long as the real elements need: the recomputed scores
+// read it in both of tile-version-gathers' branches (padding rows and keys index outside it in the
+// last blocks); the table is a constant of the gradient.
+TEST_F(AttentionHeadDims, BackwardOfAnAuxTableBias) {
+  const std::vector<Shape> shapes = pickShapes<Shape>({{2, 4, 2, 333, 257}, {1, 3, 1, 17, 300}}, {{1, 4, 2, 40, 77}});
+  std::uniform_real_distribution<double> values(-2.0, 2.0);
+  for (int d : {64, 128})
+    for (bool causal : {false, true})
+      for (const Shape &s : shapes) {
+        std::printf("[ head dim ] backward D=%d relative-position bias%s, %s\n", d, causal ? " causal" : "",
+                    describe(s).c_str());
+        SCOPED_TRACE("backward relpos D=" + std::to_string(d) + (causal ? " causal, " : ", ") + describe(s));
+        const size_t rows = size_t(s.b) * s.hq * s.sq, keys = size_t(s.b) * s.hkv * s.skv;
+        const size_t qn = rows * d, kn = keys * d;
+        Inputs in = randomInputs(s, d, d, rng);
+        std::vector<uint16_t> dO(qn);
+        std::vector<float> dOf(qn);
+        std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+        for (size_t i = 0; i < qn; ++i)
+          dOf[i] = fromBF16(dO[i] = toBF16(dist(rng)));
+        std::vector<double> table(static_cast<size_t>(s.sq + s.skv - 1));
+        for (double &x : table)
+          x = static_cast<float>(values(rng)); // exact in f32
+        rt::DeviceBuffer btable = uploadAux(*ctx, table, DType::F32);
+        auto bq = rt::DeviceBuffer::fromHost(*ctx, in.q), bk = rt::DeviceBuffer::fromHost(*ctx, in.k),
+             bv = rt::DeviceBuffer::fromHost(*ctx, in.v), bdo = rt::DeviceBuffer::fromHost(*ctx, dO);
+        auto out = poisoned(qn * 2), lse = poisoned(rows * 4);
+        auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
+        auto view = [&](const rt::DeviceBuffer &b, int heads, int seq) {
+          return TensorView{b.ptr(), DType::BF16, {s.b, heads, seq, d}, {}};
+        };
+        AttentionOptions opt;
+        opt.module = relposModule(d, causal, s.sq - 1);
+        opt.aux = {TensorView{btable.ptr(), DType::F32, {int64_t(table.size())}, {}}};
+        opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
+        const TensorView q = view(bq, s.hq, s.sq), k = view(bk, s.hkv, s.skv), v = view(bv, s.hkv, s.skv);
+        const TensorView o = view(out, s.hq, s.sq), dout = view(bdo, s.hq, s.sq);
+        const TensorView gq = view(dq, s.hq, s.sq), gk = view(dk, s.hkv, s.skv), gv = view(dv, s.hkv, s.skv);
+        flare::attention(*cache, q, k, v, o, opt);
+        AttentionOptions bopt = opt;
+        bopt.lse = {};
+        flare::attentionBackward(*cache, q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
+        const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
+        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
+                                      {table}, {}, {}, {}, d};
+        const reference::AttentionGradients ref =
+            reference::attentionBackwardReference(plan.forward.module, p, dOf.data());
+        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
+        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
+        expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+        if (HasFailure())
+          return;
+      }
+}
+
 } // namespace
 } // namespace flare::test
