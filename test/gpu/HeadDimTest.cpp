@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -179,6 +180,16 @@ protected:
     expectMatches(bout.toHost<uint16_t>(rows * (dv + pad)), dv + pad, s, dv, ref, withLse ? &lse : nullptr);
   }
 
+  /// The relative-position bias (relposModule) at head dims `dims`, alone and under a causal mask, on
+  /// every forward shape: `table(shape)` gives the table and the offset of kv - q into it.
+  void runRelposShapes(std::initializer_list<int> dims, const char *what,
+                       const std::function<std::pair<std::vector<double>, int64_t>(const Shape &)> &table);
+  /// flare::attentionBackward after flare::attention's forward (its LSE) on one shape at head dims (d,
+  /// dvDim), options `opt` (a custom module with its aux values `auxValues`), against the float64
+  /// reference of the forward plan's module.
+  void runBackward(const Shape &s, int d, int dvDim, AttentionOptions opt,
+                   const std::vector<std::vector<double>> &auxValues = {});
+
   /// run on every shape of forwardShapes(), every other one with padded rows (the odd ones or, with
   /// `parity`, the even ones); stops at the first fatal failure, or at an error of flare::attention
   /// (a kernel that does not compile), which fails the case but lets the next case run.
@@ -218,25 +229,19 @@ std::string relposModule(int d, bool causal, int64_t offset) {
          ", " + t + " -> " + t + ", tensor<?x?x?xf32>\n  return %o, %lse : " + t + ", tensor<?x?x?xf32>\n}\n";
 }
 
-// A score_mod that gathers from an aux table per score element (a relative-position bias indexed by
-// kv - q + 4096), alone and under a causal mask: the gathered values are loaded in the scores' layout
-// and the kernels take the dense kernel's tiles (128 keys per step at head dim 128, where the gather
-// once needed more shared memory than a CTA has), and they match the reference at head dims 64, 128,
-// 256, 96 and 192.
-TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
-  std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  std::vector<double> table(8192);
-  for (double &x : table)
-    x = static_cast<float>(dist(rng)); // exact in f32
-  for (int d : {64, 128, 256, 96, 192})
+void AttentionHeadDims::runRelposShapes(
+    std::initializer_list<int> dims, const char *what,
+    const std::function<std::pair<std::vector<double>, int64_t>(const Shape &)> &table) {
+  for (int d : dims)
     for (bool causal : {false, true}) {
-      AttentionOptions opt;
-      opt.module = relposModule(d, causal, 4096);
-      std::printf("[ head dim ] D=%d relative-position bias table (aux per score element)%s\n", d, causal ? ", causal" : "");
+      std::printf("[ head dim ] D=%d relative-position bias, %s%s\n", d, what, causal ? ", causal" : "");
       for (const Shape &s : forwardShapes()) {
-        SCOPED_TRACE("D=" + std::to_string(d) + (causal ? " causal" : "") + " relpos, " + describe(s));
+        SCOPED_TRACE("D=" + std::to_string(d) + (causal ? " causal" : "") + " relpos (" + what + "), " + describe(s));
+        auto [values, offset] = table(s);
+        AttentionOptions opt;
+        opt.module = relposModule(d, causal, offset);
         try {
-          run(s, d, d, opt, /*withLse=*/true, 0, {table});
+          run(s, d, d, opt, /*withLse=*/true, 0, {values});
         } catch (const Error &e) {
           ADD_FAILURE() << e.what();
           break;
@@ -247,33 +252,32 @@ TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
     }
 }
 
+// A score_mod that gathers from an aux table per score element (a relative-position bias indexed by
+// kv - q + 4096), alone and under a causal mask: the gathered values are loaded in the scores' layout
+// and the kernels take the dense kernel's tiles (128 keys per step at head dim 128, where the gather
+// once needed more shared memory than a CTA has), and they match the reference at head dims 64, 128,
+// 256, 96 and 192.
+TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  std::vector<double> table(8192);
+  for (double &x : table)
+    x = static_cast<float>(dist(rng)); // exact in f32
+  runRelposShapes({64, 128, 256, 96, 192}, "table of 8192 entries",
+                  [&](const Shape &) { return std::pair{table, int64_t(4096)}; });
+}
+
 // The same bias with a table exactly as long as the real elements need (Sq + Skv - 1 entries, kv - q
 // + Sq - 1): the padding rows and keys of the last blocks index outside it, so those steps read
 // through the clamp while the others read the table unclamped (tile-version-gathers' two branches),
 // and every real element must still get its own entry.
 TEST_F(AttentionHeadDims, AuxTableAsLongAsTheRealElementsNeed) {
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  for (int d : {64, 128, 256})
-    for (bool causal : {false, true}) {
-      std::printf("[ head dim ] D=%d relative-position bias, table of Sq + Skv - 1 entries%s\n", d,
-                  causal ? ", causal" : "");
-      for (const Shape &s : forwardShapes()) {
-        SCOPED_TRACE("D=" + std::to_string(d) + (causal ? " causal" : "") + " tight relpos, " + describe(s));
-        std::vector<double> table(static_cast<size_t>(s.sq + s.skv - 1));
-        for (double &x : table)
-          x = static_cast<float>(dist(rng)); // exact in f32
-        AttentionOptions opt;
-        opt.module = relposModule(d, causal, s.sq - 1);
-        try {
-          run(s, d, d, opt, /*withLse=*/true, 0, {table});
-        } catch (const Error &e) {
-          ADD_FAILURE() << e.what();
-          break;
-        }
-        if (HasFatalFailure())
-          return;
-      }
-    }
+  runRelposShapes({64, 128, 256}, "table of Sq + Skv - 1 entries", [&](const Shape &s) {
+    std::vector<double> table(static_cast<size_t>(s.sq + s.skv - 1));
+    for (double &x : table)
+      x = static_cast<float>(dist(rng)); // exact in f32
+    return std::pair{table, int64_t(s.sq - 1)};
+  });
 }
 
 AttentionOptions causalOptions(CausalAlignment alignment) {
@@ -307,6 +311,54 @@ TEST_F(AttentionHeadDims, DifferentHeadDimsForQkAndV) {
     }
 }
 
+void AttentionHeadDims::runBackward(const Shape &s, int d, int dvDim, AttentionOptions opt,
+                                    const std::vector<std::vector<double>> &auxValues) {
+  const size_t rows = size_t(s.b) * s.hq * s.sq, keys = size_t(s.b) * s.hkv * s.skv;
+  const size_t qn = rows * d, kn = keys * d, on = rows * dvDim, vn = keys * dvDim;
+  Inputs in = randomInputs(s, d, dvDim, rng);
+  std::vector<uint16_t> dO(on);
+  std::vector<float> dOf(on);
+  std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+  for (size_t i = 0; i < on; ++i)
+    dOf[i] = fromBF16(dO[i] = toBF16(dist(rng)));
+  auto bq = rt::DeviceBuffer::fromHost(*ctx, in.q), bk = rt::DeviceBuffer::fromHost(*ctx, in.k),
+       bv = rt::DeviceBuffer::fromHost(*ctx, in.v), bdo = rt::DeviceBuffer::fromHost(*ctx, dO);
+  auto out = poisoned(on * 2), lse = poisoned(rows * 4);
+  auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(vn * 2);
+  std::vector<rt::DeviceBuffer> aux;
+  for (const std::vector<double> &values : auxValues) {
+    aux.push_back(uploadAux(*ctx, values, DType::F32));
+    opt.aux.push_back(TensorView{aux.back().ptr(), DType::F32, {int64_t(values.size())}, {}});
+  }
+  auto view = [&](const rt::DeviceBuffer &b, int heads, int seq, int width) {
+    return TensorView{b.ptr(), DType::BF16, {s.b, heads, seq, width}, {}};
+  };
+  opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
+  const TensorView q = view(bq, s.hq, s.sq, d), k = view(bk, s.hkv, s.skv, d), v = view(bv, s.hkv, s.skv, dvDim);
+  const TensorView o = view(out, s.hq, s.sq, dvDim), dout = view(bdo, s.hq, s.sq, dvDim);
+  const TensorView gq = view(dq, s.hq, s.sq, d), gk = view(dk, s.hkv, s.skv, d), gv = view(dv, s.hkv, s.skv, dvDim);
+  flare::attention(*cache, q, k, v, o, opt);
+  AttentionOptions bopt = opt;
+  bopt.lse = {};
+  flare::attentionBackward(*cache, q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
+  const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
+  ASSERT_EQ(plan.forward.headDim, d);
+  ASSERT_EQ(plan.forward.headDimV, dvDim);
+  reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
+                                auxValues, {}, {}, {}, 0};
+  p.headDimV = dvDim;
+  const reference::AttentionGradients ref = reference::attentionBackwardReference(plan.forward.module, p, dOf.data());
+  expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
+  expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
+  expectGradient(dv.toHost<uint16_t>(vn), ref.dv, "dV");
+}
+
+const std::vector<Shape> &backwardShapes() {
+  static const std::vector<Shape> shapes =
+      pickShapes<Shape>({{2, 4, 2, 333, 257}, {1, 3, 1, 17, 300}}, {{1, 4, 2, 40, 77}});
+  return shapes;
+}
+
 // flare::attentionBackward after flare::attention's forward (its LSE), as AttentionBackwardTest.cpp's
 // ApiMatchesTheFloat64Reference does at 64 and 128: head dims between powers of two, and V's head dim
 // apart from Q's and K's (multi-head latent attention's 192 / 128, and a V wider than Q: 64 / 128).
@@ -314,49 +366,15 @@ TEST_F(AttentionHeadDims, BackwardAtHeadDimsBetweenPowersOfTwo) {
   const std::vector<std::pair<int, int>> dims =
       smallShapes() ? std::vector<std::pair<int, int>>{{96, 96}, {192, 192}, {192, 128}, {64, 128}}
                     : std::vector<std::pair<int, int>>{{80, 80}, {96, 96}, {192, 192}, {192, 128}, {64, 128}};
-  const std::vector<Shape> shapes = pickShapes<Shape>({{2, 4, 2, 333, 257}, {1, 3, 1, 17, 300}}, {{1, 4, 2, 40, 77}});
   for (auto [d, dvDim] : dims)
     for (bool causal : {false, true})
-      for (const Shape &s : shapes) {
+      for (const Shape &s : backwardShapes()) {
         std::printf("[ head dim ] backward D=%d Dv=%d%s, %s\n", d, dvDim, causal ? " causal" : "", describe(s).c_str());
         SCOPED_TRACE("backward D=" + std::to_string(d) + " Dv=" + std::to_string(dvDim) + (causal ? " causal, " : ", ") +
                      describe(s));
-        const size_t rows = size_t(s.b) * s.hq * s.sq, keys = size_t(s.b) * s.hkv * s.skv;
-        const size_t qn = rows * d, kn = keys * d, on = rows * dvDim, vn = keys * dvDim;
-        Inputs in = randomInputs(s, d, dvDim, rng);
-        std::vector<uint16_t> dO(on);
-        std::vector<float> dOf(on);
-        std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
-        for (size_t i = 0; i < on; ++i)
-          dOf[i] = fromBF16(dO[i] = toBF16(dist(rng)));
-        auto bq = rt::DeviceBuffer::fromHost(*ctx, in.q), bk = rt::DeviceBuffer::fromHost(*ctx, in.k),
-             bv = rt::DeviceBuffer::fromHost(*ctx, in.v), bdo = rt::DeviceBuffer::fromHost(*ctx, dO);
-        auto out = poisoned(on * 2), lse = poisoned(rows * 4);
-        auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(vn * 2);
-        auto view = [&](const rt::DeviceBuffer &b, int heads, int seq, int width) {
-          return TensorView{b.ptr(), DType::BF16, {s.b, heads, seq, width}, {}};
-        };
         AttentionOptions opt;
         opt.causal = causal;
-        opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
-        const TensorView q = view(bq, s.hq, s.sq, d), k = view(bk, s.hkv, s.skv, d), v = view(bv, s.hkv, s.skv, dvDim);
-        const TensorView o = view(out, s.hq, s.sq, dvDim), dout = view(bdo, s.hq, s.sq, dvDim);
-        const TensorView gq = view(dq, s.hq, s.sq, d), gk = view(dk, s.hkv, s.skv, d), gv = view(dv, s.hkv, s.skv, dvDim);
-        flare::attention(*cache, q, k, v, o, opt);
-        AttentionOptions bopt = opt;
-        bopt.lse = {};
-        flare::attentionBackward(*cache, q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
-        const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
-        ASSERT_EQ(plan.forward.headDim, d);
-        ASSERT_EQ(plan.forward.headDimV, dvDim);
-        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
-                                      {}, {}, {}, {}, 0};
-        p.headDimV = dvDim;
-        const reference::AttentionGradients ref =
-            reference::attentionBackwardReference(plan.forward.module, p, dOf.data());
-        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
-        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
-        expectGradient(dv.toHost<uint16_t>(vn), ref.dv, "dV");
+        runBackward(s, d, dvDim, opt);
         if (HasFailure())
           return;
       }
@@ -366,52 +384,19 @@ TEST_F(AttentionHeadDims, BackwardAtHeadDimsBetweenPowersOfTwo) {
 // read it in both of tile-version-gathers' branches (padding rows and keys index outside it in the
 // last blocks); the table is a constant of the gradient.
 TEST_F(AttentionHeadDims, BackwardOfAnAuxTableBias) {
-  const std::vector<Shape> shapes = pickShapes<Shape>({{2, 4, 2, 333, 257}, {1, 3, 1, 17, 300}}, {{1, 4, 2, 40, 77}});
   std::uniform_real_distribution<double> values(-2.0, 2.0);
   for (int d : {64, 128})
     for (bool causal : {false, true})
-      for (const Shape &s : shapes) {
+      for (const Shape &s : backwardShapes()) {
         std::printf("[ head dim ] backward D=%d relative-position bias%s, %s\n", d, causal ? " causal" : "",
                     describe(s).c_str());
         SCOPED_TRACE("backward relpos D=" + std::to_string(d) + (causal ? " causal, " : ", ") + describe(s));
-        const size_t rows = size_t(s.b) * s.hq * s.sq, keys = size_t(s.b) * s.hkv * s.skv;
-        const size_t qn = rows * d, kn = keys * d;
-        Inputs in = randomInputs(s, d, d, rng);
-        std::vector<uint16_t> dO(qn);
-        std::vector<float> dOf(qn);
-        std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
-        for (size_t i = 0; i < qn; ++i)
-          dOf[i] = fromBF16(dO[i] = toBF16(dist(rng)));
         std::vector<double> table(static_cast<size_t>(s.sq + s.skv - 1));
         for (double &x : table)
           x = static_cast<float>(values(rng)); // exact in f32
-        rt::DeviceBuffer btable = uploadAux(*ctx, table, DType::F32);
-        auto bq = rt::DeviceBuffer::fromHost(*ctx, in.q), bk = rt::DeviceBuffer::fromHost(*ctx, in.k),
-             bv = rt::DeviceBuffer::fromHost(*ctx, in.v), bdo = rt::DeviceBuffer::fromHost(*ctx, dO);
-        auto out = poisoned(qn * 2), lse = poisoned(rows * 4);
-        auto dq = poisoned(qn * 2), dk = poisoned(kn * 2), dv = poisoned(kn * 2);
-        auto view = [&](const rt::DeviceBuffer &b, int heads, int seq) {
-          return TensorView{b.ptr(), DType::BF16, {s.b, heads, seq, d}, {}};
-        };
         AttentionOptions opt;
         opt.module = relposModule(d, causal, s.sq - 1);
-        opt.aux = {TensorView{btable.ptr(), DType::F32, {int64_t(table.size())}, {}}};
-        opt.lse = TensorView{lse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
-        const TensorView q = view(bq, s.hq, s.sq), k = view(bk, s.hkv, s.skv), v = view(bv, s.hkv, s.skv);
-        const TensorView o = view(out, s.hq, s.sq), dout = view(bdo, s.hq, s.sq);
-        const TensorView gq = view(dq, s.hq, s.sq), gk = view(dk, s.hkv, s.skv), gv = view(dv, s.hkv, s.skv);
-        flare::attention(*cache, q, k, v, o, opt);
-        AttentionOptions bopt = opt;
-        bopt.lse = {};
-        flare::attentionBackward(*cache, q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
-        const AttentionBackwardPlan plan = planAttentionBackward(q, k, v, o, dout, opt.lse, gq, gk, gv, bopt);
-        reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
-                                      {table}, {}, {}, {}, d};
-        const reference::AttentionGradients ref =
-            reference::attentionBackwardReference(plan.forward.module, p, dOf.data());
-        expectGradient(dq.toHost<uint16_t>(qn), ref.dq, "dQ");
-        expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
-        expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
+        runBackward(s, d, d, opt, {table});
         if (HasFailure())
           return;
       }
