@@ -21,10 +21,10 @@
 // CHECK-NEXT: %[[U:.*]] = arith.addi %[[U1]], %[[NQ]] : i64
 // CHECK: %[[LOWEST:.*]] = arith.addi %[[U]], %c-63_i64 : i64
 // CHECK: %[[HIGHEST:.*]] = arith.addi %[[U]], %c31_i64 : i64
+// CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %[[LOWEST]], %c0_i64 : i64
 // CHECK-NEXT: %[[LASTW:.*]] = arith.extsi %[[LAST]] : i32 to i64
 // CHECK-NEXT: %[[BELOW:.*]] = arith.cmpi sle, %[[HIGHEST]], %[[LASTW]] : i64
-// CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %[[LOWEST]], %c0_i64 : i64
-// CHECK: %[[IN:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
 // CHECK-NEXT: %[[R:.*]] = scf.if %[[IN]] -> (tensor<64x32xf32>) {
 // CHECK-NEXT:   %[[G:.*]] = tile.gather %[[T]][%[[X]]] : !tile.ptr<f32>, tensor<64x32xi32> -> tensor<64x32xf32>
 // CHECK-NEXT:   %[[A:.*]] = arith.addf %[[S]], %[[G]] : tensor<64x32xf32>

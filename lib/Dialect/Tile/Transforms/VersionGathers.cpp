@@ -68,9 +68,10 @@ void version(GatherOp gather, Operation *use, const ClampedAffine &clamped) {
     return bd.scalar ? arith::ExtSIOp::create(b, loc, i64, bd.scalar).getResult()
                      : arith::ConstantIntOp::create(b, loc, bd.constant, 64).getResult();
   };
-  Value inside = arith::AndIOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lowest, bound(clamped.lo)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, highest, bound(clamped.hi)));
+  // One statement per op: the order C++ gives to arguments is the compiler's.
+  Value aboveLo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lowest, bound(clamped.lo));
+  Value belowHi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, highest, bound(clamped.hi));
+  Value inside = arith::AndIOp::create(b, loc, aboveLo, belowHi);
 
   SmallVector<Operation *> clamp = clampOps(gather, clamped);
   auto branch = scf::IfOp::create(b, loc, use->getResultTypes(), inside, /*withElseRegion=*/true);
