@@ -96,24 +96,24 @@ def run(args, bench_args):
 
 
 def compare_rows(rows, variants):
-    """Per (method, head dim, causal, seqlen): each variant's median TFLOP/s over its rounds, the rounds,
-    and the change against the first variant."""
+    """Per (kind, method, head dim, causal, seqlen, batch): each variant's median TFLOP/s (TB/s for the
+    rows that report bandwidth, as decoding does) over its rounds, the rounds, and the change against
+    the first variant."""
     by = {}
     for row in rows:
-        if row.get("kind") not in ("speed", "forward"):
-            continue
         try:
-            tflops = float(row["tflops"])
-        except (TypeError, ValueError):
+            value = float(row["tflops"] or row["tbps"])
+        except (KeyError, TypeError, ValueError):
             continue
-        if not math.isfinite(tflops):
+        if not math.isfinite(value):
             continue
-        key = (row["method"], int(row["hdim"]), int(row["causal"]), int(row["seqlen"]))
-        by.setdefault(key, {}).setdefault(row["variant"], []).append(tflops)
+        kind = "forward" if row.get("kind") == "speed" else row.get("kind", "forward")
+        key = (kind, row["method"], int(row["hdim"]), int(row["causal"]), int(row["seqlen"]), row.get("batch", ""))
+        by.setdefault(key, {}).setdefault(row["variant"], []).append(value)
     for key in sorted(by):
-        method, d, causal, s = key
+        kind, method, d, causal, s, batch = key
         base = by[key].get(variants[0])
-        line = f"{method} D{d} {'causal' if causal else 'non-causal'} {s}:"
+        line = f"{kind} {method} D{d} {'causal' if causal else 'non-causal'} {s} B{batch}:"
         for v in variants:
             got = by[key].get(v)
             if not got:

@@ -65,9 +65,13 @@ def TileVersionGathers : Pass<"tile-version-gathers", "::mlir::ModuleOp"> {
         }
 
     Both branches read the same elements. The lowering gives the unclamped gather one address per
-    thread and immediate offsets. `u` goes into the branches so that the gathered values are
-    consumed before the join (the join carries u's result, which replaces a value live there
-    anyway). A gather is left alone when an op between it and `u` may write memory.
+    thread and immediate offsets, and the else-branch's gather, marked `bounds_crossing`, loads
+    predicated at those offsets (few registers in a branch that rarely runs). `u` goes into the
+    branches so that the gathered values are consumed before the join (the join carries u's result,
+    which replaces a value live there anyway). A gather is left alone when an op between it and `u`
+    may write memory, and kernels whose consumer warpgroups do not take turns (`#tile.schedule`'s
+    `ping_pong` false) are left alone: measured, the per-step branch paid there from +13% to -7%
+    against +17% to +38% with ping_pong (bench/NOTES.md, "Gathers at affine offsets").
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }

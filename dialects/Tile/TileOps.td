@@ -319,11 +319,16 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
     `ids[i] = doc[rows[i]]`: offsets are in elements and must lie inside the allocation (no bounds
     check; clamp them first). For small lookup tables read at computed indices, such as the
     auxiliary tensors of attention modifiers (ALiBi slopes, document ids).
+
+    `bounds_crossing` (set by tile-version-gathers on the clamped gather of its else-branch) says
+    that the gather runs only where some offset falls outside the clamp's bounds, rarely: the
+    lowering then favours few registers over few instructions.
   }];
-  let arguments = (ins Tile_PtrType:$base, Tile_Tile:$offsets);
+  let arguments = (ins Tile_PtrType:$base, Tile_Tile:$offsets, UnitAttr:$bounds_crossing);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $base `[` $offsets `]` attr-dict `:` qualified(type($base)) `,` type($offsets) `->` type($result)
+    $base `[` $offsets `]` (`bounds_crossing` $bounds_crossing^)? attr-dict `:` qualified(type($base)) `,`
+    type($offsets) `->` type($result)
   }];
   let hasVerifier = 1;
 }

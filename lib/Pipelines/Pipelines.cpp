@@ -89,7 +89,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     pm.addPass(createCSEPass());
     pm.addPass(tile::createTileGuardLoopSteps());
     // On mma.sync kernels the versioned gathers spilled more than the clamp per element (bench/NOTES.md,
-    // "Gathers at affine offsets"): Hopper's only.
+    // "Gathers at affine offsets"): Hopper's only (and there kernels with ping_pong, the pass's rule).
     if (targetOf(options).hasWgmma)
       pm.addPass(tile::createTileVersionGathers());
     return;

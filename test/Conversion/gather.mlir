@@ -6,14 +6,14 @@
 //     element type (the invalid cases print nothing and are checked by -verify-diagnostics);
 //   - lowering: the result takes the offsets' layout. Offsets affine in the tile's coordinates
 //     (flare/Dialect/Tile/AffineTile.h) are one per-thread base plus a constant per register: one
-//     llvm.getelementptr of the base, then one load per distinct constant at that constant; in a
-//     wgmma kernel a clamp of affine offsets with more than 8 distinct elements predicates a load at
-//     each constant; any other offsets take one llvm.getelementptr on the table (offset
-//     sign-extended to i64) and one plain llvm.load per register.
+//     llvm.getelementptr of the base, then one load per distinct constant at that constant; a clamp
+//     of affine offsets marked bounds_crossing (tile-version-gathers' else-branch) with more than 8
+//     distinct elements predicates a load at each constant; any other offsets take one
+//     llvm.getelementptr on the table (offset sign-extended to i64) and one plain llvm.load per
+//     register.
 // RUN: flare-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --mlir-print-op-generic | flare-opt -split-input-file | FileCheck %s
 // RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefix=NVVM
-// RUN: flare-opt %s -split-input-file -verify-diagnostics --tgpu-assign-layouts --tgpu-accelerate-dot --convert-tgpu-to-nvvm --tgpu-allocate-shared-memory | FileCheck %s --check-prefix=WGMMA
 
 // 1-D gather of f32 at offsets 0..127 on one warp: the range's blocked layout (4 consecutive elements
 // per thread, registers r = 0..3 at elements T + r) carries over to the gathered tile, so each thread
@@ -142,22 +142,23 @@ func.func @toeplitz(%table: !tile.ptr<f32>, %a: !tile.ptr<bf16>, %out: !tile.ptr
 
 // -----
 
-// The same index clamped into [0, len - 1], as the attention generator clamps every aux read. With
-// the dot on wgmma (the second RUN line: tgpu-accelerate-dot) each of the 18 distinct elements is a
+// The same index clamped into [0, len - 1], as the attention generator clamps every aux read: each
+// of the 32 registers clamps its own offset and loads from its own address. Marked bounds_crossing
+// (as in tile-version-gathers' else-branch; the second gather), each of the 18 distinct elements is a
 // load predicated on base + k lying in [0, len - 1], at its immediate offset from the thread's
 // address, with the element at 0 or at len - 1 in its place otherwise; those two are read once, each
-// only if some offset of the tile reaches its side. On mma.sync each of the 32 registers clamps its
-// own offset and loads from its own address.
-// WGMMA-LABEL: gpu.func @toeplitz_clamped
-// WGMMA-COUNT-2: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
-// WGMMA: %[[T:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// WGMMA-COUNT-18: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
-// WGMMA-NOT: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
-// WGMMA-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// WGMMA: gpu.return
+// only if some offset of the tile reaches its side.
+// CHECK-LABEL: func.func @toeplitz_clamped
+// CHECK: tile.gather %{{.*}}[%{{.*}}] : !tile.ptr<f32>
+// CHECK: tile.gather %{{.*}}[%{{.*}}] bounds_crossing : !tile.ptr<f32>
 // NVVM-LABEL: gpu.func @toeplitz_clamped
 // NVVM-NOT: llvm.inline_asm {{.*}}ld.global.b32
 // NVVM-COUNT-32: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// NVVM-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// NVVM-COUNT-2: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
+// NVVM: %[[T:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// NVVM-COUNT-18: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
+// NVVM-NOT: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
 // NVVM-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // NVVM: gpu.return
 func.func @toeplitz_clamped(%table: !tile.ptr<f32>, %a: !tile.ptr<bf16>, %out: !tile.ptr<f32>, %q0: i32, %kv0: i32,
@@ -192,8 +193,10 @@ func.func @toeplitz_clamped(%table: !tile.ptr<f32>, %a: !tile.ptr<bf16>, %out: !
   %cl = arith.maxsi %lo, %zeros : tensor<64x64xi32>
   %g = tile.gather %table[%cl] : !tile.ptr<f32>, tensor<64x64xi32> -> tensor<64x64xf32>
   %r = arith.addf %s64, %g : tensor<64x64xf32>
+  %g2 = tile.gather %table[%cl] bounds_crossing : !tile.ptr<f32>, tensor<64x64xi32> -> tensor<64x64xf32>
+  %r2 = arith.addf %r, %g2 : tensor<64x64xf32>
   %ov = tile.make_view %out, [%c64, %c64], [%c64, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
-  tile.store %r, %ov[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
+  tile.store %r2, %ov[%c0, %c0] : tensor<64x64xf32>, !tile.view<f32, 2>
   return
 }
 

@@ -9,12 +9,12 @@
 //  - affine offsets: one 64-bit base per thread, each distinct element a load at an immediate offset
 //    (tile-version-gathers gives the generator's clamped reads this form where the whole tile lies
 //    inside the table);
-//  - clamped affine offsets with many distinct elements in a wgmma kernel (the rare branch of a
-//    versioned gather): each distinct element a load predicated on base + k lying inside the clamp,
-//    at its immediate offset, else the edge element; the clamp per register spilled there, and
-//    34 addresses of 64 bits at once did too;
-//  - any other offsets: one clamped address and load per register (on mma.sync kernels this spilled
-//    least: 24 bytes for a relative-position bias at head dim 128 on sm_80 against 208-232).
+//  - clamped affine offsets with many distinct elements in tile-version-gathers' else-branch (marked
+//    `bounds_crossing`): each distinct element a load predicated on base + k lying inside the
+//    clamp, at its immediate offset, else the edge element; the clamp per register spilled there
+//    (36-344 bytes), and 34 addresses of 64 bits at once did too (40);
+//  - any other offsets: one clamped address and load per register (on sm_80 this spilled least: 24
+//    bytes for a relative-position bias at head dim 128 against 208-232).
 // Every path reads exactly the elements the IR names.
 //
 //===----------------------------------------------------------------------===//
@@ -25,7 +25,7 @@
 namespace flare::tgpu::lowering {
 namespace {
 
-/// Above this many distinct elements a clamped gather of a wgmma kernel predicates its loads.
+/// Above this many distinct elements a clamped gather in a versioned else-branch predicates its loads.
 constexpr size_t kFewElements = 8;
 
 /// Whether every register's coordinate is this thread's (threadCoord) plus a constant: the bits the
@@ -59,7 +59,9 @@ LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
   LinearLayout layout = layoutOf(offsets);
   std::optional<tile::AffineTile> affine = tile::affineOf(offsets);
   std::optional<tile::ClampedAffine> clamped = affine ? std::nullopt : tile::matchClampedAffine(offsets);
-  if (clamped && wgmma)
+  // A clamped gather marked `bounds_crossing` (tile-version-gathers' else-branch, taken in the
+  // steps whose tile crosses the clamp's bounds) predicates its loads; others clamp per register.
+  if (clamped && gather.getBoundsCrossing())
     affine = clamped->affine;
   auto perRegister = [&] {
     SmallVector<Value> out;

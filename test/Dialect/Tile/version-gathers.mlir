@@ -1,9 +1,10 @@
-// tile-version-gathers: a gather of clamp(x) with x affine in the tile's coordinates and uniform
-// bounds, whose one use is an elementwise op in the same block, becomes an scf.if on whether the
-// tile's smallest and largest x (from uniform scalars, in i64) lie inside the bounds; the then-branch
-// gathers x itself, the else-branch keeps the clamp (moved in) and the gather. Both branches apply
-// the use. Gathers of other offsets, with other uses, or with a write between them and their use are
-// left alone.
+// tile-version-gathers: in a kernel whose consumer warpgroups take turns (#tile.schedule's ping_pong,
+// true by default), a gather of clamp(x) with x affine in the tile's coordinates and uniform bounds,
+// whose one use is an elementwise op in the same block, becomes an scf.if on whether the tile's
+// smallest and largest x (from uniform scalars, in i64) lie inside the bounds; the then-branch
+// gathers x itself, the else-branch keeps the clamp (moved in) and the gather, marked
+// bounds_crossing. Both branches apply the use. Gathers of other offsets, with other uses, or with a
+// write between them and their use, and kernels without ping_pong are left alone.
 // RUN: flare-opt %s -split-input-file --tile-version-gathers | FileCheck %s
 
 // kv - q + 64 over 64 x 32 (q = q0 + row, kv = kv0 + column), clamped into [0, len - 1]: x ranges
@@ -32,7 +33,7 @@
 // CHECK-NEXT: } else {
 // CHECK-NEXT:   %[[MIN:.*]] = arith.minsi %[[X]], %{{.*}} : tensor<64x32xi32>
 // CHECK-NEXT:   %[[MAX:.*]] = arith.maxsi %[[MIN]], %{{.*}} : tensor<64x32xi32>
-// CHECK-NEXT:   %[[G2:.*]] = tile.gather %[[T]][%[[MAX]]] : !tile.ptr<f32>, tensor<64x32xi32> -> tensor<64x32xf32>
+// CHECK-NEXT:   %[[G2:.*]] = tile.gather %[[T]][%[[MAX]]] bounds_crossing : !tile.ptr<f32>, tensor<64x32xi32> -> tensor<64x32xf32>
 // CHECK-NEXT:   %[[A2:.*]] = arith.addf %[[S]], %[[G2]] : tensor<64x32xf32>
 // CHECK-NEXT:   scf.yield %[[A2]] : tensor<64x32xf32>
 // CHECK-NEXT: }
@@ -142,5 +143,33 @@ func.func @left_alone(%table: !tile.ptr<f32>, %ids: !tile.ptr<i32>, %out: !tile.
   %r3 = arith.addf %g3, %r1 : tensor<128xf32>
   tile.store %r0, %v[%c0] : tensor<128xf32>, !tile.view<f32, 1>
   tile.store %r3, %v[%c0] : tensor<128xf32>, !tile.view<f32, 1>
+  return
+}
+
+// -----
+
+// Without ping_pong (head dims 192 and 256 in the attention kernels) the step keeps its clamp.
+// CHECK-LABEL: func.func @no_ping_pong
+// CHECK-NOT: scf.if
+// CHECK: tile.gather
+// CHECK-NOT: bounds_crossing
+// CHECK: return
+func.func @no_ping_pong(%table: !tile.ptr<f32>, %out: !tile.ptr<f32>, %q0: i32, %len: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.schedule = #tile.schedule<ping_pong = false>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %v = tile.make_view %out, [%len], [%c1] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %s = tile.load %v[%c0] : !tile.view<f32, 1> -> tensor<128xf32>
+  %rows = tile.range 0, 128 : tensor<128xi32>
+  %q0s = tile.splat %q0 : i32 -> tensor<128xi32>
+  %q = arith.addi %rows, %q0s : tensor<128xi32>
+  %last = arith.subi %len, %c1 : i32
+  %lastt = tile.splat %last : i32 -> tensor<128xi32>
+  %zeros = arith.constant dense<0> : tensor<128xi32>
+  %lo = arith.minsi %q, %lastt : tensor<128xi32>
+  %cl = arith.maxsi %lo, %zeros : tensor<128xi32>
+  %g = tile.gather %table[%cl] : !tile.ptr<f32>, tensor<128xi32> -> tensor<128xf32>
+  %r = arith.addf %g, %s : tensor<128xf32>
+  tile.store %r, %v[%c0] : tensor<128xf32>, !tile.view<f32, 1>
   return
 }
