@@ -98,7 +98,7 @@ def run(args, bench_args):
 def compare_rows(rows, variants):
     """Per (kind, method, head dim, causal, seqlen, batch): each variant's median TFLOP/s (TB/s for the
     rows that report bandwidth, as decoding does) over its rounds, the rounds, and the change against
-    the first variant."""
+    the first variant. Lines name their kind unless it is the forward, and their batch for decoding."""
     by = {}
     for row in rows:
         try:
@@ -113,7 +113,8 @@ def compare_rows(rows, variants):
     for key in sorted(by):
         kind, method, d, causal, s, batch = key
         base = by[key].get(variants[0])
-        line = f"{kind} {method} D{d} {'causal' if causal else 'non-causal'} {s} B{batch}:"
+        line = (f"{kind} " if kind != "forward" else "") + f"{method} D{d} {'causal' if causal else 'non-causal'} {s}"
+        line += (f" B{batch}" if kind == "decode" else "") + ":"
         for v in variants:
             got = by[key].get(v)
             if not got:

@@ -267,9 +267,10 @@ TEST_F(AttentionHeadDims, PerElementAuxTableFitsAndMatches) {
 }
 
 // The same bias with a table exactly as long as the real elements need (Sq + Skv - 1 entries, kv - q
-// + Sq - 1): the padding rows and keys of the last blocks index outside it, so those steps read
-// through the clamp while the others read the table unclamped (tile-version-gathers' two branches),
-// and every real element must still get its own entry.
+// + Sq - 1): the padding rows and keys of the last blocks index outside it, so at head dims 64 and
+// 128 (ping_pong kernels) those steps read through the clamp while the others read the table
+// unclamped (tile-version-gathers' two branches), and every real element must still get its own
+// entry.
 TEST_F(AttentionHeadDims, AuxTableAsLongAsTheRealElementsNeed) {
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
   runRelposShapes({64, 128, 256}, "table of Sq + Skv - 1 entries", [&](const Shape &s) {
@@ -380,9 +381,9 @@ TEST_F(AttentionHeadDims, BackwardAtHeadDimsBetweenPowersOfTwo) {
       }
 }
 
-// The backward of the bias with a table as long as the real elements need: the recomputed scores
-// read it in both of tile-version-gathers' branches (padding rows and keys index outside it in the
-// last blocks); the table is a constant of the gradient.
+// The backward of the bias with a table as long as the real elements need (padding rows and keys
+// index outside it in the last blocks, where the clamp decides what is read); the table is a
+// constant of the gradient.
 TEST_F(AttentionHeadDims, BackwardOfAnAuxTableBias) {
   std::uniform_real_distribution<double> values(-2.0, 2.0);
   for (int d : {64, 128})
