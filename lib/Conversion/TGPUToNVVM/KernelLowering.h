@@ -268,8 +268,8 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerLoad(tile::LoadOp op);
-  /// tile.gather (LowerGather.cpp): clamped affine offsets get one range check and one load per
-  /// distinct element; other offsets one load per register.
+  /// tile.gather (LowerGather.cpp): affine offsets get one address per thread and one load per
+  /// distinct element; clamped ones marked bounds_crossing predicated loads; others one per register.
   LogicalResult lowerGather(tile::GatherOp op);
   /// Coordinates offsets + coord of a view and their element offset; the bounds of every dimension
   /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`. With

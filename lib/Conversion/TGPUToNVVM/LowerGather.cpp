@@ -91,11 +91,8 @@ LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
     return perRegister();
   // In i32 the thread's base wraps as the IR's arithmetic does: both are the same sum modulo 2^32.
   ArrayRef<Value> thread = threadCoord(getLayoutAttr(offsets.getType()));
-  Value threadBase = i32(affine->constant);
-  for (auto [s, f] : affine->uniform) {
-    Value v = scalars.lookup(s);
-    threadBase = arith::AddIOp::create(b, loc, threadBase, f == 1 ? v : arith::MulIOp::create(b, loc, v, i32(f)));
-  }
+  Value threadBase =
+      tile::emitUniformPart(b, loc, *affine, b.getI32Type(), [&](Value s) { return scalars.lookup(s); });
   for (int d = 0; d < layout.rank(); ++d)
     if (affine->coef[d])
       threadBase = arith::AddIOp::create(

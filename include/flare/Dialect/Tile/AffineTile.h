@@ -32,6 +32,13 @@ struct AffineTile {
   std::pair<int64_t, int64_t> coordinateSpan(llvm::ArrayRef<int64_t> shape) const;
 };
 
+/// constant + sum_k factor_k * scalar_k of `affine` in the integer type `type` (i32: wrapping as the
+/// tile program's arithmetic does; i64: exact), emitted at `b`'s insertion point; `scalar` gives the
+/// value to use for each uniform scalar (the identity in tile IR, the scalar's register in the
+/// lowering), sign-extended where `type` is wider.
+mlir::Value emitUniformPart(mlir::OpBuilder &b, mlir::Location loc, const AffineTile &affine, mlir::Type type,
+                            llvm::function_ref<mlir::Value(mlir::Value)> scalar);
+
 /// The smallest and largest value of `affine` over a tile of `shape`, exact in i64, emitted at `b`'s
 /// insertion point; `scalar` gives the value to use for each uniform scalar (the identity in tile IR,
 /// the scalar's register in the lowering).
@@ -52,6 +59,7 @@ struct UniformBound {
 /// offsets = maxsi(minsi(x, hi), lo) (`minFirst`) or minsi(maxsi(x, lo), hi), x affine, the bounds
 /// uniform: the clamp the attention generator puts on every aux table index.
 struct ClampedAffine {
+  mlir::Operation *inner; ///< the clamp's op that reads x
   mlir::Value x;
   AffineTile affine;
   UniformBound lo, hi;

@@ -138,20 +138,30 @@ std::pair<int64_t, int64_t> AffineTile::coordinateSpan(ArrayRef<int64_t> shape) 
 
 std::optional<AffineTile> affineOf(Value tile) { return affineOf(tile, 0); }
 
+Value emitUniformPart(OpBuilder &b, Location loc, const AffineTile &affine, Type type,
+                      llvm::function_ref<Value(Value)> scalar) {
+  // In i64 each term stays below 2^62 in magnitude (i32 scalars, factors below 2^31), so a few of
+  // them cannot wrap.
+  auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, type, v).getResult(); };
+  Value sum = constant(affine.constant);
+  for (auto [s, f] : affine.uniform) {
+    Value v = scalar(s);
+    if (v.getType() != type)
+      v = arith::ExtSIOp::create(b, loc, type, v);
+    Value term = f == 1 ? v : arith::MulIOp::create(b, loc, v, constant(f)).getResult();
+    sum = arith::AddIOp::create(b, loc, sum, term);
+  }
+  return sum;
+}
+
 std::pair<Value, Value> emitValueRange(OpBuilder &b, Location loc, const AffineTile &affine, ArrayRef<int64_t> shape,
                                        llvm::function_ref<Value(Value)> scalar) {
   Type i64 = b.getI64Type();
-  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64).getResult(); };
-  // The uniform part; each term below 2^62 in magnitude (i32 scalars, factors below 2^31), so a
-  // few of them cannot wrap.
-  Value uniform = c64(affine.constant);
-  for (auto [s, f] : affine.uniform) {
-    Value wide = arith::ExtSIOp::create(b, loc, i64, scalar(s));
-    Value term = f == 1 ? wide : arith::MulIOp::create(b, loc, wide, c64(f)).getResult();
-    uniform = arith::AddIOp::create(b, loc, uniform, term);
-  }
+  Value uniform = emitUniformPart(b, loc, affine, i64, scalar);
   auto [below, above] = affine.coordinateSpan(shape);
-  return {arith::AddIOp::create(b, loc, uniform, c64(below)), arith::AddIOp::create(b, loc, uniform, c64(above))};
+  Value lowest = arith::AddIOp::create(b, loc, uniform, arith::ConstantIntOp::create(b, loc, i64, below));
+  Value highest = arith::AddIOp::create(b, loc, uniform, arith::ConstantIntOp::create(b, loc, i64, above));
+  return {lowest, highest};
 }
 
 std::optional<ClampedAffine> matchClampedAffine(Value offsets) {
@@ -171,8 +181,8 @@ std::optional<ClampedAffine> matchClampedAffine(Value offsets) {
       if (!innerBound || !affine)
         continue;
       if (minFirst)
-        return ClampedAffine{x, *affine, *outerBound, *innerBound, true};
-      return ClampedAffine{x, *affine, *innerBound, *outerBound, false};
+        return ClampedAffine{inner, x, *affine, *outerBound, *innerBound, true};
+      return ClampedAffine{inner, x, *affine, *innerBound, *outerBound, false};
     }
   }
   return std::nullopt;

@@ -46,16 +46,11 @@ Operation *elementwiseUse(GatherOp gather) {
 
 /// The clamp's ops, moved into the else-branch when nothing else reads them.
 SmallVector<Operation *> clampOps(GatherOp gather, const ClampedAffine &clamped) {
-  SmallVector<Operation *> ops;
   Operation *outer = gather.getOffsets().getDefiningOp();
-  Operation *inner = nullptr;
-  for (Value operand : outer->getOperands())
-    if (Operation *def = operand.getDefiningOp(); def && llvm::is_contained(def->getOperands(), clamped.x))
-      inner = def;
-  if (inner && inner->hasOneUse() && outer->hasOneUse() && inner->getBlock() == gather->getBlock() &&
+  if (clamped.inner->hasOneUse() && outer->hasOneUse() && clamped.inner->getBlock() == gather->getBlock() &&
       outer->getBlock() == gather->getBlock())
-    ops = {inner, outer};
-  return ops;
+    return {clamped.inner, outer};
+  return {};
 }
 
 void version(GatherOp gather, Operation *use, const ClampedAffine &clamped) {
