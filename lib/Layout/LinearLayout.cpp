@@ -398,6 +398,20 @@ std::optional<LinearLayout::WarpShuffle> LinearLayout::warpShuffleFrom(const Lin
   return std::nullopt;
 }
 
+bool LinearLayout::registersAddToThread() const {
+  for (int d = 0; d < rank(); ++d) {
+    int64_t regBits = 0, threadBits = 0;
+    for (const Coord &basis : bases(LayoutInput::Reg))
+      regBits |= basis[d];
+    for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp})
+      for (const Coord &basis : bases(in))
+        threadBits |= basis[d];
+    if (regBits & threadBits)
+      return false;
+  }
+  return true;
+}
+
 int64_t LinearLayout::linearIndex(const Coord &coord) const {
   int64_t idx = 0;
   for (int d = 0; d < rank(); ++d)

@@ -146,8 +146,8 @@ func.func @toeplitz(%table: !tile.ptr<f32>, %a: !tile.ptr<bf16>, %out: !tile.ptr
 // of the 32 registers clamps its own offset and loads from its own address. Marked bounds_crossing
 // (as in tile-version-gathers' else-branch; the second gather), each of the 18 distinct elements is a
 // load predicated on base + k lying in [0, len - 1], at its immediate offset from the thread's
-// address, with the element at 0 or at len - 1 in its place otherwise; those two are read once, each
-// only if some offset of the tile reaches its side.
+// address (one address register for all 18), with the element at 0 or at len - 1 in its place
+// otherwise; those two are read once, each only if some offset of the tile reaches its side.
 // CHECK-LABEL: func.func @toeplitz_clamped
 // CHECK: tile.gather %{{.*}}[%{{.*}}] : !tile.ptr<f32>
 // CHECK: tile.gather %{{.*}}[%{{.*}}] bounds_crossing : !tile.ptr<f32>
@@ -157,7 +157,8 @@ func.func @toeplitz(%table: !tile.ptr<f32>, %a: !tile.ptr<bf16>, %out: !tile.ptr
 // NVVM-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // NVVM-COUNT-2: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
 // NVVM: %[[T:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// NVVM-COUNT-18: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
+// NVVM: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32 $0, [$1{{(\+-?[0-9]+)?}}];{{.*}} %[[T]],
+// NVVM-COUNT-17: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32 $0, [$1{{\+-?[0-9]+}}];{{.*}} %[[T]],
 // NVVM-NOT: llvm.inline_asm has_side_effects {{.*}}@p ld.global.b32
 // NVVM-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // NVVM: gpu.return

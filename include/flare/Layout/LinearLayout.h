@@ -121,6 +121,11 @@ public:
   };
   std::optional<WarpShuffle> warpShuffleFrom(const LinearLayout &src) const;
 
+  /// Whether every register's coordinate is the thread's (register 0's) plus a constant: per
+  /// dimension, the bits the register bases set are disjoint from those the lane and warp bases set.
+  /// An affine function of the coordinates is then one per-thread value plus a constant per register.
+  bool registersAddToThread() const;
+
   /// Row-major linear index of a coordinate inside the shape.
   int64_t linearIndex(const Coord &coord) const;
 

@@ -282,8 +282,9 @@ private:
     const int64_t pieces = load.getNumRowPieces();
     return pieces > 1 ? load.getResult().getType().getDimSize(0) / pieces : 0;
   }
-  /// `pred ? *addr : pad` as one predicated ld.global (no branch) for 16- and 32-bit elements.
-  Value predicatedLoad(Value addr, Value pred, Value pad, Type elem);
+  /// `pred ? *(addr + byteOffset) : pad` as one predicated ld.global (no branch) for 16- and 32-bit
+  /// elements, the offset an immediate of the instruction.
+  Value predicatedLoad(Value addr, Value pred, Value pad, Type elem, int64_t byteOffset = 0);
   /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
   /// load, or `pad` in every lane when pred is false.
   SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);

@@ -28,22 +28,6 @@ namespace {
 /// Above this many distinct elements a clamped gather in a versioned else-branch predicates its loads.
 constexpr size_t kFewElements = 8;
 
-/// Whether every register's coordinate is this thread's (threadCoord) plus a constant: the bits the
-/// register bases set are disjoint from those the lane and warp bases set, per dimension.
-bool registersAddToThread(const LinearLayout &layout) {
-  for (int d = 0; d < layout.rank(); ++d) {
-    int64_t regBits = 0, threadBits = 0;
-    for (const auto &basis : layout.bases(LayoutInput::Reg))
-      regBits |= basis[d];
-    for (LayoutInput in : {LayoutInput::Lane, LayoutInput::Warp})
-      for (const auto &basis : layout.bases(in))
-        threadBits |= basis[d];
-    if (regBits & threadBits)
-      return false;
-  }
-  return true;
-}
-
 } // namespace
 
 LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
@@ -70,7 +54,7 @@ LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
     regs[gather.getResult()] = out;
     return success();
   };
-  if (!affine || !registersAddToThread(layout))
+  if (!affine || !layout.registersAddToThread())
     return perRegister();
 
   // Register r: base + k[r], the thread's part (its coordinates and the uniform terms) and the
@@ -135,8 +119,9 @@ LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
       Value aboveLo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, lo);
       Value inside = arith::AndIOp::create(b, loc, aboveLo, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, v, hi));
       Value edge = arith::SelectOp::create(b, loc, aboveLo, atHi, atLo);
-      Value addr = LLVM::GEPOp::create(b, loc, globalPtr, elem, from, ValueRange{i64(k)});
-      loaded.push_back(predicatedLoad(addr, inside, edge, elem));
+      // The offset in the instruction: one address register for every load.
+      const int64_t bytes = k * static_cast<int64_t>(elem.getIntOrFloatBitWidth() / 8);
+      loaded.push_back(predicatedLoad(from, inside, edge, elem, bytes));
     }
   }
   SmallVector<Value> out;

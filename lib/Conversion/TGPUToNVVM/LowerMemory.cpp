@@ -5,12 +5,14 @@ namespace flare::tgpu::lowering {
 
 // Predicated global loads are single PTX instructions that LLVM has no intrinsic for; a branch around a
 // plain load would split the block and make every load wait where it is issued.
-Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type elem) {
+Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type elem, int64_t byteOffset) {
   unsigned bits = elem.getIntOrFloatBitWidth();
   if (bits != 16 && bits != 32) {
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, pred, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    if (byteOffset)
+      addr = LLVM::GEPOp::create(b, loc, addr.getType(), b.getI8Type(), addr, ValueRange{i64(byteOffset)});
     scf::YieldOp::create(b, loc, LLVM::LoadOp::create(b, loc, elem, addr).getResult());
     b.setInsertionPointToStart(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, pad);
@@ -19,7 +21,8 @@ Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type ele
   Type word = b.getIntegerType(bits);
   const char *reg = bits == 16 ? "h" : "r";
   std::string asmText = std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b") + std::to_string(bits) +
-                        " $0, $3;\n@p ld.global.b" + std::to_string(bits) + " $0, [$1];\n}";
+                        " $0, $3;\n@p ld.global.b" + std::to_string(bits) + " $0, [$1" +
+                        (byteOffset ? "+" + std::to_string(byteOffset) : std::string()) + "];\n}";
   std::string constraints = std::string("=") + reg + ",l,r," + reg;
   Value predWord = arith::ExtUIOp::create(b, loc, b.getI32Type(), pred);
   Value padWord = LLVM::BitcastOp::create(b, loc, word, pad);

@@ -25,14 +25,16 @@
 //      dV sums of the backward, over heads and then query blocks) is pinned to the inner loop's dot
 //      layout, and both loops carry it.
 //   7. In the same fixpoint, a conversion moves back to its root: a 1-D tile.load or a tile.gather
-//      whose every use reaches a conversion to one layout (through tile.expand_dims and elementwise
-//      ops with splat partners) is read in that layout, where it is read less often than it would be
-//      converted (pinConversionRoots). At most kMaxRounds rounds; what a round leaves dead is dropped
+//      whose every use reaches a conversion to one layout (through tile.expand_dims, elementwise
+//      ops with splat partners and scf.if yields) is read in that layout, where it is read less
+//      often than it would be converted, or where a gather is read at one address per thread
+//      (pinConversionRoots). At most kMaxRounds rounds; what a round leaves dead is dropped
 //      before the next.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/TGPU/Passes.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
+#include "flare/Dialect/Tile/AffineTile.h"
 #include "flare/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -459,30 +461,41 @@ Value chainOperand(Operation *op) {
 }
 
 /// The layout `v` would need for none of its uses to convert it: every use a conversion (to one
-/// layout) or a chain op (chainOperand) whose result needs such a layout in turn. None where a use
-/// takes `v` as it is, or the uses disagree, or a conversion sits in the loop body that defines
-/// `root` (see pinConversionRoots).
-std::optional<LinearLayout> layoutWithoutConversions(Value v, Operation *root) {
+/// layout), a chain op (chainOperand) or the yield of an scf.if whose result needs such a layout in
+/// turn. None where a use takes `v` as it is, or the uses disagree, or (unless `inLoop`) a conversion
+/// sits in the loop body that defines `root` (see pinConversionRoots).
+std::optional<LinearLayout> layoutWithoutConversions(Value v, Operation *root, bool inLoop) {
   std::optional<LinearLayout> want;
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     std::optional<LinearLayout> here;
     if (auto conv = dyn_cast<ConvertLayoutOp>(user)) {
       auto loop = conv->getParentOfType<scf::ForOp>();
-      if (loop && loop == root->getParentOfType<scf::ForOp>())
+      if (!inLoop && loop && loop == root->getParentOfType<scf::ForOp>())
         return std::nullopt;
       here = getLayoutAttr(conv.getResult().getType()).getLayout();
     } else if (chainOperand(user) == v) {
-      here = layoutWithoutConversions(user->getResult(0), root);
+      here = layoutWithoutConversions(user->getResult(0), root, inLoop);
       if (here)
         if (auto expand = dyn_cast<tile::ExpandDimsOp>(user))
           here = here->removeUnitDim(static_cast<int>(expand.getAxis()));
+    } else if (isa<scf::YieldOp>(user) && isa<scf::IfOp>(user->getParentOp())) {
+      here = layoutWithoutConversions(user->getParentOp()->getResult(use.getOperandNumber()), root, inLoop);
     }
     if (!here || (want && !(*want == *here)))
       return std::nullopt;
     want = here;
   }
   return want;
+}
+
+/// Whether the lowering reads `gather` at one address per thread, a load per distinct element at an
+/// immediate offset, in any layout whose registers add to the thread's coordinates: affine offsets,
+/// or clamped affine ones in tile-version-gathers' else-branch (`bounds_crossing`).
+bool readsAtOneAddress(tile::GatherOp gather) {
+  if (tile::affineOf(gather.getOffsets()))
+    return true;
+  return gather.getBoundsCrossing() && tile::matchClampedAffine(gather.getOffsets());
 }
 
 /// Pins the roots of conversion chains to the layout that makes the conversions unnecessary; true
@@ -493,16 +506,26 @@ std::optional<LinearLayout> layoutWithoutConversions(Value v, Operation *root) {
 /// loop. Read in the replicated layout of its use (each thread the columns it holds), a tile costs
 /// more loads, each with its own latency: read so on every step, the backward's LSE and D made its
 /// dK/dV kernel 1.8-2.1x slower than their conversion through shared memory did (NOTES b9).
-/// Between the root and its conversions: elementwise ops with splat or constant partners and
-/// tile.expand_dims (layoutWithoutConversions). A root pinned in an earlier round is pinned again
-/// when the layouts around it have changed since.
+/// A gather read at one address per thread (readsAtOneAddress: a versioned document mask's key ids)
+/// moves inside a loop too, where the layout it moves to keeps that form: its loads at immediate
+/// offsets cost less than a conversion, whose barriers join the warpgroups on every step.
+/// Between the root and its conversions: elementwise ops with splat or constant partners,
+/// tile.expand_dims and the yields of an scf.if (layoutWithoutConversions). A root pinned in an
+/// earlier round is pinned again when the layouts around it have changed since.
 bool pinConversionRoots(func::FuncOp func, DenseMap<Operation *, Attribute> &pinned) {
   bool changed = false;
   func.walk([&](Operation *op) {
-    if (!isa<tile::GatherOp>(op) &&
-        !(isa<tile::LoadOp>(op) && cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 1))
+    auto gather = dyn_cast<tile::GatherOp>(op);
+    if (!gather && !(isa<tile::LoadOp>(op) && cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 1))
       return;
-    std::optional<LinearLayout> want = layoutWithoutConversions(op->getResult(0), op);
+    std::optional<LinearLayout> want;
+    if (gather && readsAtOneAddress(gather)) {
+      want = layoutWithoutConversions(op->getResult(0), op, /*inLoop=*/true);
+      if (want && !want->registersAddToThread())
+        want.reset();
+    }
+    if (!want)
+      want = layoutWithoutConversions(op->getResult(0), op, /*inLoop=*/false);
     if (!want)
       return;
     Attribute attr = LinearLayoutAttr::get(func.getContext(), *want);

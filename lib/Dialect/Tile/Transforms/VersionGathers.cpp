@@ -1,8 +1,8 @@
 //===- VersionGathers.cpp - Clamped affine gathers read unclamped where in range ===//
 //
 // tile-version-gathers (see Passes.td): a gather of clamp(x) with x affine and its one elementwise
-// use become an scf.if on whether the tile's x lies inside the clamp's bounds, the then-branch
-// gathering x itself.
+// use (or, inside a loop, the gather alone) become an scf.if on whether the tile's x lies inside the
+// clamp's bounds, the then-branch gathering x itself.
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Dialect/Tile/AffineTile.h"
@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace flare::tile {
@@ -53,8 +54,43 @@ SmallVector<Operation *> clampOps(GatherOp gather, const ClampedAffine &clamped)
   return {};
 }
 
+/// Moves `op` up its block to just after the last op it needs: the definitions of the values it
+/// (or an op in its regions) reads, each moved up first where it is pure, and any op that may write
+/// memory.
+void hoist(Operation *op) {
+  Block *block = op->getBlock();
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  used.insert(op->getOperands().begin(), op->getOperands().end());
+  Operation *after = nullptr;
+  auto later = [&](Operation *candidate) {
+    if (!after || after->isBeforeInBlock(candidate))
+      after = candidate;
+  };
+  for (Value v : used) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block)
+      continue;
+    if (isPure(def) && def->getNumRegions() == 0)
+      hoist(def);
+    later(def);
+  }
+  for (Operation &other : *block) {
+    if (&other == op)
+      break;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(&other);
+    if (other.getNumRegions() || (effects ? effects.hasEffect<MemoryEffects::Write>() : !isPure(&other)))
+      later(&other);
+  }
+  if (after)
+    op->moveAfter(after);
+  else
+    op->moveBefore(&block->front());
+}
+
+/// Versions `gather` and `use` (its one elementwise use), or with `use` null the gather alone.
 void version(GatherOp gather, Operation *use, const ClampedAffine &clamped) {
-  OpBuilder b(use);
+  OpBuilder b(use ? use : gather.getOperation());
   Location loc = gather.getLoc();
   Type i64 = b.getI64Type();
   auto [lowest, highest] = emitValueRange(b, loc, clamped.affine, cast<RankedTensorType>(clamped.x.getType()).getShape(),
@@ -69,25 +105,34 @@ void version(GatherOp gather, Operation *use, const ClampedAffine &clamped) {
   Value inside = arith::AndIOp::create(b, loc, aboveLo, belowHi);
 
   SmallVector<Operation *> clamp = clampOps(gather, clamped);
-  auto branch = scf::IfOp::create(b, loc, use->getResultTypes(), inside, /*withElseRegion=*/true);
+  Operation *replaced = use ? use : gather.getOperation();
+  auto branch = scf::IfOp::create(b, loc, replaced->getResultTypes(), inside, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(branch.thenBlock());
+    Value unclamped = GatherOp::create(b, loc, gather.getType(), gather.getBase(), clamped.x).getResult();
     IRMapping inRange;
-    inRange.map(gather.getResult(),
-                GatherOp::create(b, loc, gather.getType(), gather.getBase(), clamped.x).getResult());
-    scf::YieldOp::create(b, loc, b.clone(*use, inRange)->getResult(0));
+    inRange.map(gather.getResult(), unclamped);
+    scf::YieldOp::create(b, loc, use ? b.clone(*use, inRange)->getResult(0) : unclamped);
     b.setInsertionPointToStart(branch.elseBlock());
     for (Operation *op : clamp)
       op->moveBefore(branch.elseBlock(), branch.elseBlock()->end());
+    if (!use)
+      gather.getResult().replaceAllUsesWith(branch.getResult(0));
     gather->moveBefore(branch.elseBlock(), branch.elseBlock()->end());
     gather.setBoundsCrossing(true);
     b.setInsertionPointToEnd(branch.elseBlock());
-    Operation *clampedUse = b.clone(*use);
-    scf::YieldOp::create(b, loc, clampedUse->getResult(0));
+    scf::YieldOp::create(b, loc, use ? b.clone(*use)->getResult(0) : Value(gather.getResult()));
   }
-  use->getResult(0).replaceAllUsesWith(branch.getResult(0));
-  use->erase();
+  if (use) {
+    use->getResult(0).replaceAllUsesWith(branch.getResult(0));
+    use->erase();
+    return;
+  }
+  // A gather alone needs nothing of its step's products: it is read first, so that its loads
+  // travel during the step's copies and products, and no product is in flight in its branches
+  // (in-flight accumulators keep their registers: 64 bytes of spills at head dim 128 otherwise).
+  hoist(branch);
 }
 
 struct TileVersionGathersPass : public flare::tile::impl::TileVersionGathersBase<TileVersionGathersPass> {
@@ -101,7 +146,12 @@ struct TileVersionGathersPass : public flare::tile::impl::TileVersionGathersBase
         return;
       func.walk([&](GatherOp gather) {
         std::optional<ClampedAffine> clamped = matchClampedAffine(gather.getOffsets());
-        if (Operation *use = clamped ? elementwiseUse(gather) : nullptr)
+        if (!clamped)
+          return;
+        // A gather whose values meet the scores through a broadcast (a document mask's key ids) is
+        // versioned alone where it runs on every step of a loop; the join carries its values.
+        Operation *use = elementwiseUse(gather);
+        if (use || isa<scf::ForOp>(gather->getParentOp()))
           work.emplace_back(gather, use, *clamped);
       });
     });
