@@ -69,13 +69,17 @@ def TileVersionGathers : Pass<"tile-version-gathers", "::mlir::ModuleOp"> {
     predicated at those offsets (few registers in a branch that rarely runs). `u` goes into the
     branches so that the gathered values are consumed before the join (the join carries u's result,
     which replaces a value live there anyway). A gather without such a use that runs on every step
-    of a loop (a document mask's key ids, which meet the scores through a broadcast) is versioned
-    alone and moved up its step, right after what it reads (no product is in flight in its branches,
-    and its loads travel during the step's copies and products): the join carries the gathered
-    tile, and tgpu-assign-layouts reads both branches' gathers in the layout of the scores they meet. A gather is left alone when an op between it and `u`
-    may write memory, and kernels whose consumer warpgroups do not take turns (`#tile.schedule`'s
-    `ping_pong` false) are left alone: measured, the per-step branch paid there from +13% to -7%
-    against +17% to +38% with ping_pong (bench/NOTES.md, "Gathers at affine offsets").
+    of a loop in a kernel with a producer warpgroup (a document mask's key ids, which meet the
+    scores through a broadcast) is versioned alone and moved up its step, right after what it reads
+    (no product is in flight in its branches, and its loads travel during the step's copies and
+    products): the join carries the gathered tile, and tgpu-assign-layouts reads both branches'
+    gathers in the layout of the scores they meet. A gather is left alone when an op between it and
+    `u` may write memory, and kernels whose consumer warpgroups do not take turns
+    (`#tile.schedule`'s `ping_pong` false) are left alone: measured, the per-step branch paid there
+    from +13% to -7% against +17% to +38% with ping_pong (bench/NOTES.md, "Gathers at affine
+    offsets"). A gather alone in a kernel without a producer warpgroup is left alone too (the
+    kernel that evaluates a document mask on every step was 13-18% slower with it; bench/NOTES.md,
+    "The key ids of a partial step").
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }

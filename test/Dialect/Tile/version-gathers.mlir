@@ -178,7 +178,8 @@ func.func @no_ping_pong(%table: !tile.ptr<f32>, %out: !tile.ptr<f32>, %q0: i32, 
 // -----
 
 // A document mask's key ids, gathered on every step of a loop at clamp(kv0 + column) and met with the
-// rows' ids through a broadcast (not an elementwise use): the gather is versioned alone, its branches
+// rows' ids through a broadcast (not an elementwise use), in a kernel with a producer warpgroup (the
+// block lists' kernels at head dims 64 and 128): the gather is versioned alone, its branches
 // yielding the ids, and the scf.if moves to the top of the step, right after the step's key offset
 // and before the step's load and product, with the range check and the unclamped offsets it reads.
 // CHECK-LABEL: func.func @key_ids_per_step
@@ -199,6 +200,55 @@ func.func @no_ping_pong(%table: !tile.ptr<f32>, %out: !tile.ptr<f32>, %q0: i32, 
 // CHECK-NEXT: tile.dot
 // CHECK: tile.expand_dims %[[IDS]] {axis = 0 : i32}
 func.func @key_ids_per_step(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %doc: !tile.ptr<i32>, %c: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32,
+                tile.schedule = #tile.schedule<producer_warpgroup = true>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %av[%c0, %c0] : !tile.view<bf16, 2> -> tensor<64x16xbf16>
+  %z = arith.constant dense<0.0> : tensor<64x32xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<64x32xf32>
+  %q = tile.range 0, 64 : tensor<64xi32>
+  %qid = tile.gather %doc[%q] : !tile.ptr<i32>, tensor<64xi32> -> tensor<64xi32>
+  %qid2 = tile.expand_dims %qid {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %qb = tile.broadcast %qid2 : tensor<64x1xi32> -> tensor<64x32xi32>
+  %cols = tile.range 0, 32 : tensor<32xi32>
+  %last = arith.subi %n, %c1 : i32
+  %lastt = tile.splat %last : i32 -> tensor<32xi32>
+  %zeros = arith.constant dense<0> : tensor<32xi32>
+  %steps = arith.divsi %n, %c32 : i32
+  %acc = scf.for %j = %c0 to %steps step %c1 iter_args(%sum = %z) -> (tensor<64x32xf32>) : i32 {
+    %kv0 = arith.muli %j, %c32 : i32
+    %bt = tile.load %bv[%c0, %kv0] : !tile.view<bf16, 2> -> tensor<16x32xbf16>
+    %s = tile.dot %at, %bt, %z : tensor<64x16xbf16>, tensor<16x32xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+    %kv0s = tile.splat %kv0 : i32 -> tensor<32xi32>
+    %kv = arith.addi %cols, %kv0s : tensor<32xi32>
+    %lo = arith.minsi %kv, %lastt : tensor<32xi32>
+    %cl = arith.maxsi %lo, %zeros : tensor<32xi32>
+    %kid = tile.gather %doc[%cl] : !tile.ptr<i32>, tensor<32xi32> -> tensor<32xi32>
+    %kid2 = tile.expand_dims %kid {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %kb = tile.broadcast %kid2 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %same = arith.cmpi eq, %qb, %kb : tensor<64x32xi32>
+    %y = arith.select %same, %s, %ninf : tensor<64x32xi1>, tensor<64x32xf32>
+    %next = arith.addf %sum, %y : tensor<64x32xf32>
+    scf.yield %next : tensor<64x32xf32>
+  }
+  tile.store %acc, %cv[%c0, %c0] : tensor<64x32xf32>, !tile.view<f32, 2>
+  return
+}
+
+// -----
+
+// The same step in a kernel without a producer warpgroup (the kernel that evaluates a document mask
+// on every step, measured slower with the branch): left alone.
+// CHECK-LABEL: func.func @key_ids_no_producer
+// CHECK-NOT: scf.if
+// CHECK-NOT: bounds_crossing
+// CHECK: return
+func.func @key_ids_no_producer(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %doc: !tile.ptr<i32>, %c: !tile.ptr<f32>, %n: i32)
     attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
