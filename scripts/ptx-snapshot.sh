@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Writes the PTX and launch metadata of every shipped kernel variant, as one flarec compiles them, into
 # a directory: each attention example at head dims 64, 128 and 256 on sm_90a and sm_80 (forward,
-# backward, deterministic backward), on sm_90a also without the TMA fallback, with block lists and
-# with the backward's block lists, and each tile example on both targets. Two snapshots (before and
+# backward, deterministic backward), on sm_90a also without the TMA fallback, with block lists (a
+# fixed configuration, and for masks of class generic the one the runtime chooses with lists, as
+# flare-opt --attn-choose-config=block-lists=1 reports it) and with the backward's block lists, and
+# each tile example on both targets. Two snapshots (before and
 # after a change to the compiler) compared with `diff -r` show every kernel the change touched; a
 # restructuring that should not change code generation must leave them byte-identical. A variant
 # flarec refuses (a configuration that does not fit a head dim) leaves its diagnostic in NAME.err,
 # so a change in what is refused shows too.
 #
-#   scripts/ptx-snapshot.sh OUTDIR [FLAREC]      (FLAREC: default build/bin/flarec)
+#   scripts/ptx-snapshot.sh OUTDIR [FLAREC]      (FLAREC: default build/bin/flarec; flare-opt beside it)
 #   diff -rq before/ after/
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: ptx-snapshot.sh OUTDIR [FLAREC]}
 flarec=${2:-$root/build/bin/flarec}
+flareopt=$(dirname "$flarec")/flare-opt
 mkdir -p "$out"
 input=$(mktemp --suffix=.mlir)
 trap 'rm -f "$input"' EXIT
@@ -40,6 +43,10 @@ for example in "$root"/examples/attention/*.mlir; do
     done
     emit "$name-$d-nofb" --arch=sm_90a --tma-fallback=false "$input"
     emit "$name-$d-lists" --arch=sm_90a --attention-config="$lists" "$input"
+    chosen=$("$flareopt" "$input" --attn-choose-config=block-lists=1 2>/dev/null | grep -o '#attn.config<[^>]*block_lists>' | head -1 || true)
+    if [ -n "$chosen" ]; then
+      emit "$name-$d-lists-chosen" --arch=sm_90a --attention-config="$chosen" "$input"
+    fi
   done
   cp "$example" "$input"
   emit "$name-128-grad-lists" --arch=sm_90a --grad --block-lists "$input"
