@@ -228,6 +228,20 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.blockLists = 0;
   else if (!splitKv && !packed)
     request.blockLists = 1;
+  // Block lists at head dims above 64 up to 128 on a long launch: one CTA per query block (the
+  // hardware's block scheduler) instead of the persistent schedule, whose CTAs drift apart over many
+  // turns until the query blocks in flight span several heads' keys and values, more than L2 holds
+  // (bench/NOTES.md, "The key ids of a partial step": a causal document mask on an H100, 16 heads of
+  // 128, 32k keys, 31 query blocks per SM: 0.584 -> 0.532 ms; at 16k, 15.5 per SM, level; at 8k the
+  // persistent kernel 7% faster; at head dim 64, whose K and V take half the room, persistent
+  // faster at every length).
+  constexpr int64_t kListsPerBlockMinInstancesPerSM = 24;
+  const int64_t tileHeadDim = attn::tileHeadDim(plan.headDim, plan.headDimV);
+  if (tile.persistent == 0 && request.blockLists == 1 && tileHeadDim > 64 && tileHeadDim <= 128 &&
+      launchConfig(plan.module, target, request).blockLists &&
+      instancesOf(plan, launchConfig(plan.module, target, request).blockM, false) >=
+          kListsPerBlockMinInstancesPerSM * predictedCtas)
+    request.persistent = 0;
   const LaunchConfig &requested = launchConfig(plan.module, target, request);
   const LaunchConfig *config = &requested;
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code

@@ -2,7 +2,8 @@
 //
 // flare::attention decides a kernel's whole configuration (#attn.config) before compiling: the
 // configured choice for the module, the call's tile override and the launch shape (single query
-// blocks per turn up to 1k keys, a split last round where the launch splits on the device's SMs).
+// blocks per turn up to 1k keys, a split last round where the launch splits on the device's SMs,
+// block lists at head dim 128 without the persistent schedule on long launches).
 // For calls of several masks (a custom module with an aux tensor among them), head dims, lengths and
 // both architectures, each call compiles one kernel, and that kernel is compiled again by flarec
 // from the call's module and its reported configuration alone (KernelInfo::attentionConfig): the PTX
@@ -57,6 +58,17 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   document.module = readExample("attention/document.mlir");
   document.aux = {TensorView{40 * gib, DType::I32, {1500}, {}}};
   document.lse = TensorView{41 * gib, DType::F32, {1, 4, 1500}, {}};
+  // Long launches of the same mask (31 and 62 query blocks per SM): at head dim 128 one CTA per query
+  // block instead of the persistent schedule, at 64 persistent (bench/NOTES.md, "The key ids of a
+  // partial step").
+  AttentionOptions longDocument = document, longDocument64 = document;
+  longDocument.aux = {TensorView{40 * gib, DType::I32, {32768}, {}}};
+  longDocument.lse = TensorView{41 * gib, DType::F32, {1, 16, 32768}, {}};
+  longDocument64.module = readExample("attention/document.mlir");
+  for (size_t at = longDocument64.module.find("x128x"); at != std::string::npos; at = longDocument64.module.find("x128x"))
+    longDocument64.module.replace(at, 5, "x64x");
+  longDocument64.aux = longDocument.aux;
+  longDocument64.lse = TensorView{41 * gib, DType::F32, {1, 32, 32768}, {}};
   const Call calls[] = {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
@@ -68,7 +80,11 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       {"sm_80", 1, 4, 300, 128, sm80, {"block_n = 64", "pair_instances"},
        {"overlap", "producer", "ping_pong", "uniform_warpgroup"}},
       {"a custom module: document ids from an aux tensor (per element)", 1, 4, 1500, 128, document,
-       {"block_n = 128", "producer", "block_lists"}, {"split_tail"}},
+       {"block_n = 128", "producer", "block_lists", "persistent"}, {"split_tail"}},
+      {"document ids, 16 heads of 128, 32k keys: lists, one CTA per query block", 1, 16, 32768, 128, longDocument,
+       {"block_n = 128", "producer", "block_lists"}, {"persistent", "split_tail"}},
+      {"document ids, 32 heads of 64, 32k keys: lists, persistent", 1, 32, 32768, 64, longDocument64,
+       {"block_lists", "persistent"}, {"split_tail"}},
   };
   int index = 0;
   for (const Call &call : calls) {
