@@ -237,11 +237,12 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // faster at every length).
   constexpr int64_t kListsPerBlockMinInstancesPerSM = 24;
   const int64_t tileHeadDim = attn::tileHeadDim(plan.headDim, plan.headDimV);
-  if (tile.persistent == 0 && request.blockLists == 1 && tileHeadDim > 64 && tileHeadDim <= 128 &&
-      launchConfig(plan.module, target, request).blockLists &&
-      instancesOf(plan, launchConfig(plan.module, target, request).blockM, false) >=
-          kListsPerBlockMinInstancesPerSM * predictedCtas)
-    request.persistent = 0;
+  if (tile.persistent == 0 && request.blockLists == 1 && tileHeadDim > 64 && tileHeadDim <= 128) {
+    const LaunchConfig &withLists = launchConfig(plan.module, target, request);
+    if (withLists.blockLists &&
+        instancesOf(plan, withLists.blockM, false) >= kListsPerBlockMinInstancesPerSM * predictedCtas)
+      request.persistent = 0;
+  }
   const LaunchConfig &requested = launchConfig(plan.module, target, request);
   const LaunchConfig *config = &requested;
   // A kernel that may split the last instances between CTAs (stream-K) carries the hand-over's code

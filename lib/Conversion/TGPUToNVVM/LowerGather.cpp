@@ -41,12 +41,10 @@ LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
   };
   Value offsets = gather.getOffsets();
   LinearLayout layout = layoutOf(offsets);
-  std::optional<tile::AffineTile> affine = tile::affineOf(offsets);
-  std::optional<tile::ClampedAffine> clamped = affine ? std::nullopt : tile::matchClampedAffine(offsets);
   // A clamped gather marked `bounds_crossing` (tile-version-gathers' else-branch, taken in the
   // steps whose tile crosses the clamp's bounds) predicates its loads; others clamp per register.
-  if (clamped && gather.getBoundsCrossing())
-    affine = clamped->affine;
+  std::optional<tile::ClampedAffine> clamped;
+  std::optional<tile::AffineTile> affine = tile::oneAddressForm(gather, &clamped);
   auto perRegister = [&] {
     SmallVector<Value> out;
     for (Value offset : regs[offsets])

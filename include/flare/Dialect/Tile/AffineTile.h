@@ -19,6 +19,8 @@
 
 namespace flare::tile {
 
+class GatherOp;
+
 /// value[c] = constant + sum_d coef[d] * c[d] + sum_k factor_k * scalar_k over the coordinates c of an
 /// i32 tile, with scalar_k uniform i32 values of the tile program. Equal to the IR's i32 arithmetic
 /// modulo 2^32 (wrapping or not); coefficients and the constant stay below 2^31 in magnitude.
@@ -66,6 +68,13 @@ struct ClampedAffine {
   bool minFirst = true;
 };
 std::optional<ClampedAffine> matchClampedAffine(mlir::Value offsets);
+
+/// The affine form in which the lowering reads `gather` at one address per thread (where the layout's
+/// registers add to the thread's coordinates), a load per distinct element at an immediate offset:
+/// its offsets' own, or for a clamped gather marked `bounds_crossing` (tile-version-gathers'
+/// else-branch, read with predicated loads) the clamp's x, the clamp then stored in `clamped`.
+/// nullopt: the lowering reads one address per register.
+std::optional<AffineTile> oneAddressForm(GatherOp gather, std::optional<ClampedAffine> *clamped = nullptr);
 
 } // namespace flare::tile
 

@@ -489,15 +489,6 @@ std::optional<LinearLayout> layoutWithoutConversions(Value v, Operation *root, b
   return want;
 }
 
-/// Whether the lowering reads `gather` at one address per thread, a load per distinct element at an
-/// immediate offset, in any layout whose registers add to the thread's coordinates: affine offsets,
-/// or clamped affine ones in tile-version-gathers' else-branch (`bounds_crossing`).
-bool readsAtOneAddress(tile::GatherOp gather) {
-  if (tile::affineOf(gather.getOffsets()))
-    return true;
-  return gather.getBoundsCrossing() && tile::matchClampedAffine(gather.getOffsets());
-}
-
 /// Pins the roots of conversion chains to the layout that makes the conversions unnecessary; true
 /// when something changed. A root is a tile.gather (document ids) or a tile.load of one dimension
 /// (a row statistic such as the backward's LSE or D), read once per element, and it is moved only
@@ -506,7 +497,7 @@ bool readsAtOneAddress(tile::GatherOp gather) {
 /// loop. Read in the replicated layout of its use (each thread the columns it holds), a tile costs
 /// more loads, each with its own latency: read so on every step, the backward's LSE and D made its
 /// dK/dV kernel 1.8-2.1x slower than their conversion through shared memory did (NOTES b9).
-/// A gather read at one address per thread (readsAtOneAddress: a versioned document mask's key ids)
+/// A gather read at one address per thread (tile::oneAddressForm: a versioned document mask's key ids)
 /// moves inside a loop too, where the layout it moves to keeps that form: its loads at immediate
 /// offsets cost less than a conversion, whose barriers join the warpgroups on every step.
 /// Between the root and its conversions: elementwise ops with splat or constant partners,
@@ -519,7 +510,7 @@ bool pinConversionRoots(func::FuncOp func, DenseMap<Operation *, Attribute> &pin
     if (!gather && !(isa<tile::LoadOp>(op) && cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 1))
       return;
     std::optional<LinearLayout> want;
-    if (gather && readsAtOneAddress(gather)) {
+    if (gather && tile::oneAddressForm(gather)) {
       want = layoutWithoutConversions(op->getResult(0), op, /*inLoop=*/true);
       if (want && !want->registersAddToThread())
         want.reset();

@@ -188,4 +188,17 @@ std::optional<ClampedAffine> matchClampedAffine(Value offsets) {
   return std::nullopt;
 }
 
+std::optional<AffineTile> oneAddressForm(GatherOp gather, std::optional<ClampedAffine> *clamped) {
+  if (std::optional<AffineTile> affine = affineOf(gather.getOffsets()))
+    return affine;
+  if (!gather.getBoundsCrossing())
+    return std::nullopt;
+  std::optional<ClampedAffine> match = matchClampedAffine(gather.getOffsets());
+  if (!match)
+    return std::nullopt;
+  if (clamped)
+    *clamped = match;
+  return match->affine;
+}
+
 } // namespace flare::tile

@@ -55,8 +55,8 @@ SmallVector<Operation *> clampOps(GatherOp gather, const ClampedAffine &clamped)
 }
 
 /// Moves `op` up its block to just after the last op it needs: the definitions of the values it
-/// (or an op in its regions) reads, each moved up first where it is pure, and any op that may write
-/// memory.
+/// (or an op in its regions) reads, each moved up first where it is pure, and, unless `op` is pure,
+/// any op that may write memory.
 void hoist(Operation *op) {
   Block *block = op->getBlock();
   llvm::SetVector<Value> used;
@@ -75,13 +75,14 @@ void hoist(Operation *op) {
       hoist(def);
     later(def);
   }
-  for (Operation &other : *block) {
-    if (&other == op)
-      break;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(&other);
-    if (other.getNumRegions() || (effects ? effects.hasEffect<MemoryEffects::Write>() : !isPure(&other)))
-      later(&other);
-  }
+  if (!isPure(op))
+    for (Operation &other : *block) {
+      if (&other == op)
+        break;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(&other);
+      if (other.getNumRegions() || (effects ? effects.hasEffect<MemoryEffects::Write>() : !isPure(&other)))
+        later(&other);
+    }
   if (after)
     op->moveAfter(after);
   else
