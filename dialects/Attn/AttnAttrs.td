@@ -46,7 +46,8 @@ def Attn_ConfigSwitch : I32BitEnumAttr<"ConfigSwitch", "the on/off choices of a 
     I32BitEnumAttrCaseBit<"UniformWarpgroup", 14, "uniform_warpgroup">,
     I32BitEnumAttrCaseBit<"SplitKv", 15, "split_kv">,
     I32BitEnumAttrCaseBit<"PackGqa", 16, "pack_gqa">,
-    I32BitEnumAttrCaseBit<"BlockLists", 17, "block_lists">]> {
+    I32BitEnumAttrCaseBit<"BlockLists", 17, "block_lists">,
+    I32BitEnumAttrCaseBit<"DynamicInstances", 18, "dynamic_instances">]> {
   let cppNamespace = "::flare::attn";
   let genSpecializedAttr = 0;
 }
@@ -102,6 +103,10 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
       rows): the blocks kept in part (mask code per element) and those kept entirely (no mask
       code); a block in neither is never visited. The kernel `<name>_block_mask`, generated from
       the same `mask_mod`, writes the lists (dialects/Attn/Rationale.md, "Block lists").
+    - `dynamic_instances` (needs `persistent` and `producer`, not `pair_instances` or
+      `split_tail`): each CTA takes its next query block as it starts it, from a counter the CTAs
+      share, instead of every G-th one (#tile.schedule's `dynamic_instances`): query blocks of
+      unequal work (block lists) even out across the CTAs.
   }];
   let parameters = (ins "int64_t":$blockM, "int64_t":$blockN, "int64_t":$numWarps,
                         "int64_t":$minBlocksPerSM, "int64_t":$partialRowSums,

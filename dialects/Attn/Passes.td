@@ -83,6 +83,10 @@ def AttnChooseConfig : Pass<"attn-choose-config", "::mlir::ModuleOp"> {
            "in a persistent kernel: its CTAs take pairs of consecutive query blocks per turn (1 or "
            "-1: the configured choice) or one (0; honoured without a mask only, recorded on the "
            "kernel's #tile.schedule as pair_instances = false)">,
+    Option<"dynamicInstances", "dynamic-instances", "int", /*default=*/"-1",
+           "in a persistent kernel with a producer warpgroup: its CTAs take their query blocks one per "
+           "turn from a counter they share instead of every G-th one (the schedule's dynamic_instances; "
+           "1: on, 0 or -1: off)">,
     Option<"operandsAfterFirstStage", "operands-after-first-stage", "int", /*default=*/"-1",
            "in a persistent kernel with a producer warpgroup: copy each query block's Q after its "
            "first K/V stage instead of before it (the schedule's operands_after_first_stage; 1: on, 0: off, "

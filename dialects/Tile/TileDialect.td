@@ -130,6 +130,13 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
       ptxas knows to be the same in the whole warp, so that wgmma descriptors and per-warpgroup
       shared addresses derived from it live in uniform registers; false keeps it an ordinary
       per-thread value (registers for other uses).
+    - `dynamic_instances` (needs `persistent`, `producer_warpgroup` and `pair_instances = false`):
+      each CTA takes its next program instance as it starts it (its first is its own index, each later
+      one the next of a counter in global memory that the CTAs share), instead of every G-th one, so
+      that instances of unequal work (block lists of masks known only at run time) even out across
+      the CTAs. The producer warpgroup takes the instance and hands it to the consumers through a
+      two-slot ring in shared memory; the counter is a launch argument (a hidden parameter after the
+      grid), set to zero again by the CTA that finishes last.
     - `peel_zero_first`: a streamed wgmma loop whose dot multiplies an A operand that enters the loop
       as zeros (an overlapped attention loop's first P V) runs its first iteration without that dot,
       peeled off before the loop; the loop's body is unchanged.
@@ -143,11 +150,12 @@ def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_instance,
                         DefaultValuedParameter<"bool", "false">:$invariant_a_in_registers,
                         DefaultValuedParameter<"bool", "true">:$uniform_warpgroup,
-                        DefaultValuedParameter<"bool", "false">:$peel_zero_first);
+                        DefaultValuedParameter<"bool", "false">:$peel_zero_first,
+                        DefaultValuedParameter<"bool", "false">:$dynamic_instances);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [AttrBuilder<(ins), [{
-    return $_get($_ctxt, true, 0, false, false, true, false, false, false, true, false);
+    return $_get($_ctxt, true, 0, false, false, true, false, false, false, true, false, false);
   }]>];
 }
 

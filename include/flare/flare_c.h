@@ -42,7 +42,8 @@ typedef struct flare_attention_options {
   int32_t overlap; /* softmax / P V overlap in the KV loop: 1 on, -1 off, 0 the configured choice */
   int32_t ping_pong; /* warpgroups issue their MMAs in turn: 1 on, -1 off, 0 the configured choice */
   int32_t producer;  /* a producer warpgroup issues the K/V copies: 1 on, -1 off, 0 the configured choice */
-  int32_t persistent; /* CTAs run query blocks in turn (persistent kernel): 1 on, -1 off, 0 the configured choice */
+  int32_t persistent; /* CTAs run query blocks in turn (persistent kernel): 1 on, -1 off, 0 the configured choice;
+                         2 on, each CTA taking its next block from a shared counter (AttentionTileConfig::persistent) */
   int32_t autotune;   /* non-zero: time the candidate configurations once per shape class, keep the fastest
                          (flare::AttentionOptions::autotune) */
   int32_t deterministic; /* flare_attention_backward: non-zero: identical bits on every call

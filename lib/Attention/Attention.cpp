@@ -136,16 +136,18 @@ void checkTileConfig(const AttentionTileConfig &c) {
   block(c.blockN, "blockN");
   if (c.numWarps != 0 && (c.numWarps < 1 || c.numWarps > 16 || (c.numWarps & (c.numWarps - 1)) != 0))
     fail("tile.numWarps = " + std::to_string(c.numWarps) + " must be 0 (configured) or 1, 2, 4, 8 or 16");
-  for (auto [value, what] : {std::pair{c.overlap, "overlap"}, {c.pingPong, "pingPong"}, {c.producer, "producer"},
-                             {c.persistent, "persistent"}})
+  for (auto [value, what] : {std::pair{c.overlap, "overlap"}, {c.pingPong, "pingPong"}, {c.producer, "producer"}})
     if (value < -1 || value > 1)
       fail(std::string("tile.") + what + " = " + std::to_string(value) + " must be -1 (off), 0 (configured) or 1 (on)");
+  if (c.persistent < -1 || c.persistent > 2)
+    fail("tile.persistent = " + std::to_string(c.persistent) + " must be -1 (off), 0 (configured), 1 (on) or 2 (on, "
+         "query blocks taken from a shared counter)");
   if (c.kvSplits < 0 || c.kvSplits > kMaxKvSplits)
     fail("tile.kvSplits = " + std::to_string(c.kvSplits) + " must be 0 (decided by the launch shape), 1 (no split) "
          "or a number of parts up to " + std::to_string(kMaxKvSplits));
-  if (c.kvSplits > 1 && c.persistent == 1)
+  if (c.kvSplits > 1 && c.persistent >= 1)
     fail("tile.kvSplits = " + std::to_string(c.kvSplits) + " needs program instances of their own: tile.persistent "
-         "must not be 1");
+         "must not be 1 or 2");
 }
 
 /// `align`: the bytes the kernels' accesses need (16 for vector loads; 4 for the i32 index tensors,

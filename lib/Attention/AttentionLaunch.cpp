@@ -51,11 +51,11 @@ struct LaunchConfig {
 };
 
 /// A request's overrides as numbers, for keys and comparisons.
-std::array<int64_t, 20> overrideValues(const attn::ConfigOverrides &o) {
+std::array<int64_t, 21> overrideValues(const attn::ConfigOverrides &o) {
   return {o.blockM, o.blockN, o.numWarps, o.partialRowSums, o.overlap, o.pingPong, o.lazyRescale, o.deferRescale,
           o.producer, o.lastPvAfterLoops, o.persistent, o.peelFirstStep, o.splitTail, o.operandsAfterFirstStage,
           o.prefetchNextInstance, o.invariantAInRegisters, o.pairInstances, o.splitKv, o.packGqa,
-          o.blockLists};
+          o.blockLists, o.dynamicInstances};
 }
 
 /// The configuration of `module` (an attention module that parsed before) on `arch`: the configured
@@ -66,12 +66,12 @@ std::array<int64_t, 20> overrideValues(const attn::ConfigOverrides &o) {
 const LaunchConfig &launchConfig(const std::string &module, const std::string &arch, const attn::ConfigOverrides &o) {
   struct Recent {
     std::string arch, module;
-    std::array<int64_t, 20> overrides{};
+    std::array<int64_t, 21> overrides{};
     const LaunchConfig *config = nullptr;
   };
   thread_local std::array<Recent, 4> recent;
   thread_local size_t nextRecent = 0;
-  const std::array<int64_t, 20> values = overrideValues(o);
+  const std::array<int64_t, 21> values = overrideValues(o);
   for (const Recent &r : recent)
     if (r.config && r.overrides == values && r.arch == arch && r.module == module)
       return *r.config;
@@ -169,6 +169,8 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   request.pingPong = sw(tile.pingPong);
   request.producer = sw(tile.producer);
   request.persistent = sw(tile.persistent);
+  if (tile.persistent == 2) // persistent, its CTAs taking instances from a shared counter
+    request.dynamicInstances = 1;
   // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
   // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
   // (bench/NOTES.md a68: +2.6% / +3.9% at 512 keys at head dims 128 / 256, level at 1k, slower

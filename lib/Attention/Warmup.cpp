@@ -121,8 +121,10 @@ std::string kernelConfig(const KernelInfo &info) {
                   " threads=" + std::to_string(info.numThreads);
   if (info.persistent)
     s += " persistent";
-  if (info.splitSlotBytes >= 0)
+  if (info.splitSlotBytes > 0)
     s += " split";
+  else if (info.splitSlotBytes == 0)
+    s += " dynamic";
   if (!info.tensorMaps.empty())
     s += info.tmaRequired ? " tma" : " tma+fallback";
   return s;

@@ -416,7 +416,8 @@ void KernelBuilder::schedule(const Schedule &s) {
     });
     attr = ScheduleAttr::getChecked(emitError, &I.context, s.pingPong, int64_t{s.minBlocksPerSM}, s.producerWarpgroup,
                                     s.persistent, s.pairInstances, s.operandsAfterFirstStage, s.prefetchNextInstance,
-                                    s.invariantAInRegisters, s.uniformWarpgroup, s.peelZeroFirst);
+                                    s.invariantAInRegisters, s.uniformWarpgroup, s.peelZeroFirst,
+                                    s.dynamicInstances);
   }
   if (!attr)
     Impl::fail("schedule: " + diagnostics);

@@ -345,7 +345,9 @@ std::uint64_t Module::splitWorkspace(size_t kernel, void *stream, int ctas) cons
   if (auto it = workspaces_.find(key); it != workspaces_.end())
     return it->second;
   const KernelInfo &k = compiled_.kernels[kernel];
-  const size_t bytes = static_cast<size_t>(ctas) * (static_cast<size_t>(k.splitSlotBytes) + sizeof(int32_t));
+  // At least two flags: a kernel without slots takes its instances from the first two as counters.
+  const size_t bytes = std::max<size_t>(static_cast<size_t>(ctas) * (static_cast<size_t>(k.splitSlotBytes) + sizeof(int32_t)),
+                                        2 * sizeof(int32_t));
   const CudaDriver &d = driver();
   CUdeviceptr ptr = 0;
   check(d.cuMemAlloc_v2(&ptr, bytes), "cuMemAlloc(" + std::to_string(bytes) + " B) for the split workspace of kernel '" +

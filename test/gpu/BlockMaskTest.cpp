@@ -5,8 +5,8 @@
 // with ragged documents (1 to 3,000 tokens, many of one token), block tables of 5-50% density with
 // empty block rows (examples/attention/block_sparse.mlir), and masks that read the batch or head index
 // (one list per batch entry or head). Each with the lists built by the call, with a flare::BlockMask
-// built once and read by two calls (and by a launch of one CTA per query block), and without lists
-// (blockLists = -1); against the float64
+// built once and read by two calls (and by launches of one CTA per query block and of persistent CTAs
+// taking query blocks from a shared counter), and without lists (blockLists = -1); against the float64
 // reference on random bf16 inputs, outputs poisoned before every launch, lengths that are not
 // multiples of the tiles, GQA, head dims 64 / 128 / 256 and 96. A BlockMask built for another call is
 // refused, and a call that visits no lists cannot build one. The C API's flare_block_mask_build.
@@ -197,15 +197,20 @@ protected:
       if (HasFatalFailure())
         return;
     }
-    // The launch rule runs long launches at head dim 128 one CTA per query block (AttentionLaunch.cpp):
-    // that form of the lists' kernel, on shapes small enough that the rule itself keeps it persistent.
-    AttentionOptions perBlock = p.opt;
-    perBlock.tile.persistent = -1;
-    const BlockMask perBlockMask = buildBlockMask(*cache, p.q, p.k, p.v, p.out, perBlock);
-    perBlock.blockMask = &perBlockMask;
-    runAndCheck(p, ref, "a BlockMask, a CTA a block", [&] { attention(*cache, p.q, p.k, p.v, p.out, perBlock); });
-    if (HasFatalFailure())
-      return;
+    // The lists' kernel launched one CTA per query block (the launch rule's choice for long launches
+    // at head dim 128, AttentionLaunch.cpp) and persistent with its CTAs taking query blocks from a
+    // shared counter (tile.persistent = 2), each twice: the counter must be back at zero after a launch.
+    for (auto [persistent, how] : {std::pair{-1, "a CTA a block"}, {2, "blocks from a counter"}}) {
+      AttentionOptions form = p.opt;
+      form.tile.persistent = persistent;
+      const BlockMask formMask = buildBlockMask(*cache, p.q, p.k, p.v, p.out, form);
+      form.blockMask = &formMask;
+      for (int call = 0; call < 2; ++call) {
+        runAndCheck(p, ref, how, [&] { attention(*cache, p.q, p.k, p.v, p.out, form); });
+        if (HasFatalFailure())
+          return;
+      }
+    }
     AttentionOptions noLists = p.opt;
     noLists.tile.blockLists = -1;
     runAndCheck(p, ref, "no lists (per element)", [&] { attention(*cache, p.q, p.k, p.v, p.out, noLists); });

@@ -117,7 +117,9 @@ struct KernelInfo {
   /// A persistent kernel that splits program instances between CTAs (tile.split_range): the bytes of
   /// one CTA's slot of its workspace; -1 when it has none. The workspace's pointer is a hidden
   /// parameter right after the grid's: G slots, then G i32 flags that are zero before the first
-  /// launch and after every one (G: the CTAs launched). The runtime keeps one per stream.
+  /// launch and after every one (G: the CTAs launched, at least two). The runtime keeps one per
+  /// stream. 0 for a kernel whose CTAs take their instances from a counter they share
+  /// (#tile.schedule<dynamic_instances>): its first two flags are the counters.
   int64_t splitSlotBytes = -1;
   /// Integer facts the generator recorded for launchers, from the kernel's `flare.<name>` attributes
   /// (e.g. "attention.block_m": query rows per program instance of a generated attention kernel).

@@ -50,6 +50,7 @@ struct Schedule {
   bool invariantAInRegisters = false;
   bool uniformWarpgroup = true;  ///< the warpgroup index as a warp-uniform value
   bool peelZeroFirst = false;
+  bool dynamicInstances = false; ///< a persistent CTA takes its next instance from a shared counter
 };
 
 /// A scalar or a tile produced by a KernelBuilder. Cheap to copy; valid while its builder lives.

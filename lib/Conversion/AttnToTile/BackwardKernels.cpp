@@ -172,7 +172,8 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
   // A kernel's schedule: the defaults but for its turns and its producer warpgroup.
   auto schedule = [&](bool pingPong, bool producer) {
     return tile::ScheduleAttr::get(ctx, pingPong, /*min_blocks_per_sm=*/0, producer, /*persistent=*/false,
-                                   /*pair_instances=*/true, false, false, false, /*uniform_warpgroup=*/true, false);
+                                   /*pair_instances=*/true, false, false, false, /*uniform_warpgroup=*/true, false,
+                                   /*dynamic_instances=*/false);
   };
   auto ptrOf = [&](Type elem) { return tile::PtrType::get(ctx, elem); };
   SmallVector<Type> args;

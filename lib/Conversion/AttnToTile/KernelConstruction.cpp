@@ -173,7 +173,8 @@ LogicalResult Generator::buildKernel() {
                                           config.has(ConfigSwitch::OperandsAfterFirstStage),
                                           config.has(ConfigSwitch::PrefetchNextInstance),
                                           config.has(ConfigSwitch::InvariantAInRegisters),
-                                          config.has(ConfigSwitch::UniformWarpgroup), peel));
+                                          config.has(ConfigSwitch::UniformWarpgroup), peel,
+                                          persistent && config.has(ConfigSwitch::DynamicInstances)));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
 

@@ -33,6 +33,17 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
+/// A persistent kernel's loop over the instances its CTA runs: an scf.for over turns, or an
+/// scf.while over the instances taken from a shared counter (#tile.schedule<dynamic_instances>).
+struct TileLoop {
+  Operation *op = nullptr;
+  Block *body = nullptr;
+  Value turn;    // i32: the CTA's turn, from 0
+  Value carried; // i32: the ring index carried from one instance to the next
+  Value turns;   // i32: the turns of the CTA (null where instances are taken one by one)
+  explicit operator bool() const { return op != nullptr; }
+};
+
 class KernelLowering {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
@@ -491,7 +502,7 @@ private:
   TileSchedule::Instance instance;   // the instance being run: the body's program ids (and piece)
   /// What `turn` of tileSchedule runs (a tgpu.tile_instance).
   TileSchedule::Instance instanceAt(Value turn);
-  scf::ForOp tileLoop;               // the consumers' loop over instances
+  TileLoop tileLoop;                 // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread
   /// 0 issues the next instance's first copies into stage 0, whose barriers it initialises afresh
@@ -518,9 +529,28 @@ private:
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
-  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0), sets
-  /// `instance` and leaves the builder in its body.
-  scf::ForOp beginTileLoop();
+  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from `carried`),
+  /// sets `instance` and leaves the builder in its body: an scf.for over the turns of its
+  /// TileSchedule, or with #tile.schedule<dynamic_instances = true> an scf.while over the instances
+  /// the producer warpgroup takes (`producer`: the loop of the producer, which takes them).
+  TileLoop beginTileLoop(bool producer = false, Value carried = Value());
+  /// Closes a tile loop with `carried` as the next turn's ring index.
+  void yieldTileLoop(const TileLoop &loop, Value carried);
+
+  // --- Instances from a shared counter (#tile.schedule<dynamic_instances = true>) -----------------
+  /// The producer's thread 0 takes turn t's instance (the CTA's own index at turn 0, then the next of
+  /// the counter at the workspace's first i32, past the grid's first G) and puts it in slot t % 2 of
+  /// a two-stage ring in shared memory (its `full` barrier: one arrival; `empty`: every warp of the
+  /// CTA, after reading it); every thread reads it from there. The CTA whose producer takes an
+  /// instance past the last one as the last of the CTAs (the workspace's second i32 counts them)
+  /// sets both counters back to zero for the next launch.
+  bool dynamicInstances = false;
+  int64_t instanceRingAt = -1;       // the ring's offset in the operand barriers' area (barriers, then slots)
+  BarrierRing instanceRing();
+  /// Thread 0 of the producer: takes the instance of `turn` and publishes it in its slot.
+  void takeInstance(Value turn);
+  /// Every thread: waits for the instance of `turn`, reads it, and releases its slot (per warp).
+  Value readInstance(Value turn);
 
   // --- Split instances (tile.split_range: stream-K; TGPUToNVVM.cpp) ------------------------------
   /// With a tile.split_range the tile loop runs single instances, whole ones and then pieces of the

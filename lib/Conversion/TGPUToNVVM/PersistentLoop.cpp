@@ -12,8 +12,34 @@
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
+namespace {
+constexpr int64_t kMBarrierBytes = 8;
+} // namespace
 
-scf::ForOp KernelLowering::beginTileLoop() {
+TileLoop KernelLowering::beginTileLoop(bool producer, Value carried) {
+  if (!carried)
+    carried = i32(0);
+  TileLoop tiles;
+  if (dynamicInstances) {
+    // scf.while (turn, carried): before, the turn's instance (taken by the producer's thread 0, read
+    // by every thread), the loop goes on while it is one of the grid's; after, the body.
+    Type i32Type = b.getI32Type();
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{i32Type, i32Type, i32Type}, ValueRange{i32(0), carried});
+    Block *before = b.createBlock(&loop.getBefore(), {}, {i32Type, i32Type}, {loc, loc});
+    Value turn = before->getArgument(0);
+    if (producer)
+      ifThen(isThreadZero(), [&] { takeInstance(turn); });
+    Value index = readInstance(turn);
+    Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
+                                        instanceGrid[2]);
+    scf::ConditionOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, total),
+                             ValueRange{turn, before->getArgument(1), index});
+    Block *after = b.createBlock(&loop.getAfter(), {}, {i32Type, i32Type, i32Type}, {loc, loc, loc});
+    tiles = {loop, after, after->getArgument(0), after->getArgument(1), Value()};
+    instance = {};
+    instance.pids = TileSchedule::pidsOf(b, loc, instanceGrid, after->getArgument(2));
+    return tiles;
+  }
   auto schedule = TileScheduleOp::create(b, loc, instanceGrid[0], instanceGrid[1], instanceGrid[2],
                                          tile::getSchedule(func).getPairInstances());
   tileSchedule = schedule.getSchedule();
@@ -24,10 +50,83 @@ scf::ForOp KernelLowering::beginTileLoop() {
     tileSchedule = split.getSchedule();
     turns = split.getTurns();
   }
-  auto loop = scf::ForOp::create(b, loc, i32(0), turns, i32(1), ValueRange{i32(0)});
+  auto loop = scf::ForOp::create(b, loc, i32(0), turns, i32(1), ValueRange{carried});
   enterLoopBody(loop);
   instance = instanceAt(loop.getInductionVar());
-  return loop;
+  return {loop, loop.getBody(), loop.getInductionVar(), loop.getRegionIterArgs()[0], turns};
+}
+
+void KernelLowering::yieldTileLoop(const TileLoop &loop, Value carried) {
+  if (loop.turns)
+    scf::YieldOp::create(b, loc, carried);
+  else
+    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, loop.turn, i32(1)), carried});
+}
+
+BarrierRing KernelLowering::instanceRing() {
+  if (instanceRingAt < 0) // `full` and `empty` of two stages, then the two slots
+    instanceRingAt = areas.operandBarriers.append(4 * kMBarrierBytes + 2 * 4, kMBarrierBytes);
+  return {operandAreaOffset(instanceRingAt), 2};
+}
+
+void KernelLowering::takeInstance(Value turn) {
+  BarrierRing ring = instanceRing();
+  Value stage = arith::AndIOp::create(b, loc, turn, i32(1));
+  // The slot's readers of two turns ago are done with it.
+  waitReleased(ring, stage, arith::SubIOp::create(b, loc, turn, i32(2)));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto counter = [&](int64_t i) {
+    Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI32Type(), splitWorkspace, ValueRange{i32(i)});
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), at).getResult();
+  };
+  auto fetchAdd = [&](Value address) {
+    return LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{address}, "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;",
+                                     "=r,l,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                     LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  };
+  Value ctas = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  Value cta = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, turn, i32(0));
+  auto taken = scf::IfOp::create(b, loc, b.getI32Type(), first, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(taken.thenBlock());
+    scf::YieldOp::create(b, loc, cta);
+    b.setInsertionPointToStart(taken.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0)))});
+  }
+  Value index = taken.getResult(0);
+  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
+                                      instanceGrid[2]);
+  // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back.
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, total), [&] {
+    Value done = fetchAdd(counter(1));
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, arith::SubIOp::create(b, loc, ctas, i32(1))),
+           [&] {
+             for (int64_t i : {0, 1})
+               LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{counter(i)}, "st.relaxed.gpu.global.u32 [$0], 0;",
+                                         "l,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                         LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+           });
+  });
+  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
+                                     arith::MulIOp::create(b, loc, stage, i32(4)));
+  LLVM::StoreOp::create(b, loc, index, smemAddress(slot, b.getI8Type()));
+  MBarrierArriveOp::create(b, loc, ringBarrier(ring, stage, /*empty=*/false));
+}
+
+Value KernelLowering::readInstance(Value turn) {
+  BarrierRing ring = instanceRing();
+  Value stage = arith::AndIOp::create(b, loc, turn, i32(1));
+  waitForUse(ring, ringBarrier(ring, stage, /*empty=*/false), turn);
+  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
+                                     arith::MulIOp::create(b, loc, stage, i32(4)));
+  Value index = LLVM::LoadOp::create(b, loc, b.getI32Type(), smemAddress(slot, b.getI8Type()));
+  // Every lane has read it: lane 0 releases the slot for the warp.
+  NVVM::SyncWarpOp::create(b, loc, i32(-1));
+  arriveFromLane0(ringBarrier(ring, stage, /*empty=*/true));
+  return index;
 }
 
 TileSchedule::Instance KernelLowering::instanceAt(Value turn) {
@@ -179,8 +278,8 @@ void KernelLowering::endTileLoop() {
     ifThen(notI1(tensorMapsUsable()), [&] { barrier(); });
   else
     barrier();
-  scf::YieldOp::create(b, loc, tileRingNext ? tileRingNext : tileLoop.getRegionIterArgs()[0]);
-  b.setInsertionPointAfter(tileLoop);
+  yieldTileLoop(tileLoop, tileRingNext ? tileRingNext : tileLoop.carried);
+  b.setInsertionPointAfter(tileLoop.op);
   restoreThreadValues();
   // The MMA turns: when every loop that takes turns sits in the instance's body, warpgroup 1 gives
   // the first turn once before the tile loop and warpgroup 0 takes the last back after it, so that
@@ -193,14 +292,14 @@ void KernelLowering::endTileLoop() {
       return;
     ifOp->removeAttr(kTurnAttrName);
     turns.push_back(ifOp);
-    allInBody &= ifOp->getBlock() == tileLoop.getBody();
+    allInBody &= ifOp->getBlock() == tileLoop.body;
   });
   if (allInBody && !turns.empty()) {
     for (Operation *turn : turns)
       turn->erase();
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(tileLoop);
+      b.setInsertionPoint(tileLoop.op);
       giveFirstTurn();
     }
     takeTurnBack();
@@ -262,10 +361,10 @@ bool KernelLowering::crossInstanceRing(scf::ForOp op, ArrayRef<Stream> streams, 
 }
 
 void KernelLowering::issueNextInstanceFirst(const StreamRing &ring, Value uses) {
-  Value nextTurn = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
+  Value nextTurn = arith::AddIOp::create(b, loc, tileLoop.turn, i32(1));
   Value due = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, ring.useTma, isThreadZero()),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextTurn, tileLoop.getUpperBound()));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nextTurn, tileLoop.turns));
   // The next instance's bounds and blocks, lowered anew from the kernel's arguments and its program
   // ids (as the producer warpgroup computes them, ProducerWarpgroup.cpp); its first copies are those
   // of its first loop that runs.

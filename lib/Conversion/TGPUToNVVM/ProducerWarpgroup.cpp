@@ -104,7 +104,7 @@ void KernelLowering::produceValue(Value v) {
 }
 
 LogicalResult KernelLowering::emitProducer() {
-  if (producerLoops.empty() && producedOperands.empty()) {
+  if (producerLoops.empty() && producedOperands.empty() && !dynamicInstances) {
     // Nothing for it to do: no branch, no register moves; the kernel's own barriers stay named
     // barriers over all of its threads.
     for (Operation *op : llvm::reverse(producerOnlyOps))
@@ -156,14 +156,14 @@ LogicalResult KernelLowering::emitProducer() {
   // released the previous instance's; with #tile.schedule<operands_after_first_stage = true>, after the first stage of
   // the instance's first loop (or after that loop where it runs no iteration), their coordinates
   // still computed at the instance's start.
-  scf::ForOp tiles;
+  TileLoop tiles;
   Value carriedNext;
   // Not where the kernel carries the element-wise fallback of its copies: their per-instance
   // pointers already fill the producer's registers, and Q's coordinates kept across the first copy
   // spill.
   const bool operandsLate = persistent && operandsAfterFirstStage && !tmaFallback && !producerLoops.empty() &&
                             producerLoops.front().producerInit;
-  auto issueOperands = [&] { issueProducedOperands(/*afterLoops=*/false, tiles.getInductionVar(), isFirstThread); };
+  auto issueOperands = [&] { issueProducedOperands(/*afterLoops=*/false, tiles.turn, isFirstThread); };
   if (persistent) {
     const bool firstRingHere = !producerLoops.empty() && producerLoops.front().producerInit;
     if (firstRingHere)
@@ -171,10 +171,16 @@ LogicalResult KernelLowering::emitProducer() {
     ifThen(isFirstThread, [&] {
       for (const ProducedOperand &o : producedOperands)
         initRingBarriers(operandRing(o.barrierAt), i32(1), savedWarps, /*fence=*/true);
+      // Instances from a shared counter: their slots' `full` (the first thread's arrival) and
+      // `empty` barriers (every warp of the CTA).
+      if (dynamicInstances)
+        initRingBarriers(instanceRing(), i32(1), savedWarps + 4, /*fence=*/false);
     });
-    if (firstRingHere || !producedOperands.empty())
+    if (dynamicInstances) // the other producer threads wait on those barriers too
+      NamedBarrierSyncOp::create(b, loc, i32(kProducerBarrier), i32(numWarps * kWarpSize));
+    if (firstRingHere || !producedOperands.empty() || dynamicInstances)
       announce();
-    tiles = beginTileLoop();
+    tiles = beginTileLoop(/*producer=*/true);
     if (!operandsLate)
       issueOperands();
     else // their scalars at the instance's top level, where the copies in the loop find them
@@ -192,7 +198,7 @@ LogicalResult KernelLowering::emitProducer() {
         initFirstRing(p);
         announce();
       }
-      next = persistent ? tiles.getRegionIterArgs()[0] : i32(0);
+      next = persistent ? tiles.carried : i32(0);
     } else if (p.fresh) {
       gpu::BarrierOp::create(b, loc); // the consumers have initialised the ring's barriers
       next = i32(0);
@@ -228,9 +234,9 @@ LogicalResult KernelLowering::emitProducer() {
       carriedNext = next;
   }
   if (persistent) {
-    issueProducedOperands(/*afterLoops=*/true, tiles.getInductionVar(), isFirstThread);
-    scf::YieldOp::create(b, loc, carriedNext ? carriedNext : tiles.getRegionIterArgs()[0]);
-    b.setInsertionPointAfter(tiles);
+    issueProducedOperands(/*afterLoops=*/true, tiles.turn, isFirstThread);
+    yieldTileLoop(tiles, carriedNext ? carriedNext : tiles.carried);
+    b.setInsertionPointAfter(tiles.op);
   }
 
   threadId = savedThreadId;

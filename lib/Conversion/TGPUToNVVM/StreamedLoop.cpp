@@ -412,7 +412,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     waitForProducerInit();
     if (persistent) {
       ring.carried = true;
-      first = tileLoop.getRegionIterArgs()[0];
+      first = tileLoop.carried;
     }
     ProducerLoop p{op, SmallVector<Stream>(streams.begin(), streams.end()), ring, /*fresh=*/true};
     p.producerInit = true;
@@ -428,7 +428,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     crossInstance = true;
     crossInstanceFirst = arith::AndIOp::create(
         b, loc, ring.useTma,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tileLoop.getInductionVar(), i32(0)));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tileLoop.turn, i32(0)));
     first = i32(0);
     barrier(); // the previous instance is done with the ring
     ifThen(isThreadZero(), [&] {

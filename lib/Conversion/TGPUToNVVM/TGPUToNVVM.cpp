@@ -141,7 +141,18 @@ LogicalResult KernelLowering::run() {
       gfunc->setAttr(kSplitSlotBytesAttrName,
                      b.getI32IntegerAttr(static_cast<int32_t>(splitSlotRegs * numWarps * kWarpSize * 4)));
     }
+    dynamicInstances = producerMode && schedule.getDynamicInstances() && !splitRange;
+    if (dynamicInstances) {
+      // The counters of the instances taken: the workspace of split instances with no slots (G i32
+      // that are zero before a launch and after it), of which the first two are used.
+      if (!(splitWorkspace = params.append(LLVM::LLVMPointerType::get(ctx, 1))))
+        return emitError(func.getLoc()) << "internal error: could not add the instance counters to kernel '"
+                                        << func.getName() << "'";
+      gfunc->setAttr(kSplitSlotBytesAttrName, b.getI32IntegerAttr(0));
+    }
     tileLoop = beginTileLoop();
+    if (dynamicInstances)
+      waitForProducerInit(); // before the first instance is read
     rebindThreadValues();
   }
 
@@ -204,7 +215,7 @@ void KernelLowering::waitForProducerInit() {
   producerInitWaited = true;
   OpBuilder::InsertionGuard guard(b);
   if (persistent)
-    b.setInsertionPoint(tileLoop);
+    b.setInsertionPoint(tileLoop.op);
   NamedBarrierSyncOp::create(b, loc, i32(kRingReady), i32((numWarps + 4) * kWarpSize));
 }
 
@@ -218,7 +229,7 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     for (Value operand : op->getOperands())
       waitForDots(operand);
   if (isa<func::ReturnOp>(op)) {
-    if (persistent && tileLoop && b.getInsertionBlock() == tileLoop.getBody())
+    if (persistent && tileLoop && b.getInsertionBlock() == tileLoop.body)
       endTileLoop();
     // The last TMA reduce must have read its panels before the CTA exits (thread 0 issued it).
     if (reducesInFlight)

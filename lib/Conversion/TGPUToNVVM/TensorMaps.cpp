@@ -289,23 +289,23 @@ void KernelLowering::beginConsumerIssued(const ProducedOperand &o) {
   {
     // Before the tile loop, with the kernel's own thread values.
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(tileLoop);
+    b.setInsertionPoint(tileLoop.op);
     withKernelThreadValues([&] {
       BarrierRing ring = operandRing(o.barrierAt);
       Value isThread0 = isThreadZero();
       ifThen(isThread0, [&] {
         // The barriers also without maps: the warps' releases arrive on `empty` either way.
         initRingBarriers(ring, i32(1), numWarps, /*fence=*/true);
-        Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileLoop.getUpperBound(), i32(0));
+        Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tileLoop.turns, i32(0));
         ifThen(arith::AndIOp::create(b, loc, runs, tensorMapsUsable()),
                [&] { copyOperandAt(o, coordsForTurn(o, i32(0)), ringBarrier(ring, i32(0), /*empty=*/false)); });
       });
       barrier();
     });
   }
-  Value next = arith::AddIOp::create(b, loc, tileLoop.getInductionVar(), i32(1));
+  Value next = arith::AddIOp::create(b, loc, tileLoop.turn, i32(1));
   Value keep = arith::AndIOp::create(
-      b, loc, isThreadZero(), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
+      b, loc, isThreadZero(), arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.turns));
   ifThen(keep, [&] {
     SmallVector<Value> coords = coordsForTurn(o, next);
     for (auto [i, c] : llvm::enumerate(coords))
@@ -341,11 +341,11 @@ void KernelLowering::copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coo
 void KernelLowering::issueNextInstance(Value v) {
   const TmaOperand &operand = tmaOperands[v];
   const ProducedOperand &o = consumerIssued[operand.issue];
-  Value turn = tileLoop.getInductionVar();
+  Value turn = tileLoop.turn;
   Value next = arith::AddIOp::create(b, loc, turn, i32(1));
   Value issue = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, isThreadZero(), operand.useTma),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.getUpperBound()));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, tileLoop.turns));
   ifThen(issue, [&] {
     waitForUse(operandRing(o.barrierAt), operand.empty, turn);
     SmallVector<Value> coords;
@@ -365,7 +365,7 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
     ifThen(
         operand.useTma,
         [&] {
-          RingWaitOp::create(b, loc, operand.barrier, tileLoop.getInductionVar(), /*stages=*/1);
+          RingWaitOp::create(b, loc, operand.barrier, tileLoop.turn, /*stages=*/1);
         },
         [&] { barrier(); });
     operand.waited = b.getInsertionBlock();

@@ -109,11 +109,16 @@ TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value 
     item.hi = hi;
     item.slot = sel(ends, cta, arith::AddIOp::create(b, loc, cta, i32(1)));
   }
-  Value yz = arith::DivUIOp::create(b, loc, instance, grid[0]);
-  item.pids = {arith::RemUIOp::create(b, loc, instance, grid[0]).getResult(),
-               arith::RemUIOp::create(b, loc, yz, grid[1]).getResult(),
-               arith::DivUIOp::create(b, loc, yz, grid[1]).getResult()};
+  item.pids = pidsOf(b, loc, grid, instance);
   return item;
+}
+
+std::array<Value, 3> TileSchedule::pidsOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid, Value index) {
+  Value yz = arith::DivUIOp::create(b, loc, index, grid[0]);
+  Value x = arith::RemUIOp::create(b, loc, index, grid[0]);
+  Value y = arith::RemUIOp::create(b, loc, yz, grid[1]);
+  Value z = arith::DivUIOp::create(b, loc, yz, grid[1]);
+  return {x, y, z};
 }
 
 LogicalResult expandTileSchedules(Operation *root) {

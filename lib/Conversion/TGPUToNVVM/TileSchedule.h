@@ -65,6 +65,8 @@ struct TileSchedule {
   Value beginSplit(OpBuilder &b, Location loc, Value steps);
   /// Emits what turn `turn` (i32, 0 <= turn < the turns begin returned) of this CTA runs.
   Instance instance(OpBuilder &b, Location loc, Value turn) const;
+  /// The program ids of instance `index` (i32) of `grid`, x fastest.
+  static std::array<Value, 3> pidsOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid, Value index);
 };
 
 /// Expands every tgpu.tile_schedule under `root` into its per-CTA values (at the op, from the

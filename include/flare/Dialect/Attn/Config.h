@@ -74,6 +74,9 @@ struct ConfigOverrides {
   /// 0: one query block per CTA and turn (honoured by a persistent kernel without a mask only); -1
   /// or 1: the choice (pairs).
   int pairInstances = -1;
+  /// 1: a persistent kernel with a producer warpgroup takes its query blocks one per turn from a
+  /// counter its CTAs share (dynamic_instances; turns pair_instances off); -1 or 0: every G-th.
+  int dynamicInstances = -1;
 
   bool any() const;
 };

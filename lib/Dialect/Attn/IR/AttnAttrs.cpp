@@ -51,6 +51,10 @@ constexpr Requirement kRequirements[] = {
     {ConfigSwitch::BlockLists, ConfigSwitch::SplitKv, true},
     {ConfigSwitch::BlockLists, ConfigSwitch::PackGqa, true},
     {ConfigSwitch::BlockLists, ConfigSwitch::SplitTail, true},
+    {ConfigSwitch::DynamicInstances, ConfigSwitch::Persistent, false},
+    {ConfigSwitch::DynamicInstances, ConfigSwitch::Producer, false},
+    {ConfigSwitch::DynamicInstances, ConfigSwitch::PairInstances, true},
+    {ConfigSwitch::DynamicInstances, ConfigSwitch::SplitTail, true},
 };
 
 bool isBlockSize(int64_t n) { return n >= 16 && n <= 256 && llvm::isPowerOf2_64(n); }

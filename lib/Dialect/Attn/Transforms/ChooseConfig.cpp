@@ -65,7 +65,7 @@ bool ConfigOverrides::any() const {
          lazyRescale >= 0 || deferRescale >= 0 || producer >= 0 || lastPvAfterLoops >= 0 || persistent >= 0 ||
          peelFirstStep >= 0 || splitTail >= 0 || operandsAfterFirstStage >= 0 || prefetchNextInstance >= 0 ||
          invariantAInRegisters >= 0 || pairInstances == 0 || splitKv >= 0 || packGqa >= 0 ||
-         blockLists >= 0;
+         blockLists >= 0 || dynamicInstances >= 0;
 }
 
 ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, const AttentionFacts &facts) {
@@ -296,6 +296,14 @@ ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrid
   override(ConfigSwitch::InvariantAInRegisters, o.invariantAInRegisters);
   set(ConfigSwitch::InvariantAInRegisters,
       has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
+  // Instances from a shared counter: decided last, so that the kernel differs from the one of
+  // every G-th instance in its schedule only (its pairs off).
+  set(ConfigSwitch::DynamicInstances, false);
+  override(ConfigSwitch::DynamicInstances, o.dynamicInstances);
+  set(ConfigSwitch::DynamicInstances, has(ConfigSwitch::DynamicInstances) && persistentKernel && withProducer &&
+                                          !has(ConfigSwitch::SplitTail));
+  if (has(ConfigSwitch::DynamicInstances))
+    set(ConfigSwitch::PairInstances, false);
   return ConfigAttr::getChecked(emitError, chosen.getContext(), bm, bn, warps, minBlocks, rowSums, on);
 }
 } // namespace flare::attn
@@ -345,7 +353,7 @@ struct AttnChooseConfigPass : public flare::attn::impl::AttnChooseConfigBase<Att
     o.peelFirstStep = peelFirstStep, o.splitTail = splitTail, o.pairInstances = pairInstances;
     o.operandsAfterFirstStage = operandsAfterFirstStage, o.prefetchNextInstance = prefetchNextInstance;
     o.invariantAInRegisters = invariantAInRegisters, o.splitKv = splitKv, o.packGqa = packGqa;
-    o.blockLists = blockLists;
+    o.blockLists = blockLists, o.dynamicInstances = dynamicInstances;
     return o;
   }
 

@@ -71,7 +71,7 @@ ScheduleAttr flare::tile::getSchedule(func::FuncOp func) {
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, bool /*pingPong*/,
                                    int64_t minBlocksPerSM, bool producerWarpgroup, bool persistent, bool pairInstances,
                                    bool operandsAfterFirstStage, bool prefetchNextInstance, bool invariantAInRegisters,
-                                   bool /*uniformWarpgroup*/, bool /*peelZeroFirst*/) {
+                                   bool /*uniformWarpgroup*/, bool /*peelZeroFirst*/, bool dynamicInstances) {
   if (minBlocksPerSM < 0 || minBlocksPerSM > 8)
     return emitError() << "min_blocks_per_sm must be from 0 (ptxas decides) to 8, got " << minBlocksPerSM;
   // What a field needs: the lowering would not honour it otherwise.
@@ -89,6 +89,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       {prefetchNextInstance, "prefetch_next_instance", persistent && !producerWarpgroup,
        "persistent without producer_warpgroup"},
       {invariantAInRegisters, "invariant_a_in_registers", persistent, "persistent"},
+      {dynamicInstances, "dynamic_instances", persistent && producerWarpgroup && !pairInstances,
+       "persistent, producer_warpgroup and pair_instances = false"},
   };
   for (const Need &n : needs)
     if (n.on && !n.met)
@@ -204,7 +206,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
   // The schedule's fields were attributes of their own before #tile.schedule held them.
   for (StringRef field : {"ping_pong", "min_blocks_per_sm", "producer_warpgroup", "persistent", "pair_instances",
                           "operands_after_first_stage", "prefetch_next_instance", "invariant_a_in_registers",
-                          "uniform_warpgroup", "peel_zero_first"})
+                          "uniform_warpgroup", "peel_zero_first", "dynamic_instances"})
     if (attr.getName().getValue() == ("tile." + field).str())
       return op->emitError() << "'" << attr.getName().getValue() << "' is a field of the kernel's #tile.schedule ("
                              << kScheduleAttrName << " = #tile.schedule<" << field << " = ...>)";
