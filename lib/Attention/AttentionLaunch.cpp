@@ -230,20 +230,25 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.blockLists = 0;
   else if (!splitKv && !packed)
     request.blockLists = 1;
-  // Block lists at head dims above 64 up to 128 on a long launch: one CTA per query block (the
-  // hardware's block scheduler) instead of the persistent schedule, whose CTAs drift apart over many
-  // turns until the query blocks in flight span several heads' keys and values, more than L2 holds
-  // (bench/NOTES.md, "The key ids of a partial step": a causal document mask on an H100, 16 heads of
-  // 128, 32k keys, 31 query blocks per SM: 0.584 -> 0.532 ms; at 16k, 15.5 per SM, level; at 8k the
-  // persistent kernel 7% faster; at head dim 64, whose K and V take half the room, persistent
-  // faster at every length).
-  constexpr int64_t kListsPerBlockMinInstancesPerSM = 24;
+  // Block lists: query blocks of unequal work (their lists' lengths), which the persistent schedule's
+  // fixed share of every G-th block leaves unequal per CTA, its CTAs drifting apart over many turns.
+  // Where a producer warpgroup runs (tile head dims up to 128) the CTAs take their blocks from a
+  // shared counter instead (dynamic_instances; bench/NOTES.md, "Query blocks from a shared counter":
+  // causal document masks 1.05-1.18x, block tables at 25% 1.06-1.20x on an H100, ahead of one CTA
+  // per query block at every measured length); the configuration keeps it only there. Above 128 (no
+  // producer) long launches run one CTA per query block, the hardware's block scheduler taking them
+  // as CTAs finish (1.09-1.31x from about 8 blocks per SM; at 4 per SM the persistent kernel 4% faster).
+  constexpr int64_t kListsPerBlockMinInstancesPerSM = 6;
   const int64_t tileHeadDim = attn::tileHeadDim(plan.headDim, plan.headDimV);
-  if (tile.persistent == 0 && request.blockLists == 1 && tileHeadDim > 64 && tileHeadDim <= 128) {
-    const LaunchConfig &withLists = launchConfig(plan.module, target, request);
-    if (withLists.blockLists &&
-        instancesOf(plan, withLists.blockM, false) >= kListsPerBlockMinInstancesPerSM * predictedCtas)
-      request.persistent = 0;
+  if (tile.persistent == 0 && request.blockLists == 1) {
+    if (tileHeadDim <= 128) {
+      request.dynamicInstances = 1;
+    } else {
+      const LaunchConfig &withLists = launchConfig(plan.module, target, request);
+      if (withLists.blockLists &&
+          instancesOf(plan, withLists.blockM, false) >= kListsPerBlockMinInstancesPerSM * predictedCtas)
+        request.persistent = 0;
+    }
   }
   const LaunchConfig &requested = launchConfig(plan.module, target, request);
   const LaunchConfig *config = &requested;

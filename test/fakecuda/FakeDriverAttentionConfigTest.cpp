@@ -58,10 +58,10 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   document.module = readExample("attention/document.mlir");
   document.aux = {TensorView{40 * gib, DType::I32, {1500}, {}}};
   document.lse = TensorView{41 * gib, DType::F32, {1, 4, 1500}, {}};
-  // Long launches of the same mask (31 and 62 query blocks per SM): at head dim 128 one CTA per query
-  // block instead of the persistent schedule, at 64 persistent (bench/NOTES.md, "The key ids of a
-  // partial step").
-  AttentionOptions longDocument = document, longDocument64 = document;
+  // Long launches of the same mask (31, 62 and 16 query blocks per SM): at head dims 128 and 64 the
+  // persistent CTAs take their query blocks from a shared counter, at 256 (no producer warpgroup) one
+  // CTA per query block (bench/NOTES.md, "Query blocks from a shared counter").
+  AttentionOptions longDocument = document, longDocument64 = document, longDocument256 = document;
   longDocument.aux = {TensorView{40 * gib, DType::I32, {32768}, {}}};
   longDocument.lse = TensorView{41 * gib, DType::F32, {1, 16, 32768}, {}};
   longDocument64.module = readExample("attention/document.mlir");
@@ -69,6 +69,17 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
     longDocument64.module.replace(at, 5, "x64x");
   longDocument64.aux = longDocument.aux;
   longDocument64.lse = TensorView{41 * gib, DType::F32, {1, 32, 32768}, {}};
+  longDocument256.module = readExample("attention/document.mlir");
+  for (size_t at = longDocument256.module.find("x128x"); at != std::string::npos; at = longDocument256.module.find("x128x"))
+    longDocument256.module.replace(at, 5, "x256x");
+  longDocument256.aux = longDocument.aux;
+  longDocument256.lse = TensorView{41 * gib, DType::F32, {1, 8, 32768}, {}};
+  AttentionOptions shortDocument256 = longDocument256;
+  shortDocument256.lse = TensorView{41 * gib, DType::F32, {1, 8, 4096}, {}};
+  // Persistent CTAs taking query blocks from a shared counter asked for where a mask has no lists
+  // (tile.persistent = 2).
+  AttentionOptions dynamicCausal = causal;
+  dynamicCausal.tile.persistent = 2;
   const Call calls[] = {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
@@ -79,12 +90,18 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       {"a tile configuration given by hand", 1, 4, 700, 128, tiled, {"block_m = 64, block_n = 64, warps = 4"}},
       {"sm_80", 1, 4, 300, 128, sm80, {"block_n = 64", "pair_instances"},
        {"overlap", "producer", "ping_pong", "uniform_warpgroup"}},
-      {"a custom module: document ids from an aux tensor (per element)", 1, 4, 1500, 128, document,
-       {"block_n = 128", "producer", "block_lists", "persistent"}, {"split_tail"}},
-      {"document ids, 16 heads of 128, 32k keys: lists, one CTA per query block", 1, 16, 32768, 128, longDocument,
-       {"block_n = 128", "producer", "block_lists"}, {"persistent", "split_tail"}},
-      {"document ids, 32 heads of 64, 32k keys: lists, persistent", 1, 32, 32768, 64, longDocument64,
-       {"block_lists", "persistent"}, {"split_tail"}},
+      {"a custom module: document ids from an aux tensor (lists, blocks from a counter)", 1, 4, 1500, 128, document,
+       {"block_n = 128", "producer", "block_lists", "persistent", "dynamic_instances"}, {"split_tail", "pair_instances"}},
+      {"document ids, 16 heads of 128, 32k keys: lists, blocks from a counter", 1, 16, 32768, 128, longDocument,
+       {"block_n = 128", "producer", "block_lists", "persistent", "dynamic_instances"}, {"split_tail", "pair_instances"}},
+      {"document ids, 32 heads of 64, 32k keys: lists, blocks from a counter", 1, 32, 32768, 64, longDocument64,
+       {"block_lists", "persistent", "dynamic_instances"}, {"split_tail"}},
+      {"document ids, 8 heads of 256, 32k keys: lists, one CTA per query block", 1, 8, 32768, 256, longDocument256,
+       {"block_lists"}, {"persistent", "dynamic_instances", "split_tail"}},
+      {"document ids, 8 heads of 256, 4k keys: lists, persistent", 1, 8, 4096, 256, shortDocument256,
+       {"block_lists", "persistent"}, {"dynamic_instances", "split_tail"}},
+      {"causal, 2k keys, blocks from a shared counter", 2, 4, 2048, 128, dynamicCausal,
+       {"producer", "persistent", "dynamic_instances"}, {"pair_instances", "split_tail"}},
   };
   int index = 0;
   for (const Call &call : calls) {
@@ -98,9 +115,10 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
     const AttentionTileConfig tile =
         call.options.tile != AttentionTileConfig{} ? call.options.tile : launchTileConfig(plan, call.options, arch);
     detail::attentionKernel(*cache, plan, tile, call.options.arch, &answers);
-    // One compile: decided before compiling, not read back from a first kernel.
+    // One compile (or the kernel an earlier call compiled): decided before compiling, not read back
+    // from a first kernel.
     ASSERT_EQ(answers.size(), 1u);
-    EXPECT_EQ(answers[0].source, rt::CacheSource::Compiled);
+    EXPECT_NE(answers[0].source, rt::CacheSource::Disk);
     const CompiledModule &launched = answers.back().module->compiled();
     const KernelInfo *info = launched.findKernel(plan.kernelName);
     ASSERT_NE(info, nullptr);
@@ -111,6 +129,8 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       EXPECT_NE(items.find(std::string(", ") + name + ","), std::string::npos) << name << " not in " << config;
     for (const char *name : call.off)
       EXPECT_EQ(items.find(std::string(", ") + name + ","), std::string::npos) << name << " in " << config;
+    // The counters of a shared-counter schedule are a workspace without slots.
+    EXPECT_EQ(info->splitSlotBytes == 0, items.find(", dynamic_instances,") != std::string::npos) << config;
 
     const std::filesystem::path input = cacheDir / ("call" + std::to_string(index) + ".mlir");
     const std::filesystem::path output = cacheDir / ("call" + std::to_string(index++) + ".ptx");

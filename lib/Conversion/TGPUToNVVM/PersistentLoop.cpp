@@ -79,10 +79,11 @@ void KernelLowering::takeInstance(Value turn) {
     Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI32Type(), splitWorkspace, ValueRange{i32(i)});
     return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), at).getResult();
   };
-  auto fetchAdd = [&](Value address) {
-    return LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{address}, "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;",
-                                     "=r,l,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                     LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+  auto fetchAdd = [&](Value address, StringRef order) {
+    return LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{address},
+                                     ("atom." + order + ".gpu.global.add.u32 $0, [$1], 1;").str(), "=r,l,~{memory}",
+                                     /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                                     LLVM::AsmDialectAttr(), ArrayAttr())
         .getResult(0);
   };
   Value ctas = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
@@ -94,14 +95,16 @@ void KernelLowering::takeInstance(Value turn) {
     b.setInsertionPointToStart(taken.thenBlock());
     scf::YieldOp::create(b, loc, cta);
     b.setInsertionPointToStart(taken.elseBlock());
-    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0)))});
+    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0), "relaxed"))});
   }
   Value index = taken.getResult(0);
   Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
                                       instanceGrid[2]);
-  // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back.
+  // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back;
+  // its count acquires what the others' counts released, every CTA's takes among it, so that its
+  // zero comes after the last of them.
   ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, total), [&] {
-    Value done = fetchAdd(counter(1));
+    Value done = fetchAdd(counter(1), "acq_rel");
     ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, arith::SubIOp::create(b, loc, ctas, i32(1))),
            [&] {
              for (int64_t i : {0, 1})

@@ -16,7 +16,15 @@
 // (no mask, pair-instances=0); pairs (the default, and every masked kernel) keep reading Q from
 // shared memory unless the option asks for it. Head dims 64 (not persistent) and 256 (no producer)
 // are not marked by default.
+// dynamic-instances: only on request (dynamic-instances=1, flare::attention's tile.persistent = 2),
+// and only in a persistent kernel with a producer warpgroup; it turns the pairs off and leaves every
+// other switch as the kernel of every G-th query block had it (the document mask's lists kernel at
+// head dim 128: operands_after_first_stage stays, invariant_a_in_registers stays off). Head dim 256
+// (no producer) ignores it.
 // RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" | FileCheck %s --check-prefix=LATE
+// RUN: flare-opt %flare_src/examples/attention/document.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a block-lists=1 dynamic-instances=1" | FileCheck %s --check-prefix=DYN
+// RUN: sed 's/x128x/x256x/g' %flare_src/examples/attention/document.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a block-lists=1 dynamic-instances=1" | FileCheck %s --check-prefix=NO-DYN
+// RUN: flare-opt %flare_src/examples/attention/document.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a block-lists=1" | FileCheck %s --check-prefix=NO-DYN
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a pair-instances=0" | FileCheck %s --check-prefix=LATE
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a operands-after-first-stage=1" | FileCheck %s --check-prefix=LATE
 // RUN: flare-opt %flare_src/examples/attention/plain.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a" | FileCheck %s --check-prefix=FIRST
@@ -57,3 +65,9 @@
 // NO-REGS: config = #attn.config<
 // NO-REGS-NOT: invariant_a_in_registers
 // NO-REGS-SAME: >
+
+// DYN: config = #attn.config<block_m = 128, block_n = 128, warps = 8, min_blocks_per_sm = 0, partial_row_sums = 0, overlap, ping_pong, producer, last_pv_after_loops, persistent, operands_after_first_stage, uniform_warpgroup, block_lists, dynamic_instances>
+
+// NO-DYN: config = #attn.config<
+// NO-DYN-NOT: dynamic_instances
+// NO-DYN-SAME: >

@@ -70,6 +70,16 @@ func.func @needs_overlap(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>,
 
 // -----
 
+func.func @dynamic_needs_single(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
+    -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{dynamic_instances needs pair_instances off}}
+  %o = attn.attention %q, %k, %v attributes {config = #attn.config<persistent, producer, pair_instances, dynamic_instances>}
+      : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
 func.func @needs_no_producer(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>)
     -> tensor<1x8x128x64xf16> {
   // expected-error @+1 {{prefetch_next_instance needs producer off}}

@@ -574,6 +574,13 @@ func.func @operands_late_without_producer() attributes {tile.kernel, tile.schedu
 
 // -----
 
+// expected-error @+1 {{dynamic_instances needs persistent, producer_warpgroup and pair_instances = false}}
+func.func @dynamic_in_pairs() attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, dynamic_instances = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{prefetch_next_instance needs persistent without producer_warpgroup}}
 func.func @prefetch_with_producer() attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, prefetch_next_instance = true>} {
   return
