@@ -235,19 +235,18 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // Where a producer warpgroup runs (tile head dims up to 128) the CTAs take their blocks from a
   // shared counter instead (dynamic_instances; bench/NOTES.md, "Query blocks from a shared counter":
   // causal document masks 1.05-1.18x, block tables at 25% 1.06-1.20x on an H100, ahead of one CTA
-  // per query block at every measured length); the configuration keeps it only there. Above 128 (no
-  // producer) long launches run one CTA per query block, the hardware's block scheduler taking them
-  // as CTAs finish (1.09-1.31x from about 8 blocks per SM; at 4 per SM the persistent kernel 4% faster).
-  constexpr int64_t kListsPerBlockMinInstancesPerSM = 6;
+  // per query block at every measured length); the configuration keeps it only there. Above 128
+  // one CTA per query block beside a producer warpgroup (the hardware's block scheduler hands out
+  // the blocks as CTAs finish; 1.02-1.31x the persistent kernel without a producer at every measured
+  // length, where the persistent kernel with a producer and the counter spills and runs slower).
   const int64_t tileHeadDim = attn::tileHeadDim(plan.headDim, plan.headDimV);
-  if (tile.persistent == 0 && request.blockLists == 1) {
+  if (tile.persistent == 0 && request.blockLists == 1 && launchConfig(plan.module, target, request).blockLists) {
     if (tileHeadDim <= 128) {
       request.dynamicInstances = 1;
     } else {
-      const LaunchConfig &withLists = launchConfig(plan.module, target, request);
-      if (withLists.blockLists &&
-          instancesOf(plan, withLists.blockM, false) >= kListsPerBlockMinInstancesPerSM * predictedCtas)
-        request.persistent = 0;
+      request.persistent = 0;
+      if (tile.producer == 0)
+        request.producer = 1;
     }
   }
   const LaunchConfig &requested = launchConfig(plan.module, target, request);

@@ -59,8 +59,9 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   document.aux = {TensorView{40 * gib, DType::I32, {1500}, {}}};
   document.lse = TensorView{41 * gib, DType::F32, {1, 4, 1500}, {}};
   // Long launches of the same mask (31, 62 and 16 query blocks per SM): at head dims 128 and 64 the
-  // persistent CTAs take their query blocks from a shared counter, at 256 (no producer warpgroup) one
-  // CTA per query block (bench/NOTES.md, "Query blocks from a shared counter").
+  // persistent CTAs take their query blocks from a shared counter, at 256 one CTA per query block
+  // beside a producer warpgroup, short launches too (bench/NOTES.md, "Query blocks from a shared
+  // counter").
   AttentionOptions longDocument = document, longDocument64 = document, longDocument256 = document;
   longDocument.aux = {TensorView{40 * gib, DType::I32, {32768}, {}}};
   longDocument.lse = TensorView{41 * gib, DType::F32, {1, 16, 32768}, {}};
@@ -84,9 +85,11 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
       {"no mask, 4k keys, a part-filled last round (split)", 1, 17, 4096, 128, {}, {"pair_instances", "split_tail"}},
-      {"causal, 2k keys", 2, 4, 2048, 128, causal, {"rows_grow", "operands_after_first_stage"}, {"split_tail"}},
+      {"causal, 2k keys", 2, 4, 2048, 128, causal, {"rows_grow", "operands_after_first_stage"},
+       {"split_tail", "dynamic_instances"}},
       {"head dim 64, causal, 512 keys (64 x 64 tiles)", 1, 4, 512, 64, causal, {"block_m = 64, block_n = 64, warps = 4"}},
-      {"head dim 256, sliding window and softcap", 1, 4, 1000, 256, window, {"persistent", "lazy_rescale"}, {"producer"}},
+      {"head dim 256, sliding window and softcap", 1, 4, 1000, 256, window, {"persistent", "lazy_rescale"},
+       {"producer", "dynamic_instances"}},
       {"a tile configuration given by hand", 1, 4, 700, 128, tiled, {"block_m = 64, block_n = 64, warps = 4"}},
       {"sm_80", 1, 4, 300, 128, sm80, {"block_n = 64", "pair_instances"},
        {"overlap", "producer", "ping_pong", "uniform_warpgroup"}},
@@ -96,10 +99,10 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
        {"block_n = 128", "producer", "block_lists", "persistent", "dynamic_instances"}, {"split_tail", "pair_instances"}},
       {"document ids, 32 heads of 64, 32k keys: lists, blocks from a counter", 1, 32, 32768, 64, longDocument64,
        {"block_lists", "persistent", "dynamic_instances"}, {"split_tail"}},
-      {"document ids, 8 heads of 256, 32k keys: lists, one CTA per query block", 1, 8, 32768, 256, longDocument256,
-       {"block_lists"}, {"persistent", "dynamic_instances", "split_tail"}},
-      {"document ids, 8 heads of 256, 4k keys: lists, persistent", 1, 8, 4096, 256, shortDocument256,
-       {"block_lists", "persistent"}, {"dynamic_instances", "split_tail"}},
+      {"document ids, 8 heads of 256, 32k keys: lists, one CTA per query block, a producer", 1, 8, 32768, 256,
+       longDocument256, {"block_lists", "producer"}, {"persistent", "dynamic_instances", "split_tail"}},
+      {"document ids, 8 heads of 256, 4k keys: lists, one CTA per query block, a producer", 1, 8, 4096, 256,
+       shortDocument256, {"block_lists", "producer"}, {"persistent", "dynamic_instances", "split_tail"}},
       {"causal, 2k keys, blocks from a shared counter", 2, 4, 2048, 128, dynamicCausal,
        {"producer", "persistent", "dynamic_instances"}, {"pair_instances", "split_tail"}},
   };
