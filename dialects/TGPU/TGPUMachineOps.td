@@ -23,6 +23,11 @@ def TGPU_SharedPointer : Type<
 
 def TGPU_Pointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">, "LLVM pointer">;
 
+def TGPU_GlobalPointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self) && "
+          "::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self).getAddressSpace() == 1">,
+    "pointer to global memory (!llvm.ptr<1>)">;
+
 def TGPU_TensorMapOp : TGPU_MachineOp<"tensor_map", [Pure]> {
   let summary = "the tensor map a kernel parameter holds";
   let description = [{
@@ -376,6 +381,26 @@ def TGPU_TileInstanceOp : TGPU_MachineOp<"tile_instance",
   let arguments = (ins TGPU_TileScheduleType:$schedule, I32:$turn);
   let results = (outs I32:$x, I32:$y, I32:$z, Variadic<I32>:$piece);
   let assemblyFormat = "$schedule `[` $turn `]` attr-dict `:` qualified(type($schedule))";
+}
+
+def TGPU_TileTakeOp : TGPU_MachineOp<"tile_take"> {
+  let summary = "the instance a persistent CTA takes from a counter its CTAs share";
+  let description = [{
+    ```mlir
+    %index = tgpu.tile_take %counters grid(%x, %y, %z) turn(%turn) : !llvm.ptr<1>
+    ```
+    The linear index of the program instance (x fastest) this CTA runs at turn `%turn` of a
+    schedule of instances taken one by one (`#tile.schedule<dynamic_instances>`): at turn 0 its own
+    CTA index, afterwards the CTA count plus the next value of the i32 counter `%counters[0]`
+    (relaxed, GPU scope). A CTA whose index is at or past the grid's x y z instances takes no
+    more: it counts itself at `%counters[1]` (acquire-release, so that the last count sees every
+    CTA's takes) and the last of the CTAs sets both counters back to zero for the next launch. One
+    thread per CTA runs it (the producer warpgroup's first), at most once per turn, turns in order;
+    the counters are zero before a launch (the runtime's workspace, per stream).
+  }];
+  let arguments = (ins TGPU_GlobalPointer:$counters, I32:$x, I32:$y, I32:$z, I32:$turn);
+  let results = (outs I32:$index);
+  let assemblyFormat = "$counters `grid` `(` $x `,` $y `,` $z `)` `turn` `(` $turn `)` attr-dict `:` qualified(type($counters))";
 }
 
 //===----------------------------------------------------------------------===//

@@ -173,3 +173,34 @@ func.func @tile_schedule(%gx: i32, %gy: i32, %gz: i32, %turn: i32) -> (i32, i32,
   return %turns, %x, %y, %z : i32, i32, i32, i32
 }
 
+// An instance taken from the shared counter: the CTA's own index at turn 0, else the CTA count plus
+// the counter's next value (relaxed); past the grid's instances the CTA counts itself done
+// (acquire-release) and the last one sets both counters back to zero.
+// CHECK-LABEL: func.func @tile_take
+// CHECK-SAME: (%[[C:[^:]*]]: !llvm.ptr<1>, %[[GX:[^:]*]]: i32, %[[GY:[^:]*]]: i32, %[[GZ:[^:]*]]: i32, %[[TURN:[^:]*]]: i32)
+// CHECK: %[[CTAS:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[CTA:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TURN]], %{{.*}} : i32
+// CHECK: %[[INDEX:.*]] = scf.if %[[FIRST]] -> (i32) {
+// CHECK-NEXT: scf.yield %[[CTA]] : i32
+// CHECK-NEXT: } else {
+// CHECK: %[[NEXT:.*]] = llvm.inline_asm has_side_effects "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;"
+// CHECK-NEXT: %[[TAKEN:.*]] = arith.addi %[[CTAS]], %[[NEXT]] : i32
+// CHECK-NEXT: scf.yield %[[TAKEN]] : i32
+// CHECK: %[[XY:.*]] = arith.muli %[[GX]], %[[GY]] : i32
+// CHECK-NEXT: %[[TOTAL:.*]] = arith.muli %[[XY]], %[[GZ]] : i32
+// CHECK-NEXT: %[[PAST:.*]] = arith.cmpi uge, %[[INDEX]], %[[TOTAL]] : i32
+// CHECK-NEXT: scf.if %[[PAST]] {
+// CHECK: %[[DONE:.*]] = llvm.inline_asm has_side_effects "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"
+// CHECK: %[[LASTCTA:.*]] = arith.subi %[[CTAS]], %{{.*}} : i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.cmpi eq, %[[DONE]], %[[LASTCTA]] : i32
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK: llvm.inline_asm has_side_effects "st.relaxed.gpu.global.u32 [$0], 0;"
+// CHECK: llvm.inline_asm has_side_effects "st.relaxed.gpu.global.u32 [$0], 0;"
+// CHECK-NOT: tgpu.
+// CHECK: return %[[INDEX]]
+func.func @tile_take(%counters: !llvm.ptr<1>, %gx: i32, %gy: i32, %gz: i32, %turn: i32) -> i32 {
+  %index = tgpu.tile_take %counters grid(%gx, %gy, %gz) turn(%turn) : !llvm.ptr<1>
+  return %index : i32
+}
+

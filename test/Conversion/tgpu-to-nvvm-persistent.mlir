@@ -26,12 +26,10 @@
 // RUN: sed 's/producer_warpgroup = true, persistent = true>} {/producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATE
 // RUN: sed 's/producer_warpgroup = true, persistent = true>} {/producer_warpgroup = true, persistent = true, operands_after_first_stage = true>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=LATEFB
 // With `#tile.schedule<dynamic_instances = true>` both roles run a while loop over the instances the
-// producer's first thread takes: the CTA's own index first, then grid-dim-x plus the next of the counter
-// in the workspace (a hidden pointer after the grid, `tgpu.split_slot_bytes = 0` for the runtime),
-// put in slot turn % 2 of a two-stage ring whose `empty` barrier every warp of the CTA (8 + 4) arrives
-// on once it read the slot; the first thread past the grid's instances counts itself done (acquire and
-// release) and the last CTA sets both counters back to zero. The consumers wait for the ring's set-up
-// before their loop.
+// producer's first thread takes (`tgpu.tile_take` on the counters in the workspace, a hidden pointer
+// after the grid, `tgpu.split_slot_bytes = 0` for the runtime; tgpu-machine-to-nvvm.mlir has its
+// arithmetic), put in slot turn % 2 of a two-stage ring whose `empty` barrier every warp of the CTA
+// (8 + 4) arrives on once it read the slot. The consumers wait for the ring's set-up before their loop.
 // RUN: sed 's/producer_warpgroup = true, persistent = true>} {/producer_warpgroup = true, persistent = true, pair_instances = false, dynamic_instances = true>} {/' %s | flare-opt -split-input-file --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s --check-prefix=DYN
 // DYN-LABEL: gpu.func @persistent(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>, %arg3: i32, %arg4: i32, %arg5: i32, %arg6: i32, %arg7: i32, %arg8: !llvm.ptr<1>, %arg9: i32,
 // DYN-SAME: tgpu.persistent
@@ -43,13 +41,8 @@
 // DYN-NEXT: tgpu.named_barrier_arrive %c4_i32, %c384_i32
 // DYN-NEXT: scf.while (%[[PTURN:arg[0-9]+]] = %c0_i32, %{{arg[0-9]+}} = %c0_i32) : (i32, i32) -> (i32, i32, i32) {
 // DYN: tgpu.ring_wait %{{[0-9]+}}, use %{{[0-9]+}} of 2
-// DYN-DAG: gpu.grid_dim  x
-// DYN-DAG: gpu.block_id  x
-// DYN: "atom.relaxed.gpu.global.add.u32 $0, [$1], 1;"
-// DYN: "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"
-// DYN: "st.relaxed.gpu.global.u32 [$0], 0;"
-// DYN: "st.relaxed.gpu.global.u32 [$0], 0;"
-// DYN: llvm.store
+// DYN: %[[TAKEN:[0-9]+]] = tgpu.tile_take %arg8 grid(%arg5, %arg6, %arg7) turn(%[[PTURN]]) : !llvm.ptr<1>
+// DYN: llvm.store %[[TAKEN]]
 // DYN: tgpu.mbarrier_arrive
 // DYN: tgpu.ring_wait %{{[0-9]+}}, use %[[PTURN]] of 2
 // DYN: llvm.load

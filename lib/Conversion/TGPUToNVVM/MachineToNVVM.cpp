@@ -308,7 +308,7 @@ struct ConvertTGPUMachineToNVVMPass
     if (failed(lowering::expandTileSchedules(getOperation())))
       return signalPassFailure();
     ConversionTarget target(*ctx);
-    target.addIllegalOp<TileScheduleOp, TileInstanceOp>();
+    target.addIllegalOp<TileScheduleOp, TileInstanceOp, TileTakeOp>();
     target.addIllegalOp<RingBarrierOp, RingWaitOp, MBarrierInitOp, MBarrierArriveOp, MBarrierArriveExpectTxOp,
                         MBarrierWaitOp,
                         NamedBarrierSyncOp, NamedBarrierArriveOp, FenceAsyncSharedOp, SetMaxRegistersOp,

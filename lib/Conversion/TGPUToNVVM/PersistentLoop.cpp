@@ -74,45 +74,7 @@ void KernelLowering::takeInstance(Value turn) {
   Value stage = arith::AndIOp::create(b, loc, turn, i32(1));
   // The slot's readers of two turns ago are done with it.
   waitReleased(ring, stage, arith::SubIOp::create(b, loc, turn, i32(2)));
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  auto counter = [&](int64_t i) {
-    Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI32Type(), splitWorkspace, ValueRange{i32(i)});
-    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), at).getResult();
-  };
-  auto fetchAdd = [&](Value address, StringRef order) {
-    return LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{address},
-                                     ("atom." + order + ".gpu.global.add.u32 $0, [$1], 1;").str(), "=r,l,~{memory}",
-                                     /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-                                     LLVM::AsmDialectAttr(), ArrayAttr())
-        .getResult(0);
-  };
-  Value ctas = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-  Value cta = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, turn, i32(0));
-  auto taken = scf::IfOp::create(b, loc, b.getI32Type(), first, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(taken.thenBlock());
-    scf::YieldOp::create(b, loc, cta);
-    b.setInsertionPointToStart(taken.elseBlock());
-    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0), "relaxed"))});
-  }
-  Value index = taken.getResult(0);
-  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
-                                      instanceGrid[2]);
-  // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back;
-  // its count acquires what the others' counts released, every CTA's takes among it, so that its
-  // zero comes after the last of them.
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, total), [&] {
-    Value done = fetchAdd(counter(1), "acq_rel");
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, arith::SubIOp::create(b, loc, ctas, i32(1))),
-           [&] {
-             for (int64_t i : {0, 1})
-               LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{counter(i)}, "st.relaxed.gpu.global.u32 [$0], 0;",
-                                         "l,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                         LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
-           });
-  });
+  Value index = TileTakeOp::create(b, loc, splitWorkspace, instanceGrid[0], instanceGrid[1], instanceGrid[2], turn);
   Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
                                      arith::MulIOp::create(b, loc, stage, i32(4)));
   LLVM::StoreOp::create(b, loc, index, smemAddress(slot, b.getI8Type()));

@@ -9,6 +9,8 @@
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace flare::tgpu::lowering {
 
@@ -121,6 +123,55 @@ std::array<Value, 3> TileSchedule::pidsOf(OpBuilder &b, Location loc, const std:
   return {x, y, z};
 }
 
+Value TileSchedule::take(OpBuilder &b, Location loc, Value counters, const std::array<Value, 3> &grid, Value turn) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32).getResult(); };
+  auto ifThen = [&](Value cond, llvm::function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
+  auto asm0 = [&](Type result, Value address, std::string text, StringRef constraints) {
+    return LLVM::InlineAsmOp::create(b, loc, result ? TypeRange{result} : TypeRange{}, ValueRange{address}, text,
+                                     constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                     LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  };
+  auto counter = [&](int64_t i) {
+    Value at = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), b.getI32Type(), counters,
+                                   ValueRange{i32(i)});
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), at).getResult();
+  };
+  auto fetchAdd = [&](Value address, StringRef order) {
+    return asm0(b.getI32Type(), address, ("atom." + order + ".gpu.global.add.u32 $0, [$1], 1;").str(), "=r,l,~{memory}")
+        .getResult(0);
+  };
+  Value ctas = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  Value cta = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, turn, i32(0));
+  auto taken = scf::IfOp::create(b, loc, b.getI32Type(), first, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(taken.thenBlock());
+    scf::YieldOp::create(b, loc, cta);
+    b.setInsertionPointToStart(taken.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0), "relaxed"))});
+  }
+  Value index = taken.getResult(0);
+  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+  // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back;
+  // its count acquires what the others' counts released, every CTA's takes among it, so that its
+  // zero comes after the last of them.
+  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, index, total), [&] {
+    Value done = fetchAdd(counter(1), "acq_rel");
+    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, arith::SubIOp::create(b, loc, ctas, i32(1))),
+           [&] {
+             for (int64_t i : {0, 1})
+               asm0(Type(), counter(i), "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{memory}");
+           });
+  });
+  return index;
+}
+
 LogicalResult expandTileSchedules(Operation *root) {
   DenseMap<Value, TileSchedule> schedules;
   SmallVector<Operation *> made; // the schedule and split ops, erased once their instances are
@@ -173,6 +224,12 @@ LogicalResult expandTileSchedules(Operation *root) {
   });
   if (result.wasInterrupted())
     return failure();
+  root->walk([&](TileTakeOp op) {
+    OpBuilder b(op);
+    op.getIndex().replaceAllUsesWith(
+        TileSchedule::take(b, op.getLoc(), op.getCounters(), {op.getX(), op.getY(), op.getZ()}, op.getTurn()));
+    op->erase();
+  });
   // A split reads its schedule: the later op first.
   for (Operation *op : llvm::reverse(made))
     op->erase();

@@ -67,10 +67,14 @@ struct TileSchedule {
   Instance instance(OpBuilder &b, Location loc, Value turn) const;
   /// The program ids of instance `index` (i32) of `grid`, x fastest.
   static std::array<Value, 3> pidsOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid, Value index);
+  /// A schedule of instances taken one by one from a counter (tgpu.tile_take): the index of the
+  /// instance this CTA takes at `turn`, and the counters' reset by the last CTA past the end.
+  static Value take(OpBuilder &b, Location loc, Value counters, const std::array<Value, 3> &grid, Value turn);
 };
 
 /// Expands every tgpu.tile_schedule under `root` into its per-CTA values (at the op, from the
-/// launch's grid and block ids) and every tgpu.tile_instance into one turn's (convert-tgpu-machine-to-nvvm).
+/// launch's grid and block ids), every tgpu.tile_instance into one turn's and every tgpu.tile_take
+/// into its counter's arithmetic (convert-tgpu-machine-to-nvvm).
 /// Fails, with the error at the op, on an instance of a schedule no tgpu.tile_schedule made.
 LogicalResult expandTileSchedules(Operation *root);
 

@@ -344,13 +344,15 @@ func.func @ring_without_stages(%smem: !llvm.ptr<3>, %at: i32) {
 // CHECK-NEXT: %[[SS:.*]], %{{.*}} = tgpu.tile_split %[[S]] steps(%arg4)
 // CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}:3 = tgpu.tile_instance %[[SS]][%arg3] : !tgpu.tile_schedule<split>
 // CHECK-NEXT: %{{.*}}, %{{.*}} = tgpu.tile_schedule grid(%arg0, %arg1, %arg2){{$}}
-func.func @tile_schedule(%x: i32, %y: i32, %z: i32, %turn: i32, %steps: i32) -> (i32, i32, i32, i32) {
+// CHECK-NEXT: %{{.*}} = tgpu.tile_take %arg5 grid(%arg0, %arg1, %arg2) turn(%arg3) : !llvm.ptr<1>
+func.func @tile_schedule(%x: i32, %y: i32, %z: i32, %turn: i32, %steps: i32, %counters: !llvm.ptr<1>) -> (i32, i32, i32, i32) {
   %s, %turns = tgpu.tile_schedule grid(%x, %y, %z) pairs
   %px, %py, %pz = tgpu.tile_instance %s[%turn] : !tgpu.tile_schedule
   %ss, %sturns = tgpu.tile_split %s steps(%steps)
   %qx, %qy, %qz, %lo, %hi, %slot = tgpu.tile_instance %ss[%turn] : !tgpu.tile_schedule<split>
   %single, %sturns1 = tgpu.tile_schedule grid(%x, %y, %z)
-  return %turns, %sturns, %px, %lo : i32, i32, i32, i32
+  %taken = tgpu.tile_take %counters grid(%x, %y, %z) turn(%turn) : !llvm.ptr<1>
+  return %turns, %sturns, %px, %taken : i32, i32, i32, i32
 }
 
 // -----
