@@ -547,6 +547,8 @@ private:
   bool dynamicInstances = false;
   int64_t instanceRingAt = -1;       // the ring's offset in the operand barriers' area (barriers, then slots)
   BarrierRing instanceRing();
+  /// The shared address of the ring's slot `stage` (after its four barriers).
+  Value instanceSlot(const BarrierRing &ring, Value stage);
   /// Thread 0 of the producer: takes the instance of `turn` and publishes it in its slot.
   void takeInstance(Value turn);
   /// Every thread: waits for the instance of `turn`, reads it, and releases its slot (per warp).

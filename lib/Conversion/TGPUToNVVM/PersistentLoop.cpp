@@ -69,15 +69,19 @@ BarrierRing KernelLowering::instanceRing() {
   return {operandAreaOffset(instanceRingAt), 2};
 }
 
+Value KernelLowering::instanceSlot(const BarrierRing &ring, Value stage) {
+  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
+                                     arith::MulIOp::create(b, loc, stage, i32(4)));
+  return smemAddress(slot, b.getI8Type());
+}
+
 void KernelLowering::takeInstance(Value turn) {
   BarrierRing ring = instanceRing();
   Value stage = arith::AndIOp::create(b, loc, turn, i32(1));
   // The slot's readers of two turns ago are done with it.
   waitReleased(ring, stage, arith::SubIOp::create(b, loc, turn, i32(2)));
   Value index = TileTakeOp::create(b, loc, splitWorkspace, instanceGrid[0], instanceGrid[1], instanceGrid[2], turn);
-  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
-                                     arith::MulIOp::create(b, loc, stage, i32(4)));
-  LLVM::StoreOp::create(b, loc, index, smemAddress(slot, b.getI8Type()));
+  LLVM::StoreOp::create(b, loc, index, instanceSlot(ring, stage));
   MBarrierArriveOp::create(b, loc, ringBarrier(ring, stage, /*empty=*/false));
 }
 
@@ -85,9 +89,7 @@ Value KernelLowering::readInstance(Value turn) {
   BarrierRing ring = instanceRing();
   Value stage = arith::AndIOp::create(b, loc, turn, i32(1));
   waitForUse(ring, ringBarrier(ring, stage, /*empty=*/false), turn);
-  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
-                                     arith::MulIOp::create(b, loc, stage, i32(4)));
-  Value index = LLVM::LoadOp::create(b, loc, b.getI32Type(), smemAddress(slot, b.getI8Type()));
+  Value index = LLVM::LoadOp::create(b, loc, b.getI32Type(), instanceSlot(ring, stage));
   // Every lane has read it: lane 0 releases the slot for the warp.
   NVVM::SyncWarpOp::create(b, loc, i32(-1));
   arriveFromLane0(ringBarrier(ring, stage, /*empty=*/true));
