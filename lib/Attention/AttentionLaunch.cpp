@@ -234,8 +234,9 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   // fixed share of every G-th block leaves unequal per CTA, its CTAs drifting apart over many turns.
   // Where a producer warpgroup runs (tile head dims up to 128) the CTAs take their blocks from a
   // shared counter instead (dynamic_instances; bench/NOTES.md, "Query blocks from a shared counter":
-  // causal document masks 1.05-1.18x, block tables at 25% 1.06-1.20x on an H100, ahead of one CTA
-  // per query block at every measured length); the configuration keeps it only there. Above 128
+  // causal document masks and block tables at 25% 1.05-1.29x the persistent kernel and 1.04-1.21x
+  // one CTA per query block on an H100, at every measured length); the configuration keeps it only
+  // where a producer runs. Above 128
   // one CTA per query block beside a producer warpgroup (the hardware's block scheduler hands out
   // the blocks as CTAs finish; 1.02-1.31x the persistent kernel without a producer at every measured
   // length, where the persistent kernel with a producer and the counter spills and runs slower).

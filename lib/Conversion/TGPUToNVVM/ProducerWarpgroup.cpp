@@ -36,7 +36,9 @@
 // top-level TMA operands (Q before an instance's loops, the last V block after them) through
 // one-stage rings whose index is the instance's turn: it waits until the consumers released the
 // previous instance's block (they arrive after its last reader), so the next Q travels while they
-// finish this instance.
+// finish this instance. With #tile.schedule<dynamic_instances = true> the producer's first thread
+// also takes each turn's instance from the counter the CTAs share (tgpu.tile_take) and hands it to
+// every thread through a two-slot ring (PersistentLoop.cpp, takeInstance / readInstance).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
