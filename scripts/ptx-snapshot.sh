@@ -3,9 +3,9 @@
 # a directory: each attention example at head dims 64, 128 and 256 on sm_90a and sm_80 (forward,
 # backward, deterministic backward), on sm_90a also without the TMA fallback, with block lists (a
 # fixed configuration, and for masks of class generic the one the runtime chooses with lists, as
-# flare-opt --attn-choose-config="block-lists=1 dynamic-instances=1" reports it: flare::attention asks
-# for query blocks from a shared counter with lists, which the choice keeps where a producer
-# warpgroup runs) and with the backward's block lists, and
+# flare-opt --attn-choose-config reports it with the options flare::attention's launch rule adds:
+# query blocks from a shared counter up to head dim 128, one CTA per block with a producer warpgroup
+# above) and with the backward's block lists, and
 # each tile example on both targets. Two snapshots (before and
 # after a change to the compiler) compared with `diff -r` show every kernel the change touched; a
 # restructuring that should not change code generation must leave them byte-identical. A variant
@@ -45,7 +45,11 @@ for example in "$root"/examples/attention/*.mlir; do
     done
     emit "$name-$d-nofb" --arch=sm_90a --tma-fallback=false "$input"
     emit "$name-$d-lists" --arch=sm_90a --attention-config="$lists" "$input"
-    chosen=$("$flareopt" "$input" --attn-choose-config="block-lists=1 dynamic-instances=1" 2>/dev/null |
+    # flare::attention's launch rule for lists: the counter up to head dim 128, one CTA per query
+    # block beside a producer warpgroup above.
+    launch="dynamic-instances=1"
+    [ "$d" -gt 128 ] && launch="persistent=0 producer=1"
+    chosen=$("$flareopt" "$input" --attn-choose-config="block-lists=1 $launch" 2>/dev/null |
              grep -o '#attn.config<[^>]*block_lists[^>]*>' | head -1 || true)
     if [ -n "$chosen" ]; then
       emit "$name-$d-lists-chosen" --arch=sm_90a --attention-config="$chosen" "$input"
