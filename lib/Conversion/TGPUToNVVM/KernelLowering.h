@@ -529,11 +529,11 @@ private:
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
-  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from `carried`),
+  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0),
   /// sets `instance` and leaves the builder in its body: an scf.for over the turns of its
   /// TileSchedule, or with #tile.schedule<dynamic_instances = true> an scf.while over the instances
   /// the producer warpgroup takes (`producer`: the loop of the producer, which takes them).
-  TileLoop beginTileLoop(bool producer = false, Value carried = Value());
+  TileLoop beginTileLoop(bool producer = false);
   /// Closes a tile loop with `carried` as the next turn's ring index.
   void yieldTileLoop(const TileLoop &loop, Value carried);
 

@@ -465,7 +465,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   auto dot = cast<tile::DotOp>(*op.getRegionIterArgs()[0].getUsers().begin());
   auto aType = dot.getA().getType();
   const int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = dot.getB().getType().getDimSize(1);
-  constexpr int64_t kAlign = 1024, kBarrierBytes = 8;
+  constexpr int64_t kAlign = 1024;
   const int64_t aBytes = alignUp(m * k * 2, kAlign), stageBytes = alignUp(aBytes + k * n * 2, kAlign);
   // As many stages as fit beside the rest of the kernel, 3 to kTmaStages.
   const int64_t room = maxSharedBytes - kReservedSharedBytes - areas.scratch.bytes - areas.persistentOperands.bytes -
@@ -476,7 +476,7 @@ SmallVector<Value> KernelLowering::lowerTmaDotLoop(scf::ForOp op, std::array<til
   // The ring (stages, then a `full` and an `empty` mbarrier per stage) in the lazy area.
   const int64_t ringOffset = alignUp(lazyCursor, kAlign), barriersAt = ringOffset + stages * stageBytes;
   areas.operands.swizzled = true;
-  lazyCursor = barriersAt + 2 * stages * kBarrierBytes;
+  lazyCursor = barriersAt + BarrierRing::bytesFor(stages);
   {
     Location saved = loc;
     loc = dot.getLoc();

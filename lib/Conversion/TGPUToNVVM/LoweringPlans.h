@@ -121,11 +121,16 @@ struct TensorMapRead {
 };
 
 
+/// One mbarrier in shared memory.
+constexpr int64_t kMBarrierBytes = 8;
+
 /// The mbarriers of a ring of `stages` shared-memory stages (streamed loops, the TMA K loop): a `full`
 /// and then an `empty` barrier per stage, 8 bytes each, from byte offset `at` of the shared buffer.
 struct BarrierRing {
   Value at; // i32
   int stages;
+  /// The bytes of the barriers of a ring of `stages` stages.
+  static constexpr int64_t bytesFor(int64_t stages) { return 2 * stages * kMBarrierBytes; }
 };
 
 /// A streamed load (tgpu-pipeline-loops' facts) and where its block sits inside a stage of the ring.

@@ -12,19 +12,14 @@
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
-namespace {
-constexpr int64_t kMBarrierBytes = 8;
-} // namespace
 
-TileLoop KernelLowering::beginTileLoop(bool producer, Value carried) {
-  if (!carried)
-    carried = i32(0);
+TileLoop KernelLowering::beginTileLoop(bool producer) {
   TileLoop tiles;
   if (dynamicInstances) {
     // scf.while (turn, carried): before, the turn's instance (taken by the producer's thread 0, read
     // by every thread), the loop goes on while it is one of the grid's; after, the body.
     Type i32Type = b.getI32Type();
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{i32Type, i32Type, i32Type}, ValueRange{i32(0), carried});
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{i32Type, i32Type, i32Type}, ValueRange{i32(0), i32(0)});
     Block *before = b.createBlock(&loop.getBefore(), {}, {i32Type, i32Type}, {loc, loc});
     Value turn = before->getArgument(0);
     if (producer)
@@ -50,7 +45,7 @@ TileLoop KernelLowering::beginTileLoop(bool producer, Value carried) {
     tileSchedule = split.getSchedule();
     turns = split.getTurns();
   }
-  auto loop = scf::ForOp::create(b, loc, i32(0), turns, i32(1), ValueRange{carried});
+  auto loop = scf::ForOp::create(b, loc, i32(0), turns, i32(1), ValueRange{i32(0)});
   enterLoopBody(loop);
   instance = instanceAt(loop.getInductionVar());
   return {loop, loop.getBody(), loop.getInductionVar(), loop.getRegionIterArgs()[0], turns};
@@ -65,13 +60,13 @@ void KernelLowering::yieldTileLoop(const TileLoop &loop, Value carried) {
 
 BarrierRing KernelLowering::instanceRing() {
   if (instanceRingAt < 0) // `full` and `empty` of two stages, then the two slots
-    instanceRingAt = areas.operandBarriers.append(4 * kMBarrierBytes + 2 * 4, kMBarrierBytes);
+    instanceRingAt = areas.operandBarriers.append(BarrierRing::bytesFor(2) + 2 * 4, kMBarrierBytes);
   return {operandAreaOffset(instanceRingAt), 2};
 }
 
 Value KernelLowering::instanceSlot(const BarrierRing &ring, Value stage) {
-  Value slot = arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, ring.at, i32(4 * kMBarrierBytes)),
-                                     arith::MulIOp::create(b, loc, stage, i32(4)));
+  Value slots = arith::AddIOp::create(b, loc, ring.at, i32(BarrierRing::bytesFor(ring.stages)));
+  Value slot = arith::AddIOp::create(b, loc, slots, arith::MulIOp::create(b, loc, stage, i32(4)));
   return smemAddress(slot, b.getI8Type());
 }
 

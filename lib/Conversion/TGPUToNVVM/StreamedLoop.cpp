@@ -365,7 +365,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     // A swizzle atom (8 rows of 128 bytes) must sit at a 1024-byte aligned address: the hardware
     // swizzles address bits 4-6 with bits 7-9.
     const bool anySwizzled = llvm::any_of(streams, [](const Stream &s) { return s.swizzled; });
-    const int64_t kAlign = anySwizzled ? 1024 : 128, kBarrierBytes = 8;
+    const int64_t kAlign = anySwizzled ? 1024 : 128;
     for (Stream &s : streams) {
       s.offset = ring.stageBytes;
       ring.stageBytes = alignUp(ring.stageBytes + s.bytes, kAlign);
@@ -375,7 +375,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     const int64_t used = areas.beforeRings() + kReservedSharedBytes;
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
     // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
-    const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + 2 * stages * kBarrierBytes;
+    const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + BarrierRing::bytesFor(stages);
     firstRing = areas.rings.bytes == 0; // no loop before this one used the ring area
     areas.rings.grow(bytes, op.getLoc());
     ringStagesBytes = std::max(ringStagesBytes, barriersAt);
