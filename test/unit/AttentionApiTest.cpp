@@ -330,6 +330,15 @@ TEST(AttentionApi, RejectsTileConfigurationsOutsideTheGenerator) {
     a.options.tile.persistent = 1;
     expectError(a, "tile.persistent must not be 1");
   }
+  // 2: persistent with query blocks from a shared counter, which split keys cannot have either.
+  { Args a; a.options.tile.persistent = 3; expectError(a, "tile.persistent = 3 must be -1 (off), 0 (configured), 1 (on) or 2"); }
+  { Args a; a.options.tile.persistent = -2; expectError(a, "tile.persistent = -2 must be"); }
+  {
+    Args a;
+    a.options.tile.kvSplits = 4;
+    a.options.tile.persistent = 2;
+    expectError(a, "tile.persistent must not be 1 or 2");
+  }
 }
 
 // Window sides of kMaxSequenceLength keys or more bound nothing: the module is the one without them.
