@@ -156,8 +156,8 @@ class Flare:
                 opt.ping_pong = switches[config[4]]
             if len(config) > 5:
                 opt.producer = switches[config[5]]
-            if len(config) > 6:
-                opt.persistent = switches[config[6]]
+            if len(config) > 6:  # 2: persistent, the CTAs taking instances from a shared counter
+                opt.persistent = 2 if config[6] == 2 else switches[config[6]]
         opt.window_left = opt.window_right = -1
         tensors = [flare_tensor(t) for t in (q, k, v, out)]
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
@@ -1257,7 +1257,8 @@ def main():
     p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER[xPERSISTENT]]]] "
                    "tile configurations (0x0x0: the configured tile; OVERLAP, PINGPONG, PRODUCER and PERSISTENT "
                    "1/0/-1 force the softmax / P V overlap, the warpgroup ping-pong, the producer warpgroup and "
-                   "the persistent schedule on/off or leave the configured choice)")
+                   "the persistent schedule on/off or leave the configured choice; PERSISTENT 2: persistent, its CTAs "
+                   "taking instances from a shared counter)")
     p.add_argument("--no-peers", action="store_true", help="time Flare only (tuning runs)")
     p.add_argument("--autotune", action="store_true", help="also time Flare in its autotuning mode (flare-autotune)")
     p.add_argument("--no-memory", action="store_true", help="skip the memory sweeps")

@@ -219,7 +219,27 @@ LogicalResult Generator::buildKernel() {
   // Packed GQA rows are (head in group, query) pairs: later rows do not keep more keys.
   const bool packGqa = headsPerRow;
   const bool rowsGrow = config.has(ConfigSwitch::RowsGrow) && !packGqa;
-  if (rowsGrow && config.has(ConfigSwitch::Persistent)) {
+  Value heavyFirstHead, heavyFirstBatch;
+  if (rowsGrow && config.has(ConfigSwitch::Persistent) && config.has(ConfigSwitch::DynamicInstances)) {
+    // CTAs that take their instances from a shared counter take them in the grid's order (x
+    // fastest). Heaviest first over the whole grid (the longest-first rule of list scheduling): the
+    // i-th instance handed out is row block n - 1 - i / (Hq B) of head and batch i % (Hq B), so
+    // that every head's and sequence's heaviest blocks start before any lighter one, and the last
+    // instances to start are the lightest of all.
+    Value y = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
+    Value z = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+    Value heads = tile::NumProgramsOp::create(b, loc, tile::Axis::y);
+    Value batches = tile::NumProgramsOp::create(b, loc, tile::Axis::z);
+    Value blocks = add(lastBlock, c32(1));
+    Value others = mul(heads, batches);
+    Value yz = add(y, mul(z, heads));
+    Value handedOut = add(mBlock, mul(yz, blocks)); // the counter's order
+    Value rank = arith::DivUIOp::create(b, loc, handedOut, others);
+    Value rest = arith::RemUIOp::create(b, loc, handedOut, others);
+    heavyFirstHead = arith::RemUIOp::create(b, loc, rest, heads);
+    heavyFirstBatch = arith::DivUIOp::create(b, loc, rest, heads);
+    mBlock = sub(lastBlock, rank);
+  } else if (rowsGrow && config.has(ConfigSwitch::Persistent)) {
     // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
     // pair takes one heavy and one light query block of a head (x even: block n - 1 - x / 2, x odd:
     // block x / 2), the same work for every pair, so that the fixed assignment ends evenly.
@@ -232,8 +252,8 @@ LogicalResult Generator::buildKernel() {
     // lightest and the last wave ends evenly.
     mBlock = sub(lastBlock, mBlock);
   }
-  headIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
-  batchIdx = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
+  headIdx = heavyFirstHead ? heavyFirstHead : tile::ProgramIdOp::create(b, loc, tile::Axis::y).getResult();
+  batchIdx = heavyFirstBatch ? heavyFirstBatch : tile::ProgramIdOp::create(b, loc, tile::Axis::z).getResult();
   Value splitIdx;
   if (splitKv) {
     // Grid z runs over (batch, split), the splits fastest.
