@@ -1,8 +1,9 @@
 // convert-attn-to-tile with cu_seqlens (packed variable-length sequences): two i32 offset pointers
 // follow the 12 strides; grid z runs over the sequences, whose query and key rows are read from the
 // offsets at z and z + 1 (lengths clamped at 0). Q is loaded through the view of every packed row
-// (the packed total, a host-known extent) at the sequence's first row plus the block's; O and the LSE
-// through views of the sequence's own rows only; K and V through one view of a head's packed rows,
+// (the packed total, a host-known extent) at the sequence's first row plus the block's; the LSE
+// through a view of the sequence's own rows only, O too for the sequence's last, partial block, its
+// whole blocks through the view of every packed row; K and V through one view of a head's packed rows,
 // each block at the sequence's first key row plus its own (far away outside the sequence). The
 // kernel is not persistent, and an instance past its sequence's last query block ends at once
 // (tile.exit_if) and visits no key block. Backward, split_kv and packed
@@ -36,12 +37,13 @@
 // K and V: every packed row of the KV head.
 // CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
 // CHECK: tile.make_view %{{.*}}, [%[[TOTALK]], %c128_i32]
-// O: the sequence's rows only, from its first row.
+// O: the sequence's rows only, from its first row, and every packed row of the head.
 // CHECK: %[[FIRST:.*]] = arith.extsi %[[Q0]] : i32 to i64
 // CHECK: %[[SKIP:.*]] = arith.muli %[[FIRST]], %[[OROW]] : i64
 // CHECK: %[[OHEAD:.*]] = tile.addptr %[[O]], %{{.*}}
 // CHECK: %[[OBASE:.*]] = tile.addptr %[[OHEAD]], %[[SKIP]]
 // CHECK: %[[OV:.*]] = tile.make_view %[[OBASE]], [%[[NQ]], %c128_i32]
+// CHECK: %[[OPACKED:.*]] = tile.make_view %[[OHEAD]], [%[[TOTALQ]], %c128_i32]
 // CHECK: tile.make_view %{{.*}}, [%[[NQ]]], [%c1_i32] : !tile.ptr<f32> -> !tile.view<f32, 1>
 // CHECK: tile.load %[[QV]][%[[QROW]], %c0_i32]
 // No key block for an instance past the sequence's rows.
@@ -52,16 +54,24 @@
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %[[KV:.*]], %[[NK]] : i32
 // CHECK: %[[R:.*]] = arith.addi %[[K0]], %[[KV]] : i32
 // CHECK: arith.select %[[IN]], %[[R]], %c-1073741824_i32 : i32
-// CHECK: tile.store %{{.*}}, %[[OV]][%[[ROW]], %c0_i32]
-// Q, K and V copied by TMA (tensor maps over pointers 0, 1 and 2); O, whose view is the sequence's
-// own rows (an extent the host does not know), is stored without one.
+// A block wholly inside its sequence is stored through the view of every packed row (a TMA store),
+// the sequence's last, partial block through the view of its own rows (no row of the next sequence
+// written).
+// CHECK: %[[WHOLE:.*]] = arith.cmpi sle, %{{.*}}, %[[NQ]] : i32
+// CHECK: scf.if %[[WHOLE]] {
+// CHECK-NEXT: tile.store %[[OUT:.*]], %[[OPACKED]][%[[QROW]], %c0_i32]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: tile.store %[[OUT]], %[[OV]][%[[ROW]], %c0_i32]
+// Q, K and V copied by TMA, and O's whole blocks stored by it (tensor maps over pointers 0 to 3);
+// the partial blocks, whose view is the sequence's own rows (an extent the host does not know),
+// without one.
 // META: "name": "varlen"
 // META: "tensorMaps": [
 // META-NEXT: {
 // META-NEXT: "pointer": 0,
 // META: "pointer": 2,
+// META: "pointer": 3,
 // META: "pointer": 1,
-// META-NOT: "pointer": 3,
 // GRAD: error: 'attn.attention' op convert-attn-to-tile: the backward pass of packed variable-length sequences (cu_seqlens) is not generated yet
 // SPLIT: error: 'attn.attention' op convert-attn-to-tile: split_kv and pack_gqa are not generated for packed variable-length sequences (cu_seqlens)
 func.func @varlen(%q: tensor<1x?x?x128xbf16>, %k: tensor<1x?x?x128xbf16>, %v: tensor<1x?x?x128xbf16>,

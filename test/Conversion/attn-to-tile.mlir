@@ -20,6 +20,7 @@
 // RUN: flare-opt %s -split-input-file --attn-choose-config="overlap=0 persistent=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
 // RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a block-m=128 block-n=128 num-warps=8 persistent=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=PAIR64
 // RUN: sed 's/x128x/x64x/g' %flare_src/examples/attention/causal.mlir | flare-opt --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=LAUNCHED
+// RUN: flare-opt %flare_src/examples/attention/causal.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a persistent=1 producer=1 dynamic-instances=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=DYNORDER
 
 // Causal attention, head dim 128, with the LSE: the "causal kernel skips empty KV blocks and full
 // blocks have no mask code" test.
@@ -71,6 +72,38 @@
 // LAUNCHED-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
 // LAUNCHED-NEXT: %[[MB:.*]] = arith.subi %[[LAST]], %[[PID]] : i32
 // LAUNCHED-NEXT: tile.program_id y
+// A persistent kernel whose CTAs take instances from a shared counter in the grid's order (x
+// fastest): the i-th instance handed out, in groups of 16 (head, batch) units of n row blocks each
+// (the last group may hold fewer), is row block n - 1 - r of unit u, where r and u are i's place in
+// its group divided and taken modulo by the group's units: heaviest first in every group.
+// DYNORDER-LABEL: func.func @causal(
+// DYNORDER-SAME: dynamic_instances = true
+// DYNORDER: %[[PID:.*]] = tile.program_id x
+// DYNORDER-NEXT: %[[NP:.*]] = tile.num_programs x
+// DYNORDER-NEXT: %[[LAST:.*]] = arith.subi %[[NP]], %c1_i32 : i32
+// DYNORDER-NEXT: %[[Y:.*]] = tile.program_id y
+// DYNORDER-NEXT: %[[Z:.*]] = tile.program_id z
+// DYNORDER-NEXT: %[[NY:.*]] = tile.num_programs y
+// DYNORDER-NEXT: %[[NZ:.*]] = tile.num_programs z
+// DYNORDER-NEXT: %[[UNITS:.*]] = arith.muli %[[NY]], %[[NZ]] : i32
+// DYNORDER-NEXT: %[[ZY:.*]] = arith.muli %[[Z]], %[[NY]] : i32
+// DYNORDER-NEXT: %[[YZ:.*]] = arith.addi %[[Y]], %[[ZY]] : i32
+// DYNORDER-NEXT: %[[BEFORE:.*]] = arith.muli %[[YZ]], %[[NP]] : i32
+// DYNORDER-NEXT: %[[I:.*]] = arith.addi %[[PID]], %[[BEFORE]] : i32
+// DYNORDER-NEXT: %[[PER:.*]] = arith.muli %[[NP]], %c16_i32 : i32
+// DYNORDER-NEXT: %[[G:.*]] = arith.divui %[[I]], %[[PER]] : i32
+// DYNORDER-NEXT: %[[IN:.*]] = arith.remui %[[I]], %[[PER]] : i32
+// DYNORDER-NEXT: %[[FIRST:.*]] = arith.muli %[[G]], %c16_i32 : i32
+// DYNORDER-NEXT: %[[LEFT:.*]] = arith.subi %[[UNITS]], %[[FIRST]] : i32
+// DYNORDER-NEXT: %[[GU:.*]] = arith.minsi %[[LEFT]], %c16_i32 : i32
+// DYNORDER-NEXT: %[[R:.*]] = arith.divui %[[IN]], %[[GU]] : i32
+// DYNORDER-NEXT: %[[UOFF:.*]] = arith.remui %[[IN]], %[[GU]] : i32
+// DYNORDER-NEXT: %[[U:.*]] = arith.addi %[[FIRST]], %[[UOFF]] : i32
+// DYNORDER-NEXT: %[[H:.*]] = arith.remui %[[U]], %[[NY]] : i32
+// DYNORDER-NEXT: %{{.*}} = arith.divui %[[U]], %[[NY]] : i32
+// DYNORDER-NEXT: %[[MB:.*]] = arith.subi %[[LAST]], %[[R]] : i32
+// DYNORDER: arith.divui %[[H]],
+// DYNORDER: arith.muli %[[MB]], %c128_i32 : i32
 // CHECK-NEXT: %{{.*}} = arith.divui %[[H]], %[[GROUP]] : i32
 // Rows [q0, q1] of this program; q1 is the last row that exists (min(q0 + 128, Sq) - 1), and the number
 // of KV blocks is ceil(Skv / 64) = (Skv + 63) >> 6.

@@ -712,8 +712,10 @@ TEST_F(AttentionApi, AppendedRowsLandWhereTheTableSays) {
 
 // Packed variable-length sequences (cu_seqlens): ragged lengths with zero-length and one-token
 // sequences, queries and keys of different lengths, GQA, both memory layouts, causal (per sequence,
-// top-left and bottom-right) with the LSE, a sliding window with a softcap, and a custom module whose
-// score_mod reads the sequence's own lengths; rows after the last sequence must keep their poison.
+// top-left and bottom-right) with the LSE, also from persistent CTAs taking their instances from a
+// shared counter, a sliding window with a softcap, and a custom module whose score_mod reads the
+// sequence's own lengths; rows after the last sequence must keep their poison (blocks wholly inside a
+// sequence are stored through the view of every packed row, its last block through its own rows).
 TEST_F(AttentionApi, PackedSequencesMatchTheFloat64Reference) {
   AttentionOptions causal;
   causal.causal = true;
@@ -724,6 +726,11 @@ TEST_F(AttentionApi, PackedSequencesMatchTheFloat64Reference) {
   window.windowRight = 10;
   window.softcap = 30.f;
   AttentionOptions custom;
+  // Persistent CTAs that take the (sequence, head, block) instances from a shared counter, heaviest
+  // first, beside a producer warpgroup (tile.persistent = 2).
+  AttentionOptions counter = causal;
+  counter.tile.persistent = 2;
+  counter.tile.producer = 1;
   struct Case {
     int hq, hkv;
     std::vector<int> lensQ, lensK;
@@ -752,11 +759,12 @@ TEST_F(AttentionApi, PackedSequencesMatchTheFloat64Reference) {
         "  } : " + t + ", " + t + ", " + t + " -> " + t + "\n"
         "  return %o : " + t + "\n}\n";
     for (const Case &c : cases)
-      for (const AttentionOptions *base : {&causal, &bottomRight, &window, &custom}) {
+      for (const AttentionOptions *base : {&causal, &bottomRight, &window, &custom, &counter}) {
         const int layout = (d / 64 + static_cast<int>(c.lensQ.size())) % 2;
         const char *what = base == &causal        ? "causal + LSE"
                            : base == &bottomRight ? "causal bottom-right"
                            : base == &window      ? "window (100, 10), softcap"
+                           : base == &counter     ? "causal + LSE, instances from a shared counter"
                                                   : "custom";
         std::string lens;
         for (size_t i = 0; i < c.lensQ.size(); ++i)
@@ -764,7 +772,7 @@ TEST_F(AttentionApi, PackedSequencesMatchTheFloat64Reference) {
         SCOPED_TRACE("D = " + std::to_string(d) + ", Hq/Hkv " + std::to_string(c.hq) + "/" + std::to_string(c.hkv) +
                      ", lengths " + lens + ", layout " + std::to_string(layout) + ", " + what);
         std::printf("[ varlen ] D = %d, lengths %s, %s\n", d, lens.c_str(), what);
-        runPacked(c.hq, c.hkv, c.lensQ, c.lensK, d, *base, /*withLse=*/base == &causal, layout,
+        runPacked(c.hq, c.hkv, c.lensQ, c.lensK, d, *base, /*withLse=*/base == &causal || base == &counter, layout,
                   base == &custom ? module : "");
         if (HasFatalFailure())
           return;
@@ -1122,7 +1130,9 @@ TEST_F(AttentionApi, MasksWith64BitIndexValuesMatchTheReference) {
 // the same bits every time (the kernels are deterministic), leave no element unwritten, and its first
 // and last heads match the reference. A persistent kernel (head dims 128 and 256) runs the 512
 // programs on one CTA per SM in pairs, the last round partial: head dim 128 is checked with and
-// without its producer warpgroup, and each head dim with the other schedule too.
+// without its producer warpgroup and causal also from a shared counter (tile.persistent = 2: 64
+// (head, batch) units in four groups, heaviest first in each), and each head dim with the other
+// schedule too.
 TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
   // 8 row blocks x 16 heads x 4 = 512 programs, 1000 not a tile multiple. At 1000 keys the persistent
   // kernels without a mask run one program per CTA and turn (#attn.config without pair_instances), the
@@ -1145,6 +1155,8 @@ TEST_F(AttentionApi, ManyProgramsGiveTheSameBitsEveryLaunch) {
       if (d == 128) {
         variants.push_back({d, mask, 1, -1}); // the producer warpgroup in a kernel that is not persistent
         variants.push_back({d, mask, -1, 1}); // persistent without the producer warpgroup
+        if (mask == Causal) // persistent, instances from a shared counter (heaviest first, 4 groups)
+          variants.push_back({d, mask, 1, 2});
       } else if (mask == Plain) {
         variants.push_back({d, mask, 0, d == 64 ? 1 : -1}); // the other schedule than the configured one
       }

@@ -222,22 +222,31 @@ LogicalResult Generator::buildKernel() {
   Value heavyFirstHead, heavyFirstBatch;
   if (rowsGrow && config.has(ConfigSwitch::Persistent) && config.has(ConfigSwitch::DynamicInstances)) {
     // CTAs that take their instances from a shared counter take them in the grid's order (x
-    // fastest). Heaviest first over the whole grid (the longest-first rule of list scheduling): the
-    // i-th instance handed out is row block n - 1 - i / (Hq B) of head and batch i % (Hq B), so
-    // that every head's and sequence's heaviest blocks start before any lighter one, and the last
-    // instances to start are the lightest of all.
+    // fastest). Heaviest first (the longest-first rule of list scheduling) within groups of
+    // kHeavyFirstUnits (head, batch) units: the group's row blocks n - 1 first for each of its units,
+    // then n - 2, ..., so that no unit's heavy blocks start after lighter ones of its group and the
+    // last instances to start are light. Over the whole grid at once (one group) the CTAs running
+    // together read as many heads' K and V as there are CTAs, which L2 does not hold: causal, head
+    // dim 128, 0.57x the persistent kernel at 2k tokens on an H100; groups of 1 / 4 / 16 units
+    // 0.89-0.98x / 0.97-1.02x / 0.99-1.02x at 2k-16k (bench/NOTES.md vl3).
+    constexpr int64_t kHeavyFirstUnits = 16;
     Value y = tile::ProgramIdOp::create(b, loc, tile::Axis::y);
     Value z = tile::ProgramIdOp::create(b, loc, tile::Axis::z);
     Value heads = tile::NumProgramsOp::create(b, loc, tile::Axis::y);
     Value batches = tile::NumProgramsOp::create(b, loc, tile::Axis::z);
     Value blocks = add(lastBlock, c32(1));
-    Value others = mul(heads, batches);
+    Value units = mul(heads, batches);
     Value yz = add(y, mul(z, heads));
     Value handedOut = add(mBlock, mul(yz, blocks)); // the counter's order
-    Value rank = arith::DivUIOp::create(b, loc, handedOut, others);
-    Value rest = arith::RemUIOp::create(b, loc, handedOut, others);
-    heavyFirstHead = arith::RemUIOp::create(b, loc, rest, heads);
-    heavyFirstBatch = arith::DivUIOp::create(b, loc, rest, heads);
+    Value perGroup = mul(c32(kHeavyFirstUnits), blocks);
+    Value group = arith::DivUIOp::create(b, loc, handedOut, perGroup);
+    Value inGroup = arith::RemUIOp::create(b, loc, handedOut, perGroup);
+    Value firstUnit = mul(group, c32(kHeavyFirstUnits));
+    Value groupUnits = smin(c32(kHeavyFirstUnits), sub(units, firstUnit)); // the last group may be short
+    Value rank = arith::DivUIOp::create(b, loc, inGroup, groupUnits);
+    Value unit = add(firstUnit, arith::RemUIOp::create(b, loc, inGroup, groupUnits));
+    heavyFirstHead = arith::RemUIOp::create(b, loc, unit, heads);
+    heavyFirstBatch = arith::DivUIOp::create(b, loc, unit, heads);
     mBlock = sub(lastBlock, rank);
   } else if (rowsGrow && config.has(ConfigSwitch::Persistent)) {
     // A persistent kernel's CTA runs two consecutive programs in turn (convert-tgpu-to-nvvm): the
@@ -357,6 +366,7 @@ LogicalResult Generator::buildKernel() {
     return tile::AddPtrOp::create(b, loc, ptr.getType(), ptr, off).getResult();
   };
   Value qRowStart = rowStart; // the Q block's first row in qView
+  Value oPackedView;          // packed sequences: O's view of every packed row
   // Packed sequences: Q through the view of every sequence's rows (its extent is known to the host:
   // a TMA copy), O through one of this sequence's rows only, so that no row of the next sequence is
   // written.
@@ -374,6 +384,7 @@ LogicalResult Generator::buildKernel() {
     Value oHead = headSlice(oPtr, 3, headIdx);
     Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oHead, firstRow);
     oView = view2d(oBase, seqQ, 3);
+    oPackedView = view2d(oHead, queryRows, 3);
   } else {
     oView = packGqa ? packedView(oPtr, 3) : view2d(sliceOf(oPtr, 3, headIdx), seqQ, 3);
   }
@@ -514,7 +525,21 @@ LogicalResult Generator::buildKernel() {
     Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDimV));
     if (!splitKv)
       out = arith::TruncFOp::create(b, loc, tileType({bm, headDimV}, elemType), out);
-    tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
+    if (oPackedView) {
+      // Packed sequences: a block wholly inside its sequence goes through the view of every packed
+      // row (an extent the host knows: a TMA store); the sequence's last, partial block through the
+      // view of its own rows, which writes no row of the next sequence.
+      Value end = add(rowStart, c32(bm));
+      Value whole = cmp(arith::CmpIPredicate::sle, end, seqQ);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, whole, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      tile::StoreOp::create(b, loc, out, oPackedView, ValueRange{add(seqStartQ, rowStart), c0});
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
+    } else {
+      tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
+    }
     if (withLse || splitKv) {
       Value log2l = math::Log2Op::create(b, loc, lSafe);
       Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), splatF32(kLn2, {bm}));
