@@ -341,7 +341,11 @@ def Tile_ExitIfOp : Tile_Op<"exit_if", [MemoryEffects<[MemWrite]>]> {
     and the op must sit at the kernel's top level. The lowering evaluates it at the very start of the
     kernel, before any warp takes a role, copies or waits, so that an instance with nothing to do
     (a block of rows past its sequence in a packed variable-length batch) costs only its launch.
-    A persistent kernel, whose CTAs run many instances, rejects it.
+    In a persistent kernel whose CTAs take their instances from a shared counter
+    (`#tile.schedule<dynamic_instances = true>`) the producer warpgroup that takes them skips an
+    instance for which the condition holds (it evaluates the condition for that instance's program
+    ids and takes the next), so no warp of the CTA runs it; a persistent kernel of fixed turns, whose
+    CTAs would end their later instances too, rejects it.
   }];
   let arguments = (ins I1:$condition);
   let assemblyFormat = "$condition attr-dict";

@@ -71,9 +71,12 @@ struct AttentionTileConfig {
   int pingPong = 0;
   /// A producer warpgroup issues the K/V copies: 1 on, -1 off, 0 configured.
   int producer = 0;
-  /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on, -1 off, 0 configured;
-  /// 2 on, each CTA taking its next query block from a counter the CTAs share as it starts it
-  /// (where a producer warpgroup runs: #attn.config's dynamic_instances), instead of every G-th one.
+  /// A persistent kernel (one CTA per SM runs query blocks in turn): 1 on (CTA c of G runs blocks c,
+  /// c + G, ...), -1 off, 0 configured; 2 on, each CTA taking its next query block from a counter the
+  /// CTAs share as it starts it (where a producer warpgroup runs: #attn.config's dynamic_instances),
+  /// instead of every G-th one. The configured choice takes the counter for block lists and for packed
+  /// sequences (cuSeqlensQ) where a producer warpgroup runs, whose blocks past their sequence's end it
+  /// then never hands to a CTA.
   int persistent = 0;
   /// Split-KV (flash-decoding): the keys of each block of query rows split into this many parts,
   /// run by program instances of their own, whose partial outputs and LSEs a second kernel merges

@@ -171,6 +171,8 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   request.persistent = sw(tile.persistent);
   if (tile.persistent == 2) // persistent, its CTAs taking instances from a shared counter
     request.dynamicInstances = 1;
+  else if (tile.persistent == 1) // persistent, every G-th instance (packed sequences take the counter)
+    request.dynamicInstances = 0;
   // Up to 1024 keys a persistent kernel without a mask runs its query blocks one per CTA and turn
   // instead of in pairs: all query blocks of a head at once, fewer heads' K and V in L2
   // (bench/NOTES.md a68: +2.6% / +3.9% at 512 keys at head dims 128 / 256, level at 1k, slower

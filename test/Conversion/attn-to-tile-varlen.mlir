@@ -5,10 +5,13 @@
 // through a view of the sequence's own rows only, O too for the sequence's last, partial block, its
 // whole blocks through the view of every packed row; K and V through one view of a head's packed rows,
 // each block at the sequence's first key row plus its own (far away outside the sequence). The
-// kernel is not persistent, and an instance past its sequence's last query block ends at once
-// (tile.exit_if) and visits no key block. Backward, split_kv and packed
-// GQA are located errors; the verifier checks the operand form.
-// RUN: flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// kernel that is not persistent ends an instance past its sequence's last query block at once
+// (tile.exit_if), and it visits no key block. The configured kernel on sm_90a (DYN, beside a producer
+// warpgroup) is persistent, its CTAs taking the instances from a shared counter, the heaviest row
+// blocks first, and carries the same tile.exit_if: the producer skips such instances. Backward,
+// split_kv and packed GQA are located errors; the verifier checks the operand form.
+// RUN: flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a persistent=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
+// RUN: flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=DYN
 // RUN: flarec %s --arch=sm_90a --emit=meta | FileCheck %s --check-prefix=META
 // RUN: not flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a" --convert-attn-to-tile=grad=true 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not flare-opt %s --attn-classify-mask --attn-choose-config="arch=sm_90a split-kv=1" --convert-attn-to-tile 2>&1 | FileCheck %s --check-prefix=SPLIT
@@ -62,6 +65,24 @@
 // CHECK-NEXT: tile.store %[[OUT:.*]], %[[OPACKED]][%[[QROW]], %c0_i32]
 // CHECK-NEXT: } else {
 // CHECK-NEXT: tile.store %[[OUT]], %[[OV]][%[[ROW]], %c0_i32]
+// DYN-LABEL: func.func @varlen(
+// DYN-SAME: dynamic_instances
+// DYN-SAME: tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, pair_instances = false, operands_after_first_stage = true, dynamic_instances = true>
+// The row block and the sequence of the instance: the counter's order, heaviest first in each group
+// of 16 (head, sequence) units.
+// DYN: tile.num_programs z
+// DYN: arith.minsi %{{.*}}, %c16_i32 : i32
+// DYN-NEXT: arith.divui
+// DYN-NEXT: arith.remui
+// DYN-NEXT: %[[UNIT:.*]] = arith.addi
+// DYN-NEXT: %[[HEAD:.*]] = arith.remui %[[UNIT]], %[[NY:.*]] : i32
+// DYN-NEXT: %[[SEQ:.*]] = arith.divui %[[UNIT]], %[[NY]] : i32
+// DYN-NEXT: %[[MB:.*]] = arith.subi %{{.*}}, %{{.*}} : i32
+// DYN: %[[Q0:.*]] = tile.scalar_load %{{.*}}[%[[SEQ]]] : !tile.ptr<i32>, i32 -> i32
+// DYN: %[[NQ:.*]] = arith.maxsi %{{.*}}, %c0_i32 : i32
+// DYN: %[[ROW:.*]] = arith.muli %[[MB]], %c128_i32 : i32
+// DYN: %[[NONE:.*]] = arith.cmpi sge, %[[ROW]], %[[NQ]] : i32
+// DYN-NEXT: tile.exit_if %[[NONE]]
 // Q, K and V copied by TMA, and O's whole blocks stored by it (tensor maps over pointers 0 to 3);
 // the partial blocks, whose view is the sequence's own rows (an extent the host does not know),
 // without one.

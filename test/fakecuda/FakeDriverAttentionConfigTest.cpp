@@ -82,6 +82,12 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   // (tile.persistent = 2).
   AttentionOptions dynamicCausal = causal;
   dynamicCausal.tile.persistent = 2;
+  // Packed sequences (cu_seqlens, causal): beside a producer warpgroup (head dim 128) the persistent
+  // CTAs take their row blocks from a shared counter and skip those past their sequence; elsewhere one
+  // CTA per row block (bench/NOTES.md vl3).
+  AttentionOptions packed = causal;
+  packed.cuSeqlensQ = packed.cuSeqlensK = TensorView{42 * gib, DType::I32, {10}, {}};
+  packed.maxSeqlenQ = packed.maxSeqlenK = 4000;
   const Call calls[] = {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
@@ -106,6 +112,12 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
        shortDocument256, {"block_lists", "producer"}, {"persistent", "dynamic_instances", "split_tail"}},
       {"causal, 2k keys, blocks from a shared counter", 2, 4, 2048, 128, dynamicCausal,
        {"producer", "persistent", "dynamic_instances"}, {"pair_instances", "split_tail"}},
+      {"packed sequences, head dim 128: blocks from a shared counter", 1, 16, 18000, 128, packed,
+       {"producer", "persistent", "dynamic_instances"}, {"pair_instances", "split_tail"}},
+      {"packed sequences, head dim 256: one CTA per row block", 1, 8, 18000, 256, packed,
+       {"rows_grow"}, {"persistent", "dynamic_instances"}},
+      {"packed sequences, head dim 64: one CTA per row block", 1, 32, 18000, 64, packed,
+       {"rows_grow"}, {"persistent", "producer", "dynamic_instances"}},
   };
   int index = 0;
   std::set<std::string> seen; // arch, configuration and module of the kernels launched so far

@@ -325,9 +325,10 @@ LogicalResult Generator::buildKernel() {
   }
   numBlocks = ceilBlocks(seqKV);
   // Packed sequences: the launch covers the longest sequence's row blocks; the blocks past a shorter
-  // one's end exit at once (not in a persistent kernel, whose CTAs go on to other instances: there
-  // they visit no key block, below).
-  if (varlen && !config.has(ConfigSwitch::Persistent)) {
+  // one's end exit at once, or in a persistent kernel whose CTAs take their instances from a shared
+  // counter are never taken (a persistent kernel of fixed turns runs them: they visit no key block,
+  // below).
+  if (varlen && (!config.has(ConfigSwitch::Persistent) || config.has(ConfigSwitch::DynamicInstances))) {
     Value noRows = cmp(arith::CmpIPredicate::sge, rowStart, seqQ);
     tile::ExitIfOp::create(b, loc, noRows);
   }

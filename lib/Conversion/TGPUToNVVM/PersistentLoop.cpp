@@ -76,8 +76,56 @@ void KernelLowering::takeInstance(Value turn) {
   // The slot's readers of two turns ago are done with it.
   waitReleased(ring, stage, arith::SubIOp::create(b, loc, turn, i32(2)));
   Value index = TileTakeOp::create(b, loc, splitWorkspace, instanceGrid[0], instanceGrid[1], instanceGrid[2], turn);
+  if (!instanceExits.empty()) {
+    // Instances with nothing to do are never handed over: while the one taken is one of the grid's
+    // and a tile.exit_if holds for it, take the next from the counter.
+    Type i32Type = b.getI32Type();
+    Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
+                                        instanceGrid[2]);
+    auto skip = scf::WhileOp::create(b, loc, TypeRange{i32Type}, ValueRange{index});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&skip.getBefore(), {}, {i32Type}, {loc});
+      Value taken = before->getArgument(0);
+      Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, taken, total);
+      // The conditions read the instance's data (a packed sequence's offsets): only for one that exists.
+      auto check = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, inGrid, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(check.thenBlock());
+      scf::YieldOp::create(b, loc, exitsInstance(taken));
+      b.setInsertionPointToStart(check.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 1).getResult()});
+      b.setInsertionPointAfter(check);
+      scf::ConditionOp::create(b, loc, check.getResult(0), ValueRange{taken});
+      Block *after = b.createBlock(&skip.getAfter(), {}, {i32Type}, {loc});
+      (void)after;
+      // Any turn but the first takes from the counter.
+      scf::YieldOp::create(b, loc, ValueRange{TileTakeOp::create(b, loc, splitWorkspace, instanceGrid[0],
+                                                                 instanceGrid[1], instanceGrid[2], i32(1))
+                                                  .getResult()});
+    }
+    index = skip.getResult(0);
+  }
   LLVM::StoreOp::create(b, loc, index, instanceSlot(ring, stage));
   MBarrierArriveOp::create(b, loc, ringBarrier(ring, stage, /*empty=*/false));
+}
+
+Value KernelLowering::exitsInstance(Value index) {
+  ScalarScope scope = freshScalarScope();
+  swapScalarScope(scope);
+  TileSchedule::Instance saved = instance;
+  Location savedLoc = loc;
+  instance = {};
+  instance.pids = TileSchedule::pidsOf(b, loc, instanceGrid, index);
+  Value any;
+  for (Value condition : instanceExits) {
+    produceValue(condition);
+    Value holds = scalars.lookup(condition);
+    any = any ? arith::OrIOp::create(b, loc, any, holds).getResult() : holds;
+  }
+  instance = saved;
+  loc = savedLoc;
+  swapScalarScope(scope);
+  return any;
 }
 
 Value KernelLowering::readInstance(Value turn) {

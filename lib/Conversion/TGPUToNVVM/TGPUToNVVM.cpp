@@ -87,10 +87,18 @@ LogicalResult KernelLowering::run() {
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
   // tile.exit_if: an instance with nothing to do ends here, before any warp takes a role, copies or
-  // waits (the conditions' scalar chains are lowered again where the body uses them).
+  // waits (the conditions' scalar chains are lowered again where the body uses them). In a persistent
+  // kernel whose CTAs take their instances from a shared counter, the producer's thread skips such
+  // instances instead (takeInstance): no warp of the CTA sees them.
+  instanceExits.clear();
   for (auto exit : func.getBody().front().getOps<tile::ExitIfOp>()) {
-    if (schedule.getPersistent())
-      return exit.emitOpError("cannot end a persistent kernel's CTA, which runs other program instances too");
+    if (schedule.getPersistent() && !schedule.getDynamicInstances())
+      return exit.emitOpError("cannot end a persistent kernel's CTA, which runs other program instances too "
+                              "(a kernel whose CTAs take their instances from a shared counter skips them)");
+    if (schedule.getPersistent()) {
+      instanceExits.push_back(exit.getCondition());
+      continue;
+    }
     loc = exit.getLoc();
     produceValue(exit.getCondition());
     auto branch = scf::IfOp::create(b, loc, TypeRange{}, scalars.lookup(exit.getCondition()), /*withElse=*/false);
@@ -142,6 +150,10 @@ LogicalResult KernelLowering::run() {
                      b.getI32IntegerAttr(static_cast<int32_t>(splitSlotRegs * numWarps * kWarpSize * 4)));
     }
     dynamicInstances = producerMode && schedule.getDynamicInstances() && !splitRange;
+    if (!instanceExits.empty() && !dynamicInstances)
+      return emitError(instanceExits.front().getLoc())
+             << "tile.exit_if in a persistent kernel: its instances are skipped by the producer warpgroup that "
+                "takes them from a shared counter, which this kernel does not have (wgmma and TMA, no split range)";
     if (dynamicInstances) {
       // The counters of the instances taken: the workspace of split instances with no slots (G i32
       // that are zero before a launch and after it), of which the first two are used.

@@ -79,10 +79,14 @@ bool asksForProducerWarpgroup(mlir::func::FuncOp kernel);
 /// The registers per thread a producer warpgroup keeps: it only issues copies (24 spills its
 /// element-wise fallback).
 inline constexpr int64_t kProducerRegisters = 40;
+/// The registers per thread of a producer warpgroup that also takes the kernel's instances from a
+/// shared counter and skips those a tile.exit_if ends (packed sequences' blocks past their sequence):
+/// with kProducerRegisters it spilled 4 bytes at head dim 128 (bench/NOTES.md vl3).
+inline constexpr int64_t kSkippingProducerRegisters = 48;
 /// The warp roles tgpu-warp-specialize chooses for a kernel of `numWarps` consumer warps: the producer
-/// keeps kProducerRegisters and the consumers share out the rest of an SM's registers for one CTA in
+/// keeps `producerRegisters` and the consumers share out the rest of an SM's registers for one CTA in
 /// multiples of 8, at most 256 each.
-WarpRolesAttr defaultWarpRoles(mlir::MLIRContext *ctx, int numWarps);
+WarpRolesAttr defaultWarpRoles(mlir::MLIRContext *ctx, int numWarps, int64_t producerRegisters = kProducerRegisters);
 /// The warp roles of `kernel` (`tgpu.warp_roles`), or defaultWarpRoles where it has none.
 WarpRolesAttr warpRolesOf(mlir::func::FuncOp kernel);
 /// A producer warpgroup can issue every copy of `loop` (tgpu-warp-specialize's rule): a top-level loop

@@ -149,11 +149,14 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // Persistent (bench/NOTES.md a28) where the producer warpgroup can run ahead into the next query
   // block, and at head dim 256 (one CTA per SM as well); not at 64, whose two CTAs per SM already
   // overlap one's epilogue with the other's work (3-4% slower persistent).
-  // Not for packed variable-length sequences: the launch covers the longest sequence's row blocks,
-  // and the blocks past a shorter one's end exit at once, which a persistent CTA cannot (varlen
-  // tuning, bench/NOTES.md vl1: +17% at head dim 128, +7% at 256).
+  // Packed variable-length sequences: the launch covers the longest sequence's row blocks, and the
+  // blocks past a shorter one's end have nothing to do. Beside a producer warpgroup the CTAs take
+  // their instances from a shared counter (dynamic_instances, below), the producer skipping those
+  // blocks (bench/NOTES.md vl3: 1.03-1.06x one CTA per block at head dim 128 on an H100); otherwise
+  // one CTA per block, the empty ones ending at once (a persistent kernel of fixed turns, its pairs
+  // of sequences of unequal lengths: 0.83-0.93x, vl1).
   set(ConfigSwitch::Persistent,
-      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && !facts.varlen);
+      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && (!facts.varlen || has(ConfigSwitch::Producer)));
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).
@@ -185,6 +188,10 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   set(ConfigSwitch::PairInstances, true);
   set(ConfigSwitch::OperandsAfterFirstStage,
       has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer) && mask != MaskClass::None);
+  // Packed sequences in a persistent kernel: instances from a shared counter (see Persistent above).
+  set(ConfigSwitch::DynamicInstances, facts.varlen && has(ConfigSwitch::Persistent) && has(ConfigSwitch::Producer));
+  if (has(ConfigSwitch::DynamicInstances))
+    set(ConfigSwitch::PairInstances, false);
   return fitSharedMemory(ctx, target, facts, ConfigAttr::get(ctx, blockM, blockN, numWarps, minBlocksPerSM, partialRowSums, on));
 }
 
@@ -298,7 +305,6 @@ ConfigAttr applyOverrides(ConfigAttr chosen, MaskClass mask, const ConfigOverrid
       has(ConfigSwitch::InvariantAInRegisters) && persistentKernel && overlapping);
   // Instances from a shared counter: decided last, so that the kernel differs from the one of
   // every G-th instance in its schedule only (its pairs off).
-  set(ConfigSwitch::DynamicInstances, false);
   override(ConfigSwitch::DynamicInstances, o.dynamicInstances);
   set(ConfigSwitch::DynamicInstances, has(ConfigSwitch::DynamicInstances) && persistentKernel && withProducer &&
                                           !has(ConfigSwitch::SplitTail));

@@ -31,17 +31,21 @@ bool flare::tgpu::asksForProducerWarpgroup(func::FuncOp kernel) {
   return tile::getSchedule(kernel).getProducerWarpgroup();
 }
 
-WarpRolesAttr flare::tgpu::defaultWarpRoles(MLIRContext *ctx, int numWarps) {
+WarpRolesAttr flare::tgpu::defaultWarpRoles(MLIRContext *ctx, int numWarps, int64_t producerRegisters) {
   const int64_t consumerThreads = int64_t(numWarps) * 32, producerThreads = 4 * 32;
   const int64_t consumerRegisters =
-      std::min<int64_t>(256, (kRegistersPerCTA - producerThreads * kProducerRegisters) / consumerThreads / 8 * 8);
-  return WarpRolesAttr::get(ctx, consumerRegisters, kProducerRegisters);
+      std::min<int64_t>(256, (kRegistersPerCTA - producerThreads * producerRegisters) / consumerThreads / 8 * 8);
+  return WarpRolesAttr::get(ctx, consumerRegisters, producerRegisters);
 }
 
 WarpRolesAttr flare::tgpu::warpRolesOf(func::FuncOp kernel) {
   if (auto roles = kernel->getAttrOfType<WarpRolesAttr>(TGPUDialect::kWarpRolesAttrName))
     return roles;
-  return defaultWarpRoles(kernel.getContext(), tile::getNumWarps(kernel));
+  const tile::ScheduleAttr schedule = tile::getSchedule(kernel);
+  const bool skips = schedule.getPersistent() && schedule.getDynamicInstances() &&
+                     !kernel.getBody().front().getOps<tile::ExitIfOp>().empty();
+  return defaultWarpRoles(kernel.getContext(), tile::getNumWarps(kernel),
+                          skips ? kSkippingProducerRegisters : kProducerRegisters);
 }
 
 bool flare::tgpu::producerCanIssueCopies(scf::ForOp loop, func::FuncOp kernel, DenseMap<Value, bool> &memo) {
