@@ -10,6 +10,8 @@
 // RUN: flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" --tgpu-allocate-shared-memory --cse --canonicalize | FileCheck %s
 // A persistent kernel of fixed turns cannot skip instances: a located error.
 // RUN: sed 's/pair_instances = false, dynamic_instances = true/pair_instances = false/' %s | not flare-opt --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=1 tma-fallback=0" 2>&1 | FileCheck %s --check-prefix=FIXED
+// Nor one that asks for the counter but gets no producer warpgroup (here: no TMA).
+// RUN: not flare-opt %s --tgpu-assign-layouts --tgpu-accelerate-dot --tgpu-pipeline-loops --tgpu-warp-specialize --convert-tgpu-to-nvvm="tma=0" 2>&1 | FileCheck %s --check-prefix=NOTMA
 
 // CHECK: gpu.func @skips(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>, %[[LENS:arg3]]: !llvm.ptr<1>, %arg4: i32, %arg5: i32, %[[GX:arg6]]: i32, %[[GY:arg7]]: i32, %[[GZ:arg8]]: i32, %[[COUNTERS:arg9]]: !llvm.ptr<1>,
 // CHECK-NOT: nvvm.exit
@@ -48,6 +50,7 @@
 // CHECK: llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> i32
 // CHECK-NOT: !llvm.ptr<1> -> i32
 // CHECK: scf.condition
+// NOTMA: tgpu-to-nvvm-dynamic-exit.mlir:[[@LINE+12]]:3: error: 'tile.exit_if' op in a persistent kernel needs the producer warpgroup that takes its instances from a shared counter and skips them, which this kernel does not get (wgmma and TMA, no split range)
 // FIXED: error: 'tile.exit_if' op cannot end a persistent kernel's CTA, which runs other program instances too (a kernel whose CTAs take their instances from a shared counter skips them)
 func.func @skips(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<bf16>, %lens: !tile.ptr<i32>, %n: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 8 : i32, tile.schedule = #tile.schedule<producer_warpgroup = true, persistent = true, pair_instances = false, dynamic_instances = true>} {
   %c0 = arith.constant 0 : i32

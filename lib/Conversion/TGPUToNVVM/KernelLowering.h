@@ -552,9 +552,9 @@ private:
   /// Thread 0 of the producer: takes the instance of `turn` and publishes it in its slot; instances
   /// for which a tile.exit_if of the kernel holds (instanceExits) are skipped: it takes the next.
   void takeInstance(Value turn);
-  /// The conditions of the kernel's top-level tile.exit_if ops (persistent kernels with dynamic
-  /// instances: the instances the producer skips).
-  SmallVector<Value> instanceExits;
+  /// The kernel's top-level tile.exit_if ops (persistent kernels with dynamic instances: their
+  /// conditions are the instances the producer skips).
+  SmallVector<tile::ExitIfOp> instanceExits;
   /// Whether a tile.exit_if holds for the grid's instance `index` (< the grid's total): the
   /// conditions lowered anew from the kernel's arguments and that instance's program ids.
   Value exitsInstance(Value index);

@@ -117,7 +117,8 @@ Value KernelLowering::exitsInstance(Value index) {
   instance = {};
   instance.pids = TileSchedule::pidsOf(b, loc, instanceGrid, index);
   Value any;
-  for (Value condition : instanceExits) {
+  for (tile::ExitIfOp exit : instanceExits) {
+    Value condition = exit.getCondition();
     produceValue(condition);
     Value holds = scalars.lookup(condition);
     any = any ? arith::OrIOp::create(b, loc, any, holds).getResult() : holds;

@@ -96,7 +96,7 @@ LogicalResult KernelLowering::run() {
       return exit.emitOpError("cannot end a persistent kernel's CTA, which runs other program instances too "
                               "(a kernel whose CTAs take their instances from a shared counter skips them)");
     if (schedule.getPersistent()) {
-      instanceExits.push_back(exit.getCondition());
+      instanceExits.push_back(exit);
       continue;
     }
     loc = exit.getLoc();
@@ -151,9 +151,9 @@ LogicalResult KernelLowering::run() {
     }
     dynamicInstances = producerMode && schedule.getDynamicInstances() && !splitRange;
     if (!instanceExits.empty() && !dynamicInstances)
-      return emitError(instanceExits.front().getLoc())
-             << "tile.exit_if in a persistent kernel: its instances are skipped by the producer warpgroup that "
-                "takes them from a shared counter, which this kernel does not have (wgmma and TMA, no split range)";
+      return instanceExits.front().emitOpError(
+          "in a persistent kernel needs the producer warpgroup that takes its instances from a shared counter "
+          "and skips them, which this kernel does not get (wgmma and TMA, no split range)");
     if (dynamicInstances) {
       // The counters of the instances taken: the workspace of split instances with no slots (G i32
       // that are zero before a launch and after it), of which the first two are used.
