@@ -5,8 +5,9 @@
 # fixed configuration, and for masks of class generic the one the runtime chooses with lists, as
 # flare-opt --attn-choose-config reports it with the options flare::attention's launch rule adds:
 # query blocks from a shared counter up to head dim 128, one CTA per block with a producer warpgroup
-# above) and with the backward's block lists, and
-# each tile example on both targets. Two snapshots (before and
+# above) and with the backward's block lists; the serving kernels (packed sequences and paged caches
+# on both targets, as configured, and the split decoding kernel of paged caches on sm_90a), whose
+# modules are the lit tests'; and each tile example on both targets. Two snapshots (before and
 # after a change to the compiler) compared with `diff -r` show every kernel the change touched; a
 # restructuring that should not change code generation must leave them byte-identical. A variant
 # flarec refuses (a configuration that does not fit a head dim) leaves its diagnostic in NAME.err,
@@ -57,6 +58,28 @@ for example in "$root"/examples/attention/*.mlir; do
   done
   cp "$example" "$input"
   emit "$name-128-grad-lists" --arch=sm_90a --grad --block-lists "$input"
+done
+# The serving kernels, whose modules are the lit tests' (split-file parts): packed sequences
+# (cu_seqlens) and paged caches at each head dim and target as configured, and the split decoding
+# kernel flare::attention asks for (64 packed rows, 64 keys per step, one warpgroup) on sm_90a.
+parts=$(mktemp -d)
+trap 'rm -f "$input"; rm -rf "$parts"' EXIT
+split="block-m=64 block-n=64 num-warps=4 split-kv=1 pack-gqa=1 producer=0"
+"${SPLIT_FILE:-/usr/lib/llvm-22/bin/split-file}" "$root/test/Conversion/attn-to-tile-paged.mlir" "$parts/p"
+for module in "$root"/test/Conversion/attn-to-tile-varlen.mlir "$parts/p/paged.mlir" "$parts/p/pages.mlir"; do
+  name=$(basename "$module" .mlir)
+  for d in 64 128 256; do
+    sed "s/x128x/x${d}x/g; s/x128xbf16/x${d}xbf16/g" "$module" > "$input"
+    for arch in sm_90a sm_80; do
+      emit "serving-$name-$d-$arch" --arch=$arch "$input" --meta-o="$out/serving-$name-$d-$arch.json"
+    done
+    [ "$name" = attn-to-tile-varlen ] && continue # packed sequences are not split
+    decode=$("$flareopt" "$input" --attn-classify-mask --attn-choose-config="arch=sm_90a $split" 2>/dev/null |
+             grep -o '#attn.config<[^>]*split_kv[^>]*>' | head -1 || true)
+    if [ -n "$decode" ]; then
+      emit "serving-$name-$d-split" --arch=sm_90a --attention-config="$decode" "$input"
+    fi
+  done
 done
 for example in "$root"/examples/tile/*.mlir; do
   name=$(basename "$example" .mlir)
