@@ -84,10 +84,12 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
   dynamicCausal.tile.persistent = 2;
   // Packed sequences (cu_seqlens, causal): beside a producer warpgroup (head dim 128) the persistent
   // CTAs take their row blocks from a shared counter and skip those past their sequence; elsewhere one
-  // CTA per row block (bench/NOTES.md vl3).
+  // CTA per row block (bench/NOTES.md vl3); tile.persistent = 1 asks for the fixed turns instead.
   AttentionOptions packed = causal;
   packed.cuSeqlensQ = packed.cuSeqlensK = TensorView{42 * gib, DType::I32, {10}, {}};
   packed.maxSeqlenQ = packed.maxSeqlenK = 4000;
+  AttentionOptions packedFixedTurns = packed; // tile.persistent = 1: every G-th row block, no counter
+  packedFixedTurns.tile.persistent = 1;
   const Call calls[] = {
       {"no mask, 512 keys (single instances, no split)", 1, 8, 512, 128, {}, {"invariant_a_in_registers"},
        {"pair_instances", "split_tail"}},
@@ -118,6 +120,8 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
        {"rows_grow"}, {"persistent", "dynamic_instances"}},
       {"packed sequences, head dim 64: one CTA per row block", 1, 32, 18000, 64, packed,
        {"rows_grow"}, {"persistent", "producer", "dynamic_instances"}},
+      {"packed sequences, head dim 128, persistent = 1: fixed turns", 1, 16, 18000, 128, packedFixedTurns,
+       {"producer", "persistent", "pair_instances"}, {"dynamic_instances"}},
   };
   int index = 0;
   std::set<std::string> seen; // arch, configuration and module of the kernels launched so far
