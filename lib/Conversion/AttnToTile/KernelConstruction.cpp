@@ -535,7 +535,7 @@ LogicalResult Generator::buildKernel() {
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, whole, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      tile::StoreOp::create(b, loc, out, oPackedView, ValueRange{add(seqStartQ, rowStart), c0});
+      tile::StoreOp::create(b, loc, out, oPackedView, ValueRange{qRowStart, c0}); // the Q block's rows
       b.setInsertionPointToStart(ifOp.elseBlock());
       tile::StoreOp::create(b, loc, out, oView, ValueRange{rowStart, c0});
     } else {

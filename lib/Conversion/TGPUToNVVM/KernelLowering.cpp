@@ -44,11 +44,15 @@ Value KernelLowering::operandAreaPtr(int64_t bytes) {
 }
 
 void KernelLowering::inInstanceScope(Value turn, llvm::function_ref<void()> body) {
+  inInstanceScope(instanceAt(turn), body);
+}
+
+void KernelLowering::inInstanceScope(const TileSchedule::Instance &other, llvm::function_ref<void()> body) {
   ScalarScope instanceScope = freshScalarScope();
   swapScalarScope(instanceScope);
   TileSchedule::Instance saved = instance;
   Location savedLoc = loc;
-  instance = instanceAt(turn);
+  instance = other;
   body();
   instance = saved;
   loc = savedLoc;

@@ -629,6 +629,8 @@ private:
   /// tile loop, lowered anew from the kernel's arguments and that instance's program ids; the current
   /// instance's scalars, program ids, split piece and location are restored afterwards.
   void inInstanceScope(Value turn, llvm::function_ref<void()> body);
+  /// The same for the instance `other` (its program ids: TileSchedule::pidsOf an index).
+  void inInstanceScope(const TileSchedule::Instance &other, llvm::function_ref<void()> body);
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);

@@ -25,8 +25,7 @@ TileLoop KernelLowering::beginTileLoop(bool producer) {
     if (producer)
       ifThen(isThreadZero(), [&] { takeInstance(turn); });
     Value index = readInstance(turn);
-    Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
-                                        instanceGrid[2]);
+    Value total = TileSchedule::totalOf(b, loc, instanceGrid);
     scf::ConditionOp::create(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, total),
                              ValueRange{turn, before->getArgument(1), index});
     Block *after = b.createBlock(&loop.getAfter(), {}, {i32Type, i32Type, i32Type}, {loc, loc, loc});
@@ -80,8 +79,7 @@ void KernelLowering::takeInstance(Value turn) {
     // Instances with nothing to do are never handed over: while the one taken is one of the grid's
     // and a tile.exit_if holds for it, take the next from the counter.
     Type i32Type = b.getI32Type();
-    Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, instanceGrid[0], instanceGrid[1]),
-                                        instanceGrid[2]);
+    Value total = TileSchedule::totalOf(b, loc, instanceGrid);
     auto skip = scf::WhileOp::create(b, loc, TypeRange{i32Type}, ValueRange{index});
     {
       OpBuilder::InsertionGuard guard(b);
@@ -96,8 +94,7 @@ void KernelLowering::takeInstance(Value turn) {
       scf::YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 1).getResult()});
       b.setInsertionPointAfter(check);
       scf::ConditionOp::create(b, loc, check.getResult(0), ValueRange{taken});
-      Block *after = b.createBlock(&skip.getAfter(), {}, {i32Type}, {loc});
-      (void)after;
+      b.createBlock(&skip.getAfter(), {}, {i32Type}, {loc});
       // Any turn but the first takes from the counter.
       scf::YieldOp::create(b, loc, ValueRange{TileTakeOp::create(b, loc, splitWorkspace, instanceGrid[0],
                                                                  instanceGrid[1], instanceGrid[2], i32(1))
@@ -110,22 +107,17 @@ void KernelLowering::takeInstance(Value turn) {
 }
 
 Value KernelLowering::exitsInstance(Value index) {
-  ScalarScope scope = freshScalarScope();
-  swapScalarScope(scope);
-  TileSchedule::Instance saved = instance;
-  Location savedLoc = loc;
-  instance = {};
-  instance.pids = TileSchedule::pidsOf(b, loc, instanceGrid, index);
+  TileSchedule::Instance taken;
+  taken.pids = TileSchedule::pidsOf(b, loc, instanceGrid, index);
   Value any;
-  for (tile::ExitIfOp exit : instanceExits) {
-    Value condition = exit.getCondition();
-    produceValue(condition);
-    Value holds = scalars.lookup(condition);
-    any = any ? arith::OrIOp::create(b, loc, any, holds).getResult() : holds;
-  }
-  instance = saved;
-  loc = savedLoc;
-  swapScalarScope(scope);
+  inInstanceScope(taken, [&] {
+    for (tile::ExitIfOp exit : instanceExits) {
+      Value condition = exit.getCondition();
+      produceValue(condition);
+      Value holds = scalars.lookup(condition);
+      any = any ? arith::OrIOp::create(b, loc, any, holds).getResult() : holds;
+    }
+  });
   return any;
 }
 

@@ -19,7 +19,7 @@ Value TileSchedule::begin(OpBuilder &b, Location loc, Value ctasValue, Value cta
   auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) { return arith::CmpIOp::create(b, loc, pred, x, y); };
   ctas = ctasValue;
   cta = ctaValue;
-  total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+  total = totalOf(b, loc, grid);
   // Chunks of two when there are at least two per CTA (a generator can make each pair's work equal,
   // e.g. a causal kernel's heavy and light query blocks of one head), single instances otherwise or
   // when the kernel asks for them.
@@ -115,6 +115,10 @@ TileSchedule::Instance TileSchedule::instance(OpBuilder &b, Location loc, Value 
   return item;
 }
 
+Value TileSchedule::totalOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid) {
+  return arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+}
+
 std::array<Value, 3> TileSchedule::pidsOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid, Value index) {
   Value yz = arith::DivUIOp::create(b, loc, index, grid[0]);
   Value x = arith::RemUIOp::create(b, loc, index, grid[0]);
@@ -157,7 +161,7 @@ Value TileSchedule::take(OpBuilder &b, Location loc, Value counters, const std::
     scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, ctas, fetchAdd(counter(0), "relaxed"))});
   }
   Value index = taken.getResult(0);
-  Value total = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, grid[0], grid[1]), grid[2]);
+  Value total = totalOf(b, loc, grid);
   // Past the last instance: this CTA takes no more. The last CTA to get here sets the counters back;
   // its count acquires what the others' counts released, every CTA's takes among it, so that its
   // zero comes after the last of them.

@@ -65,6 +65,8 @@ struct TileSchedule {
   Value beginSplit(OpBuilder &b, Location loc, Value steps);
   /// Emits what turn `turn` (i32, 0 <= turn < the turns begin returned) of this CTA runs.
   Instance instance(OpBuilder &b, Location loc, Value turn) const;
+  /// The number of instances of `grid` (i32).
+  static Value totalOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid);
   /// The program ids of instance `index` (i32) of `grid`, x fastest.
   static std::array<Value, 3> pidsOf(OpBuilder &b, Location loc, const std::array<Value, 3> &grid, Value index);
   /// A schedule of instances taken one by one from a counter (tgpu.tile_take): the index of the

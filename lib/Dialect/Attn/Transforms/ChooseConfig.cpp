@@ -155,8 +155,7 @@ ConfigAttr chooseAttentionConfig(mlir::MLIRContext *ctx, const Target &target, c
   // blocks (bench/NOTES.md vl3: 1.03-1.06x one CTA per block at head dim 128 on an H100); otherwise
   // one CTA per block, the empty ones ending at once (a persistent kernel of fixed turns, its pairs
   // of sequences of unequal lengths: 0.83-0.93x, vl1).
-  set(ConfigSwitch::Persistent,
-      (has(ConfigSwitch::Producer) || (wgmma && headDim > 128)) && (!facts.varlen || has(ConfigSwitch::Producer)));
+  set(ConfigSwitch::Persistent, has(ConfigSwitch::Producer) || (wgmma && headDim > 128 && !facts.varlen));
   // Masks whose later query rows keep more keys: those row blocks start first, the longest first
   // (at head dim 64 too, two CTAs per SM: +0.4% / +1.0% / +1.2% causal at 4k / 8k / 16k, level to
   // 2k; bench/NOTES.md a76).
