@@ -334,6 +334,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
       ktt = tr ? Value() : trans(kt);
       vtt = tr ? Value() : trans(vt);
     }
+    // dQ^T = K^T dS^T where the head dim fills the warps' rows (head dim 128 on eight warps): a wgmma
+    // product with K^T as its resident A and dS^T, the step's own tile, as its B; dS K itself has only
+    // BLOCK_M = 64 rows, which eight warps cannot stack for wgmma.
+    const bool dqTransposed = tr && !kForDq.empty() && dqChunk == headDim && headDim == 16 * tiles.numWarps &&
+                              tiles.numWarps > 4;
+    Value kTransForDq = dqTransposed ? trans(kForDq.front()) : Value();
     Value kvCols = indexRange(kv0, bn);
     Value logBm = c32(llvm::Log2_64(bm));
     Value numQBlocks = arith::ShRSIOp::create(b, loc, add(seqQ, c32(bm - 1)), logBm);
@@ -437,6 +443,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
                                                       tr ? again(qView, qt) : qt, acc[0]));
         // dQ in column chunks: each chunk's f32 sums are added and dropped before the next is computed.
+        if (dqTransposed) {
+          Value dqT = tile::DotOp::create(b, loc, tileType({headDim, bm}, f32), kTransForDq, dsb,
+                                          splatF32(0.0, {headDim, bm}));
+          tile::AtomicAddOp::create(b, loc, trans(dqT), dqView, ValueRange{q0s, c0});
+          return next;
+        }
         Value dsA = kForDq.empty() || !tr ? dsb : trans(dsb);
         for (auto [c, kc] : llvm::enumerate(kForDq)) {
           Value dq = tile::DotOp::create(b, loc, tileType({bm, dqChunk}, f32), dsA, kc, splatF32(0.0, {bm, dqChunk}));
