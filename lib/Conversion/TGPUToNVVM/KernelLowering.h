@@ -257,7 +257,12 @@ private:
   void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
-  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim);
+  /// `constantStep`, where given, names the register basis vectors (coordinate steps) that move
+  /// every address by a constant number of bytes (bits no other basis vector sets): registers that
+  /// differ only in those share one computed address plus an immediate offset, so that LLVM does not
+  /// keep an address per register (hoisted out of a loop, they cost a register each).
+  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim,
+                 const std::function<std::optional<int64_t>(const LinearLayout::Coord &)> &constantStep = nullptr);
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
@@ -453,8 +458,14 @@ private:
   /// staging area) thread 0 waits for the copy's read of the panels only before the next store.
   /// With `perWarpgroup` (rows 0-63 held by warpgroup 0, 64-127 by warpgroup 1; `map` of 64-row
   /// boxes) each warpgroup's first thread stores that warpgroup's rows, behind its own named barrier.
+  /// How the consumer warpgroups share a staged block (storePanelsByTma): all of it together, or each
+  /// its own rows (64-row boxes) or its own panels.
+  enum class StagingSplit { None, Rows, Panels };
   void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait, bool perWarpgroup = false, bool add = false);
+                        bool deferWait, StagingSplit split = StagingSplit::None, bool add = false);
+  /// `value`'s layout gives each of two warpgroups (8 warps) whole `panelCols`-wide column panels of
+  /// its own, every row of them.
+  bool panelsSplitByWarpgroup(Value value, int64_t panelCols);
   gpu::GPUFuncOp kernelFunc;
   HiddenParams params; // the parameters after the kernel's own: grid, split workspace, TMA flag, maps
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
@@ -472,6 +483,9 @@ private:
   /// TMA reads (with `useTma`) or the cp.async alignment check of `copies.loop`'s streams; false when
   /// its loads cannot be copied the way `useTma` says (a view without a tensor map).
   bool planStageCopies(StageCopies &copies, Value useTma);
+  /// Shared memory that `op`'s body will take once its ring is placed (TMA reduce staging and the
+  /// wgmma B operands it stores), so that the ring leaves room for it.
+  int64_t bytesStagedByBody(scf::ForOp op);
   /// The streamed loop right after `op` in its block (only pure scalar ops between them) when it can
   /// continue `op`'s ring: its streams fill stages of the same layout and its bounds and first
   /// offsets are known before `op`. Emits its tensor-map reads or alignment check at the builder's

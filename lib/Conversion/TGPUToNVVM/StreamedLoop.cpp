@@ -169,6 +169,29 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
   return registered;
 }
 
+int64_t KernelLowering::bytesStagedByBody(scf::ForOp op) {
+  // f32 sums added by TMA reduce (reduceThroughTma's staging), where the kernel is one the reduce
+  // serves (no producer warpgroup, not persistent), and wgmma B operands the body computes
+  // (storeWgmmaOperand's copy): areas the body's lowering sizes only once the ring is placed.
+  int64_t bytes = 0;
+  if (!producerMode && !persistent && tmaEnabled)
+    op.getBody()->walk([&](tile::AtomicAddOp add) {
+      auto type = cast<RankedTensorType>(add.getValue().getType());
+      if (type.getRank() == 2 && type.getElementType().isF32())
+        bytes += type.getNumElements() * 4;
+    });
+  if (bytes == 0)
+    return 0; // (kernels without such sums keep the ring they had)
+  op.getBody()->walk([&](tile::DotOp dot) {
+    Value bOperand = dot.getB();
+    while (auto conv = bOperand.getDefiningOp<ConvertLayoutOp>())
+      bOperand = conv.getSrc();
+    if (runsOnWgmma(dot) && !bOperand.getDefiningOp<tile::LoadOp>() && !op.isDefinedOutsideOfLoop(bOperand))
+      bytes += dot.getB().getType().getNumElements() * 2;
+  });
+  return bytes;
+}
+
 bool KernelLowering::planStageCopies(StageCopies &copies, Value useTma) {
   if (!useTma) {
     for (Stream &s : copies.streams) {
@@ -370,9 +393,9 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
       s.offset = ring.stageBytes;
       ring.stageBytes = alignUp(ring.stageBytes + s.bytes, kAlign);
     }
-    // Three stages when they fit beside what the kernel already uses (the two warpgroups may then be
-    // a whole iteration apart), else two.
-    const int64_t used = areas.beforeRings() + kReservedSharedBytes;
+    // Three stages when they fit beside what the kernel already uses and what the body will stage
+    // (the two warpgroups may then be a whole iteration apart), else two.
+    const int64_t used = areas.beforeRings() + kReservedSharedBytes + bytesStagedByBody(op);
     stages = used + kStreamStages * ring.stageBytes <= maxSharedBytes ? kStreamStages : 2;
     // The ring: `stages` stages, then a `full` and an `empty` mbarrier per stage.
     const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + BarrierRing::bytesFor(stages);

@@ -445,7 +445,11 @@ bool KernelLowering::storeThroughTma(Operation *op, Value value, Value viewValue
     boxPlan.block = RankedTensorType::get({64, type.getDimSize(1)}, type.getElementType());
   TensorMapRead map = tensorMapFor(boxPlan);
   perWarpgroupStores |= perWarpgroup;
-  ifThen(tensorMapsUsable(), [&] { storePanelsByTma(value, map, base, offsets, deferWait, perWarpgroup); },
+  ifThen(tensorMapsUsable(),
+         [&] {
+           storePanelsByTma(value, map, base, offsets, deferWait,
+                            perWarpgroup ? StagingSplit::Rows : StagingSplit::None);
+         },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/false); });
   return true;
 }
@@ -458,6 +462,9 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
   // the reduce may run on while the loop goes on; the next one (or the kernel's end) waits for it to
   // have read them. Every thread takes the same path through the kernel (no producer warpgroup; a
   // persistent kernel's instances would need the staging per instance): the CTA barriers are safe.
+  // Where each of two warpgroups holds whole panels of the block (dQ^T's columns split between
+  // them), each writes and adds its own panels behind its own named barrier, so that neither waits for
+  // the other's reduce.
   auto type = cast<RankedTensorType>(value.getType());
   if (producerMode || persistent)
     return false;
@@ -473,18 +480,34 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
     return false;
   areas.staging.grow(bytes, loc);
   TensorMapRead map = tensorMapFor(*plan);
+  const StagingSplit split = panelsSplitByWarpgroup(value, map.boxCols) ? StagingSplit::Panels : StagingSplit::None;
   ifThen(tensorMapsUsable(),
-         [&] { storePanelsByTma(value, map, areas.staging.base(), offsets, /*deferWait=*/true, false, /*add=*/true); },
+         [&] { storePanelsByTma(value, map, areas.staging.base(), offsets, /*deferWait=*/true, split, /*add=*/true); },
          [&] { storeDirect(value, views[viewValue], offsets, /*atomicAdd=*/true); });
   reducesInFlight = true;
   return true;
 }
 
+bool KernelLowering::panelsSplitByWarpgroup(Value value, int64_t panelCols) {
+  LinearLayout layout = layoutOf(value);
+  const int64_t half = layout.shape()[1] / 2;
+  if (numWarps != 8 || half % panelCols != 0)
+    return false;
+  auto below = [&](const LinearLayout::Coord &c) { return c[1] < half; };
+  const auto &warps = layout.bases(LayoutInput::Warp);
+  // Every column below `half` from registers, lanes and the first two warp bits; the warpgroup bit
+  // adds `half` columns.
+  return warps.size() == 3 && warps[2] == LinearLayout::Coord{0, half} && below(warps[0]) && below(warps[1]) &&
+         llvm::all_of(layout.bases(LayoutInput::Lane), below) && llvm::all_of(layout.bases(LayoutInput::Reg), below);
+}
+
 void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                                      bool deferWait, bool perWarpgroup, bool add) {
+                                      bool deferWait, StagingSplit split, bool add) {
   auto type = cast<RankedTensorType>(value.getType());
-  // perWarpgroup: each consumer warpgroup writes its 64 rows of every panel and its first thread
-  // stores them as 64-row boxes, the warpgroup's own named barrier around the staging.
+  // Rows: each consumer warpgroup writes its 64 rows of every panel and its first thread stores them
+  // as 64-row boxes; Panels: each writes and copies its own panels. Either way the warpgroup's own
+  // named barrier is around the staging.
+  const bool perWarpgroup = split != StagingSplit::None, byPanels = split == StagingSplit::Panels;
   constexpr int64_t kRowBytes = 128;
   Value group = perWarpgroup ? warpgroupId() : Value();
   Value leader = perWarpgroup ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -513,20 +536,37 @@ void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Val
             arith::MulIOp::create(b, loc, arith::AndIOp::create(b, loc, c[1], i32(perChunk - 1)), i32(elemBytes));
         return arith::AddIOp::create(b, loc, swizzledChunkOffset(c[0], chunk, rows), inChunk);
       },
-      /*vectorDim=*/1);
+      /*vectorDim=*/1,
+      // The sums' scalar stores (registers along rows, dQ^T's transposed product): rows 8 apart
+      // keep their swizzle, whole panels apart too, so those steps are immediate offsets.
+      add ? [&](const LinearLayout::Coord &step) -> std::optional<int64_t> {
+        if (step[1] == 0 && step[0] % 8 == 0)
+          return step[0] * kRowBytes;
+        if (step[0] == 0 && step[1] % (perChunk * 8) == 0)
+          return step[1] / (perChunk * 8) * rows * kRowBytes;
+        return std::nullopt;
+      } : std::function<std::optional<int64_t>(const LinearLayout::Coord &)>());
   fenceAsyncProxy(); // the panels, visible to the TMA unit (async proxy)
   sync();
   ifThen(leader, [&] {
     auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
     const int64_t panelBytes = rows * kRowBytes;
-    // This warpgroup's rows: from row 64 g of every panel.
-    Value firstRow = perWarpgroup ? arith::MulIOp::create(b, loc, group, i32(map.boxRows)).getResult() : i32(0);
+    // This warpgroup's rows: from row 64 g of every panel (Rows); its panels: from panel g P/2 (Panels).
+    const bool byRows = perWarpgroup && !byPanels;
+    Value firstRow = byRows ? arith::MulIOp::create(b, loc, group, i32(map.boxRows)).getResult() : i32(0);
     Value rowBase = arith::AddIOp::create(b, loc, base, arith::MulIOp::create(b, loc, firstRow, i32(kRowBytes)));
     Value row = arith::AddIOp::create(b, loc, offsets[0], firstRow);
-    for (int64_t p = 0; p < map.panels; ++p) {
-      Value at = arith::AddIOp::create(b, loc, rowBase, i32(p * panelBytes));
+    const int64_t panels = byPanels ? map.panels / 2 : map.panels;
+    Value firstPanel = byPanels ? arith::MulIOp::create(b, loc, group, i32(panels)).getResult() : Value();
+    for (int64_t p = 0; p < panels; ++p) {
+      // (constants where every thread copies the same panels)
+      Value panel = byPanels ? arith::AddIOp::create(b, loc, firstPanel, i32(p)).getResult() : Value();
+      auto times = [&](int64_t n) {
+        return panel ? arith::MulIOp::create(b, loc, panel, i32(n)).getResult() : i32(p * n);
+      };
+      Value at = arith::AddIOp::create(b, loc, rowBase, times(panelBytes));
       Value src = LLVM::GEPOp::create(b, loc, sharedPtr, b.getI8Type(), smemBase, ValueRange{at});
-      SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], i32(p * map.boxCols)), row};
+      SmallVector<Value> coords{arith::AddIOp::create(b, loc, offsets[1], times(map.boxCols)), row};
       llvm::append_range(coords, map.outerCoords);
       if (add)
         TmaReduceAddOp::create(b, loc, map.map, coords, src);
