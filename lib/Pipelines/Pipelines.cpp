@@ -20,6 +20,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <mutex>
@@ -60,6 +63,31 @@ struct MarkTensorMapParams : PassWrapper<MarkTensorMapParams, OperationPass<gpu:
         func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), UnitAttr::get(ctx));
       }
     });
+  }
+};
+
+/// Skips the NVPTX backend's straight-line strength reduction (CompileOptions::strengthReduction off):
+/// the backend's legacy passes ask their LLVM context's gate, by pass argument, before they run on a
+/// function.
+struct SkipStrengthReduction : llvm::OptPassGate {
+  bool isEnabled() const override { return true; }
+  bool shouldRunPass(StringRef pass, StringRef) const override { return pass != "slsr"; }
+};
+
+/// gpu-module-to-binary{format=isa} with that gate on the LLVM context each module is translated in.
+struct ModuleToPtxWithoutSlsr : PassWrapper<ModuleToPtxWithoutSlsr, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ModuleToPtxWithoutSlsr)
+  StringRef getArgument() const override { return "flare-module-to-ptx-without-slsr"; }
+  void runOnOperation() override {
+    static SkipStrengthReduction gate; // no state: shared by every thread's compiles
+    SymbolTable table(getOperation());
+    // (named: TargetOptions keeps function_refs to them)
+    auto symbolTable = [&]() -> SymbolTable * { return &table; };
+    auto initialIR = [](llvm::Module &module) { module.getContext().setOptPassGate(gate); };
+    gpu::TargetOptions target(/*toolkitPath=*/{}, /*librariesToLink=*/{}, /*cmdOptions=*/{}, /*elfSection=*/{},
+                              gpu::CompilationTarget::Assembly, symbolTable, initialIR);
+    if (failed(gpu::transformGpuModulesToBinaries(getOperation(), {}, target)))
+      signalPassFailure();
   }
 };
 } // namespace
@@ -139,6 +167,10 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   }
   case Stage::PTX: {
+    if (!options.strengthReduction) {
+      pm.addPass(std::make_unique<ModuleToPtxWithoutSlsr>());
+      return;
+    }
     GpuModuleToBinaryPassOptions binary;
     binary.compilationTarget = "isa";
     pm.addPass(createGpuModuleToBinaryPass(binary));

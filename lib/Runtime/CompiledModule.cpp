@@ -268,6 +268,8 @@ std::string CompileOptions::fingerprint() const {
   std::string text = "arch=" + arch + ";O=" + std::to_string(optLevel);
   if (!tmaFallback)
     text += ";tma-fallback=0";
+  if (!strengthReduction)
+    text += ";slsr=0";
   if (!attentionConfig.empty())
     text += ";config=" + attentionConfig;
   if (backward)

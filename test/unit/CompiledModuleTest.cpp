@@ -365,6 +365,9 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   CompileOptions noFallback = base;
   noFallback.tmaFallback = false;
   expectNew(noFallback, "tmaFallback");
+  CompileOptions noSlsr = base;
+  noSlsr.strengthReduction = false;
+  expectNew(noSlsr, "strengthReduction");
   for (const char *config : {"#attn.config<pair_instances>", "#attn.config<block_n = 32, pair_instances>"}) {
     CompileOptions given = base;
     given.attentionConfig = config;

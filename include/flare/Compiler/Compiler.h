@@ -22,6 +22,14 @@ struct CompileOptions {
   std::string arch = "sm_90a";
   /// LLVM optimisation level for the NVPTX backend (0-3).
   int optLevel = 3;
+  /// The NVPTX backend's straight-line strength reduction (LLVM's `slsr`, which rewrites address
+  /// arithmetic of straight-line code in terms of earlier values). On large mma.sync kernels it is most
+  /// of the compile (head dim 256 on sm_80: 9 of 12 s, ValueTracking queries over basic blocks of
+  /// thousands of per-register instructions); off, such a kernel compiles about 4x faster into
+  /// different PTX (register numbering, some address arithmetic). bench/NOTES.md, "Compile time: the
+  /// NVPTX backend without straight-line strength reduction", has the numbers; it stays on until the
+  /// kernels built without it are measured on a GPU.
+  bool strengthReduction = true;
   /// Kernels that copy through TMA also carry the element-wise copies that launches whose tensor maps
   /// do not encode (views that are not 16-byte aligned) take instead. Off: smaller kernels that
   /// compile faster (about a fifth less for an attention kernel); launching one with such views

@@ -10,6 +10,8 @@
 //   Kernels -> NVVM    : convert-scf-to-cf, convert-gpu-to-nvvm,         nvvm + llvm dialects only,
 //                        reconcile-unrealized-casts, nvvm-attach-target  with the #nvvm.target
 //   NVVM    -> PTX     : gpu-module-to-binary{format=isa}                PTX from LLVM's NVPTX backend
+//                        (the same with a gate that skips the backend's strength reduction where
+//                        CompileOptions::strengthReduction is off)
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_PIPELINES_PIPELINES_H
