@@ -50,3 +50,30 @@ func.func @dot_and_reduction(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile
   tile.store %d, %cv[%c0, %c0] : tensor<64x32xf32>, !tile.view<f32, 2>
   return
 }
+
+// -----
+
+// An operand that every iteration of a loop reads is stored once, before the loop ("persistent
+// operands"): a kernel over the limit through it gets the error at its dot as well. Fixed bug: that
+// area took the location of the largest scratch user, and a kernel with none (here) got
+// "<unknown>:0: error: kernel ... needs ..." (the backward's resident K and V at head dim 256 with
+// tiles that do not fit did).
+// mma.sync: A [16, 32] stored before the loop, 1024 bytes; B [32, 8] per iteration, 512.
+func.func @loop_operand(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  %av = tile.make_view %a, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %bv = tile.make_view %b, [%n, %n], [%n, %c1] : !tile.ptr<bf16> -> !tile.view<bf16, 2>
+  %cv = tile.make_view %c, [%n, %n], [%n, %c1] : !tile.ptr<f32> -> !tile.view<f32, 2>
+  %at = tile.load %av[%c0, %c0] : !tile.view<bf16, 2> -> tensor<16x32xbf16>
+  %z = arith.constant dense<0.0> : tensor<16x8xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %z) -> (tensor<16x8xf32>) : i32 {
+    %bt = tile.load %bv[%i, %c0] : !tile.view<bf16, 2> -> tensor<32x8xbf16>
+    // expected-error @+1 {{kernel 'loop_operand' needs 1536 bytes of shared memory (1024 for this op)}}
+    %d = tile.dot %at, %bt, %acc : tensor<16x32xbf16>, tensor<32x8xbf16>, tensor<16x8xf32> -> tensor<16x8xf32>
+    scf.yield %d : tensor<16x8xf32>
+  }
+  tile.store %r, %cv[%c0, %c0] : tensor<16x8xf32>, !tile.view<f32, 2>
+  return
+}

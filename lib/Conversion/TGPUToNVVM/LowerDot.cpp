@@ -380,6 +380,7 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   if (persistent) {
     offset = areas.persistentOperands.bytes;
     areas.persistentOperands.bytes = alignUp(areas.persistentOperands.bytes + bytes, kAlign);
+    areas.persistentOperands.charge(bytes, dot->getLoc()); // the dot that needs the operand
     base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
   } else {
     offset = lazyCursor;

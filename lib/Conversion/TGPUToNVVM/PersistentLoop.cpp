@@ -59,7 +59,7 @@ void KernelLowering::yieldTileLoop(const TileLoop &loop, Value carried) {
 
 BarrierRing KernelLowering::instanceRing() {
   if (instanceRingAt < 0) // `full` and `empty` of two stages, then the two slots
-    instanceRingAt = areas.operandBarriers.append(BarrierRing::bytesFor(2) + 2 * 4, kMBarrierBytes);
+    instanceRingAt = areas.operandBarriers.append(BarrierRing::bytesFor(2) + 2 * 4, kMBarrierBytes, loc);
   return {operandAreaOffset(instanceRingAt), 2};
 }
 

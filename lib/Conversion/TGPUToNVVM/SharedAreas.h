@@ -33,7 +33,8 @@ using namespace mlir;
 struct SharedArea {
   Operation *op = nullptr; // the tgpu.shared_area (its result: the area's offset, i32)
   int64_t bytes = 0;       // what it needs so far
-  LocationAttr user;       // the op that needed the most of it (grow), if any did
+  LocationAttr user;       // the op that needed the most of it (grow) or its largest piece (append)
+  int64_t largestPiece = 0;
   bool swizzled = false;   // it holds 128-byte swizzled panels: 1024-byte aligned
 
   Value base() const { return op->getResult(0); }
@@ -44,10 +45,18 @@ struct SharedArea {
       user = where;
     }
   }
-  /// `n` more bytes at the end, from an offset aligned to `align`; returns that offset.
-  int64_t append(int64_t n, int64_t align) {
+  /// A piece of `n` bytes that `where` needs: its user when no piece before was larger.
+  void charge(int64_t n, Location where) {
+    if (n > largestPiece) {
+      largestPiece = n;
+      user = where;
+    }
+  }
+  /// `n` more bytes at the end for `where`, from an offset aligned to `align`; returns that offset.
+  int64_t append(int64_t n, int64_t align, Location where) {
     const int64_t at = alignUp(bytes, align);
     bytes = at + n;
+    charge(n, where);
     return at;
   }
 };
@@ -88,25 +97,23 @@ struct SharedAreas {
   int64_t withStaging(int64_t bytes) const { return alignedBeforeStaging() + std::max(staging.bytes, bytes); }
 
   /// Sizes every area once the kernel is lowered: its bytes, its alignment (swizzled panels at 1024
-  /// bytes; a ring's stages always are), and as location the op that needed the most of it (the
-  /// operands and the rings), or the scratch area's largest user (the areas grown without one).
-  void size(MLIRContext *ctx) {
+  /// bytes; a ring's stages always are), and as location the op that needed the most of it, else
+  /// the kernel's (`kernel`), so that a kernel over the limit is reported where it is written.
+  void size(Location kernel) {
     constexpr int64_t kAlign = 16, kPanelsAlign = 128, kSwizzledAlign = 1024, kBarrierAlign = 8;
-    const LocationAttr unknown = UnknownLoc::get(ctx);
-    auto set = [&](const SharedArea &a, int64_t align, LocationAttr where) {
+    auto set = [&](const SharedArea &a, int64_t align) {
       auto sized = cast<SharedAreaOp>(a.op);
       sized.setBytes(a.bytes);
       sized.setAlignment(align);
-      sized->setLoc(Location(where ? where : unknown));
+      sized->setLoc(a.user ? Location(a.user) : kernel);
     };
-    set(scratch, 1, scratch.user);
-    set(operands, operands.swizzled ? kSwizzledAlign : kAlign, operands.user);
+    set(scratch, 1);
+    set(operands, operands.swizzled ? kSwizzledAlign : kAlign);
     set(persistentOperands,
-        persistentOperands.swizzled ? kSwizzledAlign : persistentOperands.bytes ? kPanelsAlign : kAlign,
-        scratch.user);
-    set(operandBarriers, kBarrierAlign, scratch.user);
-    set(rings, rings.bytes ? kSwizzledAlign : 1, rings.user);
-    set(staging, staging.bytes ? kSwizzledAlign : 1, scratch.user);
+        persistentOperands.swizzled ? kSwizzledAlign : persistentOperands.bytes ? kPanelsAlign : kAlign);
+    set(operandBarriers, kBarrierAlign);
+    set(rings, rings.bytes ? kSwizzledAlign : 1);
+    set(staging, staging.bytes ? kSwizzledAlign : 1);
   }
 };
 

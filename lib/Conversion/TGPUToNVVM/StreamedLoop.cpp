@@ -149,7 +149,8 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
       if (it == storedOperands.end() || !insertingWithin(it->second.block)) {
         constexpr int64_t kAlign = 128;
         const int64_t offset =
-            areas.persistentOperands.append(cast<RankedTensorType>(source.getType()).getNumElements() * 2, kAlign);
+            areas.persistentOperands.append(cast<RankedTensorType>(source.getType()).getNumElements() * 2, kAlign,
+                                            source.getLoc());
         Value base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
         bool nMajor = storeWgmmaOperand(source, isB, k, base);
         storedOperands[source] = {offset, nMajor, b.getInsertionBlock()};

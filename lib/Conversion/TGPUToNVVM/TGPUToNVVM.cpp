@@ -183,7 +183,7 @@ LogicalResult KernelLowering::run() {
     return emitError(func.getLoc()) << "internal error: could not add the TMA parameters to kernel '"
                                     << func.getName() << "'";
   // The areas' sizes, alignments and locations (SharedAreas::size), for tgpu-allocate-shared-memory.
-  areas.size(ctx);
+  areas.size(func.getLoc());
   if (params.hasTmaFlag() || persistent)
     gfunc->setAttr(kUserArgsAttrName, b.getI32IntegerAttr(static_cast<int32_t>(func.getNumArguments())));
   return success();

@@ -183,8 +183,8 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   // barriers' area.
   constexpr int64_t kSwizzleAlign = 1024;
   const int64_t bytes = op.getResult().getType().getNumElements() * 2;
-  const int64_t offset = areas.persistentOperands.append(bytes, kSwizzleAlign);
-  const int64_t barrierOffset = areas.operandBarriers.append(kMBarrierBytes, /*align=*/1);
+  const int64_t offset = areas.persistentOperands.append(bytes, kSwizzleAlign, op.getLoc());
+  const int64_t barrierOffset = areas.operandBarriers.append(kMBarrierBytes, /*align=*/1, op.getLoc());
   areas.persistentOperands.swizzled = true;
   TmaOperand operand;
   operand.nMajor = asB;
@@ -208,14 +208,14 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
   operand.produced = persistent && tileLoop && producerCanCompute(op.getView()) &&
                      llvm::all_of(op.getOffsets(), [&](Value o) { return producerCanCompute(o); });
   if (operand.produced) {
-    areas.operandBarriers.append(kMBarrierBytes, /*align=*/1); // `empty` after `full`
+    areas.operandBarriers.append(kMBarrierBytes, /*align=*/1, op.getLoc()); // `empty` after `full`
     ProducedOperand produced{op, offset, barrierOffset, bytes, *plan, /*afterLoops=*/asB};
     if (producerMode) {
       producedOperands.push_back(produced);
     } else {
       produced.coordsAt = areas.operandBarriers.append(
           alignUp(4 * static_cast<int64_t>(op.getOffsets().size() + plan->outerValues.size()), kMBarrierBytes),
-          /*align=*/1);
+          /*align=*/1, op.getLoc());
       operand.issue = static_cast<int>(consumerIssued.size());
       consumerIssued.push_back(produced);
     }
