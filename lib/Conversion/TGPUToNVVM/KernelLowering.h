@@ -95,7 +95,10 @@ private:
 
   /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
   SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
-    ArrayRef<Value> t = threadCoord(layoutAttr);
+    return regCoord(threadCoord(layoutAttr), layout, reg);
+  }
+  /// The same from given thread coordinates `t` (T_d, e.g. copies of threadCoord's).
+  SmallVector<Value> regCoord(ArrayRef<Value> t, const LinearLayout &layout, int reg) {
     LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
     SmallVector<Value> c;
     for (int d = 0; d < layout.rank(); ++d)

@@ -270,13 +270,6 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
                                                        "=r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
                                                        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
                                  .getResult(0));
-  auto coordOf = [&](int reg) {
-    LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
-    SmallVector<Value> c;
-    for (int d = 0; d < layout.rank(); ++d)
-      c.push_back(r[d] ? arith::XOrIOp::create(b, loc, opaqueThread[d], i32(r[d])).getResult() : opaqueThread[d]);
-    return c;
-  };
   for (int first = 0; first < layout.numRegs(); first += vec) {
     if (first & dupRegs)
       continue;
@@ -285,7 +278,7 @@ void KernelLowering::storeTile(Value tile, Value byteBase, const std::function<V
       const int rep = first & ~constantBits;
       Value &base = classOffset[rep];
       if (!base)
-        base = arith::AddIOp::create(b, loc, byteBase, offsetOf(coordOf(rep)));
+        base = arith::AddIOp::create(b, loc, byteBase, offsetOf(regCoord(opaqueThread, layout, rep)));
       int64_t bytes = 0;
       for (size_t i = 0; i < stepBytes.size(); ++i)
         if (first & constantBits & (1 << i))
