@@ -264,14 +264,17 @@ def TGPU_WgmmaOp : TGPU_MachineOp<"wgmma", [AttrSizedOperandSegments, AllTypesMa
     descriptor, i64) or from registers (four i32 registers of packed 16-bit pairs, the fragment
     layout of LinearLayout::mmaOperandA); B from shared memory (a descriptor), K-major or, with
     `b_n_major`, N-major. The accumulator is the warpgroup's n/2 f32 registers per thread as an
-    LLVM struct, tied to the result. It runs asynchronously: between `wgmma_fence` and
+    LLVM struct, tied to the result. A in shared memory is K-major or, with `a_m_major`, M-major
+    (its rows run along K: a block stored K-major for another dot read as its transpose; 16-bit
+    elements only, as PTX's transposed A). It runs asynchronously: between `wgmma_fence` and
     `wgmma_commit`, and its result is read only after a `wgmma_wait` that covers its group.
   }];
   let arguments = (ins AnyType:$acc, Optional<I64>:$descA, Variadic<I32>:$regsA, I64:$descB, I64Attr:$n,
-                       TypeAttr:$element_type, UnitAttr:$b_n_major);
+                       TypeAttr:$element_type, UnitAttr:$b_n_major, UnitAttr:$a_m_major);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
-    $acc `,` (`a_desc` $descA^)? (`a_regs` `(` $regsA^ `)`)? `,` `b_desc` $descB (`b_n_major` $b_n_major^)?
+    $acc `,` (`a_desc` $descA^)? (`a_m_major` $a_m_major^)? (`a_regs` `(` $regsA^ `)`)? `,` `b_desc` $descB
+    (`b_n_major` $b_n_major^)?
     `n` `=` $n `,` $element_type attr-dict `:` type($acc)
   }];
   let hasVerifier = 1;

@@ -1,20 +1,26 @@
 // The backward's fused step at head dim 128 (dq-atomics with the transposed two-warpgroup tiles,
 // 64 queries x 128 keys): dQ's sums come from the dK/dV kernel itself. dS K has only 64 rows, which
 // eight warps cannot stack for wgmma, so the generator computes dQ^T = K^T dS^T instead: the head
-// dim's 128 rows on the eight warps, K^T a resident A operand (transposed once per instance), dS^T
-// the step's own tile as B, and the transposed f32 block added into dQ's sums (BackwardKernels.cpp).
+// dim's 128 rows on the eight warps, K^T the transpose of S^T's K (resident for the whole program
+// instance), dS^T the step's own tile as B, and the transposed f32 block added into dQ's sums
+// (BackwardKernels.cpp).
 // RUN: flare-opt %s --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-tiles=64,128,8,1" | FileCheck %s --check-prefix=TILE
-// The lowering adds those sums by TMA reduce: each warpgroup holds 64 whole columns (two 32-column
-// panels) of the block, writes them behind its own named barrier (128 threads) and its first thread
-// adds them, two reduces per warpgroup. Q's and dO's ring takes two stages instead of three, so that
-// the sums' 32 KiB staging and dS^T's copy for the product still fit (bytesStagedByBody).
+// The lowering copies K once by TMA into swizzled panels that S^T = K Q^T reads K-major and dQ^T
+// reads M-major (a_m_major: the same bytes, no second copy of K), and adds the sums by TMA reduce:
+// each warpgroup holds 64 whole columns (two 32-column panels) of the block, writes them behind its
+// own named barrier (128 threads) and its first thread adds them, two reduces per warpgroup. Q's and
+// dO's ring keeps three stages beside the sums' 32 KiB staging and dS^T's copy for the product
+// (bytesStagedByBody counts what the body stores, not the streamed blocks it reads transposed).
 // RUN: flare-opt %s --attn-classify-mask --attn-choose-config --convert-attn-to-tile="grad=true dq-atomics=true grad-tiles=64,128,8,1" | flarec - --arch=sm_90a --tma-fallback=false --emit=gpu | FileCheck %s --check-prefix=GPU
 
 // TILE-LABEL: func.func @d128_bwd(
 // TILE-SAME: flare.attention.block_n = 128 : i32
 // TILE-SAME: tile.num_warps = 8 : i32
 // K^T, once, before the loops.
-// TILE: %[[KT:[0-9]+]] = tile.trans %{{.*}} : tensor<128x128xbf16> -> tensor<128x128xbf16>
+// TILE: %[[K:[0-9]+]] = tile.load %{{.*}} -> tensor<128x128xbf16>
+// TILE: %[[V:[0-9]+]] = tile.load %{{.*}} -> tensor<128x128xbf16>
+// TILE: %[[KT:[0-9]+]] = tile.trans %[[K]] : tensor<128x128xbf16> -> tensor<128x128xbf16>
+// TILE-NOT: tile.load %{{.*}} -> tensor<128x128xbf16>
 // TILE: scf.for
 // TILE: scf.for
 // dV += P^T dO; then dK += dS^T Q, dQ^T = K^T dS^T and its transpose added.
@@ -26,10 +32,14 @@
 // TILE-NEXT: tile.atomic_add %[[DQ]], %{{.*}} : tensor<64x128xf32>, !tile.view<f32, 2>
 
 // GPU-LABEL: gpu.func @d128_bwd(
-// GPU-SAME: tgpu.shared_bytes = 214016 : i32
-// GPU-NOT: tgpu.ring<3>
-// GPU: tgpu.ring<2>
+// GPU-SAME: tgpu.shared_bytes = 215040 : i32
+// GPU: tgpu.tma_load %{{.*}}, %[[KM:[0-9]+]][%c0_i32, %[[KV0:[0-9]+]],
+// GPU: tgpu.tma_load %{{.*}}, %[[KM]][%c64_i32, %[[KV0]],
+// GPU-NOT: tgpu.ring<2>
+// GPU: tgpu.ring<3>
 // GPU-NOT: llvm.atomicrmw
+// dQ^T's eight K steps read K M-major.
+// GPU-COUNT-8: tgpu.wgmma %{{.*}}, a_desc %{{.*}} a_m_major, b_desc %{{.*}} b_n_major n = 64, bf16
 // GPU: tgpu.tma_store_wait 0
 // GPU: tgpu.named_barrier_sync %[[BAR:[0-9]+]], %c128_i32
 // GPU: tgpu.fence_async_shared

@@ -22,9 +22,15 @@
 // TILE: tile.dot %{{.*}}, %[[Q]], %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16>
 // TILE-LABEL: func.func @d128_bwd_dq(
 
-// The first ring stages (before the loop) and the refill in the loop: Q's two panels, dO's two.
+// K and V, resident for the whole program instance (the A operands of S^T = K Q^T and dP^T = V dO^T
+// inside the GQA group loop), each copied once by TMA into its two swizzled panels; then the first
+// ring stages (before the loop) and the refill in the loop: Q's two panels, dO's two.
 // GPU-LABEL: gpu.func @d128_bwd(
-// GPU-SAME: tgpu.shared_bytes = 163888 : i32
+// GPU-SAME: tgpu.shared_bytes = 164912 : i32
+// GPU: tgpu.tma_load %{{.*}}, %[[KM:[0-9]+]][%c0_i32, %[[KV0:[0-9]+]],
+// GPU: tgpu.tma_load %{{.*}}, %[[KM]][%c64_i32, %[[KV0]],
+// GPU: tgpu.tma_load %{{.*}}, %[[VM:[0-9]+]][%c0_i32, %[[KV0]],
+// GPU: tgpu.tma_load %{{.*}}, %[[VM]][%c64_i32, %[[KV0]],
 // GPU: tgpu.tma_load %{{.*}}, %[[QM:[0-9]+]][%c0_i32, %c0_i32,
 // GPU-NOT: tgpu.tma_load
 // GPU: tgpu.tma_load %{{.*}}, %[[QM]][%c64_i32, %c0_i32,
@@ -56,7 +62,9 @@ func.func @d128(%q: tensor<?x?x?x128xbf16>, %k: tensor<?x?x?x128xbf16>, %v: tens
 // TILE: tile.dot %{{.*}}, %[[Q2]], %{{.*}} : tensor<128x64xbf16>, tensor<64x64xbf16>
 
 // GPU-LABEL: gpu.func @d64_bwd(
-// GPU-SAME: tgpu.shared_bytes = 131120 : i32
+// GPU-SAME: tgpu.shared_bytes = 132144 : i32
+// GPU: tgpu.tma_load %{{.*}}, %[[KM:[0-9]+]][%c0_i32, %[[KV0:[0-9]+]],
+// GPU: tgpu.tma_load %{{.*}}, %[[VM:[0-9]+]][%c0_i32, %[[KV0]],
 // GPU: scf.for
 // GPU: tgpu.tma_load %{{.*}}, %[[QM:[0-9]+]][%c0_i32, %[[ROW:[0-9]+]],
 // GPU: tgpu.tma_load %{{.*}}, %[[DOM:[0-9]+]][%c0_i32, %[[ROW]],

@@ -58,15 +58,18 @@ func.func @protocol(%smem: !llvm.ptr<3>, %id: i32, %dst: !llvm.ptr<7>, %param: !
   return %sum : i32
 }
 
-// wgmma: A from shared memory becomes nvvm.wgmma.mma_async (B N-major: its layout row); A from
-// registers one inline wgmma instruction with the accumulator tied.
+// wgmma: A from shared memory becomes nvvm.wgmma.mma_async (B N-major: its layout row; A M-major:
+// its layout col, PTX's transposed A); A from registers one inline wgmma instruction with the
+// accumulator tied.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-LABEL: func.func @wgmma
 // CHECK: %[[D:.*]] = nvvm.wgmma.mma_async %arg1, %arg2, %arg0, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: %[[E:.*]] = nvvm.wgmma.mma_async %arg1, %arg2, %[[D]], <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // CHECK: llvm.inline_asm has_side_effects "{{.*}}wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 1;{{.*}}", "=f,=f,=f,=f,0,1,2,3,r,r,r,r,l"
 func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
   %d = tgpu.wgmma %acc, a_desc %descA, b_desc %descB n = 8, bf16 : !acc
-  %e = tgpu.wgmma %d, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
+  %t = tgpu.wgmma %d, a_desc %descA a_m_major, b_desc %descB b_n_major n = 8, bf16 : !acc
+  %e = tgpu.wgmma %t, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
   return %e : !acc
 }
 

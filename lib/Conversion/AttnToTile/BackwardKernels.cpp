@@ -322,6 +322,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
     Value kt, vt, ktt, vtt;
     SmallVector<Value> kForDq; // K for dQ = dS K, in column chunks of dqChunk
     const int64_t dqChunk = tiles.dqChunk > 0 ? std::min(tiles.dqChunk, headDim) : headDim;
+    // dQ^T = K^T dS^T where the head dim fills the warps' rows (head dim 128 on eight warps): a wgmma
+    // product with K^T as its resident A and dS^T, the step's own tile, as its B; dS K itself has only
+    // BLOCK_M = 64 rows, which eight warps cannot stack for wgmma. K^T is S^T's K read transposed: the
+    // lowering reads the one copy of K M-major there.
+    const bool dqTransposed = tr && !dqTiles && wantDK && dqChunk == headDim && headDim == 16 * tiles.numWarps &&
+                              tiles.numWarps > 4;
     {
       // Columns [col, col + cols) of the key block; dQ's copies of K are copies of their own.
       auto loadKV = [&](Value view, int64_t col, int64_t cols, bool forDq) {
@@ -329,17 +335,12 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
       };
       kt = loadKV(kView, 0, headDim, false);
       vt = loadKV(vView, 0, headDim, false);
-      for (int64_t c = 0; !dqTiles && wantDK && c < headDim; c += dqChunk)
+      for (int64_t c = 0; !dqTiles && wantDK && !dqTransposed && c < headDim; c += dqChunk)
         kForDq.push_back(loadKV(kView, c, dqChunk, true));
       ktt = tr ? Value() : trans(kt);
       vtt = tr ? Value() : trans(vt);
     }
-    // dQ^T = K^T dS^T where the head dim fills the warps' rows (head dim 128 on eight warps): a wgmma
-    // product with K^T as its resident A and dS^T, the step's own tile, as its B; dS K itself has only
-    // BLOCK_M = 64 rows, which eight warps cannot stack for wgmma.
-    const bool dqTransposed = tr && !kForDq.empty() && dqChunk == headDim && headDim == 16 * tiles.numWarps &&
-                              tiles.numWarps > 4;
-    Value kTransForDq = dqTransposed ? trans(kForDq.front()) : Value();
+    Value kTransForDq = dqTransposed ? trans(kt) : Value();
     Value kvCols = indexRange(kv0, bn);
     Value logBm = c32(llvm::Log2_64(bm));
     Value numQBlocks = arith::ShRSIOp::create(b, loc, add(seqQ, c32(bm - 1)), logBm);

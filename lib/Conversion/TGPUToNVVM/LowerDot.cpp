@@ -111,11 +111,17 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   // Core matrices: a 16-deep K step is two core matrices (2 * LBO) further.
   constexpr int64_t kSwizzleRow = 128;
   const WgmmaDescriptor fixedB = bSwizzled ? swizzledOperandDescriptor(bNMajor ? k : n, bNMajor) : fixed;
-  const WgmmaDescriptor fixedA = aSwizzled ? swizzledOperandDescriptor(m, /*mnMajor=*/false) : fixed;
+  // An M-major A (a.nMajor: a block stored K-major for another dot, read as its transpose) is k rows
+  // of 64-column panels, one per warpgroup's 64 rows of M.
+  const bool aMMajor = a.nMajor;
+  assert((!aMMajor || (aSwizzled && aRegs.empty())) && "an M-major A is read from swizzled panels");
+  const WgmmaDescriptor fixedA = aSwizzled ? swizzledOperandDescriptor(aMMajor ? k : m, aMMajor) : fixed;
   auto bStepOffset = [&](int64_t kk) {
     return bSwizzled ? swizzledKStepOffset(kk, bNMajor ? k : n, bNMajor) : kk * 2 * lbo;
   };
-  auto aStepOffset = [&](int64_t kk) { return aSwizzled ? swizzledKStepOffset(kk, m, false) : kk * 2 * lbo; };
+  auto aStepOffset = [&](int64_t kk) {
+    return aSwizzled ? swizzledKStepOffset(kk, aMMajor ? k : m, aMMajor) : kk * 2 * lbo;
+  };
   Value smemAddr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smemBase);
   // The descriptor of an operand's first K step; later steps add their offset (a multiple of 16
   // bytes) >> 4 to it: shared addresses stay below 2^18, so the 14-bit start field never carries
@@ -132,10 +138,11 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
   };
   Value aGroup;
   if (aRegs.empty()) {
-    // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down.
+    // Warpgroup g computes rows 64g .. 64g + 63: its A slice starts 8g core-matrix rows down (K-major),
+    // or g panels of k rows further (M-major).
     Value group = warpgroupId();
-    aGroup = arith::AddIOp::create(b, loc, a.base,
-                                   arith::MulIOp::create(b, loc, group, i32(aSwizzled ? 64 * kSwizzleRow : 8 * sbo)));
+    const int64_t groupBytes = aMMajor ? k * kSwizzleRow : aSwizzled ? 64 * kSwizzleRow : 8 * sbo;
+    aGroup = arith::AddIOp::create(b, loc, a.base, arith::MulIOp::create(b, loc, group, i32(groupBytes)));
   }
   auto pack = [&](Value lo, Value hi) -> Value {
     return LLVM::BitcastOp::create(b, loc, b.getI32Type(), packHalves(lo, hi));
@@ -161,12 +168,12 @@ Value KernelLowering::emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bO
     Value descB = stepDescriptor(firstB, bStepOffset(kk));
     if (!aRegs.empty()) {
       acc = WgmmaOp::create(b, loc, acc.getType(), acc, Value(), ArrayRef<Value>(packedA).slice(4 * kk, 4), descB,
-                            static_cast<uint64_t>(nMma), elem, bNMajor);
+                            static_cast<uint64_t>(nMma), elem, bNMajor, /*a_m_major=*/false);
       continue;
     }
     Value descA = stepDescriptor(firstA, aStepOffset(kk));
     acc = WgmmaOp::create(b, loc, acc.getType(), acc, descA, ValueRange{}, descB, static_cast<uint64_t>(nMma), elem,
-                          bNMajor);
+                          bNMajor, aMMajor);
   }
   WgmmaCommitOp::create(b, loc);
   return acc;

@@ -100,10 +100,10 @@ struct LazyTile {
 };
 
 /// A wgmma dot operand in shared memory: `base` is its byte offset from the shared buffer (i32),
-/// `nMajor` whether B runs along N (A is always K-major), `swizzled` its layout.
+/// `nMajor` whether B runs along N (or A along M), `swizzled` its layout.
 struct SmemOperand {
   Value base;
-  bool nMajor = false;
+  bool nMajor = false; // B: N-major; A: M-major (swizzled panels of another dot's K-major block)
   bool swizzled = false; // 128-byte swizzled panels (copyTileAsync) instead of core matrices
   /// As a dot's A: its descriptors made at the dot, not hoisted out of the loop (tgpu.descriptors_at_dot).
   bool descriptorsAtDot = false;

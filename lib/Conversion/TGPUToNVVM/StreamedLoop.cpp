@@ -116,6 +116,19 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         source = conv.getSrc();
       if (Value converted = wgmmaSources.lookup(source)) // a conversion before the loop, never lowered
         source = converted;
+      // The transpose of a block copied by TMA for another dot's A (K of the backward's S^T = K Q^T,
+      // read as K^T by dQ^T = K^T dS^T): the same panels, read M-major.
+      if (auto trans = source.getDefiningOp<tile::TransOp>(); trans && !isB) {
+        auto tma = tmaOperands.find(trans.getSrc());
+        if (tma != tmaOperands.end() && !tma->second.nMajor) {
+          if (!nested && !smemOperands.count(operand)) {
+            waitForTmaOperand(tma->second);
+            smemOperands[operand] = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
+            registered.push_back(operand);
+          }
+          continue;
+        }
+      }
       // Copied by TMA into swizzled panels at its load (loadOperandByTma): wait for it, no store.
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
         if (nested) // waited for by the loop whose body holds the dot
@@ -184,9 +197,11 @@ int64_t KernelLowering::bytesStagedByBody(scf::ForOp op) {
   if (bytes == 0)
     return 0; // (kernels without such sums keep the ring they had)
   op.getBody()->walk([&](tile::DotOp dot) {
+    // Through conversions and transposes: a streamed block read along K (Q^T of S^T = K Q^T) is not
+    // stored by the body.
     Value bOperand = dot.getB();
-    while (auto conv = bOperand.getDefiningOp<ConvertLayoutOp>())
-      bOperand = conv.getSrc();
+    while (isa_and_nonnull<ConvertLayoutOp, tile::TransOp>(bOperand.getDefiningOp()))
+      bOperand = bOperand.getDefiningOp()->getOperand(0);
     if (runsOnWgmma(dot) && !bOperand.getDefiningOp<tile::LoadOp>() && !op.isDefinedOutsideOfLoop(bOperand))
       bytes += dot.getB().getType().getNumElements() * 2;
   });

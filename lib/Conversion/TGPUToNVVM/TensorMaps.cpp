@@ -139,21 +139,27 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
       return false;
   // Every use is, directly or through a conversion that only feeds wgmma dots, either the A operand of
-  // a dot in the body of a top-level loop (Q: storeInvariantOperands hands those dots the panels) or
+  // a dot in a top-level loop (Q: storeInvariantOperands hands those dots the panels) or
   // the B operand of a top-level dot with a loop between the load and the dot (the last V block of an
   // overlapped attention kernel, copied while the loops run: lowerDotWgmma waits for it there). B
   // panels are N-major: the block's rows run along K.
+  // A dot in a top-level loop's body, or (outside persistent kernels, whose producer copies only for
+  // top-level loops) in loops nested in one: K and V of the backward, read inside the GQA group loop.
   auto feedsLoopA = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
-    auto loop = dot ? dyn_cast<scf::ForOp>(dot->getParentOp()) : scf::ForOp();
-    return dot && use.getOperandNumber() == 0 && runsOnWgmma(dot) && loop && loop->getBlock() == op->getBlock();
+    if (!dot || use.getOperandNumber() != 0 || !runsOnWgmma(dot))
+      return false;
+    auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
+    while (loop && loop->getBlock() != op->getBlock() && !persistent)
+      loop = dyn_cast<scf::ForOp>(loop->getParentOp());
+    return loop && loop->getBlock() == op->getBlock();
   };
   auto feedsTopLevelB = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
     return dot && use.getOperandNumber() == 1 && runsOnWgmma(dot) && dot->getBlock() == op->getBlock() &&
            op->isBeforeInBlock(dot) && loopAfter(op, dot);
   };
-  bool asA = false, asB = false;
+  bool asA = false, asB = false, asTransposedA = false;
   auto feeds = [&](OpOperand &use) {
     if (feedsLoopA(use))
       return asA = true;
@@ -161,19 +167,33 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
       return asB = true;
     return false;
   };
-  for (OpOperand &use : op->getUses()) {
+  // Directly or through a conversion that only feeds wgmma dots.
+  auto feedsThroughConversion = [&](OpOperand &use, auto &&what) {
     auto conv = dyn_cast<ConvertLayoutOp>(use.getOwner());
-    if (!conv) {
-      if (!feeds(use))
+    if (!conv)
+      return what(use);
+    return feedsOnlyWgmma(conv) && llvm::all_of(conv->getUses(), what);
+  };
+  for (OpOperand &use : op->getUses()) {
+    // A transpose read as the A operand of loops' dots (K^T of the backward's dQ^T = K^T dS^T): the
+    // same panels, read M-major (storeInvariantOperands). Not in a persistent kernel, whose release of
+    // the panels follows only direct readers.
+    if (auto trans = dyn_cast<tile::TransOp>(use.getOwner())) {
+      auto feedsLoopAOnly = [&](OpOperand &u) { return feedsLoopA(u); };
+      if (persistent || trans->use_empty() ||
+          !llvm::all_of(trans->getUses(), [&](OpOperand &u) { return feedsThroughConversion(u, feedsLoopAOnly); }))
         return false;
+      asTransposedA = true;
       continue;
     }
-    if (!feedsOnlyWgmma(conv) || !llvm::all_of(conv->getUses(), feeds))
+    if (!feedsThroughConversion(use, feeds))
       return false;
   }
-  // One layout of the panels for all uses; B panels need whole 64-column panels along N.
+  // One layout of the panels for all uses; B panels, and an A read M-major, need whole 64-column
+  // panels along N (M).
   auto blockType = op.getResult().getType();
-  if ((asA && asB) || (asB && (blockType.getDimSize(1) % 64 != 0 || blockType.getDimSize(0) % 8 != 0)))
+  const bool wholePanels = blockType.getDimSize(1) % 64 == 0 && blockType.getDimSize(0) % 8 == 0;
+  if ((asA && asB) || (asTransposedA && asB) || ((asB || asTransposedA) && !wholePanels))
     return false;
   std::optional<TensorMapPlan> plan = planTensorMap(op);
   auto view = views.find(op.getView());

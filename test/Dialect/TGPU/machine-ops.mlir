@@ -77,15 +77,17 @@ func.func @tma(%dst: !llvm.ptr<7>, %param: !llvm.ptr, %bar: !tgpu.mbarrier, %src
 
 // -----
 
-// One m64n8k16 step each way: A from shared memory (a descriptor), and A from registers with an
-// N-major B.
+// One m64n8k16 step each way: A from shared memory (a descriptor), K-major and M-major, and A from
+// registers with an N-major B.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-LABEL: func.func @wgmma
 // CHECK: %[[D:.*]] = tgpu.wgmma %arg0, a_desc %arg1, b_desc %arg2 n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
-// CHECK: tgpu.wgmma %[[D]], a_regs(%arg3, %arg3, %arg3, %arg3), b_desc %arg2 b_n_major n = 8, f16 : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: %[[T:.*]] = tgpu.wgmma %[[D]], a_desc %arg1 a_m_major, b_desc %arg2 n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: tgpu.wgmma %[[T]], a_regs(%arg3, %arg3, %arg3, %arg3), b_desc %arg2 b_n_major n = 8, f16 : !llvm.struct<(f32, f32, f32, f32)>
 func.func @wgmma(%acc: !acc, %descA: i64, %descB: i64, %r: i32) -> !acc {
   %d = tgpu.wgmma %acc, a_desc %descA, b_desc %descB n = 8, bf16 : !acc
-  %e = tgpu.wgmma %d, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
+  %t = tgpu.wgmma %d, a_desc %descA a_m_major, b_desc %descB n = 8, bf16 : !acc
+  %e = tgpu.wgmma %t, a_regs(%r, %r, %r, %r), b_desc %descB b_n_major n = 8, f16 : !acc
   return %e : !acc
 }
 
@@ -183,6 +185,14 @@ func.func @tma_reduce_rank(%map: !tgpu.tensormap, %src: !llvm.ptr<3>, %i: i32) {
 func.func @wgmma_both(%acc: !llvm.struct<(f32, f32, f32, f32)>, %d: i64, %r: i32) {
   // expected-error @+1 {{takes A either from shared memory (a_desc) or from registers (a_regs), not both or neither}}
   %e = tgpu.wgmma %acc, a_desc %d a_regs(%r, %r, %r, %r), b_desc %d n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
+  return
+}
+
+// -----
+
+func.func @wgmma_m_major_registers(%acc: !llvm.struct<(f32, f32, f32, f32)>, %d: i64, %r: i32) {
+  // expected-error @+1 {{reads an M-major A (a_m_major) only from shared memory (a_desc)}}
+  %e = tgpu.wgmma %acc, a_m_major a_regs(%r, %r, %r, %r), b_desc %d n = 8, bf16 : !llvm.struct<(f32, f32, f32, f32)>
   return
 }
 

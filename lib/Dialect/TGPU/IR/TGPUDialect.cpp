@@ -345,6 +345,8 @@ LogicalResult WgmmaOp::verify() {
     return emitOpError() << "takes A either from shared memory (a_desc) or from registers (a_regs), not both or neither";
   if (!getRegsA().empty() && getRegsA().size() != 4)
     return emitOpError() << "takes A in 4 registers (packed 16-bit pairs), got " << getRegsA().size();
+  if (getAMMajor() && !getDescA())
+    return emitOpError() << "reads an M-major A (a_m_major) only from shared memory (a_desc)";
   const int64_t n = static_cast<int64_t>(getN());
   if (n < 8 || n > 256 || n % 8 != 0)
     return emitOpError() << "n = " << n << " must be a multiple of 8 from 8 to 256";
