@@ -38,7 +38,9 @@ FlareBackward = Flare
 
 
 def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
-    """The three backward kernels of the example module generated with `tiles`, loaded by flare_kernel_load."""
+    """The three backward kernels of the example module generated with `tiles`, loaded by
+    flare_kernel_load_options as flare_attention_backward compiles its kernels (without the TMA fallback:
+    the benchmark's views are aligned, their tensor maps encode)."""
     name = "causal" if causal else "plain"
     text = open(f"{examples}/attention/{name}.mlir").read().replace("x128x", f"x{d}x")
     main, det, dq = tiles.partition("@")
@@ -51,7 +53,7 @@ def tile_kernels(flare, flare_opt, examples, d, causal, tiles):
                          f"--convert-attn-to-tile={options}"],
                         input=text, capture_output=True, text=True, check=True).stdout
     suffixes = ("_bwd_preprocess", "_bwd", "_bwd_dq") + (("_bwd_dv",) if f"@{name}_bwd_dv(" in ir else ())
-    kernels = {suffix: flare.kernel(ir, name + suffix) for suffix in suffixes}
+    kernels = {suffix: flare.kernel(ir, name + suffix, "tma-fallback=0") for suffix in suffixes}
     # The launch blocks: the kernels' hints in the tile IR.
     for suffix, hint in (("_bwd", "block_n"), ("_bwd_dq", "block_m")):
         kernels[suffix + "." + hint] = int(re.search(rf"func\.func @{name}{suffix}\(.*?flare\.attention\.{hint} = (\d+)",

@@ -111,6 +111,9 @@ class Flare:
             ctypes.POINTER(FlareOptions), ctypes.c_void_p]
         self.lib.flare_kernel_load.restype = ctypes.c_void_p
         self.lib.flare_kernel_load.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        self.lib.flare_kernel_load_options.restype = ctypes.c_void_p
+        self.lib.flare_kernel_load_options.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                                       ctypes.c_char_p]
         self.lib.flare_kernel_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int32,
                                                  ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64),
                                                  ctypes.c_void_p]
@@ -187,8 +190,9 @@ class Flare:
             self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
 
-    def kernel(self, text, name):
-        k = self.lib.flare_kernel_load(self.session, text.encode(), name.encode())
+    def kernel(self, text, name, options=""):
+        """A kernel of a tile-dialect module; `options` as flare_kernel_load_options takes them."""
+        k = self.lib.flare_kernel_load_options(self.session, text.encode(), name.encode(), options.encode())
         if not k:
             raise RuntimeError(self.lib.flare_last_error().decode())
         return k

@@ -144,6 +144,12 @@ int flare_cache_counts(flare_session *session, uint64_t *hits, uint64_t *misses)
 /* A kernel of a tile-dialect module (compiled through the session's cache), and its launch. Argument
  * kinds: 0 pointer, 1 i32, 2 i64, 3 f32; values[i] holds the argument's bits. */
 flare_kernel *flare_kernel_load(flare_session *session, const char *module_text, const char *kernel_name);
+/* flare_kernel_load with compile options in flarec's spelling without the dashes, separated by spaces:
+ * "tma-fallback=0" (no element-wise copies for views whose tensor maps do not encode, as flare_attention
+ * compiles its kernels; launching with such views then fails), "strength-reduction=0", "opt-level=2".
+ * NULL or "" is flare_kernel_load. An unknown option or value fails with its name in flare_last_error(). */
+flare_kernel *flare_kernel_load_options(flare_session *session, const char *module_text, const char *kernel_name,
+                                        const char *options);
 void flare_kernel_destroy(flare_kernel *kernel);
 int flare_kernel_launch(flare_kernel *kernel, const uint32_t grid[3], int32_t num_args, const int32_t *kinds,
                         const uint64_t *values, void *stream);

@@ -286,11 +286,20 @@ int flare_cache_counts(flare_session *session, uint64_t *hits, uint64_t *misses)
 }
 
 flare_kernel *flare_kernel_load(flare_session *session, const char *module_text, const char *kernel_name) {
+  return flare_kernel_load_options(session, module_text, kernel_name, nullptr);
+}
+
+flare_kernel *flare_kernel_load_options(flare_session *session, const char *module_text, const char *kernel_name,
+                                        const char *options) {
   std::unique_ptr<flare_kernel> k;
   if (guarded([&] {
         if (!session || !module_text || !kernel_name)
-          throw flare::Error("flare_kernel_load: null argument");
-        k.reset(new flare_kernel{session->cache->getOrCompile(module_text)->kernel(kernel_name)});
+          throw flare::Error(options ? "flare_kernel_load_options: null argument" : "flare_kernel_load: null argument");
+        flare::CompileOptions compile;
+        compile.arch.clear(); // the session's device
+        if (options)
+          compile.set(options);
+        k.reset(new flare_kernel{session->cache->getOrCompile(module_text, compile)->kernel(kernel_name)});
       }))
     return nullptr;
   return k.release();

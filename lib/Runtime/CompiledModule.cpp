@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace flare {
 namespace {
@@ -277,6 +278,35 @@ std::string CompileOptions::fingerprint() const {
   if (backward && backwardBlockLists)
     text += ";grad-lists";
   return text;
+}
+
+void CompileOptions::set(const std::string &text) {
+  CompileOptions next = *this;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    const size_t eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    auto flag = [&](bool &field) {
+      if (value == "1" || value == "true")
+        field = true;
+      else if (value == "0" || value == "false")
+        field = false;
+      else
+        throw Error("compile option '" + word + "': " + key + " takes 0/1 or false/true");
+    };
+    if (key == "tma-fallback") {
+      flag(next.tmaFallback);
+    } else if (key == "strength-reduction") {
+      flag(next.strengthReduction);
+    } else if (key == "opt-level") {
+      if (value.size() != 1 || value[0] < '0' || value[0] > '3')
+        throw Error("compile option '" + word + "': opt-level takes 0 to 3");
+      next.optLevel = value[0] - '0';
+    } else {
+      throw Error("unknown compile option '" + word + "' (known: tma-fallback, strength-reduction, opt-level)");
+    }
+  }
+  *this = std::move(next);
 }
 
 const char *argKindName(ArgKind kind) {

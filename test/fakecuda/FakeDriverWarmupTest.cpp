@@ -118,5 +118,47 @@ TEST_F(FakeDriver, CApiWarmsUpAndReportsEachRequest) {
   flare_session_destroy(session);
 }
 
+// flare_kernel_load_options: the options are part of the kernel's cache entry (a second load with the
+// same ones compiles nothing, other ones compile again), and a bad option fails with its name.
+TEST_F(FakeDriver, CApiLoadsKernelsWithCompileOptions) {
+  ::setenv("FLARE_CACHE_DIR", (cacheDir / "c-api-options").string().c_str(), 1);
+  flare_session *session = flare_session_create(0);
+  ::unsetenv("FLARE_CACHE_DIR");
+  ASSERT_NE(session, nullptr) << flare_last_error();
+  const char *text = R"(
+func.func @add(%x: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  %v = tile.make_view %x, [%n], [%one] : !tile.ptr<f32> -> !tile.view<f32, 1>
+  %a = tile.load %v[%zero] : !tile.view<f32, 1> -> tensor<128xf32>
+  %b = arith.addf %a, %a : tensor<128xf32>
+  tile.store %b, %v[%zero] : tensor<128xf32>, !tile.view<f32, 1>
+  return
+})";
+  auto misses = [&] {
+    uint64_t m = 0;
+    EXPECT_EQ(flare_cache_counts(session, nullptr, &m), 0);
+    return m;
+  };
+  flare_kernel *plain = flare_kernel_load(session, text, "add");
+  ASSERT_NE(plain, nullptr) << flare_last_error();
+  const uint64_t afterPlain = misses();
+  flare_kernel *opts = flare_kernel_load_options(session, text, "add", "tma-fallback=0 strength-reduction=0");
+  ASSERT_NE(opts, nullptr) << flare_last_error();
+  EXPECT_EQ(misses(), afterPlain + 1) << "other options: another cache entry";
+  flare_kernel *again = flare_kernel_load_options(session, text, "add", "strength-reduction=0 tma-fallback=0");
+  ASSERT_NE(again, nullptr) << flare_last_error();
+  EXPECT_EQ(misses(), afterPlain + 1) << "the same options: the same entry";
+  flare_kernel *empty = flare_kernel_load_options(session, text, "add", "");
+  ASSERT_NE(empty, nullptr) << flare_last_error();
+  EXPECT_EQ(misses(), afterPlain + 1) << "no options: flare_kernel_load's entry";
+  EXPECT_EQ(flare_kernel_load_options(session, text, "add", "tma-fallback=0 fast=1"), nullptr);
+  EXPECT_NE(std::string(flare_last_error()).find("unknown compile option 'fast=1'"), std::string::npos)
+      << flare_last_error();
+  for (flare_kernel *k : {plain, opts, again, empty})
+    flare_kernel_destroy(k);
+  flare_session_destroy(session);
+}
+
 } // namespace
 } // namespace flare::test

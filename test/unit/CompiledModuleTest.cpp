@@ -344,6 +344,35 @@ TEST(CompiledModuleTest, ErrorNamesTheBadField) {
   }
 }
 
+TEST(CompiledModuleTest, OptionTextSetsTheNamedOptions) {
+  CompileOptions o;
+  o.set("tma-fallback=0  strength-reduction=false opt-level=2");
+  EXPECT_FALSE(o.tmaFallback);
+  EXPECT_FALSE(o.strengthReduction);
+  EXPECT_EQ(o.optLevel, 2);
+  o.set("tma-fallback=true");
+  EXPECT_TRUE(o.tmaFallback);
+  EXPECT_FALSE(o.strengthReduction) << "an option the text does not name keeps its value";
+  o.set("");
+  EXPECT_EQ(o.fingerprint(), [] {
+    CompileOptions e;
+    e.strengthReduction = false;
+    e.optLevel = 2;
+    return e.fingerprint();
+  }());
+  // A bad word fails with its name, and leaves every option as it was (the good words before it too).
+  for (const char *bad : {"tma-fallback=2", "opt-level=4", "opt-level=", "slsr=0", "tma-fallback"}) {
+    CompileOptions before = o;
+    try {
+      o.set(std::string("strength-reduction=1 ") + bad);
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(o.fingerprint(), before.fingerprint()) << bad;
+  }
+}
+
 TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   CompileOptions base;
   CompileOptions otherArch = base;

@@ -59,6 +59,11 @@ struct CompileOptions {
 
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
+  /// Sets the options that `text` names, in flarec's spelling without the dashes and separated by
+  /// spaces: `tma-fallback`, `strength-reduction` (=0/1 or =false/true) and `opt-level` (=0-3), e.g.
+  /// "tma-fallback=0 strength-reduction=0" (flare_kernel_load_options). Throws flare::Error naming an
+  /// unknown option or a bad value; leaves the options unchanged then.
+  void set(const std::string &text);
 };
 
 /// The kind of one kernel parameter in Flare's kernel ABI: a global pointer or a scalar.
