@@ -111,9 +111,12 @@ class Flare:
             ctypes.POINTER(FlareOptions), ctypes.c_void_p]
         self.lib.flare_kernel_load.restype = ctypes.c_void_p
         self.lib.flare_kernel_load.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-        self.lib.flare_kernel_load_options.restype = ctypes.c_void_p
-        self.lib.flare_kernel_load_options.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                                       ctypes.c_char_p]
+        # Libraries before flare_kernel_load_options (an A/B against an older build) load without options.
+        self.has_load_options = hasattr(self.lib, "flare_kernel_load_options")
+        if self.has_load_options:
+            self.lib.flare_kernel_load_options.restype = ctypes.c_void_p
+            self.lib.flare_kernel_load_options.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                                           ctypes.c_char_p]
         self.lib.flare_kernel_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int32,
                                                  ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64),
                                                  ctypes.c_void_p]
@@ -192,7 +195,12 @@ class Flare:
 
     def kernel(self, text, name, options=""):
         """A kernel of a tile-dialect module; `options` as flare_kernel_load_options takes them."""
-        k = self.lib.flare_kernel_load_options(self.session, text.encode(), name.encode(), options.encode())
+        if self.has_load_options:
+            k = self.lib.flare_kernel_load_options(self.session, text.encode(), name.encode(), options.encode())
+        elif options:
+            raise RuntimeError(f"{self.lib._name} has no flare_kernel_load_options (compile options '{options}')")
+        else:
+            k = self.lib.flare_kernel_load(self.session, text.encode(), name.encode())
         if not k:
             raise RuntimeError(self.lib.flare_last_error().decode())
         return k
