@@ -84,9 +84,9 @@ struct TileToPTXOptions : public PassPipelineOptions<TileToPTXOptions> {
   Option<bool> tmaFallback{*this, "tma-fallback",
                            llvm::cl::desc("copies for launches whose tensor maps do not encode (CompileOptions)"),
                            llvm::cl::init(true)};
-  Option<bool> strengthReduction{*this, "strength-reduction",
-                                 llvm::cl::desc("the NVPTX backend's straight-line strength reduction (CompileOptions)"),
-                                 llvm::cl::init(true)};
+  Option<bool> strengthReduction{
+      *this, "strength-reduction",
+      llvm::cl::desc("the NVPTX backend's straight-line strength reduction (CompileOptions; unset: the target's choice)")};
 };
 } // namespace
 
@@ -117,7 +117,8 @@ void registerAllPasses() {
           options.arch = opts.arch;
           options.optLevel = opts.optLevel;
           options.tmaFallback = opts.tmaFallback;
-          options.strengthReduction = opts.strengthReduction;
+          if (opts.strengthReduction.hasValue())
+            options.strengthReduction = opts.strengthReduction;
           for (Stage s : {Stage::Tile, Stage::Layouts, Stage::Kernels, Stage::NVVM, Stage::PTX})
             addStagePasses(pm, options, s);
           return success();

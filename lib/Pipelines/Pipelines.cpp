@@ -167,7 +167,7 @@ void addStagePasses(OpPassManager &pm, const CompileOptions &options, Stage stag
     return;
   }
   case Stage::PTX: {
-    if (!options.strengthReduction) {
+    if (!options.strengthReduction.value_or(targetOf(options).strengthReduction)) {
       pm.addPass(std::make_unique<ModuleToPtxWithoutSlsr>());
       return;
     }

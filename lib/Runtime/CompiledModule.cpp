@@ -269,8 +269,8 @@ std::string CompileOptions::fingerprint() const {
   std::string text = "arch=" + arch + ";O=" + std::to_string(optLevel);
   if (!tmaFallback)
     text += ";tma-fallback=0";
-  if (!strengthReduction)
-    text += ";slsr=0";
+  if (strengthReduction) // unset: the target's choice, which the arch names
+    text += *strengthReduction ? ";slsr=1" : ";slsr=0";
   if (!attentionConfig.empty())
     text += ";config=" + attentionConfig;
   if (backward)
@@ -296,8 +296,12 @@ void CompileOptions::set(const std::string &text) {
     };
     if (key == "tma-fallback") {
       flag(next.tmaFallback);
+    } else if (key == "strength-reduction" && value == "target") {
+      next.strengthReduction.reset();
     } else if (key == "strength-reduction") {
-      flag(next.strengthReduction);
+      bool on = false;
+      flag(on);
+      next.strengthReduction = on;
     } else if (key == "opt-level") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3')
         throw Error("compile option '" + word + "': opt-level takes 0 to 3");

@@ -9,6 +9,7 @@ std::optional<Target> Target::get(const std::string &arch) {
   if (arch == "sm_90a" || arch == "sm_90") {
     t.smVersion = 90;
     t.hasWgmma = t.hasTma = arch == "sm_90a";
+    t.strengthReduction = t.hasWgmma;
     t.maxSharedBytesPerCTA = 227 * 1024;
   } else if (arch == "sm_80") {
     t.smVersion = 80;

@@ -55,9 +55,10 @@ int flare::tools::flarecMain(int argc, char **argv) {
                             cl::init("sm_90a"), cl::cat(category));
   cl::opt<int> optLevel("O", cl::desc("NVPTX optimisation level (0-3)"), cl::init(3), cl::Prefix, cl::cat(category));
   cl::opt<bool> strengthReduction("strength-reduction",
-                                  cl::desc("the NVPTX backend's straight-line strength reduction (=false: much "
-                                           "faster compiles of large mma.sync kernels; the PTX of some kernels differs)"),
-                                  cl::init(true), cl::cat(category));
+                                  cl::desc("the NVPTX backend's straight-line strength reduction (default: the "
+                                           "target's choice, on for sm_90a, off for targets without wgmma, where it "
+                                           "costs large mma.sync kernels most of their compile)"),
+                                  cl::cat(category));
   cl::opt<bool> tmaFallback("tma-fallback",
                             cl::desc("kernels that copy through TMA also carry the copies that launches whose "
                                      "tensor maps do not encode take (=false: smaller, tgpu.tma_required)"),
@@ -129,7 +130,8 @@ int flare::tools::flarecMain(int argc, char **argv) {
   options.arch = arch;
   options.optLevel = optLevel;
   options.tmaFallback = tmaFallback;
-  options.strengthReduction = strengthReduction;
+  if (strengthReduction.getNumOccurrences())
+    options.strengthReduction = strengthReduction;
   options.attentionConfig = attentionConfig;
   options.backward = grad;
   options.deterministic = deterministic;

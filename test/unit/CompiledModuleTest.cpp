@@ -348,11 +348,14 @@ TEST(CompiledModuleTest, OptionTextSetsTheNamedOptions) {
   CompileOptions o;
   o.set("tma-fallback=0  strength-reduction=false opt-level=2");
   EXPECT_FALSE(o.tmaFallback);
-  EXPECT_FALSE(o.strengthReduction);
+  EXPECT_EQ(o.strengthReduction, false);
   EXPECT_EQ(o.optLevel, 2);
   o.set("tma-fallback=true");
   EXPECT_TRUE(o.tmaFallback);
-  EXPECT_FALSE(o.strengthReduction) << "an option the text does not name keeps its value";
+  EXPECT_EQ(o.strengthReduction, false) << "an option the text does not name keeps its value";
+  o.set("strength-reduction=target");
+  EXPECT_FALSE(o.strengthReduction.has_value()) << "the target's choice";
+  o.set("strength-reduction=0");
   o.set("");
   EXPECT_EQ(o.fingerprint(), [] {
     CompileOptions e;
@@ -397,6 +400,9 @@ TEST(CompiledModuleTest, FingerprintChangesWithEachOption) {
   CompileOptions noSlsr = base;
   noSlsr.strengthReduction = false;
   expectNew(noSlsr, "strengthReduction");
+  CompileOptions slsr = base;
+  slsr.strengthReduction = true; // the same kernel as unset on sm_90a, but asked for by name
+  expectNew(slsr, "strengthReduction = true");
   for (const char *config : {"#attn.config<pair_instances>", "#attn.config<block_n = 32, pair_instances>"}) {
     CompileOptions given = base;
     given.attentionConfig = config;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,13 @@ struct CompileOptions {
   /// LLVM optimisation level for the NVPTX backend (0-3).
   int optLevel = 3;
   /// The NVPTX backend's straight-line strength reduction (LLVM's `slsr`, which rewrites address
-  /// arithmetic of straight-line code in terms of earlier values). On large mma.sync kernels it is most
-  /// of the compile (head dim 256 on sm_80: 9 of 12 s, ValueTracking queries over basic blocks of
-  /// thousands of per-register instructions); off, such a kernel compiles about 4x faster into
-  /// different PTX (register numbering, some address arithmetic). bench/NOTES.md, "Compile time: the
-  /// NVPTX backend without straight-line strength reduction", has the numbers; it stays on until the
-  /// kernels built without it are measured on a GPU.
-  bool strengthReduction = true;
+  /// arithmetic of straight-line code in terms of earlier values). Unset: the target's choice
+  /// (Target::strengthReduction), on for targets with wgmma, off for the others. On large mma.sync
+  /// kernels it is most of the compile (head dim 256 on sm_80: 9 of 12 s, ValueTracking queries over
+  /// basic blocks of thousands of per-register instructions) and leaves every forward attention
+  /// example's PTX as it is; on sm_90a it pays (the forward at head dim 128 is 2-3% slower without
+  /// it). bench/NOTES.md, "Compile time: the NVPTX backend without straight-line strength reduction".
+  std::optional<bool> strengthReduction = std::nullopt;
   /// Kernels that copy through TMA also carry the element-wise copies that launches whose tensor maps
   /// do not encode (views that are not 16-byte aligned) take instead. Off: smaller kernels that
   /// compile faster (about a fifth less for an attention kernel); launching one with such views
@@ -60,7 +61,8 @@ struct CompileOptions {
   /// A stable text form of every option, used in cache keys and printed in metadata.
   std::string fingerprint() const;
   /// Sets the options that `text` names, in flarec's spelling without the dashes and separated by
-  /// spaces: `tma-fallback`, `strength-reduction` (=0/1 or =false/true) and `opt-level` (=0-3), e.g.
+  /// spaces: `tma-fallback`, `strength-reduction` (=0/1 or =false/true; `strength-reduction=target`:
+  /// the target's choice) and `opt-level` (=0-3), e.g.
   /// "tma-fallback=0 strength-reduction=0" (flare_kernel_load_options). Throws flare::Error naming an
   /// unknown option or a bad value; leaves the options unchanged then.
   void set(const std::string &text);

@@ -23,6 +23,11 @@ struct Target {
   bool hasTma = false;
   /// Dynamic shared memory one CTA may use, in bytes.
   int64_t maxSharedBytesPerCTA = 0;
+  /// The NVPTX backend's straight-line strength reduction by default (CompileOptions::
+  /// strengthReduction unset): where wgmma is, whose kernels it makes faster (the forward at head dim
+  /// 128 by 2-3% on an H100); not on mma.sync targets, where it is most of a large kernel's compile
+  /// and leaves the forward attention kernels' PTX as it is (bench/NOTES.md).
+  bool strengthReduction = false;
 
   /// The description of `arch`; nullopt for an architecture Flare does not target.
   static std::optional<Target> get(const std::string &arch);
