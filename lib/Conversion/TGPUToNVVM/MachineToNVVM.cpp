@@ -246,7 +246,9 @@ struct WgmmaLowering : MachinePattern<WgmmaOp> {
           NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
           NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one), NVVM::MMALayoutAttr::get(ctx, op.getAMMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+          NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+          // A M-major is PTX's transposed A (col); B K-major its untransposed B (col).
+          NVVM::MMALayoutAttr::get(ctx, op.getAMMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row),
           NVVM::MMALayoutAttr::get(ctx, op.getBNMajor() ? NVVM::MMALayout::row : NVVM::MMALayout::col),
           NVVM::MMAIntOverflowAttr());
       return success();

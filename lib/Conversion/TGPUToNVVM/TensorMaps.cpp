@@ -139,12 +139,12 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     if (!isa<FloatAttr>(pad) || !cast<FloatAttr>(pad).getValue().isZero())
       return false;
   // Every use is, directly or through a conversion that only feeds wgmma dots, either the A operand of
-  // a dot in a top-level loop (Q: storeInvariantOperands hands those dots the panels) or
-  // the B operand of a top-level dot with a loop between the load and the dot (the last V block of an
-  // overlapped attention kernel, copied while the loops run: lowerDotWgmma waits for it there). B
-  // panels are N-major: the block's rows run along K.
-  // A dot in a top-level loop's body, or (outside persistent kernels, whose producer copies only for
-  // top-level loops) in loops nested in one: K and V of the backward, read inside the GQA group loop.
+  // a dot in a top-level loop (Q: storeInvariantOperands hands those dots the panels) or the B operand
+  // of a top-level dot with a loop between the load and the dot (the last V block of an overlapped
+  // attention kernel, copied while the loops run: lowerDotWgmma waits for it there). B panels are
+  // N-major: the block's rows run along K. A dot in a top-level loop is one in its body or, outside
+  // persistent kernels (whose producer copies for top-level loops only), in loops nested in it: K and
+  // V of the backward, read inside the GQA group loop.
   auto feedsLoopA = [&](OpOperand &use) {
     auto dot = dyn_cast<tile::DotOp>(use.getOwner());
     if (!dot || use.getOperandNumber() != 0 || !runsOnWgmma(dot))
@@ -179,9 +179,8 @@ bool KernelLowering::loadOperandByTma(tile::LoadOp op) {
     // same panels, read M-major (storeInvariantOperands). Not in a persistent kernel, whose release of
     // the panels follows only direct readers.
     if (auto trans = dyn_cast<tile::TransOp>(use.getOwner())) {
-      auto feedsLoopAOnly = [&](OpOperand &u) { return feedsLoopA(u); };
       if (persistent || trans->use_empty() ||
-          !llvm::all_of(trans->getUses(), [&](OpOperand &u) { return feedsThroughConversion(u, feedsLoopAOnly); }))
+          !llvm::all_of(trans->getUses(), [&](OpOperand &u) { return feedsThroughConversion(u, feedsLoopA); }))
         return false;
       asTransposedA = true;
       continue;
