@@ -385,9 +385,7 @@ void KernelLowering::lowerLazyConvert(ConvertLayoutOp conv) {
   int64_t offset;
   Value base;
   if (persistent) {
-    offset = areas.persistentOperands.bytes;
-    areas.persistentOperands.bytes = alignUp(areas.persistentOperands.bytes + bytes, kAlign);
-    areas.persistentOperands.charge(bytes, dot->getLoc()); // the dot that needs the operand
+    offset = areas.persistentOperands.append(bytes, kAlign, dot->getLoc()); // the dot that needs the operand
     base = arith::AddIOp::create(b, loc, areas.persistentOperands.base(), i32(offset));
   } else {
     offset = lazyCursor;
