@@ -118,16 +118,10 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         source = converted;
       // The transpose of a block copied by TMA for another dot's A (K of the backward's S^T = K Q^T,
       // read as K^T by dQ^T = K^T dS^T): the same panels, read M-major.
-      if (auto trans = source.getDefiningOp<tile::TransOp>(); trans && !isB) {
-        auto tma = tmaOperands.find(trans.getSrc());
-        if (tma != tmaOperands.end() && !tma->second.nMajor) {
-          if (!nested && !smemOperands.count(operand)) {
-            waitForTmaOperand(tma->second);
-            smemOperands[operand] = {tma->second.base, /*nMajor=*/true, /*swizzled=*/true};
-            registered.push_back(operand);
-          }
-          continue;
-        }
+      bool mMajor = false;
+      if (auto trans = source.getDefiningOp<tile::TransOp>(); trans && !isB && tmaOperands.count(trans.getSrc())) {
+        source = trans.getSrc();
+        mMajor = true;
       }
       // Copied by TMA into swizzled panels at its load (loadOperandByTma): wait for it, no store.
       if (auto tma = tmaOperands.find(source); tma != tmaOperands.end() && !isB) {
@@ -136,7 +130,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         // #tile.schedule<invariant_a_in_registers = true>: read once per instance into the register fragments the
         // dots take A from, by the top-level loops (whose first one's reads precede the others).
         const int64_t m = dot.getA().getType().getDimSize(0), n = dot.getB().getType().getDimSize(1);
-        if (invariantAInRegisters && op->getBlock() == &func.getBody().front() && registerAFits(m, k, n)) {
+        if (!mMajor && invariantAInRegisters && op->getBlock() == &func.getBody().front() && registerAFits(m, k, n)) {
           // Read (and released) once per instance, whichever dots and loops take it.
           if (auto it = registerAOperands.find(source);
               it == registerAOperands.end() || !insertingWithin(it->second.second)) {
@@ -150,7 +144,7 @@ SmallVector<Value> KernelLowering::storeInvariantOperands(scf::ForOp op) {
         }
         if (!smemOperands.count(operand)) {
           waitForTmaOperand(tma->second);
-          smemOperands[operand] = {tma->second.base, /*nMajor=*/false, /*swizzled=*/true};
+          smemOperands[operand] = {tma->second.base, /*nMajor=*/mMajor, /*swizzled=*/true};
           registered.push_back(operand);
         }
         continue;
