@@ -285,16 +285,14 @@ int flare_cache_counts(flare_session *session, uint64_t *hits, uint64_t *misses)
   });
 }
 
-flare_kernel *flare_kernel_load(flare_session *session, const char *module_text, const char *kernel_name) {
-  return flare_kernel_load_options(session, module_text, kernel_name, nullptr);
-}
-
-flare_kernel *flare_kernel_load_options(flare_session *session, const char *module_text, const char *kernel_name,
-                                        const char *options) {
+namespace {
+/// flare_kernel_load and flare_kernel_load_options (`api`, named in the errors; `options` may be null).
+flare_kernel *loadKernel(const char *api, flare_session *session, const char *module_text, const char *kernel_name,
+                         const char *options) {
   std::unique_ptr<flare_kernel> k;
   if (guarded([&] {
         if (!session || !module_text || !kernel_name)
-          throw flare::Error(options ? "flare_kernel_load_options: null argument" : "flare_kernel_load: null argument");
+          throw flare::Error(std::string(api) + ": null argument");
         flare::CompileOptions compile;
         compile.arch.clear(); // the session's device
         if (options)
@@ -303,6 +301,16 @@ flare_kernel *flare_kernel_load_options(flare_session *session, const char *modu
       }))
     return nullptr;
   return k.release();
+}
+} // namespace
+
+flare_kernel *flare_kernel_load(flare_session *session, const char *module_text, const char *kernel_name) {
+  return loadKernel("flare_kernel_load", session, module_text, kernel_name, nullptr);
+}
+
+flare_kernel *flare_kernel_load_options(flare_session *session, const char *module_text, const char *kernel_name,
+                                        const char *options) {
+  return loadKernel("flare_kernel_load_options", session, module_text, kernel_name, options);
 }
 
 void flare_kernel_destroy(flare_kernel *kernel) { delete kernel; }

@@ -37,6 +37,8 @@ TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load: null argument"), std::string::npos);
   EXPECT_EQ(flare_kernel_load_options(nullptr, "module {}", "k", "tma-fallback=0"), nullptr);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load_options: null argument"), std::string::npos);
+  EXPECT_EQ(flare_kernel_load_options(nullptr, "module {}", "k", nullptr), nullptr);
+  EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_load_options: null argument"), std::string::npos);
   uint32_t grid[3] = {1, 1, 1};
   EXPECT_NE(flare_kernel_launch(nullptr, grid, 0, nullptr, nullptr, nullptr), 0);
   EXPECT_NE(std::string(flare_last_error()).find("flare_kernel_launch: null argument"), std::string::npos);
