@@ -11,6 +11,8 @@ waits for): the benchmark's TFLOP/s count it, the kernels' own speed does not.
     python3 bench/kernel_times.py --lib build/lib/libflare.so --examples examples \\
         [--hdims 64 128] [--causal 0 1] [--seqlens 512 4096] [--out kernels.csv --commit $(git rev-parse --short HEAD)] \\
         [--backward]   # the backward's kernels (Flare: preprocess, dK/dV, dQ) beside cuDNN's and FlashAttention-2's
+        [--decode 1 8 --decode-keys 16384 131072]   # decoding (one query, GQA 32:8, head dim 128): the
+                       # split kernel and its combine beside cuDNN's and FlashAttention-2's kernels
 """
 import argparse
 import csv
@@ -20,10 +22,11 @@ import sys
 import tempfile
 
 import torch
-from torch.nn.attention import SDPBackend
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_bench import Flare, median, sdpa, shapes, time_calls, versions  # noqa: E402
+from attention_bench import Flare, median, shapes, time_calls, versions  # noqa: E402
 
 
 def kernel_events(fn, calls):
@@ -74,6 +77,30 @@ def backward_call(flare, name, fn, q, k, v, out, causal):
     return lambda: o.backward(dout, retain_graph=True)
 
 
+def sdpa_gqa(backend):
+    """SDPA at one backend; with gqa=True, query heads over fewer KV heads (enable_gqa)."""
+    def run(q, k, v, causal, gqa=False):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+    return run
+
+
+def all_shapes(args):
+    """(head dim, causal, S, B, H, q, k, v, out) of every shape measured: the benchmark's setup, or with
+    --decode one query per sequence against --decode-keys keys (32 query heads over 8 KV heads, head dim
+    128, S the keys)."""
+    if args.decode is None:
+        for d in args.hdims:
+            for causal, s, b, h, q, k, v, out in shapes(args, d):
+                yield d, causal, s, b, h, q, k, v, out
+        return
+    for b in args.decode:
+        for s in args.decode_keys:
+            q = torch.randn(b, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
+            k, v = (torch.randn(b, 8, s, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+            yield 128, False, s, b, 32, q, k, v, torch.empty_like(q)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lib", required=True, help="libflare.so")
@@ -90,42 +117,50 @@ def main():
                    help="the backward's kernels instead (Flare: flare_attention_backward after one forward with "
                         "its LSE; SDPA: out.backward(dout) on its own forward's graph, whose gradient accumulation "
                         "into the leaves is listed as elementwise kernels of its own)")
+    p.add_argument("--decode", type=int, nargs="*", default=None, metavar="BATCH",
+                   help="decoding shapes instead, at these batches: one query per sequence, GQA 32:8, head dim 128, "
+                        "--decode-keys keys (Flare as a user calls it: keys split by the launch shape, then combined)")
+    p.add_argument("--decode-keys", type=int, nargs="+", default=[16384, 131072])
     args = p.parse_args()
 
     flare = Flare(args.lib)
-    methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION)}
+    methods = {"flare": None, "sdpa-cudnn": sdpa_gqa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-flash": sdpa_gqa(SDPBackend.FLASH_ATTENTION)}
     out_rows = []
     info = versions()
     meta = dict(date=info["date"], commit=args.commit, gpu=info.get("gpu", ""),
                 driver=info.get("driver", ""), torch=info.get("torch", ""), cudnn=info.get("cudnn", ""))
-    for d in args.hdims:
-        for causal, s, b, h, q, k, v, out in shapes(args, d):
-            for name, fn in methods.items():
-                if args.backward:
-                    call = backward_call(flare, name, fn, q, k, v, out, causal)
-                elif name == "flare":
-                    call = lambda: flare.attention(q, k, v, out, causal)
+    for d, causal, s, b, h, q, k, v, out in all_shapes(args):
+        for name, fn in methods.items():
+            if args.decode is not None:
+                if name == "flare":
+                    call = lambda: flare.attention(q, k, v, out, False)
                 else:
-                    call = lambda fn=fn: fn(q, k, v, causal)
-                try:
-                    for _ in range(3):
-                        call()
-                    wall = median(time_calls(call, args.calls))
-                    rows = summarize(kernel_events(call, args.calls), args.calls)
-                except Exception as e:  # a method this machine lacks must not stop the others
-                    print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
-                    continue
-                device_us = sum(r["us"] * r["per_call"] for r in rows)
-                print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
-                      f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
-                for r in rows:
-                    print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
-                          f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
-                          f"{r['kernel'][:110]}", flush=True)
-                    out_rows.append(dict(**meta, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
-                                         wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
-            del q, k, v, out
+                    call = lambda fn=fn: fn(q, k, v, False, gqa=True)
+            elif args.backward:
+                call = backward_call(flare, name, fn, q, k, v, out, causal)
+            elif name == "flare":
+                call = lambda: flare.attention(q, k, v, out, causal)
+            else:
+                call = lambda fn=fn: fn(q, k, v, causal)
+            try:
+                for _ in range(3):
+                    call()
+                wall = median(time_calls(call, args.calls))
+                rows = summarize(kernel_events(call, args.calls), args.calls)
+            except Exception as e:  # a method this machine lacks must not stop the others
+                print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
+                continue
+            device_us = sum(r["us"] * r["per_call"] for r in rows)
+            print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
+                  f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
+            for r in rows:
+                print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
+                      f"regs {r['registers']!s:>3s} smem {r['shared']!s:>6s} occ {r['occupancy']!s:>4s} "
+                      f"{r['kernel'][:110]}", flush=True)
+                out_rows.append(dict(**meta, method=name, hdim=d, causal=int(causal), seqlen=s, batch=b, heads=h,
+                                     wall_us=f"{wall * 1e3:.1f}", kernels_us=f"{device_us:.1f}", **r))
+        del q, k, v, out
     if args.out and out_rows:
         with open(args.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(out_rows[0]), lineterminator="\n")
