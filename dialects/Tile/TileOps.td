@@ -352,6 +352,40 @@ def Tile_ExitIfOp : Tile_Op<"exit_if", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_WaitPriorGridsOp : Tile_Op<"wait_prior_grids", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for the grid launched before this one on the stream (dependent launches)";
+  let description = [{
+    `tile.wait_prior_grids` waits until the grids this kernel's launch depends on (the kernel
+    launched before it on the same stream) have completed and their memory writes are visible. A
+    kernel that has it may be launched as a programmatic dependent launch (Hopper and later): its CTAs
+    may start before the grid before it ends (once that grid's CTAs have all reached
+    `tile.allow_dependent_launch` or ended), so that its launch and set-up overlap the other grid's
+    last CTAs instead of following them; the runtime launches it that way (KernelInfo::
+    dependentLaunch) and an ordinary launch makes the wait return at once. No op before it may touch
+    memory (loads, stores, atomics, whatever a region of theirs does): what the kernel reads or
+    writes comes after it, so no hazard with the grid before is possible. At most one per kernel, at
+    the top level of its body. On targets without grid dependencies (before sm_90) it lowers to
+    nothing and the kernel is launched as usual.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_AllowDependentLaunchOp : Tile_Op<"allow_dependent_launch", [MemoryEffects<[MemWrite]>]> {
+  let summary = "let the grid launched after this one start its CTAs early";
+  let description = [{
+    `tile.allow_dependent_launch`: once every CTA of this grid has run it (or ended), the kernel
+    launched after it on the stream, when that kernel starts with `tile.wait_prior_grids` (and is
+    launched as a dependent launch), may start its CTAs, which then wait there until this grid has
+    completed. It moves no data and orders nothing: it only lets the next kernel's launch overlap
+    this grid's end. Placed early in a kernel whose CTAs all fit on the device at once (one wave), the
+    next kernel's CTAs are ready when the last of this grid's end. At the top level of a kernel's
+    body; a no-op before sm_90.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def Tile_ScalarLoadOp : Tile_Op<"scalar_load", [MemoryEffects<[MemRead]>]> {
   let summary = "load one element of global memory as a scalar, the same for every thread";
   let description = [{

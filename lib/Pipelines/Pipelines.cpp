@@ -234,6 +234,7 @@ LogicalResult collectKernelInfo(ModuleOp module, CompiledModule &meta) {
     info.persistent = func->hasAttr(tgpu::kPersistentAttrName);
     info.registerBudgets = func->hasAttr(tgpu::kRegisterBudgetsAttrName);
     info.tmaRequired = func->hasAttr(tgpu::kTmaRequiredAttrName);
+    info.dependentLaunch = func->hasAttr(tgpu::kDependentLaunchAttrName);
     if (auto slot = func->getAttrOfType<IntegerAttr>(tgpu::kSplitSlotBytesAttrName))
       info.splitSlotBytes = slot.getInt();
     if (auto userArgs = func->getAttrOfType<IntegerAttr>(tgpu::kUserArgsAttrName)) {

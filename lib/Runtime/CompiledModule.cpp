@@ -19,7 +19,8 @@
 // and "tmaRequired": true when it has no copies for maps that do not encode (KernelInfo::tmaRequired),
 // a persistent kernel "persistent": true (KernelInfo::persistent), and one that moves register
 // budgets between its warpgroups "registerBudgets": true (KernelInfo::registerBudgets), and one
-// that splits program instances between CTAs "splitSlotBytes": 65536 (KernelInfo::splitSlotBytes).
+// that splits program instances between CTAs "splitSlotBytes": 65536 (KernelInfo::splitSlotBytes),
+// and one that waits for the grid before it "dependentLaunch": true (KernelInfo::dependentLaunch).
 //
 //===----------------------------------------------------------------------===//
 #include "flare/Compiler/Compiler.h"
@@ -216,7 +217,7 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     fail(where + " must be an object, not " + typeName(v));
   rejectUnknownKeys(*obj,
                     {"name", "numThreads", "sharedBytes", "args", "hints", "tensorMaps", "persistent", "registerBudgets",
-                     "tmaRequired", "splitSlotBytes", "attentionConfig"},
+                     "tmaRequired", "dependentLaunch", "splitSlotBytes", "attentionConfig"},
                     where);
   KernelInfo k;
   k.name = requireString(*obj, "name", where);
@@ -239,7 +240,8 @@ KernelInfo parseKernel(const llvm::json::Value &v, const std::string &where) {
     }
   }
   for (auto [key, field] : {std::pair<const char *, bool *>{"persistent", &k.persistent},
-                             {"registerBudgets", &k.registerBudgets}, {"tmaRequired", &k.tmaRequired}})
+                             {"registerBudgets", &k.registerBudgets}, {"tmaRequired", &k.tmaRequired},
+                             {"dependentLaunch", &k.dependentLaunch}})
     if (const llvm::json::Value *value = obj->get(key)) {
       std::optional<bool> flag = value->getAsBoolean();
       if (!flag)
@@ -356,6 +358,8 @@ std::string CompiledModule::metadataJson() const {
             j.attribute("registerBudgets", true);
           if (k.tmaRequired)
             j.attribute("tmaRequired", true);
+          if (k.dependentLaunch)
+            j.attribute("dependentLaunch", true);
           if (k.splitSlotBytes >= 0)
             j.attribute("splitSlotBytes", k.splitSlotBytes);
           if (!k.attentionConfig.empty())

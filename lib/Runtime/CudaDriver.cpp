@@ -61,6 +61,8 @@ LoadResult loadDriver() {
     missing.clear();
     resolve(handle, "cuEventElapsedTime", d.cuEventElapsedTime, missing);
   }
+  // Optional: without it (drivers before CUDA 12) dependent launches are ordinary ones.
+  d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(handle, "cuLaunchKernelEx"));
   // Optional: without it (drivers before CUDA 12) kernels copy without TMA.
   d.cuTensorMapEncodeTiled =
       reinterpret_cast<CudaDriver::TensorMapEncodeTiledFn>(dlsym(handle, "cuTensorMapEncodeTiled"));

@@ -67,6 +67,11 @@ struct CudaDriver {
   /// both take (float *ms, CUevent start, CUevent end).
   decltype(&::cuEventElapsedTime_v2) cuEventElapsedTime = nullptr;
 
+  /// cuLaunchKernelEx (CUDA 12.0+; null on older drivers): a launch with attributes, here a
+  /// programmatic dependent launch (KernelInfo::dependentLaunch); without it such kernels launch as
+  /// any other.
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
+
   /// cuTensorMapEncodeTiled (CUDA 12.0+; null on older drivers). Declared here rather than taken from
   /// cuda.h so that headers older than 12.0 still build: the map is 128 opaque bytes (64-byte aligned),
   /// the enums are ints (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill).

@@ -613,13 +613,34 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
     for (TensorMapBytes &m : maps)
       params.push_back(&m);
   }
-  CUresult r = d.cuLaunchKernel(fn, ctas[0], ctas[1], ctas[2], static_cast<unsigned>(k.numThreads), 1, 1,
-                                static_cast<unsigned>(k.sharedBytes), static_cast<CUstream>(stream),
-                                params.empty() ? nullptr : params.data(), nullptr);
+  void **kernelParams = params.empty() ? nullptr : params.data();
+  // A kernel that waits for the grid before it (tile.wait_prior_grids) may start while that grid
+  // ends: a programmatic dependent launch, where the driver has the call for it.
+  const bool dependent = k.dependentLaunch && d.cuLaunchKernelEx;
+  CUresult r;
+  if (dependent) {
+    CUlaunchAttribute overlap{};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = ctas[0];
+    config.gridDimY = ctas[1];
+    config.gridDimZ = ctas[2];
+    config.blockDimX = static_cast<unsigned>(k.numThreads);
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(k.sharedBytes);
+    config.hStream = static_cast<CUstream>(stream);
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    r = d.cuLaunchKernelEx(&config, fn, kernelParams, nullptr);
+  } else {
+    r = d.cuLaunchKernel(fn, ctas[0], ctas[1], ctas[2], static_cast<unsigned>(k.numThreads), 1, 1,
+                         static_cast<unsigned>(k.sharedBytes), static_cast<CUstream>(stream), kernelParams, nullptr);
+  }
   if (r != CUDA_SUCCESS)
-    check(r, "cuLaunchKernel('" + k.name + "', grid " + gridText() + ", block " +
-                 std::to_string(k.numThreads) + ", " + std::to_string(k.sharedBytes) +
-                 " B dynamic shared memory)");
+    check(r, std::string(dependent ? "cuLaunchKernelEx" : "cuLaunchKernel") + "('" + k.name + "', grid " +
+                 gridText() + ", block " + std::to_string(k.numThreads) + ", " + std::to_string(k.sharedBytes) +
+                 " B dynamic shared memory" + (dependent ? ", dependent launch)" : ")"));
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,7 @@ std::optional<Target> Target::get(const std::string &arch) {
     t.smVersion = 90;
     t.hasWgmma = t.hasTma = arch == "sm_90a";
     t.strengthReduction = t.hasWgmma;
+    t.hasGridDependencies = true;
     t.maxSharedBytesPerCTA = 227 * 1024;
   } else if (arch == "sm_80") {
     t.smVersion = 80;

@@ -2,7 +2,8 @@
 // a launch argument after the forward's ABI (with the parts' f32 outputs and LSEs); each instance
 // runs the next ceil((hi - lo) / splits) of the key blocks its rows keep and stores its normalised
 // output and LSE in f32 into the parts' buffers, not into O. `<name>_combine` (the same ABI, 16 rows
-// per instance) merges the parts with a running maximum and writes O and the LSE.
+// per instance) merges the parts with a running maximum and writes O and the LSE. The parts start with
+// tile.allow_dependent_launch, the combine with tile.wait_prior_grids (dependent-launch.mlir).
 // RUN: flare-opt %flare_src/examples/attention/sliding_window.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-kv=1 block-m=64 num-warps=4 producer=0" --convert-attn-to-tile --canonicalize --cse | FileCheck %s
 // RUN: flare-opt %flare_src/examples/attention/causal_bottom_right.mlir --attn-classify-mask --attn-choose-config="arch=sm_90a split-kv=1" --convert-attn-to-tile --canonicalize --cse | FileCheck %s --check-prefix=LSE
 // split-kv=1 turns the persistent schedule off; a given configuration cannot have both.
@@ -14,6 +15,9 @@
 // CHECK-SAME: flare.attention.block_m = 64
 // CHECK-SAME: split_kv
 // CHECK-NOT: persistent = true
+// The parts let <name>_combine start its CTAs while they end (a dependent launch), before any load.
+// CHECK-NOT: tile.load
+// CHECK: tile.allow_dependent_launch
 // CHECK: %[[Z:.*]] = tile.program_id z
 // CHECK: %[[PART:.*]] = arith.remui %[[Z]], %[[SPLITS]] : i32
 // CHECK: %[[BATCH:.*]] = arith.divui %[[Z]], %[[SPLITS]] : i32
@@ -40,6 +44,9 @@
 // CHECK-LABEL: func.func @sliding_window_combine(
 // CHECK-SAME: %[[PO2:[^:]*]]: !tile.ptr<f32>, %{{[^:]*}}: !tile.ptr<f32>, %[[SPLITS2:[^:]*]]: i32)
 // CHECK-SAME: flare.attention.block_m = 16
+// It waits for the parts before any load.
+// CHECK-NOT: tile.load
+// CHECK: tile.wait_prior_grids
 // CHECK: scf.for %[[S:.*]] = %c0_i32 to %[[SPLITS2]] step %c1_i32 iter_args({{.*}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16x128xf32>)
 // CHECK: tile.load {{.*}} {padding = 0xFF800000 : f32} : !tile.view<f32, 1> -> tensor<16xf32>
 // CHECK: tile.load {{.*}} : !tile.view<f32, 2> -> tensor<16x128xf32>

@@ -60,6 +60,24 @@ struct JitState {
   bool hold = false, reject = false;
 } jits;
 std::atomic<int> launches{0};
+std::atomic<int> dependentLaunches{0};
+
+// cuLaunchKernelEx's configuration, as cuda.h lays it out (CUlaunchConfig, CUlaunchAttribute).
+constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
+struct FakeLaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct FakeLaunchConfig {
+  unsigned gridDim[3], blockDim[3], sharedMemBytes;
+  void *stream;
+  FakeLaunchAttribute *attrs;
+  unsigned numAttrs;
+};
 
 /// One PTX compile: waits while JITs are held, then accepts or rejects the PTX.
 int jit(const std::string &ptx, char *errorLog, size_t errorLogBytes) {
@@ -244,6 +262,18 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
   ++launches;
   return kSuccess;
 }
+/// A launch with attributes: counted as a launch, and as a dependent launch when it asks for
+/// programmatic stream serialization.
+int cuLaunchKernelEx(const FakeLaunchConfig *config, void *, void **, void **) {
+  if (!config || (config->numAttrs && !config->attrs))
+    return kInvalidValue;
+  ++launches;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == kLaunchAttributeProgrammaticStreamSerialization &&
+        config->attrs[i].value.programmaticStreamSerializationAllowed)
+      ++dependentLaunches;
+  return kSuccess;
+}
 int cuStreamSynchronize(void *) { return kSuccess; }
 int cuEventCreate(void **event, unsigned) {
   *event = new int(0);
@@ -279,11 +309,14 @@ int flareFakeCudaMaxConcurrentJits() {
 }
 /// Kernel launches so far.
 int flareFakeCudaLaunches() { return launches; }
+/// Launches so far that were programmatic dependent launches (cuLaunchKernelEx).
+int flareFakeCudaDependentLaunches() { return dependentLaunches; }
 /// Zeroes the counters.
 void flareFakeCudaReset() {
   std::lock_guard<std::mutex> lock(jits.mutex);
   jits.done = jits.maxInFlight = 0;
   launches = 0;
+  dependentLaunches = 0;
 }
 /// Holds every JIT from now on (1) until let go (0): held JITs stay in flight, so a test sees which
 /// compiles run at the same time and which requests wait for them.

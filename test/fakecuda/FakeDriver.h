@@ -24,6 +24,7 @@ struct FakeCuda {
   int (*jits)() = nullptr;
   int (*maxConcurrentJits)() = nullptr;
   int (*launches)() = nullptr;
+  int (*dependentLaunches)() = nullptr;
   void (*reset)() = nullptr;
   void (*holdJits)(int) = nullptr;
   int (*jitsHeld)() = nullptr;
@@ -56,11 +57,13 @@ protected:
     symbol(fake.jits, "flareFakeCudaJits");
     symbol(fake.maxConcurrentJits, "flareFakeCudaMaxConcurrentJits");
     symbol(fake.launches, "flareFakeCudaLaunches");
+    symbol(fake.dependentLaunches, "flareFakeCudaDependentLaunches");
     symbol(fake.reset, "flareFakeCudaReset");
     symbol(fake.holdJits, "flareFakeCudaHoldJits");
     symbol(fake.jitsHeld, "flareFakeCudaJitsHeld");
     symbol(fake.rejectPtx, "flareFakeCudaRejectPtx");
-    if (!fake.jits || !fake.maxConcurrentJits || !fake.launches || !fake.reset || !fake.holdJits ||
+    if (!fake.jits || !fake.maxConcurrentJits || !fake.launches || !fake.dependentLaunches || !fake.reset ||
+        !fake.holdJits ||
         !fake.jitsHeld || !fake.rejectPtx)
       GTEST_SKIP() << "libcuda.so.1 is a real driver here, not the fake one these tests steer";
     fake.reset();

@@ -339,5 +339,43 @@ TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
               "visits no block lists");
 }
 
+// A decoding call whose keys split among CTAs launches the parts, then <name>_combine; on sm_90a the
+// combine waits for the parts (tile.wait_prior_grids) and is launched as a dependent launch, so that
+// its CTAs may start while the last parts end. Unsplit calls and sm_80's kernels launch as before.
+TEST_F(FakeDriver, SplitDecodingLaunchesItsCombineAsADependentLaunch) {
+  const uint64_t gib = uint64_t(1) << 30;
+  auto launches = [&](int64_t batch, const char *arch) {
+    const TensorView q{1 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
+    const TensorView o{2 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
+    const TensorView k{10 * gib, DType::BF16, {batch, 8, 65536, 128}, {}};
+    const TensorView v{40 * gib, DType::BF16, {batch, 8, 65536, 128}, {}};
+    AttentionOptions options;
+    options.arch = arch;
+    fake.reset();
+    attention(*cache, q, k, v, o, options);
+    return std::pair{fake.launches(), fake.dependentLaunches()};
+  };
+  EXPECT_EQ(launches(1, "sm_90a"), std::pair(2, 1)) << "the parts, then the combine as a dependent launch";
+  EXPECT_EQ(launches(64, "sm_90a"), std::pair(1, 0)) << "64 sequences fill the device: not split";
+  EXPECT_EQ(launches(1, "sm_80").second, 0) << "no grid dependencies before sm_90";
+  // The metadata says which kernel may be launched that way.
+  const TensorView q{1 * gib, DType::BF16, {1, 32, 1, 128}, {}}, o{2 * gib, DType::BF16, {1, 32, 1, 128}, {}};
+  const TensorView k{10 * gib, DType::BF16, {1, 8, 65536, 128}, {}}, v{40 * gib, DType::BF16, {1, 8, 65536, 128}, {}};
+  AttentionOptions options;
+  options.arch = "sm_90a";
+  const AttentionPlan plan = planAttention(q, k, v, o, options);
+  std::vector<rt::CacheAnswer> answers;
+  detail::attentionKernel(*cache, plan, launchTileConfig(plan, options, "sm_90a"), options.arch, &answers);
+  ASSERT_FALSE(answers.empty());
+  const CompiledModule &compiled = answers.back().module->compiled();
+  const KernelInfo *parts = compiled.findKernel(plan.kernelName);
+  const KernelInfo *combine = compiled.findKernel(plan.kernelName + "_combine");
+  ASSERT_TRUE(parts && combine);
+  EXPECT_FALSE(parts->dependentLaunch);
+  EXPECT_TRUE(combine->dependentLaunch);
+  EXPECT_NE(compiled.ptx.find("griddepcontrol.wait"), std::string::npos);
+  EXPECT_NE(compiled.ptx.find("griddepcontrol.launch_dependents"), std::string::npos);
+}
+
 } // namespace
 } // namespace flare::test

@@ -74,6 +74,7 @@ void expectSameModule(const CompiledModule &a, const CompiledModule &b) {
     EXPECT_EQ(a.kernels[i].persistent, b.kernels[i].persistent);
     EXPECT_EQ(a.kernels[i].registerBudgets, b.kernels[i].registerBudgets);
     EXPECT_EQ(a.kernels[i].tmaRequired, b.kernels[i].tmaRequired);
+    EXPECT_EQ(a.kernels[i].dependentLaunch, b.kernels[i].dependentLaunch);
     EXPECT_EQ(a.kernels[i].splitSlotBytes, b.kernels[i].splitSlotBytes);
     EXPECT_EQ(a.kernels[i].hints, b.kernels[i].hints);
     EXPECT_EQ(a.kernels[i].attentionConfig, b.kernels[i].attentionConfig);
@@ -126,12 +127,13 @@ TEST(CompiledModuleTest, JsonRoundTripWithTensorMaps) {
   EXPECT_TRUE(back.kernels.back().tensorMaps[1].floatElems);
 }
 
-// The kernels' boolean flags ("persistent", "registerBudgets", "tmaRequired") are written only when
+// The kernels' boolean flags ("persistent", "registerBudgets", "tmaRequired", "dependentLaunch") are written only when
 // set and come back on the kernel that had them.
 TEST(CompiledModuleTest, JsonRoundTripOfKernelFlags) {
   for (auto [key, field] : {std::pair<const char *, bool KernelInfo::*>{"persistent", &KernelInfo::persistent},
                             {"registerBudgets", &KernelInfo::registerBudgets},
-                            {"tmaRequired", &KernelInfo::tmaRequired}}) {
+                            {"tmaRequired", &KernelInfo::tmaRequired},
+                            {"dependentLaunch", &KernelInfo::dependentLaunch}}) {
     CompiledModule m = sampleModule();
     m.kernels.push_back(tmaKernel());
     m.kernels.back().*field = true;
@@ -272,6 +274,8 @@ TEST(CompiledModuleTest, MalformedJsonThrows) {
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [1]})")},
       {"persistent as number",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "persistent": 1})")},
+      {"dependentLaunch as number",
+       kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "dependentLaunch": 1})")},
       {"registerBudgets as string",
        kernelJson(R"({"name": "k", "numThreads": 128, "sharedBytes": 0, "args": [], "registerBudgets": "yes"})")},
       {"tmaRequired as string",

@@ -21,6 +21,8 @@ struct Target {
   /// architecture-specific sm_90a only.
   bool hasWgmma = false;
   bool hasTma = false;
+  /// Programmatic dependent launches (griddepcontrol): sm_90 and later.
+  bool hasGridDependencies = false;
   /// Dynamic shared memory one CTA may use, in bytes.
   int64_t maxSharedBytesPerCTA = 0;
   /// The NVPTX backend's straight-line strength reduction by default (CompileOptions::

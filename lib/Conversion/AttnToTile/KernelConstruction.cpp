@@ -177,6 +177,10 @@ LogicalResult Generator::buildKernel() {
                                           persistent && config.has(ConfigSwitch::DynamicInstances)));
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  // The parts fill one wave of the device (the launcher's rule): let <name>_combine, which waits for
+  // them, start its CTAs while the last parts end.
+  if (splitKv)
+    tile::AllowDependentLaunchOp::create(b, loc);
 
   unsigned a = 0;
   Value qPtr = entry->getArgument(a++), kPtr = entry->getArgument(a++), vPtr = entry->getArgument(a++),

@@ -47,10 +47,10 @@ struct TileLoop {
 class KernelLowering {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
-                 bool tma, bool tmaFallback)
+                 bool tma, bool tmaFallback, bool gridDependencies)
       : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
         maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
-        tmaFallback(tmaFallback) {}
+        tmaFallback(tmaFallback), gridDependencies(gridDependencies) {}
 
   LogicalResult run();
 private:
@@ -63,6 +63,7 @@ private:
   bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
   bool tmaEnabled;      // the target has TMA and `tma`: views the host can describe are copied by TMA
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
+  bool gridDependencies; // the target has griddepcontrol: tile.wait_prior_grids and allow_dependent_launch lower
   Location loc = UnknownLoc::get(b.getContext());
 
   Value threadId, laneId, warpId;                         // i32

@@ -86,6 +86,12 @@ LogicalResult KernelLowering::run() {
   warpgroup = {};
   smemBase = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedMemorySymbol);
   prologueAnchor = i32(0).getDefiningOp();
+  // tile.wait_prior_grids: nothing before it touches memory (its verifier), so the wait goes first,
+  // ahead of the exit conditions (which may read memory) and of any warp's role.
+  if (!func.getBody().front().getOps<tile::WaitPriorGridsOp>().empty() && gridDependencies) {
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+    gfunc->setAttr(kDependentLaunchAttrName, b.getUnitAttr());
+  }
   // tile.exit_if: an instance with nothing to do ends here, before any warp takes a role, copies or
   // waits (the conditions' scalar chains are lowered again where the body uses them). In a persistent
   // kernel whose CTAs take their instances from a shared counter, the producer's thread skips such
@@ -289,8 +295,13 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto gather = dyn_cast<tile::GatherOp>(op))
     return lowerGather(gather);
-  if (isa<tile::ExitIfOp>(op)) // lowered at the kernel's start
+  if (isa<tile::ExitIfOp, tile::WaitPriorGridsOp>(op)) // lowered at the kernel's start
     return success();
+  if (isa<tile::AllowDependentLaunchOp>(op)) {
+    if (gridDependencies)
+      NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::launch_dependents);
+    return success();
+  }
   if (auto load = dyn_cast<tile::ScalarLoadOp>(op)) {
     scalars.map(load.getResult(), loadScalar(load, scalars.lookup(load.getBase()), scalars.lookup(load.getOffset())));
     return success();
@@ -595,7 +606,9 @@ struct ConvertTGPUToNVVMPass : public flare::tgpu::impl::ConvertTGPUToNVVMBase<C
       });
       if (marks.wasInterrupted())
         return signalPassFailure();
-      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma && target->hasTma, tmaFallback).run()))
+      if (failed(KernelLowering(func, module, maxSharedBytes, wgmma, turns, tma && target->hasTma, tmaFallback,
+                                target->hasGridDependencies)
+                     .run()))
         return signalPassFailure();
       func.erase();
     }

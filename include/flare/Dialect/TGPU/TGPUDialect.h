@@ -46,6 +46,9 @@ inline constexpr llvm::StringLiteral kTensorMapsAttrName = "tgpu.tensor_maps";
 /// replace them (convert-tgpu-to-nvvm's `tma-fallback=0`): it ignores its "maps encoded" flag, and a
 /// launcher must not launch it when a map does not encode.
 inline constexpr llvm::StringLiteral kTmaRequiredAttrName = "tgpu.tma_required";
+/// Unit attribute on a lowered kernel that starts by waiting for the grid before it (tile.wait_prior_grids
+/// on a target with grid dependencies): a launcher may launch it as a programmatic dependent launch.
+inline constexpr llvm::StringLiteral kDependentLaunchAttrName = "tgpu.dependent_launch";
 /// Unit attribute on a lowered persistent kernel (#tile.schedule<persistent = true>): launched with as many CTAs as fit
 /// on the device at once, each running program instances of the grid in its hidden parameters.
 inline constexpr llvm::StringLiteral kPersistentAttrName = "tgpu.persistent";

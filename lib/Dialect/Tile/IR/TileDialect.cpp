@@ -331,6 +331,31 @@ LogicalResult ExitIfOp::verify() {
   return success();
 }
 
+LogicalResult WaitPriorGridsOp::verify() {
+  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
+  if (!func || !isKernel(func))
+    return emitOpError("must sit at the top level of a tile.kernel function");
+  for (Operation &before : func.getBody().front()) {
+    if (&before == getOperation())
+      break;
+    if (isa<WaitPriorGridsOp>(before))
+      return emitOpError("may appear only once in a kernel");
+    if (!isMemoryEffectFree(&before))
+      return (emitOpError("must come before every op that touches memory: what the kernel reads or writes "
+                          "must follow the wait")
+                  .attachNote(before.getLoc())
+              << "this op comes before it");
+  }
+  return success();
+}
+
+LogicalResult AllowDependentLaunchOp::verify() {
+  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
+  if (!func || !isKernel(func))
+    return emitOpError("must sit at the top level of a tile.kernel function");
+  return success();
+}
+
 LogicalResult ScalarLoadOp::verify() {
   if (getResult().getType() != getBase().getType().getElementType())
     return emitOpError() << "result type " << getResult().getType() << " must be the pointer's element type "
