@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -615,8 +616,13 @@ void Kernel::launch(Grid grid, const KernelArgs &args, void *stream) const {
   }
   void **kernelParams = params.empty() ? nullptr : params.data();
   // A kernel that waits for the grid before it (tile.wait_prior_grids) may start while that grid
-  // ends: a programmatic dependent launch, where the driver has the call for it.
-  const bool dependent = k.dependentLaunch && d.cuLaunchKernelEx;
+  // ends: a programmatic dependent launch, where the driver has the call for it and
+  // FLARE_DEPENDENT_LAUNCH is not 0 (read once; for profilers and A/B runs).
+  static const bool allowed = [] {
+    const char *v = std::getenv("FLARE_DEPENDENT_LAUNCH");
+    return !v || std::string(v) != "0";
+  }();
+  const bool dependent = allowed && k.dependentLaunch && d.cuLaunchKernelEx;
   CUresult r;
   if (dependent) {
     CUlaunchAttribute overlap{};
