@@ -108,7 +108,9 @@ def compare_rows(rows, variants):
         if not math.isfinite(value):
             continue
         kind = "forward" if row.get("kind") == "speed" else row.get("kind", "forward")
-        key = (kind, row["method"], int(row["hdim"]), int(row["causal"]), int(row["seqlen"]), row.get("batch", ""))
+        # Rows without a shape of their own (decoding's device-copy reference) count as 0.
+        shape = [int(row[k]) if row.get(k) else 0 for k in ("hdim", "causal", "seqlen")]
+        key = (kind, row["method"], *shape, row.get("batch", ""))
         by.setdefault(key, {}).setdefault(row["variant"], []).append(value)
     for key in sorted(by):
         kind, method, d, causal, s, batch = key
@@ -122,7 +124,8 @@ def compare_rows(rows, variants):
                 continue
             m = statistics.median(got)
             change = f" {100 * (m / statistics.median(base) - 1):+.1f}%" if base and v != variants[0] else ""
-            line += f"  {v} {m:.1f} ({' / '.join(f'{x:.1f}' for x in got)}){change}"
+            digits = 1 if m >= 10 else 3 # TB/s of decoding: three digits
+            line += f"  {v} {m:.{digits}f} ({' / '.join(f'{x:.{digits}f}' for x in got)}){change}"
         print(line)
 
 
