@@ -227,7 +227,7 @@
 // SPLIT-LABEL: func.func @paged_combine(
 // SPLIT-SAME: %{{[^:]*}}: !tile.ptr<i32>, %{{[^:]*}}: !tile.ptr<i32>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[PO:[^:]*]]: !tile.ptr<f32>, %[[PL:[^:]*]]: !tile.ptr<f32>, %[[SPLITS2:[^:]*]]: i32)
 // SPLIT-NOT: tile.scalar_load
-// SPLIT: scf.for %{{.*}} = %c0_i32 to %[[SPLITS2]] step %c4_i32
+// SPLIT: scf.for %{{.*}} = %c0_i32 to %[[SPLITS2]] step %c1_i32
 // SPLIT: tile.addptr %[[PO]]
 // SPLIT: tile.addptr %[[PL]]
 // SPLIT: return

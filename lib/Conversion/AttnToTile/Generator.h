@@ -364,9 +364,6 @@ private:
 
 /// Query rows per program instance of `<name>_combine`.
 inline constexpr int64_t kCombineRows = 16;
-/// Parts `<name>_combine` loads at once (one step of its loop over the parts): the loads of a step are
-/// issued together, so a row block of S parts waits for ceil(S / kCombineParts) load latencies, not S.
-inline constexpr int64_t kCombineParts = 4;
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
 inline constexpr int64_t kFarAway = kFarAwayKey;

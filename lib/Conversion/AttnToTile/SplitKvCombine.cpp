@@ -8,7 +8,7 @@
 //   LSE = log sum_s exp(LSE_s)            O = sum_s exp(LSE_s - LSE) O_s
 //
 // as one pass over the parts with a running maximum M (log2 units): w_s = 2^(LSE_s - M), the sums
-// rescaled by 2^(M_old - M) when M grows; kCombineParts parts a step, their loads issued together. It starts with tile.wait_prior_grids and the split kernel with
+// rescaled by 2^(M_old - M) when M grows. It starts with tile.wait_prior_grids and the split kernel with
 // tile.allow_dependent_launch: on Hopper the combine's CTAs start while the last parts end. A part that kept no key has LSE_s = -inf and weight 0; a
 // row no part kept gives O = 0 and LSE = -inf, as the unsplit kernel does.
 //
@@ -74,66 +74,51 @@ void Generator::buildCombineKernel(FunctionType abi) {
     Value headLen = ext64(seqLen);
     inUnit = mul(ext64(arith::RemUIOp::create(b, loc, head, group)), headLen);
   }
-  // Part `part`'s views of this row block, `rowsIn` rows long (0 for a part past the last: its loads
-  // then read nothing and give the padding, an LSE of -inf, which weighs 0). The LSEs are read as a
-  // [rows, Dv] block whose columns repeat the row's LSE (column stride 0): the row quantities then
-  // share O's layout, and the merge runs elementwise, with no layout conversion through shared memory
-  // (each one a few CTA barriers per part).
-  auto partViews = [&](Value part, Value rowsIn) {
+  auto partViews = [&](Value part) {
     Value part64 = ext64(part);
     Value firstPart = mul(unit, ext64(splits));
     Value rowBase = add(mul(add(firstPart, part64), unitRows), inUnit);
     Value oBase = tile::AddPtrOp::create(b, loc, partOPtr.getType(), partOPtr, mul(rowBase, ext64(d)));
     Value lseBase = tile::AddPtrOp::create(b, loc, partLsePtr.getType(), partLsePtr, rowBase);
-    auto view2d = tile::ViewType::get(ctx, f32, 2);
-    Value oView = tile::MakeViewOp::create(b, loc, view2d, oBase, ValueRange{rowsIn, d}, ValueRange{d, c1});
-    Value lseView = tile::MakeViewOp::create(b, loc, view2d, lseBase, ValueRange{rowsIn, d}, ValueRange{c1, c0});
+    Value oView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 2), oBase, ValueRange{seqLen, d},
+                                           ValueRange{d, c1});
+    Value lseView = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), lseBase, ValueRange{seqLen},
+                                             ValueRange{c1});
     return std::pair{oView, lseView};
   };
 
   const float inf = std::numeric_limits<float>::infinity();
-  const SmallVector<int64_t> block = {rows, headDimV};
-  Value ninf = splatF32(-inf, block);
-  Value zero = splatF32(0.0, block);
-  SmallVector<Value> init = {ninf, zero, zero};
-  // kCombineParts parts a step: their loads first (issued together, so that a step waits for one
-  // load latency, not one per part), then each merged in turn.
-  auto loop = scf::ForOp::create(b, loc, c0, splits, c32(kCombineParts), init);
+  Value ninf = splatF32(-inf, {rows});
+  Value zero = splatF32(0.0, {rows});
+  SmallVector<Value> init = {ninf, zero, splatF32(0.0, {rows, headDimV})};
+  auto loop = scf::ForOp::create(b, loc, c0, splits, c1, init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<std::pair<Value, Value>> loaded; // (LSE, O) of each part of the step
-    for (int64_t j = 0; j < kCombineParts; ++j) {
-      Value part = j ? add(loop.getInductionVar(), c32(j)) : loop.getInductionVar();
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, part, splits);
-      Value rowsIn = arith::SelectOp::create(b, loc, inside, seqLen, c0);
-      auto [oView, lseView] = partViews(part, rowsIn);
-      Value lse = tile::LoadOp::create(b, loc, tileType(block, f32), lseView, ValueRange{r0, c0},
-                                       b.getF32FloatAttr(-inf));
-      Value o = tile::LoadOp::create(b, loc, tileType(block, f32), oView, ValueRange{r0, c0}, b.getF32FloatAttr(0.0));
-      loaded.push_back({lse, o});
-    }
+    auto [oView, lseView] = partViews(loop.getInductionVar());
     Value m = loop.getRegionIterArgs()[0], l = loop.getRegionIterArgs()[1], acc = loop.getRegionIterArgs()[2];
-    for (auto [lse, o] : loaded) {
-      Value lse2 = arith::MulFOp::create(b, loc, lse, splatF32(kLog2E, block));
-      Value mNew = arith::MaximumFOp::create(b, loc, m, lse2);
-      // While every part so far kept no key, the reference is 0 (not -inf: no -inf - -inf).
-      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
-      Value ref = arith::SelectOp::create(b, loc, none, zero, mNew);
-      Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, ref));
-      Value w = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, lse2, ref));
-      l = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, l, alpha), w);
-      acc = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, acc, alpha),
-                                  arith::MulFOp::create(b, loc, o, w));
-      m = mNew;
-    }
-    scf::YieldOp::create(b, loc, ValueRange{m, l, acc});
+    Value lse = tile::LoadOp::create(b, loc, tileType({rows}, f32), lseView, ValueRange{r0}, b.getF32FloatAttr(-inf));
+    Value o = tile::LoadOp::create(b, loc, tileType({rows, headDimV}, f32), oView, ValueRange{r0, c0},
+                                   b.getF32FloatAttr(0.0));
+    Value lse2 = arith::MulFOp::create(b, loc, lse, splatF32(kLog2E, {rows}));
+    Value mNew = arith::MaximumFOp::create(b, loc, m, lse2);
+    // While every part so far kept no key, the reference is 0 (not -inf: no -inf - -inf).
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, ninf);
+    Value ref = arith::SelectOp::create(b, loc, none, zero, mNew);
+    Value alpha = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, ref));
+    Value w = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, lse2, ref));
+    Value lNew = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, l, alpha), w);
+    Value weighted = arith::MulFOp::create(b, loc, o, broadcastRows(w, headDimV));
+    Value accScaled = arith::MulFOp::create(b, loc, acc, broadcastRows(alpha, headDimV));
+    Value accNew = arith::AddFOp::create(b, loc, accScaled, weighted);
+    scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
   }
-  Value l = loop.getResult(1), acc = loop.getResult(2);
+  Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
   Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-  Value lSafe = arith::SelectOp::create(b, loc, noKey, splatF32(1.0, block), l);
-  Value out = arith::DivFOp::create(b, loc, acc, lSafe);
-  out = arith::TruncFOp::create(b, loc, tileType(block, elemType), out);
+  Value lSafe = arith::SelectOp::create(b, loc, noKey, splatF32(1.0, {rows}), l);
+  Value invL = arith::DivFOp::create(b, loc, splatF32(1.0, {rows}), lSafe);
+  Value out = arith::MulFOp::create(b, loc, acc, broadcastRows(invL, headDimV));
+  out = arith::TruncFOp::create(b, loc, tileType({rows, headDimV}, elemType), out);
   Value oHeadOff = mul(ext64(head), oHeadStride);
   Value oOff = add(mul(ext64(batch), oBatchStride), oHeadOff);
   Value oBase = tile::AddPtrOp::create(b, loc, oPtr.getType(), oPtr, oOff);
@@ -143,16 +128,10 @@ void Generator::buildCombineKernel(FunctionType abi) {
   tile::StoreOp::create(b, loc, out, outView, ValueRange{r0, c0});
   if (withLse) {
     // LSE = (M + log2 L) ln 2, -inf where no part kept a key; the caller's LSE is dense [B, Hq, Sq].
-    // M and L are the same in every column of a row: one max over the columns gives them per row.
-    Value m1 = tile::ReduceOp::create(b, loc, tileType({rows}, f32), tile::ReduceKind::max, loop.getResult(0), 1);
-    Value l1 = tile::ReduceOp::create(b, loc, tileType({rows}, f32), tile::ReduceKind::max, l, 1);
-    Value zero1 = splatF32(0.0, {rows});
-    Value noKey1 = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l1, zero1);
-    Value lSafe1 = arith::SelectOp::create(b, loc, noKey1, splatF32(1.0, {rows}), l1);
     Value ln2 = splatF32(kLn2, {rows});
-    Value log2l = math::Log2Op::create(b, loc, lSafe1);
-    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m1, log2l), ln2);
-    lse = arith::SelectOp::create(b, loc, noKey1, splatF32(-inf, {rows}), lse);
+    Value log2l = math::Log2Op::create(b, loc, lSafe);
+    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), ln2);
+    lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
     Value base = tile::AddPtrOp::create(b, loc, lsePtr.getType(), lsePtr, mul(row, ext64(seqLen)));
     Value view = tile::MakeViewOp::create(b, loc, tile::ViewType::get(ctx, f32, 1), base, ValueRange{seqLen},
                                           ValueRange{c1});
