@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -340,9 +341,12 @@ TEST_F(FakeDriver, BackwardOverBlockListsLaunchesTheirClassifiersFirst) {
 }
 
 // A decoding call whose keys split among CTAs launches the parts, then <name>_combine; on sm_90a the
-// combine waits for the parts (tile.wait_prior_grids) and is launched as a dependent launch, so that
-// its CTAs may start while the last parts end. Unsplit calls and sm_80's kernels launch as before.
+// combine waits for the parts (tile.wait_prior_grids), and with FLARE_DEPENDENT_LAUNCH=1 (ctest runs
+// this test a second time so) it is launched as a dependent launch, so that its CTAs may start while
+// the last parts end. Unsplit calls and sm_80's kernels launch as before.
 TEST_F(FakeDriver, SplitDecodingLaunchesItsCombineAsADependentLaunch) {
+  const char *env = std::getenv("FLARE_DEPENDENT_LAUNCH");
+  const int dependent = env && std::string(env) == "1" ? 1 : 0;
   const uint64_t gib = uint64_t(1) << 30;
   auto launches = [&](int64_t batch, const char *arch) {
     const TensorView q{1 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
@@ -355,7 +359,7 @@ TEST_F(FakeDriver, SplitDecodingLaunchesItsCombineAsADependentLaunch) {
     attention(*cache, q, k, v, o, options);
     return std::pair{fake.launches(), fake.dependentLaunches()};
   };
-  EXPECT_EQ(launches(1, "sm_90a"), std::pair(2, 1)) << "the parts, then the combine as a dependent launch";
+  EXPECT_EQ(launches(1, "sm_90a"), std::pair(2, dependent)) << "the parts, then the combine (a dependent launch when asked)";
   EXPECT_EQ(launches(64, "sm_90a"), std::pair(1, 0)) << "64 sequences fill the device: not split";
   EXPECT_EQ(launches(1, "sm_80").second, 0) << "no grid dependencies before sm_90";
   // The metadata says which kernel may be launched that way.

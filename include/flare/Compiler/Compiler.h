@@ -129,9 +129,10 @@ struct KernelInfo {
   /// (CompileOptions::tmaFallback off), it ignores the "maps encoded" flag and the runtime refuses
   /// launches whose maps do not encode (Kernel::usesTensorMaps tells beforehand).
   bool tmaRequired = false;
-  /// It starts with tile.wait_prior_grids (on a target with grid dependencies): the runtime launches
-  /// it as a programmatic dependent launch where the driver has one (cuLaunchKernelEx), so that its
-  /// CTAs may start while the grid before it on the stream ends, and wait for it there.
+  /// It starts with tile.wait_prior_grids (on a target with grid dependencies): with
+  /// FLARE_DEPENDENT_LAUNCH=1 the runtime launches it as a programmatic dependent launch where the
+  /// driver has one (cuLaunchKernelEx), so that its CTAs may start while the grid before it on the
+  /// stream ends, and wait for it there.
   bool dependentLaunch = false;
   /// A persistent kernel that splits program instances between CTAs (tile.split_range): the bytes of
   /// one CTA's slot of its workspace; -1 when it has none. The workspace's pointer is a hidden

@@ -178,7 +178,7 @@ LogicalResult Generator::buildKernel() {
   Block *entry = kernel.addEntryBlock();
   b.setInsertionPointToStart(entry);
   // The parts fill one wave of the device (the launcher's rule): let <name>_combine, which waits for
-  // them, start its CTAs while the last parts end.
+  // them, start its CTAs while the last parts end (when the runtime launches it so).
   if (splitKv)
     tile::AllowDependentLaunchOp::create(b, loc);
 
