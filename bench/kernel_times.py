@@ -149,10 +149,10 @@ def main():
                 wall = median(time_calls(call, args.calls))
                 rows = summarize(kernel_events(call, args.calls), args.calls)
             except Exception as e:  # a method this machine lacks must not stop the others
-                print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: unavailable ({e})", flush=True)
+                print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d}: unavailable ({e})", flush=True)
                 continue
             device_us = sum(r["us"] * r["per_call"] for r in rows)
-            print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d}: wall {wall * 1e3:8.1f} us/call, "
+            print(f"{name:11s} d={d:3d} causal={int(causal)} S={s:6d} B={b:3d}: wall {wall * 1e3:8.1f} us/call, "
                   f"kernels {device_us:8.1f} us/call, gap {wall * 1e3 - device_us:6.1f} us", flush=True)
             for r in rows:
                 print(f"    {r['per_call']:.0f}x {r['us']:8.1f} us grid {r['grid']:>12s} block {r['block']:>9s} "
