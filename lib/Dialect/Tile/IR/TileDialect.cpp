@@ -324,17 +324,21 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
-LogicalResult ExitIfOp::verify() {
-  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
-  if (!func || !isKernel(func))
-    return emitOpError("must sit at the top level of a tile.kernel function");
-  return success();
+/// The tile.kernel function `op` sits at the top level of, or null (with the error emitted).
+static func::FuncOp kernelAtTopLevel(Operation *op) {
+  auto func = dyn_cast_or_null<func::FuncOp>(op->getParentOp());
+  if (func && isKernel(func))
+    return func;
+  op->emitOpError("must sit at the top level of a tile.kernel function");
+  return nullptr;
 }
 
+LogicalResult ExitIfOp::verify() { return success(static_cast<bool>(kernelAtTopLevel(*this))); }
+
 LogicalResult WaitPriorGridsOp::verify() {
-  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
-  if (!func || !isKernel(func))
-    return emitOpError("must sit at the top level of a tile.kernel function");
+  func::FuncOp func = kernelAtTopLevel(*this);
+  if (!func)
+    return failure();
   for (Operation &before : func.getBody().front()) {
     if (&before == getOperation())
       break;
@@ -349,12 +353,7 @@ LogicalResult WaitPriorGridsOp::verify() {
   return success();
 }
 
-LogicalResult AllowDependentLaunchOp::verify() {
-  auto func = dyn_cast_or_null<func::FuncOp>((*this)->getParentOp());
-  if (!func || !isKernel(func))
-    return emitOpError("must sit at the top level of a tile.kernel function");
-  return success();
-}
+LogicalResult AllowDependentLaunchOp::verify() { return success(static_cast<bool>(kernelAtTopLevel(*this))); }
 
 LogicalResult ScalarLoadOp::verify() {
   if (getResult().getType() != getBase().getType().getElementType())
