@@ -20,6 +20,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: ptx-snapshot.sh OUTDIR [FLAREC]}
 flarec=${2:-$root/build/bin/flarec}
 flareopt=$(dirname "$flarec")/flare-opt
+# Without flare-opt the block-list and split variants, whose configurations it chooses, would be left
+# out without a word; and the binaries load the libflare of their build, which must not change meanwhile.
+for tool in "$flarec" "$flareopt"; do
+  [ -x "$tool" ] || { echo "ptx-snapshot: $tool not found (flare-opt must sit beside flarec)" >&2; exit 1; }
+done
 mkdir -p "$out"
 input=$(mktemp --suffix=.mlir)
 trap 'rm -f "$input"' EXIT
