@@ -250,9 +250,10 @@ def median(times):
 
 
 def sdpa(backend):
-    def run(q, k, v, causal):
+    """SDPA at one backend; with gqa=True, query heads over fewer KV heads (enable_gqa)."""
+    def run(q, k, v, causal, gqa=False):
         with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
     return run
 
 

@@ -22,11 +22,10 @@ import sys
 import tempfile
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_bench import Flare, median, shapes, time_calls, versions  # noqa: E402
+from attention_bench import Flare, median, sdpa, shapes, time_calls, versions  # noqa: E402
 
 
 def kernel_events(fn, calls):
@@ -77,14 +76,6 @@ def backward_call(flare, name, fn, q, k, v, out, causal):
     return lambda: o.backward(dout, retain_graph=True)
 
 
-def sdpa_gqa(backend):
-    """SDPA at one backend; with gqa=True, query heads over fewer KV heads (enable_gqa)."""
-    def run(q, k, v, causal, gqa=False):
-        with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-    return run
-
-
 def all_shapes(args):
     """(head dim, causal, S, B, H, q, k, v, out) of every shape measured: the benchmark's setup, or with
     --decode one query per sequence against --decode-keys keys (32 query heads over 8 KV heads, head dim
@@ -124,8 +115,8 @@ def main():
     args = p.parse_args()
 
     flare = Flare(args.lib)
-    methods = {"flare": None, "sdpa-cudnn": sdpa_gqa(SDPBackend.CUDNN_ATTENTION),
-               "sdpa-flash": sdpa_gqa(SDPBackend.FLASH_ATTENTION)}
+    methods = {"flare": None, "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION)}
     out_rows = []
     info = versions()
     meta = dict(date=info["date"], commit=args.commit, gpu=info.get("gpu", ""),

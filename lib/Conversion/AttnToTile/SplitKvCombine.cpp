@@ -8,9 +8,10 @@
 //   LSE = log sum_s exp(LSE_s)            O = sum_s exp(LSE_s - LSE) O_s
 //
 // as one pass over the parts with a running maximum M (log2 units): w_s = 2^(LSE_s - M), the sums
-// rescaled by 2^(M_old - M) when M grows. It starts with tile.wait_prior_grids and the split kernel with
-// tile.allow_dependent_launch: on Hopper the combine's CTAs start while the last parts end. A part that kept no key has LSE_s = -inf and weight 0; a
-// row no part kept gives O = 0 and LSE = -inf, as the unsplit kernel does.
+// rescaled by 2^(M_old - M) when M grows. A part that kept no key has LSE_s = -inf and weight 0; a
+// row no part kept gives O = 0 and LSE = -inf, as the unsplit kernel does. It starts with
+// tile.wait_prior_grids and the split kernel with tile.allow_dependent_launch: on Hopper, launched as a
+// dependent launch (FLARE_DEPENDENT_LAUNCH=1), the combine's CTAs start while the last parts end.
 //
 //===----------------------------------------------------------------------===//
 #include "Generator.h"
@@ -32,7 +33,7 @@ void Generator::buildCombineKernel(FunctionType abi) {
   combine->setAttr("flare.attention.block_m", b.getI32IntegerAttr(static_cast<int32_t>(rows)));
   Block *entry = combine.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  // Launched right behind the parts as a dependent launch: it reads their outputs after the wait.
+  // It reads the parts' outputs after the wait (a no-op unless launched as a dependent launch).
   tile::WaitPriorGridsOp::create(b, loc);
 
   // The forward's arguments: q, k, v, o, [lse], aux pointers, heads_q, heads_kv, seq_q, seq_kv, aux
