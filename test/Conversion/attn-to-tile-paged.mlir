@@ -210,7 +210,7 @@
 
 // split_kv with pack_gqa: the parts' buffers and the number of parts follow the cache's arguments;
 // grid z is (batch, part), and the batch (z / parts) picks lens and the table's row. The combine
-// kernel has the same ABI and loops over the parts at the right arguments.
+// kernel has the same ABI and finds the parts at the right arguments.
 // SPLIT-LABEL: func.func @paged(
 // SPLIT-SAME: %[[LENS:[^:]*]]: !tile.ptr<i32>, %[[TABLE:[^:]*]]: !tile.ptr<i32>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: !tile.ptr<f32>, %{{[^:]*}}: !tile.ptr<f32>, %[[SPLITS:[^:]*]]: i32)
 // SPLIT-SAME: flare.attention.pack_gqa = 1
@@ -227,9 +227,9 @@
 // SPLIT-LABEL: func.func @paged_combine(
 // SPLIT-SAME: %{{[^:]*}}: !tile.ptr<i32>, %{{[^:]*}}: !tile.ptr<i32>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[PO:[^:]*]]: !tile.ptr<f32>, %[[PL:[^:]*]]: !tile.ptr<f32>, %[[SPLITS2:[^:]*]]: i32)
 // SPLIT-NOT: tile.scalar_load
-// SPLIT: scf.for %{{.*}} = %c0_i32 to %[[SPLITS2]] step %c1_i32
 // SPLIT: tile.addptr %[[PO]]
 // SPLIT: tile.addptr %[[PL]]
+// SPLIT: scf.for %{{.*}} = %c0_i32 to %[[SPLITS2]] step %c16_i32
 // SPLIT: return
 
 // SPLITPTX-LABEL: .visible .entry paged(
@@ -237,7 +237,8 @@
 // SPLITPTX: ld.global.b32
 // SPLITPTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // SPLITPTX-LABEL: .visible .entry paged_combine(
-// SPLITPTX: .param .u32 paged_combine_param_28,
+// SPLITPTX: .param .u32 paged_combine_param_28{{$}}
+// SPLITPTX-NEXT: )
 // SPLITPTX: ret;
 
 // GRAD: error: 'attn.attention' op convert-attn-to-tile: the backward pass of an attention over kv_lens or a paged cache is not generated (caches are for inference)

@@ -362,8 +362,10 @@ private:
   Value scoreGradient(const Recomputed &r, Value dp, Value delta, bool masked);
 };
 
-/// Query rows per program instance of `<name>_combine`.
-inline constexpr int64_t kCombineRows = 16;
+/// Parts `<name>_combine` merges a step (one query row per program instance): loaded together as a
+/// [kCombineParts, D] tile, the loads of a step all in flight at once. Split decoding's rule gives
+/// at most this many at batch 1 on a 132-SM device (one step).
+inline constexpr int64_t kCombineParts = 16;
 
 /// A block offset far below every view: its rows fail the bounds checks, so loads at it read zeros.
 inline constexpr int64_t kFarAway = kFarAwayKey;
