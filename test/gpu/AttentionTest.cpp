@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <dlfcn.h>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -926,6 +927,119 @@ TEST_F(AttentionApi, DecodingSplitsTheKeysAndMatchesTheFloat64Reference) {
             return;
         }
       }
+}
+
+/// The driver's stream and graph entry points (the versioned symbols cuda.h's macros name), from the
+/// libcuda the context loaded. Handles are opaque pointers; results are CUresult values (0: success).
+struct GraphDriver {
+  int (*streamCreate)(void **, unsigned) = nullptr;
+  int (*streamDestroy)(void *) = nullptr;
+  int (*streamSynchronize)(void *) = nullptr;
+  int (*beginCapture)(void *, int) = nullptr;
+  int (*endCapture)(void *, void **) = nullptr;
+  int (*instantiate)(void **, void *, unsigned long long) = nullptr;
+  int (*launch)(void *, void *) = nullptr;
+  int (*execDestroy)(void *) = nullptr;
+  int (*graphDestroy)(void *) = nullptr;
+  std::string missing; // the first symbol not found
+  GraphDriver() {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    auto get = [&](auto &fn, const char *name) {
+      fn = lib ? reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)) : nullptr;
+      if (!fn && missing.empty())
+        missing = name;
+    };
+    get(streamCreate, "cuStreamCreate");
+    get(streamDestroy, "cuStreamDestroy_v2");
+    get(streamSynchronize, "cuStreamSynchronize");
+    get(beginCapture, "cuStreamBeginCapture_v2");
+    get(endCapture, "cuStreamEndCapture");
+    get(instantiate, "cuGraphInstantiateWithFlags");
+    get(launch, "cuGraphLaunch");
+    get(execDestroy, "cuGraphExecDestroy");
+    get(graphDestroy, "cuGraphDestroy");
+  }
+};
+
+// Warm calls are graph-capturable: captured on a stream in the driver's global capture mode (which
+// fails any allocation or synchronisation made while capturing), then replayed twice on fresh
+// inputs written into the captured buffers, outputs and LSEs poisoned before each replay, against
+// the float64 reference. A decoding call whose keys split by themselves (the parts, the combine and
+// the stream's workspace), one of forced parts (20: two combine steps, parts with no key), and a
+// persistent launch whose last instances split between CTAs (the hand-over's flags, which each
+// launch must leave as the next one needs them).
+TEST_F(AttentionApi, WarmCallsReplayFromACudaGraph) {
+  GraphDriver drv;
+  ASSERT_TRUE(drv.missing.empty()) << "libcuda has no " << drv.missing;
+  void *stream = nullptr;
+  ASSERT_EQ(drv.streamCreate(&stream, /*CU_STREAM_NON_BLOCKING*/ 1), 0);
+  struct Case {
+    const char *what;
+    Shape s;
+    int d, kvSplits;
+    bool causal;
+  };
+  const std::vector<Case> cases = {{"decoding, parts by the shape", {1, 32, 8, 1, 4097}, 128, 0, true},
+                                   {"decoding, 20 parts", {2, 8, 1, 4, 1000}, 64, 20, false},
+                                   {"split instances", {1, 17, 17, 1000, 2000}, 128, 0, false}};
+  for (const Case &c : pickShapes(cases, {cases[0]})) {
+    SCOPED_TRACE(c.what);
+    const Shape &s = c.s;
+    const int d = c.d;
+    Inputs in = randomInputs(s, d, rng);
+    auto dq = rt::DeviceBuffer::fromHost(*ctx, in.q), dk = rt::DeviceBuffer::fromHost(*ctx, in.k),
+         dv = rt::DeviceBuffer::fromHost(*ctx, in.v);
+    auto dout = poisoned(in.q.size() * 2), dlse = poisoned(size_t(s.b) * s.hq * s.sq * 4);
+    const std::vector<int64_t> qs = {int64_t(s.hq) * s.sq * d, int64_t(s.sq) * d, d, 1},
+                               ks = {int64_t(s.hkv) * s.skv * d, int64_t(s.skv) * d, d, 1};
+    TensorView q{dq.ptr(), DType::BF16, {s.b, s.hq, s.sq, d}, qs}, k{dk.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, ks},
+        v{dv.ptr(), DType::BF16, {s.b, s.hkv, s.skv, d}, ks}, out{dout.ptr(), DType::BF16, {s.b, s.hq, s.sq, d}, qs};
+    AttentionOptions opt;
+    opt.causal = c.causal;
+    opt.alignment = CausalAlignment::BottomRight;
+    opt.tile.kvSplits = c.kvSplits;
+    opt.lse = TensorView{dlse.ptr(), DType::F32, {s.b, s.hq, s.sq}, {}};
+    // The warm-up call compiles and sizes the stream's workspaces; the captured one must do neither.
+    flare::attention(*cache, q, k, v, out, opt, stream);
+    ASSERT_EQ(drv.streamSynchronize(stream), 0);
+    ASSERT_EQ(drv.beginCapture(stream, /*CU_STREAM_CAPTURE_MODE_GLOBAL*/ 0), 0);
+    try {
+      flare::attention(*cache, q, k, v, out, opt, stream);
+    } catch (const flare::Error &e) {
+      void *broken = nullptr;
+      drv.endCapture(stream, &broken);
+      if (broken)
+        drv.graphDestroy(broken);
+      FAIL() << "a warm call failed under stream capture: " << e.what();
+    }
+    void *graph = nullptr, *exec = nullptr;
+    ASSERT_EQ(drv.endCapture(stream, &graph), 0);
+    ASSERT_EQ(drv.instantiate(&exec, graph, 0), 0);
+    AttentionPlan plan = planAttention(q, k, v, out, opt);
+    for (int replay = 0; replay < 2; ++replay) {
+      in = randomInputs(s, d, rng);
+      dq.upload(in.q.data(), dq.bytes());
+      dk.upload(in.k.data(), dk.bytes());
+      dv.upload(in.v.data(), dv.bytes());
+      dout.fillBytes(kPoisonByte);
+      dlse.fillBytes(kPoisonByte);
+      ctx->synchronize();
+      ASSERT_EQ(drv.launch(exec, stream), 0);
+      ASSERT_EQ(drv.streamSynchronize(stream), 0);
+      std::printf("[ graph ] %s, replay %d: %s\n", c.what, replay, describe(s).c_str());
+      reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
+                                    {}, {}, {}, {}};
+      std::vector<float> lse = dlse.toHost<float>(size_t(s.b) * s.hq * s.sq);
+      expectMatches(dout.toHost<uint16_t>(in.q.size()), qs, s, d, reference::attentionReference(plan.module, p), &lse);
+      if (HasFatalFailure())
+        break;
+    }
+    drv.execDestroy(exec);
+    drv.graphDestroy(graph);
+    if (HasFatalFailure())
+      break;
+  }
+  drv.streamDestroy(stream);
 }
 
 TEST_F(AttentionApi, SplitInstancesMatchTheFloat64Reference) {
