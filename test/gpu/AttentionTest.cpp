@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <dlfcn.h>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -928,38 +927,6 @@ TEST_F(AttentionApi, DecodingSplitsTheKeysAndMatchesTheFloat64Reference) {
         }
       }
 }
-
-/// The driver's stream and graph entry points (the versioned symbols cuda.h's macros name), from the
-/// libcuda the context loaded. Handles are opaque pointers; results are CUresult values (0: success).
-struct GraphDriver {
-  int (*streamCreate)(void **, unsigned) = nullptr;
-  int (*streamDestroy)(void *) = nullptr;
-  int (*streamSynchronize)(void *) = nullptr;
-  int (*beginCapture)(void *, int) = nullptr;
-  int (*endCapture)(void *, void **) = nullptr;
-  int (*instantiate)(void **, void *, unsigned long long) = nullptr;
-  int (*launch)(void *, void *) = nullptr;
-  int (*execDestroy)(void *) = nullptr;
-  int (*graphDestroy)(void *) = nullptr;
-  std::string missing; // the first symbol not found
-  GraphDriver() {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    auto get = [&](auto &fn, const char *name) {
-      fn = lib ? reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)) : nullptr;
-      if (!fn && missing.empty())
-        missing = name;
-    };
-    get(streamCreate, "cuStreamCreate");
-    get(streamDestroy, "cuStreamDestroy_v2");
-    get(streamSynchronize, "cuStreamSynchronize");
-    get(beginCapture, "cuStreamBeginCapture_v2");
-    get(endCapture, "cuStreamEndCapture");
-    get(instantiate, "cuGraphInstantiateWithFlags");
-    get(launch, "cuGraphLaunch");
-    get(execDestroy, "cuGraphExecDestroy");
-    get(graphDestroy, "cuGraphDestroy");
-  }
-};
 
 // Warm calls are graph-capturable: captured on a stream in the driver's global capture mode (which
 // fails any allocation or synchronisation made while capturing), then replayed twice on fresh

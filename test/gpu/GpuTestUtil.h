@@ -2,7 +2,8 @@
 //
 // A fixture that skips (saying why) without a GPU and otherwise owns a context and a private kernel
 // cache; the example kernels (ExampleFiles.h); random inputs; bf16 conversions; the poison pattern
-// written into outputs before launches; the small-shapes switch for runs under compute-sanitizer.
+// written into outputs before launches; the small-shapes switch for runs under compute-sanitizer; the
+// driver's stream-capture and graph entry points.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_TEST_GPU_GPUTESTUTIL_H
@@ -20,11 +21,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
+#include <string>
+#include <type_traits>
 #include <unistd.h>
 
 namespace flare::test {
@@ -147,6 +151,38 @@ protected:
   std::filesystem::path cacheDir;
   std::unique_ptr<flare::rt::KernelCache> cache;
   std::mt19937 rng{20261129};
+};
+
+/// The driver's stream and graph entry points (the versioned symbols cuda.h's macros name), from the
+/// libcuda the context loaded. Handles are opaque pointers; results are CUresult values (0: success).
+struct GraphDriver {
+  int (*streamCreate)(void **, unsigned) = nullptr;
+  int (*streamDestroy)(void *) = nullptr;
+  int (*streamSynchronize)(void *) = nullptr;
+  int (*beginCapture)(void *, int) = nullptr;
+  int (*endCapture)(void *, void **) = nullptr;
+  int (*instantiate)(void **, void *, unsigned long long) = nullptr;
+  int (*launch)(void *, void *) = nullptr;
+  int (*execDestroy)(void *) = nullptr;
+  int (*graphDestroy)(void *) = nullptr;
+  std::string missing; // the first symbol not found
+  GraphDriver() {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    auto get = [&](auto &fn, const char *name) {
+      fn = lib ? reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name)) : nullptr;
+      if (!fn && missing.empty())
+        missing = name;
+    };
+    get(streamCreate, "cuStreamCreate");
+    get(streamDestroy, "cuStreamDestroy_v2");
+    get(streamSynchronize, "cuStreamSynchronize");
+    get(beginCapture, "cuStreamBeginCapture_v2");
+    get(endCapture, "cuStreamEndCapture");
+    get(instantiate, "cuGraphInstantiateWithFlags");
+    get(launch, "cuGraphLaunch");
+    get(execDestroy, "cuGraphExecDestroy");
+    get(graphDestroy, "cuGraphDestroy");
+  }
 };
 
 } // namespace flare::test
