@@ -301,7 +301,9 @@ std::optional<AttentionTileConfig> autotunedConfig(const std::string &key);
 /// [B, Hq, Sq, Dv]; bf16 or f16, D and Dv multiples of 16 from 32 to 256 (Dv = D but for multi-head
 /// latent attention; a head dim between powers of two is padded inside the kernel), Hq a multiple of
 /// Hkv. Compiles through `cache` on first use, then launches
-/// asynchronously on `stream` (a CUstream; nullptr: the default stream).
+/// asynchronously on `stream` (a CUstream; nullptr: the default stream). A warm call (its kernels
+/// compiled, its stream's workspaces sized by an earlier call of that size on the stream) allocates
+/// nothing and does not synchronise: it can be captured into a CUDA graph, as attentionBackward's can.
 void attention(rt::KernelCache &cache, const TensorView &q, const TensorView &k, const TensorView &v,
                const TensorView &out, const AttentionOptions &options = {}, void *stream = nullptr);
 
