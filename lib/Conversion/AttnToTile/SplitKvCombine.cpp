@@ -138,9 +138,9 @@ void Generator::buildCombineKernel(FunctionType abi) {
   tile::StoreOp::create(b, loc, out, outView, ValueRange{c0});
   if (withLse) {
     // LSE = (M + log2 L) ln 2, -inf where no part kept a key; the caller's LSE is dense [B, Hq, Sq].
+    Value ln2 = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2));
     Value log2l = math::Log2Op::create(b, loc, lSafe);
-    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l),
-                                      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2)));
+    Value lse = arith::MulFOp::create(b, loc, arith::AddFOp::create(b, loc, m, log2l), ln2);
     lse = arith::SelectOp::create(b, loc, noKey, ninf, lse);
     Value rowOfLse = mul(row, ext64(seqLen));
     tile::ScalarStoreOp::create(b, loc, lse, lsePtr, add(rowOfLse, ext64(r)));
