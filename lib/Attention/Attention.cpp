@@ -368,13 +368,11 @@ AttentionPlan planAttention(const TensorView &q, const TensorView &k, const Tens
   if (options.tile.kvSplits > 1 && plan.batch * options.tile.kvSplits > kMaxBatchOrHeads)
     fail("batch x tile.kvSplits must be at most " + std::to_string(kMaxBatchOrHeads) + " (grid limit), got " +
          std::to_string(plan.batch) + " x " + std::to_string(options.tile.kvSplits));
-  // The combine kernel reads a row's parts at a stride of (query heads per KV head) x Sq x head_dim
-  // elements, a 32-bit view stride (a split decided by the shape has at most kSplitKvMaxQueries rows).
-  if (options.tile.kvSplits > 1 &&
-      plan.headsQ / plan.headsKV * plan.seqQ * plan.headDimV > std::numeric_limits<int32_t>::max())
-    fail("tile.kvSplits = " + std::to_string(options.tile.kvSplits) + " needs (heads_q / heads_kv) x Sq x head_dim " +
-         "below 2^31, got " + std::to_string(plan.headsQ / plan.headsKV) + " x " + std::to_string(plan.seqQ) + " x " +
-         std::to_string(plan.headDimV));
+  // The combine kernel reads a row's parts at a 32-bit stride of Sq x head_dim elements, or with
+  // packed GQA (at most kSplitKvMaxQueries queries: always below 2^31) G x Sq x head_dim.
+  if (options.tile.kvSplits > 1 && plan.seqQ * plan.headDimV > std::numeric_limits<int32_t>::max())
+    fail("tile.kvSplits = " + std::to_string(options.tile.kvSplits) + " needs Sq x head_dim below 2^31, got " +
+         std::to_string(plan.seqQ) + " x " + std::to_string(plan.headDimV));
   if (options.softcap < 0.f || !std::isfinite(options.softcap))
     fail("softcap must be a finite value >= 0");
   if (options.scale < 0.f || !std::isfinite(options.scale))

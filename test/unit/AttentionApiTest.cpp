@@ -285,14 +285,16 @@ TEST(AttentionApi, RejectsExtentsThatOverflow) {
   { Args a; a.q.shape = a.out.shape = {1, int64_t(1) << 40, int64_t(1) << 28, 128}; expectError(a, "q stride"); }
   // A pointer near the top of the address space.
   { Args a; a.q.data = ~uint64_t(0) - 4096 + 1; expectError(a, "q at device address"); }
-  // Forced key parts of 2^24 queries: the combine's stride between a row's parts, 4 x 2^24 x 128
-  // elements, would pass 2^31 (the same call without parts plans).
+  // Forced key parts of 2^24 queries: the combine's stride between a row's parts, 2^24 x 128
+  // elements, would pass 2^31 (the same call without parts plans, and with 2^24 - 1 queries too).
   {
     Args a;
     a.q.shape = a.out.shape = {2, 8, int64_t(1) << 24, 128};
     EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
     a.options.tile.kvSplits = 4;
-    expectError(a, "tile.kvSplits = 4 needs (heads_q / heads_kv) x Sq x head_dim below 2^31, got 4 x 16777216 x 128");
+    expectError(a, "tile.kvSplits = 4 needs Sq x head_dim below 2^31, got 16777216 x 128");
+    a.q.shape[2] = a.out.shape[2] = (int64_t(1) << 24) - 1;
+    EXPECT_NO_THROW(flare::planAttention(a.q, a.k, a.v, a.out, a.options));
   }
 }
 
