@@ -215,14 +215,57 @@ class Flare:
 
 def time_rounds(kind, calls, args, d, causal, s, samples):
     """--rounds rounds of --iters calls of each of `calls` (name -> call) in turn; every call's time goes to
-    `samples` under (kind, name, d, causal, s). Returns name -> the median ms."""
-    times = {name: [] for name in calls}
-    for r in range(args.rounds):
+    `samples` under (kind, name, d, causal, s). Returns name -> the median ms. With --cuda-graphs each
+    method's --iters calls are captured once into a CUDA graph and a round replays it (time_graph); a
+    method whose calls do not capture is left out with a printed note."""
+    if args.cuda_graphs:
+        graphs = {}
         for name, call in calls.items():
-            t = time_calls(call, args.iters)
+            try:
+                graphs[name] = capture_calls(call, args.iters)
+            except Exception as e:  # noqa: BLE001
+                print(f"{kind} {name}: not timed, its calls do not capture into a CUDA graph: "
+                      f"{unavailable(e)}", flush=True)
+        timers = {name: (lambda g=g: time_graph(g, args.iters)) for name, g in graphs.items()}
+    else:
+        timers = {name: (lambda call=call: time_calls(call, args.iters)) for name, call in calls.items()}
+    times = {name: [] for name in timers}
+    for r in range(args.rounds):
+        for name, timer in timers.items():
+            t = timer()
             times[name] += t
             samples.extend((kind, name, d, causal, s, r, i, ms) for i, ms in enumerate(t))
     return {name: median(t) for name, t in times.items() if t}
+
+
+def capture_calls(fn, iters):
+    """`iters` calls of `fn` captured into one CUDA graph on a side stream, after three warm calls on that
+    stream (a method's per-stream state, such as Flare's workspace, is made there before capturing)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for _ in range(iters):
+            fn()
+    torch.cuda.synchronize()
+    return graph
+
+
+def time_graph(graph, iters, replays=5):
+    """Device ms per call of a graph of `iters` calls: `replays` replays, each between two events. No host
+    work between the kernels: what is left is the kernels and the gaps the GPU needs between launches."""
+    torch.cuda.synchronize()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
+    for start, end in events:
+        start.record()
+        graph.replay()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) / iters for start, end in events]
 
 
 def time_calls(fn, iters):
@@ -1266,6 +1309,10 @@ def main():
     p.add_argument("--rounds", type=int, default=3, help="rounds in which every method of a shape is timed in turn")
     p.add_argument("--warmup-s", type=float, default=0.0,
                    help="seconds in which a shape's methods run in turn before its timed rounds")
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="in the decode, varlen, relpos and masked sweeps, capture each method's --iters calls into "
+                        "one CUDA graph and time its replays (ms per call = replay / iters): the host's time per "
+                        "call, which bounds short decoding calls, leaves the measure")
     p.add_argument("--samples-out", help="also write every timed call (method, shape, round, index, ms) to this CSV")
     p.add_argument("--configs", nargs="*", default=[], help="also time Flare at these BMxBNxWARPS[xOVERLAP[xPINGPONG[xPRODUCER[xPERSISTENT]]]] "
                    "tile configurations (0x0x0: the configured tile; OVERLAP, PINGPONG, PRODUCER and PERSISTENT "
