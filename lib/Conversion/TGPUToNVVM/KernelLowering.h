@@ -2,7 +2,8 @@
 //
 // Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
 // accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
-// the records it keeps are in LoweringPlans.h.
+// the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
+// rest of the lowering in MachineBuilder.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -10,6 +11,7 @@
 
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
+#include "MachineBuilder.h"
 #include "SharedAreas.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
@@ -44,11 +46,11 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering {
+class KernelLowering : MachineBuilder {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : func(func), module(module), b(func.getContext()), numWarps(tile::getNumWarps(func)),
+      : MachineBuilder(func.getContext()), func(func), module(module), numWarps(tile::getNumWarps(func)),
         maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
         tmaFallback(tmaFallback), gridDependencies(gridDependencies) {}
 
@@ -56,7 +58,6 @@ public:
 private:
   func::FuncOp func;
   gpu::GPUModuleOp module;
-  OpBuilder b;
   int numWarps;
   int64_t maxSharedBytes;
   bool wgmma; // some dot is marked #tgpu.mma<wgmma> (tgpu-accelerate-dot): the wgmma machinery is built
@@ -64,30 +65,15 @@ private:
   bool tmaEnabled;      // the target has TMA and `tma`: views the host can describe are copied by TMA
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
   bool gridDependencies; // the target has griddepcontrol: tile.wait_prior_grids and allow_dependent_launch lower
-  Location loc = UnknownLoc::get(b.getContext());
 
-  Value threadId, laneId, warpId;                         // i32
   Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
   bool uniformWarpgroup = true; // #tile.schedule<uniform_warpgroup = ...>
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
-  Value smemBase;                                         // !llvm.ptr<3>
   SharedAreas areas; // the kernel's shared memory: scratch, operands, rings, ... (SharedAreas.h)
   IRMapping scalars;                                      // scalar values: source -> lowered
   DenseMap<Value, SmallVector<Value>> regs;               // tiles: source -> one value per register
   DenseMap<Value, ViewInfo> views;
   DenseMap<Attribute, SmallVector<Value>> threadCoords;   // per layout: T_d for each dimension
-
-  // --- small builders -----------------------------------------------------------------------------
-  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
-  Value i64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
-  /// !v for an i1 `v`.
-  Value notI1(Value v) { return arith::XOrIOp::create(b, loc, v, arith::ConstantIntOp::create(b, loc, 1, 1)); }
-  /// (v & mask) == 0 for an integer `v` of any width: alignment checks of addresses, strides, offsets.
-  Value lowBitsClear(Value v, int64_t mask) {
-    Value m = arith::ConstantIntOp::create(b, loc, v.getType(), mask);
-    Value zero = arith::ConstantIntOp::create(b, loc, v.getType(), 0);
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, v, m), zero);
-  }
 
   LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
 
@@ -107,70 +93,6 @@ private:
     return c;
   }
 
-  /// Row-major index of a coordinate (i32).
-  Value linearIndex(ArrayRef<Value> coord, ArrayRef<int64_t> shape) {
-    Value idx = i32(0);
-    for (size_t d = 0; d < coord.size(); ++d)
-      idx = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, idx, i32(shape[d])), coord[d]);
-    return idx;
-  }
-
-  /// Points the builder at the end of `loop`'s body, without the yield scf.for's builder put there.
-  void enterLoopBody(scf::ForOp loop) {
-    Block *body = loop.getBody();
-    if (!body->empty() && isa<scf::YieldOp>(body->back()))
-      body->back().erase();
-    b.setInsertionPointToEnd(body);
-  }
-
-  /// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (wgmma).
-  void fenceAsyncProxy() {
-    FenceAsyncSharedOp::create(b, loc);
-  }
-  /// This thread announces `bytes` more of asynchronous copies (TMA) that complete `barrier`'s phase.
-  void expectTx(Value barrier, Value bytes) {
-    MBarrierArriveExpectTxOp::create(b, loc, barrier, bytes);
-  }
-  /// The builder's insertion block is `block` or nested in it (what was emitted into `block` before
-  /// dominates the insertion point).
-  bool insertingWithin(Block *block) {
-    for (Block *at = b.getInsertionBlock(); at; at = at->getParentOp() ? at->getParentOp()->getBlock() : nullptr)
-      if (at == block)
-        return true;
-    return false;
-  }
-  /// threadId == 0 (i1): the thread that issues a CTA's (or the producer's) one-thread work.
-  Value isThreadZero() { return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId, i32(0)); }
-  /// `if (cond) { body } [else { elseBody }]` with no results; returns the scf.if.
-  scf::IfOp ifThen(Value cond, const std::function<void()> &body, const std::function<void()> &elseBody = {}) {
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/static_cast<bool>(elseBody));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-    if (elseBody) {
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      elseBody();
-    }
-    return ifOp;
-  }
-
-  /// Lane 0 of each warp (where `cond` holds, when given) arrives on the mbarrier `barrier`.
-  void arriveFromLane0(Value barrier, Value cond = Value()) {
-    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneId, i32(0));
-    ifThen(cond ? arith::AndIOp::create(b, loc, cond, lane0).getResult() : lane0,
-           [&] { MBarrierArriveOp::create(b, loc, barrier); });
-  }
-  /// The MMA turn of two warpgroups (ping-pong, named barrier 1): warpgroup 1 gives warpgroup 0 the
-  /// first turn, and warpgroup 0 takes back the last one warpgroup 1 left open.
-  scf::IfOp giveFirstTurn() {
-    Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, warpId, i32(4));
-    return ifThen(isSecond, [&] { NamedBarrierArriveOp::create(b, loc, i32(1), i32(2 * 128)); });
-  }
-  scf::IfOp takeTurnBack() {
-    Value isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warpId, i32(4));
-    return ifThen(isFirst, [&] { NamedBarrierSyncOp::create(b, loc, i32(1), i32(2 * 128)); });
-  }
-
   /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
   /// kConsumerBarrier over the other warps (the producer never reaches it).
   Value barrier() {
@@ -182,14 +104,6 @@ private:
     return Value();
   }
   int barriersEmitted = 0; // CTA-wide barriers so far (a streamed loop's ping-pong needs none in its body)
-
-  Value smemAddress(Value index, Type elemType, Value byteOffset = Value()) {
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    Value base = smemBase;
-    if (byteOffset)
-      base = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), smemBase, ValueRange{byteOffset});
-    return LLVM::GEPOp::create(b, loc, ptrType, elemType, base, ValueRange{index});
-  }
 
   // Dot operands that need shared memory stay there until the dot loads each fragment just before
   // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live in the
@@ -384,40 +298,6 @@ private:
   /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
   /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
   Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
-
-  Value ringBarrier(const BarrierRing &ring, Value stage, bool empty) {
-    Value r = RingOp::create(b, loc, RingType::get(b.getContext(), ring.stages), smemBase, ring.at);
-    return RingBarrierOp::create(b, loc, MBarrierType::get(b.getContext()), r, stage, empty);
-  }
-  /// Waits for the use-th completion of a barrier of `ring` (the phase parity of use / stages).
-  void waitForUse(const BarrierRing &ring, Value barrier, Value use) {
-    RingWaitOp::create(b, loc, barrier, use, ring.stages);
-  }
-  /// Waits until the readers of ring index `use` (when it is >= 0) released `stage` on its `empty`
-  /// barrier: the stage may be refilled.
-  void waitReleased(const BarrierRing &ring, Value stage, Value use) {
-    ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, use, i32(0)),
-           [&] { waitForUse(ring, ringBarrier(ring, stage, true), use); });
-  }
-  /// Initialises every stage's `full` barrier (expecting `fullCount`) and `empty` barrier (expecting
-  /// `emptyCount` warps); with `fence`, visible to the async proxy (TMA) that completes them.
-  void initRingBarriers(const BarrierRing &ring, Value fullCount, int emptyCount, bool fence, int fromStage = 0) {
-    for (int s = fromStage; s < ring.stages; ++s)
-      initStageBarriers(ring, i32(s), fullCount, emptyCount);
-    if (fence)
-      fenceAsyncProxy();
-  }
-  /// The `full` and `empty` barriers of one stage (see initRingBarriers).
-  void initStageBarriers(const BarrierRing &ring, Value stage, Value fullCount, int emptyCount) {
-    MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, false), fullCount);
-    MBarrierInitOp::create(b, loc, ringBarrier(ring, stage, true), i32(emptyCount));
-  }
-  /// Iterations of a loop over [lb, ub) by `step` (0 when ub <= lb).
-  Value tripCount(Value lb, Value ub, Value step) {
-    Value span = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), i32(0));
-    return arith::DivSIOp::create(b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, i32(1))),
-                                  step);
-  }
 
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
