@@ -264,19 +264,9 @@ TEST_F(AttentionBackward, ATrainingStepReplaysFromACudaGraph) {
     };
     step();
     ASSERT_EQ(drv.streamSynchronize(stream), 0);
-    ASSERT_EQ(drv.beginCapture(stream, /*CU_STREAM_CAPTURE_MODE_GLOBAL*/ 0), 0);
-    try {
-      step();
-    } catch (const flare::Error &e) {
-      void *broken = nullptr;
-      drv.endCapture(stream, &broken);
-      if (broken)
-        drv.graphDestroy(broken);
-      FAIL() << "a warm training step failed under stream capture: " << e.what();
-    }
-    void *graph = nullptr, *exec = nullptr;
-    ASSERT_EQ(drv.endCapture(stream, &graph), 0);
-    ASSERT_EQ(drv.instantiate(&exec, graph, 0), 0);
+    GraphDriver::Graph graph;
+    const std::string failed = drv.capture(stream, step, graph);
+    ASSERT_TRUE(failed.empty()) << "a training step: " << failed;
     AttentionBackwardPlan plan =
         planAttentionBackward(view(bq, s.hq, s.sq), view(bk, s.hkv, s.skv), view(bv, s.hkv, s.skv),
                               view(out, s.hq, s.sq), view(bdo, s.hq, s.sq), opt.lse, view(dq, s.hq, s.sq),
@@ -290,7 +280,7 @@ TEST_F(AttentionBackward, ATrainingStepReplaysFromACudaGraph) {
       for (rt::DeviceBuffer *b : {&out, &lse, &dq, &dk, &dv})
         b->fillBytes(kPoisonByte);
       ctx->synchronize();
-      ASSERT_EQ(drv.launch(exec, stream), 0);
+      ASSERT_EQ(drv.launch(graph.exec, stream), 0);
       ASSERT_EQ(drv.streamSynchronize(stream), 0);
       std::printf("[ graph ] forward and backward, D = %d, replay %d\n", d, replay);
       reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, q.exact.data(), k.exact.data(), v.exact.data(),
@@ -300,8 +290,6 @@ TEST_F(AttentionBackward, ATrainingStepReplaysFromACudaGraph) {
       expectGradient(dk.toHost<uint16_t>(kn), ref.dk, "dK");
       expectGradient(dv.toHost<uint16_t>(kn), ref.dv, "dV");
     }
-    drv.execDestroy(exec);
-    drv.graphDestroy(graph);
     if (HasFailure())
       break;
   }

@@ -969,19 +969,9 @@ TEST_F(AttentionApi, WarmCallsReplayFromACudaGraph) {
     // The warm-up call compiles and sizes the stream's workspaces; the captured one must do neither.
     flare::attention(*cache, q, k, v, out, opt, stream);
     ASSERT_EQ(drv.streamSynchronize(stream), 0);
-    ASSERT_EQ(drv.beginCapture(stream, /*CU_STREAM_CAPTURE_MODE_GLOBAL*/ 0), 0);
-    try {
-      flare::attention(*cache, q, k, v, out, opt, stream);
-    } catch (const flare::Error &e) {
-      void *broken = nullptr;
-      drv.endCapture(stream, &broken);
-      if (broken)
-        drv.graphDestroy(broken);
-      FAIL() << "a warm call failed under stream capture: " << e.what();
-    }
-    void *graph = nullptr, *exec = nullptr;
-    ASSERT_EQ(drv.endCapture(stream, &graph), 0);
-    ASSERT_EQ(drv.instantiate(&exec, graph, 0), 0);
+    GraphDriver::Graph graph;
+    const std::string failed = drv.capture(stream, [&] { flare::attention(*cache, q, k, v, out, opt, stream); }, graph);
+    ASSERT_TRUE(failed.empty()) << failed;
     AttentionPlan plan = planAttention(q, k, v, out, opt);
     for (int replay = 0; replay < 2; ++replay) {
       in = randomInputs(s, d, rng);
@@ -991,7 +981,7 @@ TEST_F(AttentionApi, WarmCallsReplayFromACudaGraph) {
       dout.fillBytes(kPoisonByte);
       dlse.fillBytes(kPoisonByte);
       ctx->synchronize();
-      ASSERT_EQ(drv.launch(exec, stream), 0);
+      ASSERT_EQ(drv.launch(graph.exec, stream), 0);
       ASSERT_EQ(drv.streamSynchronize(stream), 0);
       std::printf("[ graph ] %s, replay %d: %s\n", c.what, replay, describe(s).c_str());
       reference::AttentionProblem p{s.b, s.hq, s.hkv, s.sq, s.skv, d, in.qf.data(), in.kf.data(), in.vf.data(),
@@ -1001,8 +991,6 @@ TEST_F(AttentionApi, WarmCallsReplayFromACudaGraph) {
       if (HasFatalFailure())
         break;
     }
-    drv.execDestroy(exec);
-    drv.graphDestroy(graph);
     if (HasFatalFailure())
       break;
   }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -182,6 +183,43 @@ struct GraphDriver {
     get(launch, "cuGraphLaunch");
     get(execDestroy, "cuGraphExecDestroy");
     get(graphDestroy, "cuGraphDestroy");
+  }
+
+  /// An instantiated graph, destroyed with its executable.
+  struct Graph {
+    GraphDriver *drv = nullptr;
+    void *graph = nullptr, *exec = nullptr;
+    Graph() = default;
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+    ~Graph() {
+      if (exec)
+        drv->execDestroy(exec);
+      if (graph)
+        drv->graphDestroy(graph);
+    }
+  };
+  /// Captures what `calls` enqueue on `stream` in the driver's global capture mode (an allocation or
+  /// a synchronisation while capturing fails the capture) and instantiates it into `out`. Returns
+  /// what failed (a flare::Error of the calls, or a driver call's result), empty on success.
+  std::string capture(void *stream, const std::function<void()> &calls, Graph &out) {
+    out.drv = this;
+    if (int rc = beginCapture(stream, /*CU_STREAM_CAPTURE_MODE_GLOBAL*/ 0))
+      return "cuStreamBeginCapture failed: " + std::to_string(rc);
+    try {
+      calls();
+    } catch (const flare::Error &e) {
+      void *broken = nullptr;
+      endCapture(stream, &broken);
+      if (broken)
+        graphDestroy(broken);
+      return std::string("a warm call failed under stream capture: ") + e.what();
+    }
+    if (int rc = endCapture(stream, &out.graph))
+      return "cuStreamEndCapture failed: " + std::to_string(rc);
+    if (int rc = instantiate(&out.exec, out.graph, 0))
+      return "cuGraphInstantiateWithFlags failed: " + std::to_string(rc);
+    return {};
   }
 };
 
