@@ -153,6 +153,26 @@ int64_t kvPartsByShape(const AttentionPlan &plan, int64_t residentCtas, int64_t 
   return std::max<int64_t>(1, std::min({residentCtas / std::max<int64_t>(instances, 1), byKeys, kMaxKvSplits,
                                         kMaxBatchOrHeads / plan.batch}));
 }
+
+/// Decoding from a contiguous cache at head dim 128 (where bench/NOTES.md d12 measured it, under CUDA
+/// graphs on an H100): a split launch whose parts hold at most kShortPartKeys keys (as many parts as
+/// one CTA per SM gives, or the call's) runs beside a producer warpgroup, which has a part's first
+/// blocks in flight while the consumers set up (batch 1-8, 1k-8k keys: 1.02-1.19x; from 2k keys a
+/// part level to 4% slower without it); packed rows without a split take 64 rows and 128 keys a
+/// step on one warpgroup beside a producer instead of two warpgroups of 64 rows each (batch 16 and 64,
+/// 1k-32k keys: 1.00-1.05x).
+constexpr int64_t kShortPartKeys = 1024, kPackedDecodeKeys = 128;
+
+bool decodesFromContiguousCache(const AttentionPlan &plan) {
+  return plan.pageSize == 0 && attn::tileHeadDim(plan.headDim, plan.headDimV) == 128;
+}
+
+bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
+                     int64_t blockN, bool packed) {
+  const int64_t parts = tile.kvSplits > 1 ? tile.kvSplits
+                                          : kvPartsByShape(plan, multiprocessors, kSplitKvRows, blockN, packed);
+  return ceilDiv(plan.seqKV, parts) <= kShortPartKeys;
+}
 } // namespace
 
 detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const AttentionPlan &plan,
@@ -213,7 +233,9 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.blockM = tile.blockM ? tile.blockM : kSplitKvRows;
     request.blockN = splitBlockN;
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
-    request.producer = tile.producer ? sw(tile.producer) : 0;
+    const bool producer = decodesFromContiguousCache(plan) && !tile.numWarps &&
+                          shortSplitParts(plan, tile, predictedCtas, splitBlockN, packed);
+    request.producer = tile.producer ? sw(tile.producer) : producer ? 1 : 0;
   } else if (packed && smallPieces && !tile.blockM && !tile.blockN && !tile.numWarps) {
     // Packed rows over pages of 16 keys without a split (many sequences): 64 rows and 64 keys per step
     // on one consumer warpgroup beside a producer warpgroup, instead of 128 x 128 whose stages are 32
@@ -223,6 +245,12 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.numWarps = 4;
     request.producer = tile.producer ? sw(tile.producer) : 1;
     request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0; // one consumer warpgroup: no turns
+  } else if (packed && decodesFromContiguousCache(plan) && !tile.blockM && !tile.blockN && !tile.numWarps) {
+    request.blockM = kSplitKvRows;
+    request.blockN = kPackedDecodeKeys;
+    request.numWarps = 4;
+    request.producer = tile.producer ? sw(tile.producer) : 1;
+    request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0;
   }
   // Block lists for a mask the compiler cannot classify (launchConfig keeps them for masks of class
   // generic only, and not beside kv_lens, pages or packed sequences), unless the call's tile says
