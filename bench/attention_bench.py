@@ -525,16 +525,16 @@ def copy_bandwidth(iters=20):
 
 def decode_sweep(flare, args, rows, samples):
     """Decoding: one query per sequence (--decode-queries) against a KV cache of --decode-keys keys, GQA
-    --decode-heads (query heads : KV heads), head dim 128, batch --decode-batches. The measure is the
-    bandwidth of the K and V read: 2 x B x Hkv x Skv x D x 2 bytes per call, against the device's copy
-    bandwidth measured in the same run (method `device-copy`). Flare: flare_attention as a user calls it
+    --decode-heads (query heads : KV heads), head dims --decode-hdims (128), batch --decode-batches. The
+    measure is the bandwidth of the K and V read: 2 x B x Hkv x Skv x D x 2 bytes per call, against the
+    device's copy bandwidth measured in the same run (method `device-copy`). Flare: flare_attention as a user calls it
     (the keys split by the launch shape) and with the split off (`flare-nosplit`, kv_splits = 1); SDPA's
     backends with enable_gqa, and FlexAttention (compiled, enable_gqa). Each method's output is
     compared with cuDNN's (else the math backend's)."""
     copy = copy_bandwidth()
     print(f"decode device-copy: {copy / 1e12:.2f} TB/s", flush=True)
     hq, hkv = args.decode_heads
-    d, sq = 128, args.decode_queries
+    sq = args.decode_queries
     methods = {"flare": None, "flare-nosplit": 1}
     # Tuning: Flare at the --configs tile configurations (the split decided by the launch shape).
     for c in args.configs:
@@ -582,69 +582,70 @@ def decode_sweep(flare, args, rows, samples):
         kv, vv = kc.permute(0, 2, 1, 3), vc.permute(0, 2, 1, 3)
         return lambda: flare.attention(q, kv, vv, out, False, cfg, kv_lens=lens, page_table=table)
 
-    for b in args.decode_batches:
-        for s in args.decode_keys:
-            torch.manual_seed(b * 131 + s)
-            try:
-                q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
-                k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-            except torch.OutOfMemoryError:
-                print(f"decode B={b} S={s}: out of memory", flush=True)
-                continue
-            out = torch.empty_like(q)
-            kv_bytes = 2 * b * hkv * s * d * 2
-            ref = None
-            for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+    for d in args.decode_hdims:
+        for b in args.decode_batches:
+            for s in args.decode_keys:
+                torch.manual_seed(b * 131 + s)
                 try:
-                    with sdpa_kernel(backend):
-                        ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                    break
-                except Exception:  # noqa: BLE001
+                    q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
+                    k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+                except torch.OutOfMemoryError:
+                    print(f"decode B={b} S={s}: out of memory", flush=True)
                     continue
-            calls, notes = {}, {}
-            for name, how in methods.items():
-                try:
-                    if name.startswith("flare"):
-                        out.fill_(float("nan"))
-                        if isinstance(how, tuple) and how[0] == "paged":
-                            call = paged_call(q, k, v, out, *how[1:])
-                            if call is None:
-                                notes[name] = f"Skv not a multiple of {how[1]}"
-                                continue
+                out = torch.empty_like(q)
+                kv_bytes = 2 * b * hkv * s * d * 2
+                ref = None
+                for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+                    try:
+                        with sdpa_kernel(backend):
+                            ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                        break
+                    except Exception:  # noqa: BLE001
+                        continue
+                calls, notes = {}, {}
+                for name, how in methods.items():
+                    try:
+                        if name.startswith("flare"):
+                            out.fill_(float("nan"))
+                            if isinstance(how, tuple) and how[0] == "paged":
+                                call = paged_call(q, k, v, out, *how[1:])
+                                if call is None:
+                                    notes[name] = f"Skv not a multiple of {how[1]}"
+                                    continue
+                            else:
+                                cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
+                                call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg,
+                                                                                      kv_splits=splits)
+                            call()
+                            torch.cuda.synchronize()
+                            got = out
+                        elif how == "flex":
+                            call = lambda: flex(q, k, v)
+                            got = call()
                         else:
-                            cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
-                            call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg,
-                                                                                  kv_splits=splits)
-                        call()
-                        torch.cuda.synchronize()
-                        got = out
-                    elif how == "flex":
-                        call = lambda: flex(q, k, v)
-                        got = call()
-                    else:
-                        def call(backend=how):
-                            with sdpa_kernel(backend):
-                                return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                        got = call()
-                    notes[name] = (f"max |out - sdpa| {(got.float() - ref.float()).abs().max().item():.4f}"
-                                   if ref is not None else "")
-                    for _ in range(3):
-                        call()
-                    calls[name] = call
-                except Exception as e:  # noqa: BLE001
-                    notes[name] = unavailable(e)
-            medians = time_rounds("decode", calls, args, d, 0, s, samples)
-            for name in methods:
-                ms = medians.get(name, float("nan"))
-                tbps = kv_bytes / (ms * 1e-3) / 1e12
-                rows.append(dict(kind="decode", method=name, hdim=d, causal=0, seqlen=s, batch=b, heads=f"{hq}:{hkv}",
-                                 ms=f"{ms:.4f}", tflops="", tbps=f"{tbps:.3f}", peak_extra_mib="", note=notes.get(name, "")))
-                print(f"decode {name:15s} B={b:3d} Skv={s:7d} {hq}:{hkv}: {ms:8.4f} ms {tbps:6.2f} TB/s "
-                      f"{notes.get(name, '')}", flush=True)
-            del q, k, v, out, ref, calls
-            torch.cuda.empty_cache()
-        rows.append(dict(kind="decode", method="device-copy", hdim=d, causal=0, seqlen="", batch=b,
-                         heads=f"{hq}:{hkv}", ms="", tflops="", tbps=f"{copy / 1e12:.3f}", peak_extra_mib="", note=""))
+                            def call(backend=how):
+                                with sdpa_kernel(backend):
+                                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                            got = call()
+                        notes[name] = (f"max |out - sdpa| {(got.float() - ref.float()).abs().max().item():.4f}"
+                                       if ref is not None else "")
+                        for _ in range(3):
+                            call()
+                        calls[name] = call
+                    except Exception as e:  # noqa: BLE001
+                        notes[name] = unavailable(e)
+                medians = time_rounds("decode", calls, args, d, 0, s, samples)
+                for name in methods:
+                    ms = medians.get(name, float("nan"))
+                    tbps = kv_bytes / (ms * 1e-3) / 1e12
+                    rows.append(dict(kind="decode", method=name, hdim=d, causal=0, seqlen=s, batch=b, heads=f"{hq}:{hkv}",
+                                     ms=f"{ms:.4f}", tflops="", tbps=f"{tbps:.3f}", peak_extra_mib="", note=notes.get(name, "")))
+                    print(f"decode {name:15s} D={d:3d} B={b:3d} Skv={s:7d} {hq}:{hkv}: {ms:8.4f} ms {tbps:6.2f} TB/s "
+                          f"{notes.get(name, '')}", flush=True)
+                del q, k, v, out, ref, calls
+                torch.cuda.empty_cache()
+            rows.append(dict(kind="decode", method="device-copy", hdim=d, causal=0, seqlen="", batch=b,
+                             heads=f"{hq}:{hkv}", ms="", tflops="", tbps=f"{copy / 1e12:.3f}", peak_extra_mib="", note=""))
 
 
 def varlen_sweep(flare, args, rows, samples):
@@ -1325,6 +1326,7 @@ def main():
     p.add_argument("--decode-batches", type=int, nargs="+", default=[1, 8, 16, 64])
     p.add_argument("--decode-keys", type=int, nargs="+",
                    default=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
+    p.add_argument("--decode-hdims", type=int, nargs="+", default=[128], help="head dims of the decoding sweep")
     p.add_argument("--decode-heads", type=int, nargs=2, default=[32, 8], metavar=("HQ", "HKV"))
     p.add_argument("--decode-queries", type=int, default=1, help="queries per sequence in the decoding sweep")
     p.add_argument("--decode-splits", type=int, nargs="*", default=[],

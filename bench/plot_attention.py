@@ -261,7 +261,10 @@ def main(path, prefix):
                 for name, s, fl, peer, best, ratio, verdict in met:
                     table.write(f"| {name} | {s} | {fl:.1f} | {peer} {best:.1f} | {ratio:.2f}x | {verdict} |\n")
             table.write("\n")
+        # The decoding chart at head dim 128 (the sweep's default) where a run has several.
         decode = [r for r in rows if r["kind"] == "decode"]
+        if len({r["hdim"] for r in decode}) > 1:
+            decode = [r for r in decode if r["hdim"] == "128"]
         if decode:
             batches, methods, copy = decode_chart(decode, f"{prefix}-decode.svg", subtitle)
             written.append(f"{prefix}-decode.svg")
