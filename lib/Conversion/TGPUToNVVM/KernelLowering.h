@@ -3,7 +3,7 @@
 // Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
 // accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
-// rest of the lowering in MachineBuilder.h.
+// rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -11,8 +11,8 @@
 
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
-#include "MachineBuilder.h"
 #include "SharedAreas.h"
+#include "TensorCores.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -46,11 +46,11 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : MachineBuilder {
+class KernelLowering : TensorCoreBuilder {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : MachineBuilder(func.getContext()), func(func), module(module), numWarps(tile::getNumWarps(func)),
+      : TensorCoreBuilder(func.getContext()), func(func), module(module), numWarps(tile::getNumWarps(func)),
         maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
         tmaFallback(tmaFallback), gridDependencies(gridDependencies) {}
 
@@ -66,8 +66,6 @@ private:
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
   bool gridDependencies; // the target has griddepcontrol: tile.wait_prior_grids and allow_dependent_launch lower
 
-  Value warpgroup; // warpId / 4, warp-uniform to ptxas; made on first use (warpgroupId)
-  bool uniformWarpgroup = true; // #tile.schedule<uniform_warpgroup = ...>
   Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   SharedAreas areas; // the kernel's shared memory: scratch, operands, rings, ... (SharedAreas.h)
   IRMapping scalars;                                      // scalar values: source -> lowered
@@ -151,28 +149,6 @@ private:
   /// source registers straight into its shared-memory layout (no register shuffle at all).
   DenseMap<Value, Value> wgmmaSources;
   LogicalResult lowerDotWgmma(tile::DotOp op);
-  Value coreMatrixOffset(Value row, Value col, int64_t cols, bool transposed = false);
-  void emitWgmma(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                 SmallVectorImpl<Value> &c, ArrayRef<Value> aRegs = {}, int64_t kIssued = 0, int64_t nIssued = 0);
-  /// The MMAs of one wgmma dot on the accumulator struct, committed as a group but not waited for.
-  /// A (K-major) and B sit in shared memory as described by their SmemOperand (core matrices or
-  /// 128-byte swizzled panels); with `aRegs` (the A tile's registers in wgmma's fragment order), A
-  /// is read from registers instead. `kIssued` / `nIssued` (0: k / n): the MMAs cover the first
-  /// kIssued of K and the first nIssued columns only (tile.dot's k_extent / n_extent: the rest is
-  /// zero padding); `acc` then holds the first nIssued columns' registers (a prefix of the n's).
-  Value emitWgmmaAsync(const SmemOperand &a, const SmemOperand &bOp, int64_t m, int64_t n, int64_t k, Type elem,
-                       Value acc, ArrayRef<Value> aRegs = {}, int64_t kIssued = 0, int64_t nIssued = 0);
-  Value packAccumulator(ArrayRef<Value> c);
-  /// Two 16-bit values as vector<2 x T> (the low one first), for the 32-bit registers MMAs take.
-  Value packHalves(Value lo, Value hi);
-  /// `v` (the same in every lane of a converged warp) as lane 0's copy: ptxas then knows it is
-  /// warp-uniform and keeps what derives from it (wgmma descriptors, per-warpgroup shared
-  /// addresses) in uniform registers instead of moving it there before every use.
-  Value warpUniform(Value v);
-  /// The thread's warpgroup (warpId / 4), made once per set of thread values, right after warpId:
-  /// warp-uniform to ptxas unless the kernel says `#tile.schedule<uniform_warpgroup = false>`.
-  Value warpgroupId();
-  void unpackAccumulator(Value acc, SmallVectorImpl<Value> &c);
   /// Stores every register of `tile` (a tile of the source IR) to shared memory at
   /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
   /// `constantStep`, where given, names the register basis vectors (coordinate steps) that move

@@ -204,22 +204,6 @@ LogicalResult KernelLowering::lowerSplitState(Operation *op, ValueRange tiles, b
   return success();
 }
 
-Value KernelLowering::warpUniform(Value v) {
-  return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32(-1), v, i32(0), i32(kWarpSize - 1), NVVM::ShflKind::idx,
-                              UnitAttr());
-}
-
-Value KernelLowering::warpgroupId() {
-  if (!warpgroup) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointAfterValue(warpId);
-    warpgroup = arith::ShRUIOp::create(b, loc, warpId, i32(2));
-    if (uniformWarpgroup)
-      warpgroup = warpUniform(warpgroup);
-  }
-  return warpgroup;
-}
-
 void KernelLowering::rebindThreadValues() {
   kernelThread = {threadId, laneId, warpId, warpgroup, smemBase, prologueAnchor};
   // LLVM would hoist everything the body derives from the thread id and the shared buffer's address
