@@ -3,7 +3,8 @@
 // Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
 // accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
-// rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h.
+// rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
+// values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -12,7 +13,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "TensorCores.h"
+#include "TileRegisters.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -46,17 +47,16 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : TensorCoreBuilder {
+class KernelLowering : TileRegisters {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : TensorCoreBuilder(func.getContext()), func(func), module(module), numWarps(tile::getNumWarps(func)),
+      : TileRegisters(func), module(module), numWarps(tile::getNumWarps(func)),
         maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
         tmaFallback(tmaFallback), gridDependencies(gridDependencies) {}
 
   LogicalResult run();
 private:
-  func::FuncOp func;
   gpu::GPUModuleOp module;
   int numWarps;
   int64_t maxSharedBytes;
@@ -66,30 +66,7 @@ private:
   bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
   bool gridDependencies; // the target has griddepcontrol: tile.wait_prior_grids and allow_dependent_launch lower
 
-  Operation *prologueAnchor = nullptr;                    // per-thread constants are computed before it
   SharedAreas areas; // the kernel's shared memory: scratch, operands, rings, ... (SharedAreas.h)
-  IRMapping scalars;                                      // scalar values: source -> lowered
-  DenseMap<Value, SmallVector<Value>> regs;               // tiles: source -> one value per register
-  DenseMap<Value, ViewInfo> views;
-  DenseMap<Attribute, SmallVector<Value>> threadCoords;   // per layout: T_d for each dimension
-
-  LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
-
-  /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32).
-  ArrayRef<Value> threadCoord(Attribute layoutAttr);
-
-  /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
-  SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
-    return regCoord(threadCoord(layoutAttr), layout, reg);
-  }
-  /// The same from given thread coordinates `t` (T_d, e.g. copies of threadCoord's).
-  SmallVector<Value> regCoord(ArrayRef<Value> t, const LinearLayout &layout, int reg) {
-    LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
-    SmallVector<Value> c;
-    for (int d = 0; d < layout.rank(); ++d)
-      c.push_back(r[d] ? arith::XOrIOp::create(b, loc, t[d], i32(r[d])).getResult() : t[d]);
-    return c;
-  }
 
   /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
   /// kConsumerBarrier over the other warps (the producer never reaches it).
@@ -489,17 +466,6 @@ private:
   LogicalResult emitProducer();
   /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
   void produceValue(Value v);
-  /// A scope that knows only the kernel's arguments.
-  ScalarScope freshScalarScope() {
-    ScalarScope scope;
-    for (BlockArgument arg : func.getArguments())
-      scope.scalars.map(arg, scalars.lookup(arg));
-    return scope;
-  }
-  void swapScalarScope(ScalarScope &scope) {
-    std::swap(scalars, scope.scalars);
-    std::swap(views, scope.views);
-  }
   /// Runs `body` with the top-level scalars and views of the instance this CTA runs at `turn` of its
   /// tile loop, lowered anew from the kernel's arguments and that instance's program ids; the current
   /// instance's scalars, program ids, split piece and location are restored afterwards.

@@ -1,0 +1,65 @@
+//===- TileRegisters.h - The source kernel's values as lowered -*- C++ -*-===//
+//
+// Private to convert-tgpu-to-nvvm. What the per-thread lowering of one tile kernel knows of the
+// values it has lowered so far: each scalar's lowered value, each tile's registers (one value per
+// register of its #tgpu.linear layout), each view's pointer, sizes and strides, and per layout the
+// coordinate this thread's lane and warp ids contribute, from which every register's coordinate
+// follows by one XOR per dimension. KernelLowering.h derives from it; a lowering step that reads or
+// makes tiles takes a TileRegisters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_TILEREGISTERS_H
+#define FLARE_LIB_CONVERSION_TGPUTONVVM_TILEREGISTERS_H
+
+#include "TensorCores.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace flare::tgpu::lowering {
+
+class TileRegisters : public TensorCoreBuilder {
+protected:
+  explicit TileRegisters(func::FuncOp func) : TensorCoreBuilder(func.getContext()), func(func) {}
+
+  func::FuncOp func;                                    // the tile kernel being lowered
+  Operation *prologueAnchor = nullptr;                  // per-thread constants are computed before it
+  IRMapping scalars;                                    // scalar values: source -> lowered
+  DenseMap<Value, SmallVector<Value>> regs;             // tiles: source -> one value per register
+  DenseMap<Value, ViewInfo> views;                      // views: source -> pointer, sizes, strides
+  DenseMap<Attribute, SmallVector<Value>> threadCoords; // per layout: T_d for each dimension
+
+  LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
+
+  /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32),
+  /// computed once per layout in the kernel's prologue (before prologueAnchor).
+  ArrayRef<Value> threadCoord(Attribute layoutAttr);
+
+  /// Coordinate (i32 per dimension) of register `reg` of a tile with the given layout.
+  SmallVector<Value> regCoord(Attribute layoutAttr, const LinearLayout &layout, int reg) {
+    return regCoord(threadCoord(layoutAttr), layout, reg);
+  }
+  /// The same from given thread coordinates `t` (T_d, e.g. copies of threadCoord's).
+  SmallVector<Value> regCoord(ArrayRef<Value> t, const LinearLayout &layout, int reg) {
+    LinearLayout::Coord r = layout.applyInput(LayoutInput::Reg, reg);
+    SmallVector<Value> c;
+    for (int d = 0; d < layout.rank(); ++d)
+      c.push_back(r[d] ? arith::XOrIOp::create(b, loc, t[d], i32(r[d])).getResult() : t[d]);
+    return c;
+  }
+
+  /// A scope that knows only the kernel's arguments.
+  ScalarScope freshScalarScope() {
+    ScalarScope scope;
+    for (BlockArgument arg : func.getArguments())
+      scope.scalars.map(arg, scalars.lookup(arg));
+    return scope;
+  }
+  void swapScalarScope(ScalarScope &scope) {
+    std::swap(scalars, scope.scalars);
+    std::swap(views, scope.views);
+  }
+};
+
+} // namespace flare::tgpu::lowering
+
+#endif // FLARE_LIB_CONVERSION_TGPUTONVVM_TILEREGISTERS_H
