@@ -126,30 +126,11 @@ private:
   /// source registers straight into its shared-memory layout (no register shuffle at all).
   DenseMap<Value, Value> wgmmaSources;
   LogicalResult lowerDotWgmma(tile::DotOp op);
-  /// Stores every register of `tile` (a tile of the source IR) to shared memory at
-  /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
-  /// `constantStep`, where given, names the register basis vectors (coordinate steps) that move
-  /// every address by a constant number of bytes (bits no other basis vector sets): registers that
-  /// differ only in those share one computed address plus an immediate offset, so that LLVM does not
-  /// keep an address per register (hoisted out of a loop, they cost a register each).
-  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim,
-                 const std::function<std::optional<int64_t>(const LinearLayout::Coord &)> &constantStep = nullptr);
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
 
   void needShared(int64_t bytes) { areas.scratch.grow(bytes, loc); }
 
-  /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
-  static Type scratchType(Type t) {
-    return t.getIntOrFloatBitWidth() < 32 && isa<IntegerType>(t) ? IntegerType::get(t.getContext(), 32) : t;
-  }
-  Value toScratch(Value v) {
-    Type st = scratchType(v.getType());
-    return st == v.getType() ? v : arith::ExtUIOp::create(b, loc, st, v).getResult();
-  }
-  Value fromScratch(Value v, Type t) {
-    return v.getType() == t ? v : arith::TruncIOp::create(b, loc, t, v).getResult();
-  }
 
   // --- the walk -----------------------------------------------------------------------------------
   LogicalResult lowerBlock(Block &block);
@@ -532,9 +513,6 @@ private:
   Value loadScalar(tile::ScalarLoadOp load, Value base, Value offset);
   /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
   SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
-  /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
-  /// else K-major) at byte offset `base`; returns whether B was stored N-major.
-  bool storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base);
   /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
   /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
   bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);

@@ -105,20 +105,6 @@ bool KernelLowering::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   return regs.count(aTile) && layoutOf(aTile) == LinearLayout::mmaOperandA(m, k, n, numWarps);
 }
 
-bool KernelLowering::storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base) {
-  if (!isB) {
-    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[0], c[1], k); }, /*vectorDim=*/1);
-    return false;
-  }
-  // B is stored N-major (n contiguous inside a core-matrix row, wgmma's transposed B) when its
-  // registers run along N, as after a row-major load; K-major otherwise (after a transpose, say).
-  const bool nMajor = contiguousRegsAlong(layoutOf(tile), 1, 8) > 1;
-  if (nMajor)
-    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k, /*transposed=*/true); }, 1);
-  else
-    storeTile(tile, base, [&](ArrayRef<Value> c) { return coreMatrixOffset(c[1], c[0], k); }, 0);
-  return nMajor;
-}
 
 /// wgmma.mma_async on shared-memory operands: A and B are stored there (see coreMatrixOffset) right
 /// before it unless they already are (streamed or loop-invariant operands, smemOperands); A is read

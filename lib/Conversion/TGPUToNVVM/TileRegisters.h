@@ -4,8 +4,9 @@
 // values it has lowered so far: each scalar's lowered value, each tile's registers (one value per
 // register of its #tgpu.linear layout), each view's pointer, sizes and strides, and per layout the
 // coordinate this thread's lane and warp ids contribute, from which every register's coordinate
-// follows by one XOR per dimension. KernelLowering.h derives from it; a lowering step that reads or
-// makes tiles takes a TileRegisters.
+// follows by one XOR per dimension; and how a tile's registers go to shared memory (as they are, as
+// a wgmma operand's core matrices, widened to scratch words). KernelLowering.h derives from it; a
+// lowering step that reads or makes tiles takes a TileRegisters.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_TILEREGISTERS_H
@@ -14,6 +15,8 @@
 #include "TensorCores.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <optional>
 
 namespace flare::tgpu::lowering {
 
@@ -45,6 +48,30 @@ protected:
     for (int d = 0; d < layout.rank(); ++d)
       c.push_back(r[d] ? arith::XOrIOp::create(b, loc, t[d], i32(r[d])).getResult() : t[d]);
     return c;
+  }
+
+  /// Stores every register of `tile` (a tile of the source IR) to shared memory at
+  /// base + offsetOf(coordinate), skipping registers that duplicate another of the same thread.
+  /// `constantStep`, where given, names the register basis vectors (coordinate steps) that move
+  /// every address by a constant number of bytes (bits no other basis vector sets): registers that
+  /// differ only in those share one computed address plus an immediate offset, so that LLVM does not
+  /// keep an address per register (hoisted out of a loop, they cost a register each).
+  void storeTile(Value tile, Value byteBase, const std::function<Value(ArrayRef<Value>)> &offsetOf, int vectorDim,
+                 const std::function<std::optional<int64_t>(const LinearLayout::Coord &)> &constantStep = nullptr);
+  /// Stores a register tile as a wgmma operand (A K-major; B N-major when its registers run along N,
+  /// else K-major) at byte offset `base`; returns whether B was stored N-major.
+  bool storeWgmmaOperand(Value tile, bool isB, int64_t k, Value base);
+
+  /// Shared-memory scratch holds 32-bit words at least (i1 and 16-bit values are widened on the way).
+  static Type scratchType(Type t) {
+    return t.getIntOrFloatBitWidth() < 32 && isa<IntegerType>(t) ? IntegerType::get(t.getContext(), 32) : t;
+  }
+  Value toScratch(Value v) {
+    Type st = scratchType(v.getType());
+    return st == v.getType() ? v : arith::ExtUIOp::create(b, loc, st, v).getResult();
+  }
+  Value fromScratch(Value v, Type t) {
+    return v.getType() == t ? v : arith::TruncIOp::create(b, loc, t, v).getResult();
   }
 
   /// A scope that knows only the kernel's arguments.
