@@ -9,11 +9,6 @@
 
 namespace flare::tgpu::lowering {
 
-Value KernelLowering::operandAreaPtr(int64_t bytes) {
-  return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), b.getI8Type(), smemBase,
-                             ValueRange{operandAreaOffset(bytes)});
-}
-
 void KernelLowering::inInstanceScope(Value turn, llvm::function_ref<void()> body) {
   inInstanceScope(instanceAt(turn), body);
 }

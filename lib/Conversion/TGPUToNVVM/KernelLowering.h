@@ -4,7 +4,9 @@
 // accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
-// values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h.
+// values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
+// the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, dot operands
+// that wait in shared memory in DotOperands.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -13,7 +15,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "TileRegisters.h"
+#include "DotOperands.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -47,90 +49,17 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : TileRegisters {
+class KernelLowering : DotOperands {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : TileRegisters(func), module(module), numWarps(tile::getNumWarps(func)),
-        maxSharedBytes(maxSharedBytes), wgmma(wgmma), pingPongEnabled(pingPong), tmaEnabled(tma),
-        tmaFallback(tmaFallback), gridDependencies(gridDependencies) {}
+      : DotOperands(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
   gpu::GPUModuleOp module;
-  int numWarps;
-  int64_t maxSharedBytes;
-  bool wgmma; // some dot is marked #tgpu.mma<wgmma> (tgpu-accelerate-dot): the wgmma machinery is built
-  bool pingPongEnabled; // two warpgroups take turns issuing the MMAs of a streamed loop
-  bool tmaEnabled;      // the target has TMA and `tma`: views the host can describe are copied by TMA
-  bool tmaFallback;     // with TMA: also the element-wise copies of launches whose maps do not encode
-  bool gridDependencies; // the target has griddepcontrol: tile.wait_prior_grids and allow_dependent_launch lower
 
-  SharedAreas areas; // the kernel's shared memory: scratch, operands, rings, ... (SharedAreas.h)
-
-  /// A barrier of the kernel's own warps: the whole CTA, or with a producer warpgroup named barrier
-  /// kConsumerBarrier over the other warps (the producer never reaches it).
-  Value barrier() {
-    ++barriersEmitted;
-    if (producerMode)
-      NamedBarrierSyncOp::create(b, loc, i32(kConsumerBarrier), i32(numWarps * kWarpSize));
-    else
-      gpu::BarrierOp::create(b, loc);
-    return Value();
-  }
-  int barriersEmitted = 0; // CTA-wide barriers so far (a streamed loop's ping-pong needs none in its body)
-
-  // Dot operands that need shared memory stay there until the dot loads each fragment just before
-  // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live in the
-  // operands area (areas.operands), at a per-tile offset: lazyCursor is the end of those in use.
-  DenseMap<Value, LazyTile> lazyTiles;
-  int64_t lazyCursor = 0;
-  void growLazy() { areas.operands.grow(lazyCursor, loc); }
-  int pendingLazy = 0;
-
-  bool isLazyDotOperand(ConvertLayoutOp conv) {
-    if (!conv->hasOneUse())
-      return false;
-    auto dot = dyn_cast<tile::DotOp>(*conv->getUsers().begin());
-    if (!dot || dot.getC() == conv.getResult())
-      return false;
-    // Same block, or (mma.sync only) a loop-invariant operand converted before the dot's loop.
-    if (dot->getBlock() != conv->getBlock() &&
-        (!isPersistentDotOperand(conv, dot) || runsOnWgmma(dot)))
-      return false;
-    return !layoutOf(conv.getResult()).registerPermutationFrom(layoutOf(conv.getSrc()));
-  }
-  /// A conversion whose every use is the A or B operand of a wgmma dot (in this block or a nested one).
-  bool feedsOnlyWgmma(ConvertLayoutOp conv) {
-    if (!wgmma || conv->use_empty())
-      return false;
-    return llvm::all_of(conv->getUses(), [&](OpOperand &use) {
-      auto dot = dyn_cast<tile::DotOp>(use.getOwner());
-      return dot && use.getOperandNumber() < 2 && runsOnWgmma(dot);
-    });
-  }
-  /// A conversion in an enclosing block of its dot: computed once, read on every iteration, so its
-  /// shared memory is never reused ("persistent" lazy tiles, in areas.persistentOperands).
-  static bool isPersistentDotOperand(ConvertLayoutOp conv, Operation *dot) {
-    return dot->getBlock() != conv->getBlock() && conv->getBlock()->findAncestorOpInBlock(*dot);
-  }
-  /// The TMA operands' mbarriers, 8 bytes each, have an area of their own after the persistent
-  /// operands (beside the 1024-byte aligned panels they would cost an alignment gap each).
-  /// The offset `bytes` into that area (i32), and the shared pointer to it.
-  Value operandAreaOffset(int64_t bytes) {
-    return arith::AddIOp::create(b, loc, areas.operandBarriers.base(), i32(bytes));
-  }
-  Value operandAreaPtr(int64_t bytes);
-  void lowerLazyConvert(ConvertLayoutOp conv);
-  /// Operands of wgmma dots that reach them through a conversion: the dot stores the conversion's
-  /// source registers straight into its shared-memory layout (no register shuffle at all).
-  DenseMap<Value, Value> wgmmaSources;
   LogicalResult lowerDotWgmma(tile::DotOp op);
-  Value lazyRegister(Value v, int reg);
-  Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
-
-  void needShared(int64_t bytes) { areas.scratch.grow(bytes, loc); }
-
 
   // --- the walk -----------------------------------------------------------------------------------
   LogicalResult lowerBlock(Block &block);
@@ -358,7 +287,6 @@ private:
   /// The consumers set up shared state of their own per instance (a ring they initialise, operands
   /// they store or copy, lazy dot operands): the instance's last barrier must stay.
   bool consumersSetUpState = false;
-  static constexpr int kWarpgroupBarrier = 5; // named barriers 5 and 6: one consumer warpgroup each
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
@@ -419,16 +347,11 @@ private:
     Operation *prologueAnchor = nullptr;
   } kernelThread; // the kernel-level values while the tile loop's are bound
 
-  // --- The producer warpgroup (ProducerWarpgroup.cpp) ---------------------------------------------
-  /// With `#tile.schedule<producer_warpgroup = true>`: warps numWarps .. numWarps + 3 branch off at the start of the
-  /// kernel and issue the copies of the streamed loops recorded in producerLoops (emitProducer, at
-  /// the end of the walk); the kernel's own warps only wait for and release the stages.
-  bool producerMode = false;
-  static constexpr int kConsumerBarrier = 3; // named barrier of the consumers (1 and 2: ping-pong)
+  // --- The producer warpgroup (ProducerWarpgroup.cpp; producerMode in KernelResources.h) ------------
+  // The copies of the streamed loops recorded in producerLoops, emitted at the end of the walk
+  // (emitProducer).
   Operation *producerExit = nullptr; // the producer region's tgpu.warp_exit: its copies go before it
   SmallVector<Operation *> producerOnlyOps; // the tgpu.warp_specialize, removed when unused
-  static constexpr int kRingReady = 4; // named barrier: the producer's ring barriers are initialised
-  static constexpr int kProducerBarrier = 7; // named barrier of the producer warpgroup's own threads
   SmallVector<ProducerLoop> producerLoops;
   /// computableFromProgramIds (Pipelining.h): the producer can compute `v` (a scalar or view of the
   /// kernel's top level) from the kernel's arguments and program ids alone (so `v` is also the same
