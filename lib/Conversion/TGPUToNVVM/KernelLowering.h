@@ -6,7 +6,7 @@
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
 // the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, dot operands
-// that wait in shared memory in DotOperands.h.
+// that wait in shared memory in DotOperands.h, tensor maps and TMA copies in TensorMapCopies.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -15,7 +15,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "DotOperands.h"
+#include "TensorMapCopies.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -49,11 +49,11 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : DotOperands {
+class KernelLowering : TensorMapCopies {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : DotOperands(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : TensorMapCopies(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -184,22 +184,7 @@ private:
   /// multiply in the first iteration) and whose accumulator is carried too.
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
 
-  // --- TMA (TensorMaps.cpp) ----------------------------------------------------------------------
-  /// tgpu::planTensorMap (flare/Dialect/TGPU/TensorMapPlan.h) where this lowering copies by TMA
-  /// (`tma` and a target that has it), else nothing.
-  std::optional<TensorMapPlan> planTensorMap(Value view, RankedTensorType block, bool sums = false);
-  std::optional<TensorMapPlan> planTensorMap(tile::LoadOp load);
-  /// The map of `plan` (one hidden parameter per view and box, shared by every loop that reads it)
-  /// and the coordinates of this program instance's view in it.
-  TensorMapRead tensorMapFor(const TensorMapPlan &plan);
-  /// i1: the runtime encoded every tensor map of this launch (else the kernel copies with cp.async).
-  Value tensorMapsUsable();
-  /// Copies the block of `read` at (row, col) into 128-byte swizzled panels at byte offset `dstBase`,
-  /// one TMA box per 64-column panel, completing `mbarrier`'s transaction count.
-  void copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier);
-  /// copyTileTma of a load's block at `offsets` (its row pieces' first rows, then the column): one
-  /// copy per piece into the rows of the panels that piece fills.
-  void copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier);
+  // --- TMA stores and operands (TensorMaps.cpp; the maps and copies in TensorMapCopies.h) ----------
   /// How the consumer warpgroups share a staged block (storePanelsByTma): all of it together, or each
   /// its own rows (64-row boxes) or its own panels.
   enum class StagingSplit { None, Rows, Panels };
@@ -214,8 +199,6 @@ private:
   /// `value`'s layout gives each of two warpgroups (8 warps) whole `panelCols`-wide column panels of
   /// its own, every row of them.
   bool panelsSplitByWarpgroup(Value value, int64_t panelCols);
-  gpu::GPUFuncOp kernelFunc;
-  HiddenParams params; // the parameters after the kernel's own: grid, split workspace, TMA flag, maps
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
