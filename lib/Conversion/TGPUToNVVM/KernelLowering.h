@@ -6,7 +6,8 @@
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
 // the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, dot operands
-// that wait in shared memory in DotOperands.h, tensor maps and TMA copies in TensorMapCopies.h.
+// that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
+// cp.async, element by element) and predicated loads in BlockCopies.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -15,7 +16,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "TensorMapCopies.h"
+#include "BlockCopies.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -49,11 +50,11 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : TensorMapCopies {
+class KernelLowering : BlockCopies {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : TensorMapCopies(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : BlockCopies(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -68,23 +69,6 @@ private:
   /// tile.gather (LowerGather.cpp): affine offsets get one address per thread and one load per
   /// distinct element; clamped ones marked bounds_crossing predicated loads; others one per register.
   LogicalResult lowerGather(tile::GatherOp op);
-  /// Coordinates offsets + coord of a view and their element offset; the bounds of every dimension
-  /// (`checkLast`) or of all but the last are and-ed into `inside`, starting from `initial`. With
-  /// `pieceRows` (tile.load's row_pieces), `offsets` holds each piece's first row and then the column,
-  /// and row coord[0] lies in piece coord[0] / pieceRows.
-  BlockElement blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord, Value initial,
-                            bool checkLast, int64_t pieceRows = 0);
-  /// The rows of one row piece of `load` (0 without row_pieces).
-  static int64_t pieceRowsOf(tile::LoadOp load) {
-    const int64_t pieces = load.getNumRowPieces();
-    return pieces > 1 ? load.getResult().getType().getDimSize(0) / pieces : 0;
-  }
-  /// `pred ? *(addr + byteOffset) : pad` as one predicated ld.global (no branch) for 16- and 32-bit
-  /// elements, the offset an immediate of the instruction.
-  Value predicatedLoad(Value addr, Value pred, Value pad, Type elem, int64_t byteOffset = 0);
-  /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
-  /// load, or `pad` in every lane when pred is false.
-  SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
   LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
   /// Every register of `value` to global memory at `offsets` of `view`, each under its bounds check.
   void storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd);
@@ -134,33 +118,6 @@ private:
   /// aligned): each iteration copies both blocks element by element in a rolled loop into swizzled
   /// panels, then runs the MMAs; slow, correct, and light on registers.
   SmallVector<Value> lowerRolledDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
-  /// Copies the block `load` reads at `offsets` into shared memory at byte offset `dstBase` in the
-  /// core-matrix layout of a wgmma operand whose K dimension is `k`: `innerIsK` when the load's last
-  /// dimension is the operand's K (K-major A or B), else its N (N-major B). One 16-byte cp.async per
-  /// 8 contiguous elements, zero-filled outside the view and when `valid` is false; when `aligned`
-  /// is given and false at run time, element loads and one 16-byte shared store per group instead.
-  /// The caller commits the group.
-  /// With `mbarrier`, the thread arrives on it once its copies have landed.
-  /// With `swizzled`, the block lands in the 128-byte swizzled layout instead (flare::swizzledOffset:
-  /// panels of 64 columns, rows of 128 bytes, chunk c of row r at c ^ (r % 8); what a TMA box with
-  /// 128-byte swizzle writes), for either major-ness, and the chunks go to threads in row order: a
-  /// warp reads whole 128-byte lines of global memory and still writes all 32 banks.
-  void copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase, bool innerIsK, int64_t k,
-                     Value aligned = Value(), Value mbarrier = Value(), bool swizzled = false);
-  /// Byte offset of 16-byte chunk `chunk` of row `row` in 128-byte swizzled panels of `rows` rows:
-  /// panel chunk / 8, then the row, then position (chunk % 8) ^ (row % 8) (flare::swizzledOffset).
-  Value swizzledChunkOffset(Value row, Value chunk, int64_t rows);
-  /// The 8 elements from `src` on (columns col .. col + 7 of a view row) as one vector, each loaded
-  /// only when its column is inside the view and `rowsOk` (when given) holds, else zero.
-  Value loadChunkElementwise(const ViewInfo &view, Value src, Value col, Value rowsOk, Type elem);
-  /// Copies the block `load` reads at `offsets` (a 2-D block of 16-bit elements with rows of a multiple
-  /// of 64) into 128-byte swizzled panels at byte offset `dstBase`, element by element with bounds
-  /// checks, 16-byte chunks handed to threads in a rolled loop: the fallback of TMA copies for views
-  /// that are not 16-byte aligned, slow but light on registers. The caller publishes the stores.
-  void copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase);
-  /// True at run time when cp.async can copy `load`'s rows: 16-byte aligned base, row strides of
-  /// whole 16-byte units, a last-dimension offset (loop-invariant) that is a multiple of 8 elements.
-  Value cpAsyncAligned(tile::LoadOp load, bool checkLastOffset);
 
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
@@ -184,7 +141,7 @@ private:
   /// multiply in the first iteration) and whose accumulator is carried too.
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
 
-  // --- TMA stores and operands (TensorMaps.cpp; the maps and copies in TensorMapCopies.h) ----------
+  // --- TMA stores and operands (TensorMaps.cpp; the maps and copies in BlockCopies.h) --------------
   /// How the consumer warpgroups share a staged block (storePanelsByTma): all of it together, or each
   /// its own rows (64-row boxes) or its own panels.
   enum class StagingSplit { None, Rows, Panels };

@@ -5,7 +5,7 @@ namespace flare::tgpu::lowering {
 
 // Predicated global loads are single PTX instructions that LLVM has no intrinsic for; a branch around a
 // plain load would split the block and make every load wait where it is issued.
-Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type elem, int64_t byteOffset) {
+Value BlockCopies::predicatedLoad(Value addr, Value pred, Value pad, Type elem, int64_t byteOffset) {
   unsigned bits = elem.getIntOrFloatBitWidth();
   if (bits != 16 && bits != 32) {
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, pred, /*withElseRegion=*/true);
@@ -33,7 +33,7 @@ Value KernelLowering::predicatedLoad(Value addr, Value pred, Value pad, Type ele
   return LLVM::BitcastOp::create(b, loc, elem, loaded);
 }
 
-SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec) {
+SmallVector<Value> BlockCopies::predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec) {
   unsigned bits = elem.getIntOrFloatBitWidth();
   int words = static_cast<int>(vec * bits / 32);
   int perWord = 32 / static_cast<int>(bits);
@@ -78,7 +78,7 @@ SmallVector<Value> KernelLowering::predicatedVectorLoad(Value addr, Value pred, 
   return parts;
 }
 
-BlockElement KernelLowering::blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord,
+BlockElement BlockCopies::blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord,
                                           Value initial, bool checkLast, int64_t pieceRows) {
   BlockElement e;
   e.offset = i64(0);
@@ -224,7 +224,7 @@ void KernelLowering::storeDirect(Value value, const ViewInfo &view, ArrayRef<Val
 }
 
 
-Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
+Value BlockCopies::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
   ViewInfo &view = views[load.getView()];
   Value ok = lowBitsClear(LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), view.base), 15);
   for (size_t d = 0; d + 1 < view.strides.size(); ++d)
@@ -234,7 +234,7 @@ Value KernelLowering::cpAsyncAligned(tile::LoadOp load, bool checkLastOffset) {
   return ok;
 }
 
-Value KernelLowering::swizzledChunkOffset(Value row, Value chunk, int64_t rows) {
+Value BlockCopies::swizzledChunkOffset(Value row, Value chunk, int64_t rows) {
   Value panel = arith::DivUIOp::create(b, loc, chunk, i32(8));
   Value position = arith::XOrIOp::create(b, loc, arith::AndIOp::create(b, loc, chunk, i32(7)),
                                          arith::AndIOp::create(b, loc, row, i32(7)));
@@ -243,7 +243,7 @@ Value KernelLowering::swizzledChunkOffset(Value row, Value chunk, int64_t rows) 
   return arith::AddIOp::create(b, loc, within, arith::MulIOp::create(b, loc, position, i32(16)));
 }
 
-Value KernelLowering::loadChunkElementwise(const ViewInfo &view, Value src, Value col, Value rowsOk, Type elem) {
+Value BlockCopies::loadChunkElementwise(const ViewInfo &view, Value src, Value col, Value rowsOk, Type elem) {
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
   Value v = LLVM::UndefOp::create(b, loc, VectorType::get({8}, elem));
@@ -258,7 +258,7 @@ Value KernelLowering::loadChunkElementwise(const ViewInfo &view, Value src, Valu
   return v;
 }
 
-void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase,
+void BlockCopies::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, Value valid, Value dstBase,
                                    bool innerIsK, int64_t k, Value aligned, Value mbarrier, bool swizzled) {
   ViewInfo &view = views[load.getView()];
   Type elem = load.getResult().getType().getElementType();
@@ -350,7 +350,7 @@ void KernelLowering::copyTileAsync(tile::LoadOp load, ArrayRef<Value> offsets, V
   });
 }
 
-void KernelLowering::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase) {
+void BlockCopies::copyTileRolled(tile::LoadOp load, ArrayRef<Value> offsets, Value dstBase) {
   ViewInfo &view = views[load.getView()];
   Type elem = load.getResult().getType().getElementType();
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);

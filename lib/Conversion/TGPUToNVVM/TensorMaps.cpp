@@ -43,11 +43,11 @@
 
 namespace flare::tgpu::lowering {
 
-std::optional<TensorMapPlan> TensorMapCopies::planTensorMap(Value viewValue, RankedTensorType type, bool sums) {
+std::optional<TensorMapPlan> BlockCopies::planTensorMap(Value viewValue, RankedTensorType type, bool sums) {
   return tmaEnabled ? tgpu::planTensorMap(viewValue, type, func, sums) : std::nullopt;
 }
 
-Value TensorMapCopies::tensorMapsUsable() {
+Value BlockCopies::tensorMapsUsable() {
   Value flag = params.tmaFlag(tmaFallback);
   if (!flag) // reported by run(); the kernel is not emitted
     return arith::ConstantIntOp::create(b, loc, 0, 1);
@@ -57,11 +57,11 @@ Value TensorMapCopies::tensorMapsUsable() {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, i32(0));
 }
 
-std::optional<TensorMapPlan> TensorMapCopies::planTensorMap(tile::LoadOp load) {
+std::optional<TensorMapPlan> BlockCopies::planTensorMap(tile::LoadOp load) {
   return tmaEnabled ? tgpu::planTensorMap(load, func) : std::nullopt;
 }
 
-TensorMapRead TensorMapCopies::tensorMapFor(const TensorMapPlan &plan) {
+TensorMapRead BlockCopies::tensorMapFor(const TensorMapPlan &plan) {
   RankedTensorType type = plan.block;
   TensorMapRead read;
   read.boxCols = tmaPanelCols(type);
@@ -108,7 +108,7 @@ TensorMapRead TensorMapCopies::tensorMapFor(const TensorMapPlan &plan) {
   return read;
 }
 
-void TensorMapCopies::copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier) {
+void BlockCopies::copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier) {
   assert(offsets.size() == static_cast<size_t>(read.pieces + 1) && "a row offset per piece, then the column");
   const int64_t pieceBytes = read.boxRows * read.boxCols * 2; // a piece's rows of one panel
   for (int64_t i = 0; i < read.pieces; ++i)
@@ -116,7 +116,7 @@ void TensorMapCopies::copyBlockTma(const TensorMapRead &read, ArrayRef<Value> of
                 mbarrier);
 }
 
-void TensorMapCopies::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
+void BlockCopies::copyTileTma(const TensorMapRead &read, Value row, Value col, Value dstBase, Value mbarrier) {
   MLIRContext *ctx = b.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3), clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
   const int64_t panelBytes = read.boxRows * read.pieces * read.boxCols * 2;
