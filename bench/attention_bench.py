@@ -590,7 +590,7 @@ def decode_sweep(flare, args, rows, samples):
                     q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.bfloat16)
                     k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
                 except torch.OutOfMemoryError:
-                    print(f"decode B={b} S={s}: out of memory", flush=True)
+                    print(f"decode D={d} B={b} S={s}: out of memory", flush=True)
                     continue
                 out = torch.empty_like(q)
                 kv_bytes = 2 * b * hkv * s * d * 2

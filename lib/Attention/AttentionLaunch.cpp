@@ -236,21 +236,17 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     const bool producer = decodesFromContiguousCache(plan) && !tile.numWarps &&
                           shortSplitParts(plan, tile, predictedCtas, splitBlockN, packed);
     request.producer = tile.producer ? sw(tile.producer) : producer ? 1 : 0;
-  } else if (packed && smallPieces && !tile.blockM && !tile.blockN && !tile.numWarps) {
-    // Packed rows over pages of 16 keys without a split (many sequences): 64 rows and 64 keys per step
-    // on one consumer warpgroup beside a producer warpgroup, instead of 128 x 128 whose stages are 32
-    // TMA copies each (bench/NOTES.md d8: 1.08-1.12x at batch 64, head dim 128).
+  } else if (packed && (smallPieces || decodesFromContiguousCache(plan)) && !tile.blockM && !tile.blockN &&
+             !tile.numWarps) {
+    // Packed rows without a split (many sequences): 64 rows on one consumer warpgroup beside a
+    // producer warpgroup instead of 128 rows on two. Over pages of 16 keys 64 keys per step, instead
+    // of 128 x 128 whose stages are 32 TMA copies each (bench/NOTES.md d8: 1.08-1.12x at batch 64,
+    // head dim 128); from a contiguous cache 128 keys per step (kPackedDecodeKeys above).
     request.blockM = kSplitKvRows;
-    request.blockN = kSplitKvKeys;
+    request.blockN = smallPieces ? kSplitKvKeys : kPackedDecodeKeys;
     request.numWarps = 4;
     request.producer = tile.producer ? sw(tile.producer) : 1;
     request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0; // one consumer warpgroup: no turns
-  } else if (packed && decodesFromContiguousCache(plan) && !tile.blockM && !tile.blockN && !tile.numWarps) {
-    request.blockM = kSplitKvRows;
-    request.blockN = kPackedDecodeKeys;
-    request.numWarps = 4;
-    request.producer = tile.producer ? sw(tile.producer) : 1;
-    request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0;
   }
   // Block lists for a mask the compiler cannot classify (launchConfig keeps them for masks of class
   // generic only, and not beside kv_lens, pages or packed sequences), unless the call's tile says
