@@ -15,6 +15,10 @@ flare_attention_backward from the forward's out and LSE; SDPA and FlexAttention:
 their own forward's graph), FLOPs 2.5 x the forward's (five matmuls, one recomputing the scores); and
 `fwdbwd`, forward then backward (3.5 x). Before timing, Flare's output (poisoned first) is compared with
 cuDNN's, and every method's gradients with cuDNN's on the same dout (max |difference| in the note).
+With --score-mods, these kinds also run under each modifier (`softcap=C`: C tanh(s / C); `window=L`:
+keys at most L before the query, with the causal flag as given), rows of kind `KIND+MOD`: Flare (its
+C API options) and FlexAttention (score_mod / mask_mod) only, checked against FlexAttention's output
+and gradients; TFLOP/s count the kept elements.
 
 The decoding sweep (kind `decode`, its own shapes: one query per sequence, GQA 32:8, head dim 128,
 batch 1-64, 1k-128k keys) measures the bandwidth of the K and V read (`tbps`) beside the device's copy
@@ -164,16 +168,25 @@ class Flare:
                 opt.producer = switches[config[5]]
             if len(config) > 6:  # 2: persistent, the CTAs taking instances from a shared counter
                 opt.persistent = 2 if config[6] == 2 else switches[config[6]]
-        opt.window_left = opt.window_right = -1
+        self.apply_mod(opt)
         tensors = [flare_tensor(t) for t in (q, k, v, out)]
         self._check(self.lib.flare_attention(self.session, *[ctypes.byref(t) for t in tensors], ctypes.byref(opt),
                                              ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
         return out
 
+    # The modifier of the calls (a ScoreMod; speed_sweep sets it per sweep).
+    mod = None
+
+    def apply_mod(self, opt):
+        opt.window_left = opt.window_right = -1
+        if self.mod:
+            opt.softcap = self.mod.softcap
+            opt.window_left = self.mod.window
+
     def options(self, causal, lse=None):
         opt = FlareOptions()
         opt.causal = int(causal)
-        opt.window_left = opt.window_right = -1
+        self.apply_mod(opt)
         if lse is not None:
             opt.lse = flare_tensor(lse)
         return opt
@@ -293,7 +306,37 @@ def sdpa(backend):
     return run
 
 
-def flex_method():
+class ScoreMod:
+    """A modifier of the speed sweep (--score-mods): `none`, `softcap=C` or `window=L`."""
+
+    def __init__(self, text):
+        self.name, self.softcap, self.window = text, 0.0, -1
+        what, _, value = text.partition("=")
+        if what == "softcap" and float(value) > 0:
+            self.softcap = float(value)
+        elif what == "window" and int(value) >= 0:
+            self.window = int(value)
+        elif text != "none":
+            raise argparse.ArgumentTypeError(f"score mod '{text}': none, softcap=C (C > 0) or window=L (L >= 0)")
+
+    def __bool__(self):
+        return self.name != "none"
+
+    def kind(self, kind):
+        return f"{kind}+{self.name}" if self else kind
+
+    def pairs(self, s, causal):
+        """(query, key) pairs computed: the benchmark's S^2 (halved when causal) without a window, else
+        those the window keeps."""
+        if self.window < 0:
+            return s * s / (2 if causal else 1)
+        w = self.window
+        if causal:
+            return sum(min(q, w) + 1 for q in range(s))
+        return sum(s - max(0, q - w) for q in range(s))
+
+
+def flex_method(mod=None):
     try:
         from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     except ImportError:
@@ -302,18 +345,30 @@ def flex_method():
     torch._dynamo.config.cache_size_limit = 256
     compiled = torch.compile(flex_attention, dynamic=False)
     masks = {}
+    window = mod.window if mod else -1
+    cap = mod.softcap if mod else 0.0
 
     def causal_mask(b, h, q_idx, kv_idx):
         return q_idx >= kv_idx
 
+    def window_mask(b, h, q_idx, kv_idx):
+        return q_idx - kv_idx <= window
+
+    def causal_window_mask(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx <= window)
+
+    def softcap(score, b, h, q_idx, kv_idx):
+        return cap * torch.tanh(score / cap)
+
     def run(q, k, v, causal):
+        mask = (causal_window_mask if causal else window_mask) if window >= 0 else causal_mask if causal else None
         block_mask = None
-        if causal:
-            key = (q.shape[2], k.shape[2])
+        if mask:
+            key = (q.shape[2], k.shape[2], causal)
             if key not in masks:
-                masks[key] = create_block_mask(causal_mask, None, None, q.shape[2], k.shape[2])
+                masks[key] = create_block_mask(mask, None, None, q.shape[2], k.shape[2])
             block_mask = masks[key]
-        return compiled(q, k, v, block_mask=block_mask)
+        return compiled(q, k, v, block_mask=block_mask, score_mod=softcap if cap > 0 else None)
     return run
 
 
@@ -367,7 +422,7 @@ def max_diff(xs, ys):
     return max((x.float() - y.float()).abs().max().item() for x, y in zip(xs, ys))
 
 
-def forward_calls(flare, methods, q, k, v, out, causal, ref):
+def forward_calls(flare, methods, q, k, v, out, causal, ref, ref_name="sdpa"):
     """The forward calls of the methods (name -> SDPA/Flex function, or a Flare configuration), each
     warmed up; Flare's outputs are poisoned and compared with `ref` first. Returns (calls, notes)."""
     calls, notes = {}, {}
@@ -377,7 +432,8 @@ def forward_calls(flare, methods, q, k, v, out, causal, ref):
                 out.fill_(float("nan"))
                 flare.attention(q, k, v, out, causal, fn)
                 torch.cuda.synchronize()
-                notes[name] = f"max |out - sdpa| {(out.float() - ref.float()).abs().max().item():.4f}"
+                if ref is not None:
+                    notes[name] = f"max |out - {ref_name}| {(out.float() - ref.float()).abs().max().item():.4f}"
                 call = lambda cfg=fn: flare.attention(q, k, v, out, causal, cfg)
             else:
                 notes[name] = ""
@@ -390,21 +446,22 @@ def forward_calls(flare, methods, q, k, v, out, causal, ref):
     return calls, notes
 
 
-def backward_calls(flare, methods, q, k, v, out, causal, with_forward):
+def backward_calls(flare, methods, q, k, v, out, causal, with_forward, refs=None):
     """The backward calls (with_forward: forward and backward) of the methods. Flare: flare_attention with
     its LSE, then flare_attention_backward; the others: their forward under autograd, then
-    out.backward(dout). Every method's gradients are compared with cuDNN's (else the math backend's) on
-    the same dout; Flare's are poisoned first. Returns (calls, notes)."""
+    out.backward(dout). Every method's gradients are compared on the same dout with those of the first
+    of `refs` (forwards under autograd) that runs, by default cuDNN's, else the math backend's; Flare's
+    are poisoned first. Returns (calls, notes)."""
     dout = torch.randn_like(q)
     b, h, s, _ = q.shape
     lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
     ref = None
-    for backend in (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+    ref_name = "sdpa" if refs is None else "flex"
+    for fn in refs if refs is not None else [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.MATH)]:
         try:
-            with sdpa_kernel(backend):
-                F.scaled_dot_product_attention(*leaves, is_causal=causal).backward(dout)
+            fn(*leaves, causal).backward(dout)
             ref = [t.grad.clone() for t in leaves]
             break
         except Exception:  # no cuDNN for this shape: the math backend
@@ -436,7 +493,7 @@ def backward_calls(flare, methods, q, k, v, out, causal, with_forward):
                 call()
                 grads = [t.grad for t in leaves]
             torch.cuda.synchronize()
-            notes[name] = f"max |grad - sdpa| {max_diff(grads, ref):.4f}" if ref is not None else ""
+            notes[name] = f"max |grad - {ref_name}| {max_diff(grads, ref):.4f}" if ref is not None else ""
             for _ in range(2):
                 call()
             calls[name] = call
@@ -458,37 +515,60 @@ def speed_sweep(flare, args, rows, samples):
     if args.no_peers:
         for name in [m for m in methods if not m.startswith("flare")]:
             del methods[name]
-    flex = flex_method() if args.flex_hdims and not args.no_peers else None
+    for mod in args.score_mods:
+        flare.mod = mod
+        try:
+            # Under a modifier the SDPA backends drop out (none takes one) and FlexAttention, which
+            # takes it, is the reference.
+            mod_methods = {m: fn for m, fn in methods.items() if m.startswith("flare")} if mod else methods
+            flex = flex_method(mod) if args.flex_hdims and (mod or not args.no_peers) else None
+            speed_sweep_mod(flare, args, rows, samples, mod, mod_methods, flex)
+        finally:
+            flare.mod = None
+
+
+def speed_sweep_mod(flare, args, rows, samples, mod, methods, flex):
+    methods = dict(methods)
+    # What outputs and gradients are checked against: FlexAttention under a modifier (none if it is
+    # missing), else cuDNN, else the math backend.
+    refs = ([flex] if flex else []) if mod else [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.MATH)]
     for d in args.hdims:
-        if flex and d in args.flex_hdims:
+        if flex and d in args.flex_hdims and not (mod and args.no_peers):
             methods["flex"] = flex
         else:
             methods.pop("flex", None)
         for causal, s, b, h, q, k, v, out in shapes(args, d):
             for kind in [k for k in args.kinds if k in FLOP_FACTORS]:
                 if kind == "forward":
-                    try:
-                        ref = sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)
-                    except Exception:  # no cuDNN: check against the math backend
-                        ref = sdpa(SDPBackend.MATH)(q, k, v, causal)
-                    calls, notes = forward_calls(flare, methods, q, k, v, out, causal, ref)
+                    ref = None
+                    for fn in refs:
+                        try:  # no cuDNN: check against the math backend
+                            ref = fn(q, k, v, causal)
+                            break
+                        except Exception:
+                            pass
+                    calls, notes = forward_calls(flare, methods, q, k, v, out, causal, ref,
+                                                 "flex" if mod else "sdpa")
                     del ref
+                    kind_methods = methods
                 else:
                     # The backward of Flare's default configuration only (tile configurations and
                     # autotuning are forward options).
                     kind_methods = {m: fn for m, fn in methods.items() if m == "flare" or not m.startswith("flare")}
-                    calls, notes = backward_calls(flare, kind_methods, q, k, v, out, causal, kind == "fwdbwd")
-                time_methods(kind, calls, notes, methods if kind == "forward" else kind_methods, args, d, causal, s,
-                             b, h, rows, samples)
+                    calls, notes = backward_calls(flare, kind_methods, q, k, v, out, causal, kind == "fwdbwd",
+                                                  refs=refs if mod else None)
+                time_methods(kind, calls, notes, kind_methods, args, d, causal, s, b, h, rows, samples, mod)
                 del calls
             del q, k, v, out
 
 
-def time_methods(kind, calls, notes, methods, args, d, causal, s, b, h, rows, samples):
+def time_methods(kind, calls, notes, methods, args, d, causal, s, b, h, rows, samples, mod=None):
     """Times the warmed-up calls of one shape and kind: --rounds rounds in which each method runs --iters
     calls in turn, so that the methods share the GPU's clock and thermal state instead of one of them
-    meeting a hotter GPU; one row per method (NaN where it failed)."""
-    flops = FLOP_FACTORS[kind] * 4 * b * h * s * s * d / (2 if causal else 1)
+    meeting a hotter GPU; one row per method (NaN where it failed), of kind KIND+MOD under a modifier."""
+    pairs = mod.pairs(s, causal) if mod else s * s / (2 if causal else 1)
+    flops = FLOP_FACTORS[kind] * 4 * b * h * pairs * d
+    kind = mod.kind(kind) if mod else kind
     times = {name: [] for name in calls}
     sustain(calls, args.warmup_s)
     for r in range(args.rounds):
@@ -1323,6 +1403,9 @@ def main():
                         "these kinds; FLOPs 1, 2.5 and 3.5 times the forward's); and the decoding sweep (its own "
                         "shapes, bandwidth of the K and V read); the masked sweeps document and blocksparse "
                         "(their own shapes) only when named")
+    p.add_argument("--score-mods", type=ScoreMod, nargs="+", default=[ScoreMod("none")], metavar="MOD",
+                   help="modifiers of the forward / backward / fwdbwd rows: none, softcap=C, window=L (rows of "
+                        "kind KIND+MOD: Flare and FlexAttention only)")
     p.add_argument("--decode-batches", type=int, nargs="+", default=[1, 8, 16, 64])
     p.add_argument("--decode-keys", type=int, nargs="+",
                    default=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072])
