@@ -390,6 +390,14 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
     operand.waited = b.getInsertionBlock();
     return;
   }
+  // Read inside nested loops (K and V of the backward, read in each step of the GQA group loop's
+  // query loop): waited for once, before the outermost of those loops; the copy precedes it (a
+  // top-level load). b20 in bench/NOTES.md: the wait and its CTA barrier per group kept 2-12 more
+  // registers live in the dK/dV kernels at head dim 128, which spilled.
+  OpBuilder::InsertionGuard guard(b);
+  for (Operation *loop = b.getInsertionBlock()->getParentOp(); isa<scf::ForOp>(loop);
+       loop = loop->getParentOp())
+    b.setInsertionPoint(loop);
   // The CTA barrier makes thread 0's barrier initialisation (TMA) or every thread's stores (the
   // fallback) visible; then the TMA bytes are waited for (phase 0: the barrier completes once).
   barrier();
