@@ -18,7 +18,7 @@ cuDNN's, and every method's gradients with cuDNN's on the same dout (max |differ
 With --score-mods, these kinds also run under each modifier (`softcap=C`: C tanh(s / C); `window=L`:
 keys at most L before the query, with the causal flag as given), rows of kind `KIND+MOD`: Flare (its
 C API options) and FlexAttention (score_mod / mask_mod) only, checked against FlexAttention's output
-and gradients; TFLOP/s count the kept elements.
+and gradients (not with --no-peers); TFLOP/s count the kept elements.
 
 The decoding sweep (kind `decode`, its own shapes: one query per sequence, GQA 32:8, head dim 128,
 batch 1-64, 1k-128k keys) measures the bandwidth of the K and V read (`tbps`) beside the device's copy
@@ -521,7 +521,7 @@ def speed_sweep(flare, args, rows, samples):
             # Under a modifier the SDPA backends drop out (none takes one) and FlexAttention, which
             # takes it, is the reference.
             mod_methods = {m: fn for m, fn in methods.items() if m.startswith("flare")} if mod else methods
-            flex = flex_method(mod) if args.flex_hdims and (mod or not args.no_peers) else None
+            flex = flex_method(mod) if args.flex_hdims and not args.no_peers else None
             speed_sweep_mod(flare, args, rows, samples, mod, mod_methods, flex)
         finally:
             flare.mod = None
@@ -529,11 +529,12 @@ def speed_sweep(flare, args, rows, samples):
 
 def speed_sweep_mod(flare, args, rows, samples, mod, methods, flex):
     methods = dict(methods)
-    # What outputs and gradients are checked against: FlexAttention under a modifier (none if it is
-    # missing), else cuDNN, else the math backend.
+    # What outputs and gradients are checked against: FlexAttention under a modifier (nothing without
+    # it: --no-peers, an A/B of Flare builds whose kernels the GPU tests check), else cuDNN, else the
+    # math backend.
     refs = ([flex] if flex else []) if mod else [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.MATH)]
     for d in args.hdims:
-        if flex and d in args.flex_hdims and not (mod and args.no_peers):
+        if flex and d in args.flex_hdims:
             methods["flex"] = flex
         else:
             methods.pop("flex", None)
