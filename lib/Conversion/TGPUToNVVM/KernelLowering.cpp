@@ -1,8 +1,8 @@
 //===- KernelLowering.cpp - KernelLowering's shared helpers ---------------===//
 //
 // The larger helpers of KernelLowering.h that every part of the lowering uses: the operand area of
-// shared memory, the per-instance scope of a persistent kernel, the operand ring of streamed loops
-// and a load's offsets at a loop iteration.
+// shared memory, the per-instance scope of a persistent kernel and the operand ring of streamed
+// loops.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLowering.h"
@@ -27,13 +27,6 @@ void KernelLowering::inInstanceScope(const TileSchedule::Instance &other, llvm::
 
 BarrierRing KernelLowering::operandRing(int64_t barrierAt) {
   return {operandAreaOffset(barrierAt), 1};
-}
-
-SmallVector<Value> KernelLowering::loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
-  SmallVector<Value> offsets;
-  for (Value o : load.getOffsets())
-    offsets.push_back(scalarAt(o, op, iv, memo));
-  return offsets;
 }
 
 } // namespace flare::tgpu::lowering

@@ -7,7 +7,8 @@
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
 // the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, dot operands
 // that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
-// cp.async, element by element) and predicated loads in BlockCopies.h.
+// cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
+// matmul dots in DotPipelines.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -16,7 +17,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "BlockCopies.h"
+#include "DotPipelines.h"
 #include "TileSchedule.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
@@ -50,11 +51,11 @@ struct TileLoop {
   explicit operator bool() const { return op != nullptr; }
 };
 
-class KernelLowering : BlockCopies {
+class KernelLowering : DotPipelines {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : BlockCopies(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : DotPipelines(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -96,28 +97,6 @@ private:
                       SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerForGeneric(scf::ForOp op);
-  /// A loop marked #tgpu.pipeline<dot_loop> (tgpu::matchPipelinedDotLoop's `loads`): the operands
-  /// stream through a ring of shared-memory stages (TMA, or cp.async), so copies of the next steps
-  /// overlap the MMAs of this one.
-  LogicalResult lowerPipelinedDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
-  /// The K loop of a pipelined dot over [lb, ub) by step, carrying the accumulator as wgmma's struct
-  /// (its registers are never read while an MMA group is in flight): `body(iv, acc)` emits one
-  /// iteration and returns the new accumulator. Returns the loop's final accumulator struct.
-  Value accumulatorLoop(scf::ForOp op, Value lb, Value ub, Value step, const std::function<Value(Value, Value)> &body);
-  /// The MMAs of one stage of a pipelined dot, committed, not waited for: A (K-major) at byte offset
-  /// `base`, B (N-major) `aBytes` after it, both in swizzled panels or core matrices.
-  Value stageMmas(tile::DotOp dot, Value base, int64_t aBytes, bool swizzled, Value acc);
-  /// The cp.async pipeline: a ring of kPipelineStages slots with CTA barriers (or the loop unpipelined
-  /// when the operands are not 16-byte aligned at run time).
-  LogicalResult lowerCpAsyncDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
-  /// The TMA pipeline (both operands read through tensor maps): up to kTmaStages swizzled stages
-  /// guarded by full/empty mbarriers, thread 0 issuing the copies; returns the accumulator registers.
-  SmallVector<Value> lowerTmaDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads,
-                                     ArrayRef<TensorMapRead> reads);
-  /// The TMA pipeline's fallback for launches whose maps did not encode (operands that are not 16-byte
-  /// aligned): each iteration copies both blocks element by element in a rolled loop into swizzled
-  /// panels, then runs the MMAs; slow, correct, and light on registers.
-  SmallVector<Value> lowerRolledDotLoop(scf::ForOp op, std::array<tile::LoadOp, 2> loads);
 
   // --- Streamed and persistent wgmma operands (StreamedLoop.cpp) -----------------------------------
   /// Dot operands already in shared memory (streamed or stored before their loop): the dot reads them
@@ -369,13 +348,6 @@ private:
   /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
   /// enclosing block already did.
   void waitForTmaOperand(TmaOperand &operand);
-  /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
-  /// arith ops between them), for copies issued ahead of their iteration.
-  Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
-  /// tile.scalar_load's element `offset` of the lowered global pointer `base` (every thread reads it).
-  Value loadScalar(tile::ScalarLoadOp load, Value base, Value offset);
-  /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
-  SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
   /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
   /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
   bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
@@ -397,40 +369,6 @@ private:
   /// emitting nothing, when the op is not of that form.
   bool lowerSkippableMul(arith::MulFOp op);
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
-
-  SmallVector<Value> flatten(ValueRange values) {
-    SmallVector<Value> out;
-    for (Value v : values) {
-      if (isa<RankedTensorType>(v.getType()))
-        llvm::append_range(out, regs[v]);
-      else
-        out.push_back(scalars.lookup(v));
-    }
-    return out;
-  }
-  SmallVector<Type> flattenTypes(TypeRange types) {
-    SmallVector<Type> out;
-    for (Type t : types) {
-      if (auto tt = dyn_cast<RankedTensorType>(t))
-        out.append(getLayoutAttr(tt).getLayout().numRegs(), tt.getElementType());
-      else
-        out.push_back(t);
-    }
-    return out;
-  }
-  /// Binds `values` (source) to consecutive entries of `lowered`.
-  void unflatten(ValueRange values, ValueRange lowered) {
-    size_t pos = 0;
-    for (Value v : values) {
-      if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
-        int n = getLayoutAttr(tt).getLayout().numRegs();
-        regs[v] = SmallVector<Value>(lowered.begin() + pos, lowered.begin() + pos + n);
-        pos += n;
-      } else {
-        scalars.map(v, lowered[pos++]);
-      }
-    }
-  }
 };
 
 } // namespace flare::tgpu::lowering

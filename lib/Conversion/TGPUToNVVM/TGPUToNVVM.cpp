@@ -502,8 +502,11 @@ void KernelLowering::shuffleConvert(const LinearLayout::WarpShuffle &plan, Type 
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   // tgpu-pipeline-loops' marks: a K loop of one dot, or a loop whose marked loads stream.
-  if (pipelineOf(op) == PipelineKind::DotLoop)
-    return lowerPipelinedDotLoop(op, *matchPipelinedDotLoop(op)); // run() checked the mark
+  if (pipelineOf(op) == PipelineKind::DotLoop) {
+    consumersSetUpState = true; // its ring, set up by the kernel's own threads
+    return lowerPipelinedDotLoop(op, *matchPipelinedDotLoop(op), // run() checked the mark
+                                 [&](scf::ForOp loop) { return lowerForGeneric(loop); });
+  }
   SmallVector<Stream> streams = streamsOf(op);
   // A streamed loop issues its first copies ahead of the invariant operands' stores (Q's loads from
   // global memory and the first K/V copies are then in flight together).

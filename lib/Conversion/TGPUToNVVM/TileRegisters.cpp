@@ -123,4 +123,44 @@ bool TileRegisters::storeWgmmaOperand(Value tile, bool isB, int64_t k, Value bas
   return nMajor;
 }
 
+Value TileRegisters::scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
+  if (v == op.getInductionVar())
+    return iv;
+  if (op.isDefinedOutsideOfLoop(v))
+    return scalars.lookup(v);
+  if (Value known = memo.lookup(v))
+    return known;
+  Operation *def = v.getDefiningOp();
+  if (auto load = dyn_cast<tile::ScalarLoadOp>(def)) {
+    Value base = scalarAt(load.getBase(), op, iv, memo);
+    Value result = loadScalar(load, base, scalarAt(load.getOffset(), op, iv, memo));
+    memo[v] = result;
+    return result;
+  }
+  OperationState state(loc, def->getName());
+  for (Value operand : def->getOperands())
+    state.addOperands(scalarAt(operand, op, iv, memo));
+  state.addTypes(v.getType());
+  state.addAttributes(def->getAttrs());
+  Value result = b.create(state)->getResult(0);
+  memo[v] = result;
+  return result;
+}
+
+Value TileRegisters::loadScalar(tile::ScalarLoadOp load, Value base, Value offset) {
+  if (offset.getType().isInteger(32))
+    offset = arith::ExtSIOp::create(b, loc, b.getI64Type(), offset);
+  Type elem = load.getResult().getType();
+  Value addr = LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), elem, base,
+                                   ValueRange{offset});
+  return LLVM::LoadOp::create(b, loc, elem, addr);
+}
+
+SmallVector<Value> TileRegisters::loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo) {
+  SmallVector<Value> offsets;
+  for (Value o : load.getOffsets())
+    offsets.push_back(scalarAt(o, op, iv, memo));
+  return offsets;
+}
+
 } // namespace flare::tgpu::lowering

@@ -85,6 +85,49 @@ protected:
     std::swap(scalars, scope.scalars);
     std::swap(views, scope.views);
   }
+
+  /// The value of the body scalar `v` of `op` for the induction value `iv` (re-emitting the pure
+  /// arith ops between them), for copies issued ahead of their iteration.
+  Value scalarAt(Value v, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
+  /// tile.scalar_load's element `offset` of the lowered global pointer `base` (every thread reads it).
+  Value loadScalar(tile::ScalarLoadOp load, Value base, Value offset);
+  /// The offsets `load` (in the body of `op`) reads at for the induction value `iv` (scalarAt of each).
+  SmallVector<Value> loadOffsetsAt(tile::LoadOp load, scf::ForOp op, Value iv, DenseMap<Value, Value> &memo);
+
+  /// Source values (tiles, scalars) as their lowered values, one per register or scalar, in order.
+  SmallVector<Value> flatten(ValueRange values) {
+    SmallVector<Value> out;
+    for (Value v : values) {
+      if (isa<RankedTensorType>(v.getType()))
+        llvm::append_range(out, regs[v]);
+      else
+        out.push_back(scalars.lookup(v));
+    }
+    return out;
+  }
+  SmallVector<Type> flattenTypes(TypeRange types) {
+    SmallVector<Type> out;
+    for (Type t : types) {
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        out.append(getLayoutAttr(tt).getLayout().numRegs(), tt.getElementType());
+      else
+        out.push_back(t);
+    }
+    return out;
+  }
+  /// Binds `values` (source) to consecutive entries of `lowered`.
+  void unflatten(ValueRange values, ValueRange lowered) {
+    size_t pos = 0;
+    for (Value v : values) {
+      if (auto tt = dyn_cast<RankedTensorType>(v.getType())) {
+        int n = getLayoutAttr(tt).getLayout().numRegs();
+        regs[v] = SmallVector<Value>(lowered.begin() + pos, lowered.begin() + pos + n);
+        pos += n;
+      } else {
+        scalars.map(v, lowered[pos++]);
+      }
+    }
+  }
 };
 
 } // namespace flare::tgpu::lowering
