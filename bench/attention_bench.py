@@ -72,6 +72,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from score_mods import ScoreMod  # noqa: E402
+
 
 class FlareTensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_uint64), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
@@ -304,36 +307,6 @@ def sdpa(backend):
         with sdpa_kernel(backend):
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
     return run
-
-
-class ScoreMod:
-    """A modifier of the speed sweep (--score-mods): `none`, `softcap=C` or `window=L`."""
-
-    def __init__(self, text):
-        self.name, self.softcap, self.window = text, 0.0, -1
-        what, _, value = text.partition("=")
-        if what == "softcap" and float(value) > 0:
-            self.softcap = float(value)
-        elif what == "window" and int(value) >= 0:
-            self.window = int(value)
-        elif text != "none":
-            raise argparse.ArgumentTypeError(f"score mod '{text}': none, softcap=C (C > 0) or window=L (L >= 0)")
-
-    def __bool__(self):
-        return self.name != "none"
-
-    def kind(self, kind):
-        return f"{kind}+{self.name}" if self else kind
-
-    def pairs(self, s, causal):
-        """(query, key) pairs computed: the benchmark's S^2 (halved when causal) without a window, else
-        those the window keeps."""
-        if self.window < 0:
-            return s * s / (2 if causal else 1)
-        w = self.window
-        if causal:
-            return sum(min(q, w) + 1 for q in range(s))
-        return sum(s - max(0, q - w) for q in range(s))
 
 
 def flex_method(mod=None):
