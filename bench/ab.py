@@ -85,12 +85,13 @@ def run(args, bench_args):
                 for row in csv.DictReader(f):
                     header = header or ["variant", "round", *row.keys()]
                     rows.append({"variant": name, "round": r, **row})
+            # Written after every process, so that a run cut short keeps the rounds it finished.
+            with open(args.out, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=header)
+                w.writeheader()
+                w.writerows(rows)
     if args.dry_run:
         return
-    with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header)
-        w.writeheader()
-        w.writerows(rows)
     print(f"wrote {args.out}")
     compare_rows(rows, names)
 
