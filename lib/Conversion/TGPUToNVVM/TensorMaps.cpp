@@ -392,8 +392,8 @@ void KernelLowering::waitForTmaOperand(TmaOperand &operand) {
   }
   // Read inside nested loops (K and V of the backward, read in each step of the GQA group loop's
   // query loop): waited for once, before the outermost of those loops; the copy precedes it (a
-  // top-level load). b20 in bench/NOTES.md: the wait and its CTA barrier per group kept 2-12 more
-  // registers live in the dK/dV kernels at head dim 128, which spilled.
+  // top-level load). Waited for in each group instead, the dK/dV kernels at head dim 128 spilled
+  // 12-48 bytes (bench/NOTES.md b20, b21).
   OpBuilder::InsertionGuard guard(b);
   for (Operation *loop = b.getInsertionBlock()->getParentOp(); isa<scf::ForOp>(loop);
        loop = loop->getParentOp())
