@@ -10,6 +10,7 @@ benchmark's setup (the least TFLOP/s and the ratio to the best peer of the same 
 """
 import csv
 import math
+import re
 import sys
 
 COLORS = {"flare": "#d62728", "sdpa-cudnn": "#1f77b4", "sdpa-flash": "#2ca02c", "sdpa-efficient": "#9467bd",
@@ -236,8 +237,14 @@ def main(path, prefix):
     head = rows[0] if rows else {}
     subtitle = f'{head.get("gpu", "")}, {head.get("date", "")}, commit {head.get("commit", "")}'
     written = []
+    # The rows of attention_bench.py --score-mods (kind KIND+MOD): a chart and a table each, after the
+    # plain kinds'.
+    names = {"forward": "forward", "backward": "backward", "fwdbwd": "forward + backward"}
+    modified = sorted({r["kind"] for r in rows if "+" in r["kind"] and r["kind"].split("+")[0] in names})
+    sections = KINDS + [((k,), re.sub(r"[^a-z0-9]+", "-", k), f"Attention {names[k.split('+')[0]]} under "
+                         f"{k.split('+', 1)[1]}") for k in modified]
     with open(prefix + "-table.md", "w") as table:
-        for kinds, suffix, title in KINDS:
+        for kinds, suffix, title in sections:
             speed = [r for r in rows if r["kind"] in kinds]
             if not speed:
                 continue
