@@ -419,19 +419,18 @@ def forward_calls(flare, methods, q, k, v, out, causal, ref, ref_name="sdpa"):
     return calls, notes
 
 
-def backward_calls(flare, methods, q, k, v, out, causal, with_forward, refs=None):
+def backward_calls(flare, methods, q, k, v, out, causal, with_forward, refs=None, ref_name="sdpa"):
     """The backward calls (with_forward: forward and backward) of the methods. Flare: flare_attention with
     its LSE, then flare_attention_backward; the others: their forward under autograd, then
     out.backward(dout). Every method's gradients are compared on the same dout with those of the first
-    of `refs` (forwards under autograd) that runs, by default cuDNN's, else the math backend's; Flare's
-    are poisoned first. Returns (calls, notes)."""
+    of `refs` (forwards under autograd, named `ref_name` in the notes) that runs, by default cuDNN's, else
+    the math backend's; Flare's are poisoned first. Returns (calls, notes)."""
     dout = torch.randn_like(q)
     b, h, s, _ = q.shape
     lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
     ref = None
-    ref_name = "sdpa" if refs is None else "flex"
     for fn in refs if refs is not None else [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.MATH)]:
         try:
             fn(*leaves, causal).backward(dout)
@@ -506,6 +505,7 @@ def speed_sweep_mod(flare, args, rows, samples, mod, methods, flex):
     # it: --no-peers, an A/B of Flare builds whose kernels the GPU tests check), else cuDNN, else the
     # math backend.
     refs = ([flex] if flex else []) if mod else [sdpa(SDPBackend.CUDNN_ATTENTION), sdpa(SDPBackend.MATH)]
+    ref_name = "flex" if mod else "sdpa"
     for d in args.hdims:
         if flex and d in args.flex_hdims:
             methods["flex"] = flex
@@ -521,8 +521,7 @@ def speed_sweep_mod(flare, args, rows, samples, mod, methods, flex):
                             break
                         except Exception:
                             pass
-                    calls, notes = forward_calls(flare, methods, q, k, v, out, causal, ref,
-                                                 "flex" if mod else "sdpa")
+                    calls, notes = forward_calls(flare, methods, q, k, v, out, causal, ref, ref_name)
                     del ref
                     kind_methods = methods
                 else:
@@ -530,7 +529,7 @@ def speed_sweep_mod(flare, args, rows, samples, mod, methods, flex):
                     # autotuning are forward options).
                     kind_methods = {m: fn for m, fn in methods.items() if m == "flare" or not m.startswith("flare")}
                     calls, notes = backward_calls(flare, kind_methods, q, k, v, out, causal, kind == "fwdbwd",
-                                                  refs=refs if mod else None)
+                                                  refs=refs, ref_name=ref_name)
                 time_methods(kind, calls, notes, kind_methods, args, d, causal, s, b, h, rows, samples, mod)
                 del calls
             del q, k, v, out
