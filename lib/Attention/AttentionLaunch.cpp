@@ -154,17 +154,17 @@ int64_t kvPartsByShape(const AttentionPlan &plan, int64_t residentCtas, int64_t 
                                         kMaxBatchOrHeads / plan.batch}));
 }
 
-/// Decoding from a contiguous cache at head dim 128 (where bench/NOTES.md d12 measured it, under CUDA
-/// graphs on an H100): a split launch whose parts hold at most kShortPartKeys keys (as many parts as
-/// one CTA per SM gives, or the call's) runs beside a producer warpgroup, which has a part's first
-/// blocks in flight while the consumers set up (batch 1-8, 1k-8k keys: 1.02-1.19x; from 2k keys a
-/// part level to 4% slower without it); packed rows without a split take 64 rows and 128 keys a
-/// step on one warpgroup beside a producer instead of two warpgroups of 64 rows each (batch 16 and 64,
-/// 1k-32k keys: 1.00-1.05x).
+/// Decoding (bench/NOTES.md d12-d14, under CUDA graphs on an H100): a split launch whose parts hold
+/// at most kShortPartKeys keys (as many parts as one CTA per SM gives, or the call's) runs beside a
+/// producer warpgroup, which has a part's first blocks in flight while the consumers set up (batch
+/// 1-8, 1k-8k keys: 1.02-1.19x at head dim 128; from 2k keys a part level to 4% slower without it);
+/// packed rows without a split take 64 rows on one warpgroup beside a producer instead of two
+/// warpgroups of 64 rows each, 128 keys a step up to head dim 128 and 64 above (batch 16 and 64,
+/// 1k-32k keys: 1.00-1.05x at head dim 128).
 constexpr int64_t kShortPartKeys = 1024, kPackedDecodeKeys = 128;
 
-bool decodesFromContiguousCache(const AttentionPlan &plan) {
-  return plan.pageSize == 0 && attn::tileHeadDim(plan.headDim, plan.headDimV) == 128;
+int64_t packedDecodeKeys(const AttentionPlan &plan) {
+  return attn::tileHeadDim(plan.headDim, plan.headDimV) <= 128 ? kPackedDecodeKeys : kPackedDecodeKeys / 2;
 }
 
 bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
@@ -233,17 +233,15 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.blockM = tile.blockM ? tile.blockM : kSplitKvRows;
     request.blockN = splitBlockN;
     request.numWarps = tile.numWarps ? tile.numWarps : 4;
-    const bool producer = decodesFromContiguousCache(plan) && !tile.numWarps &&
-                          shortSplitParts(plan, tile, predictedCtas, splitBlockN, packed);
+    const bool producer = !tile.numWarps && shortSplitParts(plan, tile, predictedCtas, splitBlockN, packed);
     request.producer = tile.producer ? sw(tile.producer) : producer ? 1 : 0;
-  } else if (packed && (smallPieces || decodesFromContiguousCache(plan)) && !tile.blockM && !tile.blockN &&
-             !tile.numWarps) {
+  } else if (packed && !tile.blockM && !tile.blockN && !tile.numWarps) {
     // Packed rows without a split (many sequences): 64 rows on one consumer warpgroup beside a
     // producer warpgroup instead of 128 rows on two. Over pages of 16 keys 64 keys per step, instead
     // of 128 x 128 whose stages are 32 TMA copies each (bench/NOTES.md d8: 1.08-1.12x at batch 64,
-    // head dim 128); from a contiguous cache 128 keys per step (kPackedDecodeKeys above).
+    // head dim 128); otherwise packedDecodeKeys (above).
     request.blockM = kSplitKvRows;
-    request.blockN = smallPieces ? kSplitKvKeys : kPackedDecodeKeys;
+    request.blockN = smallPieces ? kSplitKvKeys : packedDecodeKeys(plan);
     request.numWarps = 4;
     request.producer = tile.producer ? sw(tile.producer) : 1;
     request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0; // one consumer warpgroup: no turns
