@@ -126,7 +126,8 @@ namespace {
 /// the SMs idle, with at least two parts of kSplitKvMinBlocks key blocks.
 constexpr int64_t kSplitKvRows = 64, kSplitKvKeys = 64, kSplitKvMinBlocks = 2;
 /// Keys per step of a split launch over pages of 16 keys (bench/NOTES.md d8: 1.25-1.49x 64 keys at
-/// batch 1 and 8 from 64k keys on the H200; 64 keys with a producer warpgroup 1.30-1.43x).
+/// batch 1 and 8 from 64k keys on the H200; 64 keys with a producer warpgroup 1.30-1.43x), unless
+/// wholeStepsOverSmallPages says 64.
 constexpr int64_t kSplitKvKeysSmallPages = 32;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -165,6 +166,22 @@ constexpr int64_t kShortPartKeys = 1024, kPackedDecodeKeys = 128;
 
 int64_t packedDecodeKeys(const AttentionPlan &plan) {
   return attn::tileHeadDim(plan.headDim, plan.headDimV) <= 128 ? kPackedDecodeKeys : kPackedDecodeKeys / 2;
+}
+
+/// A split launch over pages of 16 keys takes kSplitKvKeys keys a step instead of
+/// kSplitKvKeysSmallPages where the parts that 32 keys a step would give hold more than 128 keys and
+/// at most kShortPartKeys, or any number above 128 at tile head dim 64 (bench/NOTES.md d16, under CUDA
+/// graphs on an H100: +8 to +45% there; parts of 64 keys 5-8% slower with 64, and from 2048 keys a
+/// part 8-12% slower at head dim 128).
+bool wholeStepsOverSmallPages(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
+                              bool packed) {
+  constexpr int64_t kFewKeys = 128, kNarrowHeadDim = 64;
+  const int64_t parts = tile.kvSplits > 1
+                            ? tile.kvSplits
+                            : kvPartsByShape(plan, multiprocessors, kSplitKvRows, kSplitKvKeysSmallPages, packed);
+  const int64_t keys = ceilDiv(plan.seqKV, parts);
+  return keys > kFewKeys &&
+         (keys <= kShortPartKeys || attn::tileHeadDim(plan.headDim, plan.headDimV) <= kNarrowHeadDim);
 }
 
 bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
@@ -221,9 +238,10 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   const bool smallPieces = plan.pageSize > 0 && attn::pagePieceKeys(plan.pageSize) < kSplitKvKeysSmallPages &&
                            described &&
                            attn::keyBlocksSpanPages(*described, attn::tileHeadDim(plan.headDim, plan.headDimV));
+  const bool smallSteps = smallPieces && !wholeStepsOverSmallPages(plan, tile, predictedCtas, packed);
   const int64_t splitBlockN = tile.blockN ? tile.blockN
                                           : std::min(launchConfig(plan.module, target, request).blockN,
-                                                     smallPieces ? kSplitKvKeysSmallPages : kSplitKvKeys);
+                                                     smallSteps ? kSplitKvKeysSmallPages : kSplitKvKeys);
   if (tile.kvSplits == 0 && detail::hasHopperMachinery(target) && !plan.totalQ)
     splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {

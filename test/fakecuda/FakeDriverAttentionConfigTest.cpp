@@ -177,20 +177,21 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
 
 // Decoding from a paged cache splits the keys (one query, batch 1: 8 instances of packed GQA rows on
 // 132 SMs) in steps of 64 keys, or of 32 where the blocks are gathered in pieces of 16 keys (page
-// sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each; at batch 64
-// (not split) those pages take 64 x 64 tiles beside a producer warpgroup.
+// sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each, unless the
+// parts are short (8k keys: 16 parts of 512 keys take 64 keys a step again, d16); at batch 64 (not
+// split) the packed rows take 64-row tiles on one warpgroup beside a producer warpgroup, 64 keys a
+// step over those pieces and 128 otherwise (d14).
 TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
   const uint64_t gib = uint64_t(1) << 30;
-  const int64_t keys = 65536;
   for (int64_t page : {16, 48, 64, 256}) {
     SCOPED_TRACE("page size " + std::to_string(page));
-    const int64_t pages = (keys + page - 1) / page;
-    const TensorView k{10 * gib, DType::BF16, {pages, 8, page, 128}, {}};
-    const TensorView v{20 * gib, DType::BF16, {pages, 8, page, 128}, {}};
     // The configuration of the kernel flare::attention launches for one query of `batch` sequences
-    // (32 query heads over the 8 of K and V) whose pages the table shares out among them; "" where
-    // none was compiled.
-    auto launched = [&](int64_t batch) -> std::string {
+    // of `keys` keys (32 query heads over the 8 of K and V) whose pages the table shares out among
+    // them; "" where none was compiled.
+    auto launched = [&](int64_t batch, int64_t keys = 65536) -> std::string {
+      const int64_t pages = (keys + page - 1) / page;
+      const TensorView k{10 * gib, DType::BF16, {pages, 8, page, 128}, {}};
+      const TensorView v{20 * gib, DType::BF16, {pages, 8, page, 128}, {}};
       const TensorView q{1 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
       const TensorView o{2 * gib, DType::BF16, {batch, 32, 1, 128}, {}};
       AttentionOptions options;
@@ -212,11 +213,15 @@ TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
     const std::string one = launched(1);
     EXPECT_NE(one.find("split_kv"), std::string::npos) << one;
     EXPECT_NE(one.find(smallPieces ? "block_n = 32," : "block_n = 64,"), std::string::npos) << one;
-    // 64 sequences: 512 instances, not split. Pieces of 16 keys: 64 rows, 64 keys per step, 4 warps
-    // and a producer warpgroup, instead of the 128 x 128 tiles of a contiguous cache.
+    // Parts of 512 keys: 64 keys a step whatever the pages.
+    const std::string shortParts = launched(1, 8192);
+    EXPECT_NE(shortParts.find("split_kv"), std::string::npos) << shortParts;
+    EXPECT_NE(shortParts.find("block_n = 64,"), std::string::npos) << shortParts;
+    // 64 sequences: 512 instances, not split: 64 rows and 4 warps beside a producer warpgroup, 64
+    // keys per step over pieces of 16 keys, 128 otherwise.
     const std::string many = launched(64);
     EXPECT_EQ(many.find("split_kv"), std::string::npos) << many;
-    EXPECT_NE(many.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 128, block_n = 128,"),
+    EXPECT_NE(many.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 64, block_n = 128, warps = 4,"),
               std::string::npos)
         << many;
     EXPECT_NE(many.find(" producer,"), std::string::npos) << many;
