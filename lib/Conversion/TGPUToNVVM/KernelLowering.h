@@ -253,18 +253,6 @@ private:
   LogicalResult lowerSplitState(Operation *op, ValueRange tiles, bool store);
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
-  /// Inside the consumers' tile loop: the thread ids, the shared buffer's address and the per-thread
-  /// constants (threadCoord) derived anew per instance (kept out of LLVM's reach), and back.
-  void rebindThreadValues();
-  void restoreThreadValues();
-  /// Emits `body` with the kernel-level thread values (for code placed before the tile loop), then
-  /// goes back to the instance's.
-  void withKernelThreadValues(const std::function<void()> &body);
-  DenseMap<Attribute, SmallVector<Value>> savedThreadCoords; // the kernel level's, while in the body
-  struct {
-    Value threadId, laneId, warpId, warpgroup, smemBase;
-    Operation *prologueAnchor = nullptr;
-  } kernelThread; // the kernel-level values while the tile loop's are bound
 
   // --- The producer warpgroup (ProducerWarpgroup.cpp; producerMode in KernelResources.h) ------------
   // The copies of the streamed loops recorded in producerLoops, emitted at the end of the walk

@@ -163,4 +163,54 @@ SmallVector<Value> TileRegisters::loadOffsetsAt(tile::LoadOp load, scf::ForOp op
   return offsets;
 }
 
+void TileRegisters::rebindThreadValues() {
+  kernelThread = {threadId, laneId, warpId, warpgroup, smemBase, prologueAnchor};
+  // LLVM would hoist everything the body derives from the thread id and the shared buffer's address
+  // out of the tile loop (wgmma descriptors, shared addresses: dozens of registers), and keep it live
+  // through every instance's epilogue. A zero it cannot see through, made once per instance, keeps
+  // them where the body computes them.
+  Value zero = LLVM::InlineAsmOp::create(b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, 0;", "=r",
+                                         /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                         LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                   .getResult(0);
+  threadId = arith::AddIOp::create(b, loc, kernelThread.threadId, zero);
+  laneId = arith::AndIOp::create(b, loc, threadId, i32(kWarpSize - 1));
+  warpId = arith::ShRUIOp::create(b, loc, threadId, i32(5));
+  warpgroup = {};
+  smemBase = LLVM::GEPOp::create(b, loc, smemBase.getType(), b.getI8Type(), kernelThread.smemBase, ValueRange{zero});
+  prologueAnchor = i32(0).getDefiningOp();
+  threadCoords.clear();
+}
+
+void TileRegisters::restoreThreadValues() {
+  if (!kernelThread.threadId)
+    return;
+  threadId = kernelThread.threadId;
+  laneId = kernelThread.laneId;
+  warpId = kernelThread.warpId;
+  warpgroup = kernelThread.warpgroup;
+  smemBase = kernelThread.smemBase;
+  prologueAnchor = kernelThread.prologueAnchor;
+  threadCoords.clear();
+  kernelThread = {};
+}
+
+void TileRegisters::withKernelThreadValues(const std::function<void()> &body) {
+  auto swapAll = [&](auto &saved) {
+    std::swap(threadId, saved.threadId);
+    std::swap(laneId, saved.laneId);
+    std::swap(warpId, saved.warpId);
+    std::swap(warpgroup, saved.warpgroup);
+    std::swap(smemBase, saved.smemBase);
+    std::swap(prologueAnchor, saved.prologueAnchor);
+  };
+  auto saved = kernelThread;
+  swapAll(saved);
+  std::swap(threadCoords, savedThreadCoords);
+  body();
+  std::swap(threadCoords, savedThreadCoords);
+  swapAll(saved);
+  kernelThread.warpgroup = saved.warpgroup; // made by `body`, for the next visit
+}
+
 } // namespace flare::tgpu::lowering

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
 #include <optional>
 
 namespace flare::tgpu::lowering {
@@ -30,8 +31,23 @@ protected:
   DenseMap<Value, SmallVector<Value>> regs;             // tiles: source -> one value per register
   DenseMap<Value, ViewInfo> views;                      // views: source -> pointer, sizes, strides
   DenseMap<Attribute, SmallVector<Value>> threadCoords; // per layout: T_d for each dimension
+  DenseMap<Attribute, SmallVector<Value>> savedThreadCoords; // the kernel level's, while rebound
+  struct {
+    Value threadId, laneId, warpId, warpgroup, smemBase;
+    Operation *prologueAnchor = nullptr;
+  } kernelThread; // the kernel-level values while the tile loop's are bound
 
   LinearLayout layoutOf(Value tileValue) { return getLayoutAttr(tileValue.getType()).getLayout(); }
+
+  /// Inside a persistent kernel's tile loop: the thread ids, the shared buffer's address and the
+  /// per-thread constants (threadCoord) derived anew per instance, from a zero LLVM cannot see
+  /// through (so that it does not hoist what the body derives from them out of the loop, live
+  /// through every instance); restoreThreadValues goes back to the kernel level's after the loop.
+  void rebindThreadValues();
+  void restoreThreadValues();
+  /// Emits `body` with the kernel-level thread values (for code placed before the tile loop), then
+  /// goes back to the instance's.
+  void withKernelThreadValues(const std::function<void()> &body);
 
   /// T_d: the coordinate contribution of this thread's lane and warp ids, per dimension (i32),
   /// computed once per layout in the kernel's prologue (before prologueAnchor).
