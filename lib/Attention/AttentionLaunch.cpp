@@ -168,20 +168,19 @@ int64_t packedDecodeKeys(const AttentionPlan &plan) {
   return attn::tileHeadDim(plan.headDim, plan.headDimV) <= 128 ? kPackedDecodeKeys : kPackedDecodeKeys / 2;
 }
 
-/// A split launch over pages of 16 keys takes kSplitKvKeys keys a step instead of
-/// kSplitKvKeysSmallPages where the parts that 32 keys a step would give hold more than 128 keys and
-/// at most kShortPartKeys, or any number above 128 at tile head dim 64 (bench/NOTES.md d16, under CUDA
-/// graphs on an H100: +8 to +45% there; parts of 64 keys 5-8% slower with 64, and from 2048 keys a
-/// part 8-12% slower at head dim 128).
+/// A split launch over pages of 16 keys whose blocks span pages (attn::keyBlocksSpanPages) takes
+/// kSplitKvKeys keys a step instead of kSplitKvKeysSmallPages where the parts that 32 keys a step
+/// would give hold more than 128 keys and at most kShortPartKeys (bench/NOTES.md d16, under CUDA
+/// graphs on an H100 at head dim 128: +8 to +14% there; parts of 64 keys 7% slower with 64 keys a
+/// step, from 2048 keys a part 8-12% slower).
 bool wholeStepsOverSmallPages(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
                               bool packed) {
-  constexpr int64_t kFewKeys = 128, kNarrowHeadDim = 64;
+  constexpr int64_t kFewKeys = 128;
   const int64_t parts = tile.kvSplits > 1
                             ? tile.kvSplits
                             : kvPartsByShape(plan, multiprocessors, kSplitKvRows, kSplitKvKeysSmallPages, packed);
   const int64_t keys = ceilDiv(plan.seqKV, parts);
-  return keys > kFewKeys &&
-         (keys <= kShortPartKeys || attn::tileHeadDim(plan.headDim, plan.headDimV) <= kNarrowHeadDim);
+  return keys > kFewKeys && keys <= kShortPartKeys;
 }
 
 bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
