@@ -12,13 +12,13 @@
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_DOTOPERANDS_H
 #define FLARE_LIB_CONVERSION_TGPUTONVVM_DOTOPERANDS_H
 
-#include "KernelResources.h"
+#include "TileArithmetic.h"
 
 namespace flare::tgpu::lowering {
 
-class DotOperands : public KernelResources {
+class DotOperands : public TileArithmetic {
 protected:
-  using KernelResources::KernelResources;
+  using TileArithmetic::TileArithmetic;
 
   // Dot operands that need shared memory stay there until the dot loads each fragment just before
   // its mma ("lazy" tiles), so that a whole B tile never sits in registers. They live in the

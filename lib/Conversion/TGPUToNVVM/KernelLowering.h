@@ -5,7 +5,8 @@
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
-// the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, dot operands
+// the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, reductions
+// and element-wise ops register by register in TileArithmetic.h, dot operands
 // that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
 // matmul dots in DotPipelines.h.
@@ -90,7 +91,6 @@ private:
   /// for an output staged in the last stage (storeThroughTma).
   int64_t ringStageBytes = 0, ringStages = 0;
   LogicalResult lowerDot(tile::DotOp op);
-  LogicalResult lowerReduce(tile::ReduceOp op);
   LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
   /// A conversion inside each warp: one shuffle per destination register (LinearLayout::warpShuffleFrom).
   void shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
@@ -351,12 +351,6 @@ private:
   DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced
   SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered
   LogicalResult lowerIf(scf::IfOp op);
-  LogicalResult lowerElementwise(Operation *op);
-  /// A tile multiplied by a broadcast factor marked tile.skip_unit_factor: each thread multiplies only
-  /// when one of its distinct factor values is not exactly 1 (a branch around the multiplies); false,
-  /// emitting nothing, when the op is not of that form.
-  bool lowerSkippableMul(arith::MulFOp op);
-  FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
 };
 
 } // namespace flare::tgpu::lowering

@@ -1,11 +1,13 @@
-//===- LowerElementwise.cpp - reductions and element-wise ops, register by register ===//
+//===- TileArithmetic.cpp - reductions and element-wise ops, register by register ===//
 //
 // tile.reduce (registers, then lanes by butterfly shuffles, then warps through shared memory),
 // element-wise arith and math ops on every register of a tile (with the lazy rescale's skippable
 // multiplies), and the scalar op each register computes.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelLowering.h"
+#include "TileArithmetic.h"
+
+#include "llvm/ADT/SetVector.h"
 
 namespace flare::tgpu::lowering {
 
@@ -24,7 +26,7 @@ static Value combine(OpBuilder &b, Location loc, tile::ReduceKind kind, Value x,
   llvm_unreachable("unknown reduction");
 }
 
-LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
+LogicalResult TileArithmetic::lowerReduce(tile::ReduceOp op) {
   auto srcType = op.getSrc().getType();
   Type elem = srcType.getElementType();
   if (elem.getIntOrFloatBitWidth() != 32)
@@ -109,7 +111,7 @@ LogicalResult KernelLowering::lowerReduce(tile::ReduceOp op) {
   return success();
 }
 
-bool KernelLowering::lowerSkippableMul(arith::MulFOp op) {
+bool TileArithmetic::lowerSkippableMul(arith::MulFOp op) {
   if (!op->hasAttr(tile::TileDialect::kSkipUnitFactorAttrName) || !isa<RankedTensorType>(op.getType()))
     return false;
   Value factor = op.getRhs(), other = op.getLhs();
@@ -147,7 +149,7 @@ bool KernelLowering::lowerSkippableMul(arith::MulFOp op) {
   return true;
 }
 
-LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+LogicalResult TileArithmetic::lowerElementwise(Operation *op) {
   if (op->getNumRegions() != 0)
     return op->emitOpError("ops with regions are not supported in tile kernels");
   if (auto mul = dyn_cast<arith::MulFOp>(op); mul && lowerSkippableMul(mul))
@@ -202,7 +204,7 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
 
 /// Emits one scalar instance of an elementwise op. Transcendentals use the approximate NVVM
 /// instructions (what the fast path of every attention kernel uses); 16-bit inputs compute in f32.
-FailureOr<Value> KernelLowering::emitScalar(Operation *op, ValueRange operands, Type resultType) {
+FailureOr<Value> TileArithmetic::emitScalar(Operation *op, ValueRange operands, Type resultType) {
   // Float division as Triton's `/`: div.full.f32 (2 ulp), never IEEE div.rn / rcp.rn. Those expand
   // to a subroutine call in the driver's relocatable (cuLink) compilation, and one call anywhere in a
   // kernel makes ptxas serialize every wgmma of it (warning C7509).
