@@ -5,8 +5,8 @@
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
-// the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, reductions
-// and element-wise ops register by register in TileArithmetic.h, dot operands
+// the kernel's warps, shared memory, machinery and named barriers in KernelResources.h, reductions,
+// element-wise ops and layout conversions register by register in TileArithmetic.h, dot operands
 // that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
 // matmul dots in DotPipelines.h.
@@ -91,10 +91,6 @@ private:
   /// for an output staged in the last stage (storeThroughTma).
   int64_t ringStageBytes = 0, ringStages = 0;
   LogicalResult lowerDot(tile::DotOp op);
-  LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
-  /// A conversion inside each warp: one shuffle per destination register (LinearLayout::warpShuffleFrom).
-  void shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
-                      SmallVectorImpl<Value> &out);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerForGeneric(scf::ForOp op);
 

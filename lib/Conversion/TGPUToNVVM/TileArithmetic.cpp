@@ -1,13 +1,15 @@
-//===- TileArithmetic.cpp - reductions and element-wise ops, register by register ===//
+//===- TileArithmetic.cpp - reductions, element-wise ops, conversions --===//
 //
 // tile.reduce (registers, then lanes by butterfly shuffles, then warps through shared memory),
 // element-wise arith and math ops on every register of a tile (with the lazy rescale's skippable
-// multiplies), and the scalar op each register computes.
+// multiplies), the scalar op each register computes, and layout conversions.
 //
 //===----------------------------------------------------------------------===//
 #include "TileArithmetic.h"
 
 #include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 namespace flare::tgpu::lowering {
 
@@ -272,6 +274,89 @@ FailureOr<Value> TileArithmetic::emitScalar(Operation *op, ValueRange operands, 
   if (resultType != f32)
     y = arith::TruncFOp::create(b, loc, resultType, y);
   return y;
+}
+
+LogicalResult TileArithmetic::lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out) {
+  LinearLayout from = layoutOf(src), to = layoutOf(dst);
+  if (std::optional<std::vector<int>> perm = to.registerPermutationFrom(from)) {
+    for (int r : *perm)
+      out.push_back(srcRegs[r]);
+    return success();
+  }
+  if (from.shape() != to.shape())
+    return emitError(loc) << "broadcast source layout " << from.str() << " cannot feed " << to.str();
+  Type elem = cast<RankedTensorType>(src.getType()).getElementType();
+  if (elem.getIntOrFloatBitWidth() <= 32)
+    if (std::optional<LinearLayout::WarpShuffle> plan = to.warpShuffleFrom(from)) {
+      shuffleConvert(*plan, elem, srcRegs, out);
+      return success();
+    }
+  // Through shared memory: every thread writes what it holds at the row-major index, then reads.
+  Type st = scratchType(elem);
+  needShared(from.numElements() * std::max(4u, st.getIntOrFloatBitWidth() / 8));
+  Attribute fromAttr = getLayoutAttr(src.getType()), toAttr = getLayoutAttr(dst.getType());
+  barrier(); // earlier readers of the scratch buffer are done
+  for (int r = 0; r < from.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(fromAttr, from, r), from.shape());
+    LLVM::StoreOp::create(b, loc, toScratch(srcRegs[r]), smemAddress(idx, st));
+  }
+  barrier();
+  for (int r = 0; r < to.numRegs(); ++r) {
+    Value idx = linearIndex(regCoord(toAttr, to, r), to.shape());
+    out.push_back(fromScratch(LLVM::LoadOp::create(b, loc, st, smemAddress(idx, st)), elem));
+  }
+  barrier();
+  return success();
+}
+
+void TileArithmetic::shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
+                                    SmallVectorImpl<Value> &out) {
+  // Shuffles move 32-bit words: narrower values travel zero-extended (floats as their bits).
+  unsigned bits = elem.getIntOrFloatBitWidth();
+  Type word = bits == 32 ? elem : b.getI32Type();
+  Type bitsType = b.getIntegerType(bits);
+  auto toWord = [&](Value v) -> Value {
+    if (bits == 32)
+      return v;
+    if (isa<FloatType>(elem))
+      v = arith::BitcastOp::create(b, loc, bitsType, v);
+    return arith::ExtUIOp::create(b, loc, word, v);
+  };
+  auto fromWord = [&](Value v) -> Value {
+    if (bits == 32)
+      return v;
+    v = arith::TruncIOp::create(b, loc, bitsType, v);
+    return isa<FloatType>(elem) ? arith::BitcastOp::create(b, loc, elem, v).getResult() : v;
+  };
+  auto laneBit = [&](int bit) -> Value {
+    Value masked = arith::AndIOp::create(b, loc, laneId, i32(1 << bit));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked, i32(0));
+  };
+  // The lane read: sourceLane[r] ^ (the laneXor of this lane's set bits).
+  Value laneTerm = i32(0);
+  for (int bit = 0; bit < LinearLayout::kLaneBits; ++bit)
+    if (plan.laneXor[bit])
+      laneTerm = arith::XOrIOp::create(b, loc, laneTerm,
+                                       arith::SelectOp::create(b, loc, laneBit(bit), i32(plan.laneXor[bit]), i32(0)));
+  // The lane bits that choose the register a lane offers, each with its predicate (computed once).
+  SmallVector<std::pair<int, Value>> choosing;
+  for (int bit = 0; bit < LinearLayout::kLaneBits; ++bit)
+    if (plan.regXor[bit])
+      choosing.push_back({plan.regXor[bit], laneBit(bit)});
+  Value fullMask = i32(-1), clamp = i32(kWarpSize - 1);
+  for (size_t r = 0; r < plan.sourceLane.size(); ++r) {
+    // The register offered: offeredReg[r] ^ (the regXor of this lane's set bits), chosen by selects.
+    std::function<Value(size_t, int)> offer = [&](size_t i, int reg) -> Value {
+      if (i == choosing.size())
+        return srcRegs[reg];
+      auto [regXor, set] = choosing[i];
+      return arith::SelectOp::create(b, loc, set, offer(i + 1, reg ^ regXor), offer(i + 1, reg));
+    };
+    Value offered = toWord(offer(0, plan.offeredReg[r]));
+    Value lane = arith::XOrIOp::create(b, loc, laneTerm, i32(plan.sourceLane[r]));
+    Value got = NVVM::ShflOp::create(b, loc, word, fullMask, offered, lane, clamp, NVVM::ShflKind::idx, UnitAttr());
+    out.push_back(fromWord(got));
+  }
 }
 
 } // namespace flare::tgpu::lowering

@@ -1,10 +1,11 @@
-//===- TileArithmetic.h - Reductions and element-wise tile ops -*- C++ -*-===//
+//===- TileArithmetic.h - Reductions, element-wise ops, conversions -*- C++ -*-===//
 //
 // Private to convert-tgpu-to-nvvm. The arithmetic of tiles, register by register: tile.reduce
 // (within each thread's registers, then across lanes by butterfly shuffles, then across warps
 // through shared scratch), element-wise arith and math ops on every register of a tile (with the
 // lazy rescale's skippable multiplies and paired f32 -> 16-bit conversions), and the scalar op each
-// register computes. DotOperands.h derives from it.
+// register computes; and conversions between layouts (a register permutation, warp shuffles, or a
+// round trip through shared scratch). DotOperands.h derives from it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_TILEARITHMETIC_H
@@ -28,6 +29,12 @@ protected:
   /// One scalar instance of an element-wise op. Transcendentals use the approximate NVVM
   /// instructions; 16-bit inputs compute in f32.
   FailureOr<Value> emitScalar(Operation *op, ValueRange operands, Type resultType);
+  /// `srcRegs` (the registers of `src`) in `dst`'s layout, appended to `out`: a permutation of the
+  /// registers, shuffles within each warp, or stores to and loads from shared scratch.
+  LogicalResult lowerConvert(Value src, Value dst, ArrayRef<Value> srcRegs, SmallVectorImpl<Value> &out);
+  /// A conversion inside each warp: one shuffle per destination register (LinearLayout::warpShuffleFrom).
+  void shuffleConvert(const LinearLayout::WarpShuffle &plan, Type elem, ArrayRef<Value> srcRegs,
+                      SmallVectorImpl<Value> &out);
 };
 
 } // namespace flare::tgpu::lowering
