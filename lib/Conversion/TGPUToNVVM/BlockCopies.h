@@ -7,7 +7,8 @@
 // options copy by TMA; the map of a view and this instance's coordinates in it; whether the runtime
 // encoded every map of the launch) and the bulk tensor copies into 128-byte swizzled panels
 // (TensorMaps.cpp); cp.async copies into core matrices or swizzled panels, the element-by-element
-// fallbacks, and predicated global loads with the bounds of a view's elements (LowerMemory.cpp).
+// fallbacks, predicated global loads with the bounds of a view's elements, and a tile's loads,
+// gathers and direct stores register by register (LowerMemory.cpp, LowerGather.cpp).
 // KernelLowering.h derives from it.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,14 @@ protected:
   /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
   /// load, or `pad` in every lane when pred is false.
   SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
+  /// tile.load into registers: per group of consecutive elements one vector load where the group
+  /// lies inside the view at an aligned address, else each element under its own bounds.
+  LogicalResult lowerLoad(tile::LoadOp op);
+  /// tile.gather (LowerGather.cpp): affine offsets get one address per thread and one load per
+  /// distinct element; clamped ones marked bounds_crossing predicated loads; others one per register.
+  LogicalResult lowerGather(tile::GatherOp op);
+  /// Every register of `value` to global memory at `offsets` of `view`, each under its bounds check.
+  void storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd);
   /// Copies the block `load` reads at `offsets` into shared memory at byte offset `dstBase` in the
   /// core-matrix layout of a wgmma operand whose K dimension is `k`: `innerIsK` when the load's last
   /// dimension is the operand's K (K-major A or B), else its N (N-major B). One 16-byte cp.async per

@@ -67,13 +67,7 @@ private:
   // --- the walk -----------------------------------------------------------------------------------
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerLoad(tile::LoadOp op);
-  /// tile.gather (LowerGather.cpp): affine offsets get one address per thread and one load per
-  /// distinct element; clamped ones marked bounds_crossing predicated loads; others one per register.
-  LogicalResult lowerGather(tile::GatherOp op);
   LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
-  /// Every register of `value` to global memory at `offsets` of `view`, each under its bounds check.
-  void storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd);
   /// A store at the kernel's top level of a block whose view the host can describe (planTensorMap): the
   /// threads write the block into 128-byte swizzled panels in shared memory and thread 0 copies them
   /// out with one TMA store per panel (the hardware leaves out rows past the view; the view's rows

@@ -18,7 +18,7 @@
 // Every path reads exactly the elements the IR names.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelLowering.h"
+#include "BlockCopies.h"
 
 #include "flare/Dialect/Tile/AffineTile.h"
 
@@ -30,7 +30,7 @@ constexpr size_t kFewElements = 8;
 
 } // namespace
 
-LogicalResult KernelLowering::lowerGather(tile::GatherOp gather) {
+LogicalResult BlockCopies::lowerGather(tile::GatherOp gather) {
   Type elem = gather.getResult().getType().getElementType();
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value base = scalars.lookup(gather.getBase());

@@ -113,7 +113,7 @@ BlockElement BlockCopies::blockElement(const ViewInfo &view, ArrayRef<Value> off
   return e;
 }
 
-LogicalResult KernelLowering::lowerLoad(tile::LoadOp op) {
+LogicalResult BlockCopies::lowerLoad(tile::LoadOp op) {
   ViewInfo &view = views[op.getView()];
   auto type = op.getResult().getType();
   Type elem = type.getElementType();
@@ -190,7 +190,7 @@ LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewV
   return success();
 }
 
-void KernelLowering::storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd) {
+void BlockCopies::storeDirect(Value value, const ViewInfo &view, ArrayRef<Value> offsets, bool atomicAdd) {
   auto type = cast<RankedTensorType>(value.getType());
   Type elem = type.getElementType();
   Attribute attr = getLayoutAttr(type);
