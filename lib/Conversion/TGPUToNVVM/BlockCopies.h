@@ -97,6 +97,23 @@ protected:
   /// copyTileTma of a load's block at `offsets` (its row pieces' first rows, then the column): one
   /// copy per piece into the rows of the panels that piece fills.
   void copyBlockTma(const TensorMapRead &read, ArrayRef<Value> offsets, Value dstBase, Value mbarrier);
+
+  /// How the consumer warpgroups share a staged block (storePanelsByTma): all of it together, or each
+  /// its own rows (64-row boxes) or its own panels.
+  enum class StagingSplit { None, Rows, Panels };
+  /// The TMA path of a tile's stores and reduce-adds: `value` into swizzled panels at byte offset
+  /// `base`, then thread 0's bulk tensor stores (reduce-adds with `add`) at `offsets` through `map`.
+  /// With `deferWait` (a persistent kernel's own staging area) thread 0 waits for the copy's read of
+  /// the panels only before the next store. With split Rows (rows 0-63 held by warpgroup 0, 64-127
+  /// by warpgroup 1; `map` of 64-row boxes) each warpgroup's first thread stores that warpgroup's
+  /// rows, with Panels its own half of the panels, behind the warpgroup's own named barrier.
+  void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
+                        bool deferWait, StagingSplit split = StagingSplit::None, bool add = false);
+  /// `value`'s layout gives each of two warpgroups (8 warps) whole `panelCols`-wide column panels of
+  /// its own, every row of them.
+  bool panelsSplitByWarpgroup(Value value, int64_t panelCols);
+  bool reducesInFlight = false;   // a TMA reduce's read of its panels may be pending
+  bool tmaStoresInFlight = false; // a TMA store's read of its panels may be pending at the end
 };
 
 } // namespace flare::tgpu::lowering

@@ -111,20 +111,6 @@ private:
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
 
   // --- TMA stores and operands (TensorMaps.cpp; the maps and copies in BlockCopies.h) --------------
-  /// How the consumer warpgroups share a staged block (storePanelsByTma): all of it together, or each
-  /// its own rows (64-row boxes) or its own panels.
-  enum class StagingSplit { None, Rows, Panels };
-  /// storeThroughTma's and reduceThroughTma's TMA path: `value` into swizzled panels at byte offset
-  /// `base`, then thread 0's bulk tensor stores (reduce-adds with `add`) at `offsets` through `map`.
-  /// With `deferWait` (a persistent kernel's own staging area) thread 0 waits for the copy's read of
-  /// the panels only before the next store. With split Rows (rows 0-63 held by warpgroup 0, 64-127
-  /// by warpgroup 1; `map` of 64-row boxes) each warpgroup's first thread stores that warpgroup's
-  /// rows, with Panels its own half of the panels, behind the warpgroup's own named barrier.
-  void storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
-                        bool deferWait, StagingSplit split = StagingSplit::None, bool add = false);
-  /// `value`'s layout gives each of two warpgroups (8 warps) whole `panelCols`-wide column panels of
-  /// its own, every row of them.
-  bool panelsSplitByWarpgroup(Value value, int64_t panelCols);
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
@@ -188,8 +174,6 @@ private:
   /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
   /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
   void issueNextInstanceFirst(const StreamRing &ring, Value uses);
-  bool reducesInFlight = false;      // a TMA reduce's read of its panels may be pending (reduceThroughTma)
-  bool tmaStoresInFlight = false;    // a TMA store's read of its panels may be pending at the end
   /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
   /// instance's end holds one warpgroup for the other.
   bool perWarpgroupStores = false;

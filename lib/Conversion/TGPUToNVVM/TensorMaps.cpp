@@ -515,7 +515,7 @@ bool KernelLowering::reduceThroughTma(Operation *op, Value value, Value viewValu
   return true;
 }
 
-bool KernelLowering::panelsSplitByWarpgroup(Value value, int64_t panelCols) {
+bool BlockCopies::panelsSplitByWarpgroup(Value value, int64_t panelCols) {
   LinearLayout layout = layoutOf(value);
   const int64_t half = layout.shape()[1] / 2;
   if (numWarps != 8 || half % panelCols != 0)
@@ -528,7 +528,7 @@ bool KernelLowering::panelsSplitByWarpgroup(Value value, int64_t panelCols) {
          llvm::all_of(layout.bases(LayoutInput::Lane), below) && llvm::all_of(layout.bases(LayoutInput::Reg), below);
 }
 
-void KernelLowering::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
+void BlockCopies::storePanelsByTma(Value value, const TensorMapRead &map, Value base, ArrayRef<Value> offsets,
                                       bool deferWait, StagingSplit split, bool add) {
   auto type = cast<RankedTensorType>(value.getType());
   // Rows: each consumer warpgroup writes its 64 rows of every panel and its first thread stores them
