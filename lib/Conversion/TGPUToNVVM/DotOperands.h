@@ -65,6 +65,18 @@ protected:
   /// Register `reg` of a lazy tile, loaded from shared memory on its first use in the dot's block.
   Value lazyRegister(Value v, int reg);
   Value dotRegister(Value v, int reg) { return lazyTiles.count(v) ? lazyRegister(v, reg) : regs[v][reg]; }
+
+  // --- wgmma A operands read from registers (LowerDot.cpp) ---
+  /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
+  /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
+  bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
+  /// Whether an [m, k] operand's fragments (LinearLayout::mmaOperandA(m, k, n, numWarps)) can be held
+  /// (up to 128 deep: 64 registers a thread at 128 x 128 on two warpgroups) and read from 128-byte
+  /// swizzled panels with one base per 16-byte chunk (see loadRegisterA).
+  bool registerAFits(int64_t m, int64_t k, int64_t n);
+  /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
+  /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
+  SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
 };
 
 } // namespace flare::tgpu::lowering

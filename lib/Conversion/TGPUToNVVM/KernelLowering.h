@@ -96,13 +96,6 @@ private:
   /// the dots' wgmmaSources lead to) and read into wgmma's register fragments before the loops
   /// (StreamedLoop.cpp), with the block they were read in.
   DenseMap<Value, std::pair<SmallVector<Value>, Block *>> registerAOperands;
-  /// Whether an [m, k] operand's fragments (LinearLayout::mmaOperandA(m, k, n, numWarps)) can be held
-  /// (up to 128 deep: 64 registers a thread at 128 x 128 on two warpgroups) and read from 128-byte
-  /// swizzled panels with one base per 16-byte chunk (see loadRegisterA).
-  bool registerAFits(int64_t m, int64_t k, int64_t n);
-  /// Reads the swizzled panels at `base` (an [m, k] K-major operand, byte offset from smemBase) into
-  /// those fragments, in their register order: 32-bit reads from 8 per-thread bases.
-  SmallVector<Value> loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem);
   /// The streams of a loop marked #tgpu.pipeline<streamed>: its loads marked tgpu.streamed whose views
   /// are lowered (empty for any other loop).
   SmallVector<Stream> streamsOf(scf::ForOp op);
@@ -310,9 +303,6 @@ private:
   /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
   /// enclosing block already did.
   void waitForTmaOperand(TmaOperand &operand);
-  /// A operand registers that already are in wgmma's register-fragment layout (the accumulator
-  /// layout of a preceding dot, as for P in attention): the dot reads A from registers.
-  bool isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n);
   SmallVector<PendingDot> pendingDots;
   /// Waits for the pending dots up to and including the one producing `v` (all with a null `v`) and
   /// binds their registers.

@@ -99,7 +99,7 @@ void KernelLowering::waitForDots(Value v) {
   pendingDots.erase(pendingDots.begin(), pendingDots.begin() + upTo + 1);
 }
 
-bool KernelLowering::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
+bool DotOperands::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   // wgmma's A fragments are mma.sync's: warp w of warpgroup g holds rows 64g + 16w .. + 15 in the
   // m16n8k16 A order, so the mma operand layout with all warps along M is exactly what it reads.
   return regs.count(aTile) && layoutOf(aTile) == LinearLayout::mmaOperandA(m, k, n, numWarps);
@@ -182,7 +182,7 @@ LogicalResult KernelLowering::lowerDotWgmma(tile::DotOp op) {
 /// the rest, column bit 0 being the pair of one 32-bit read. In flare::swizzledOffset only the
 /// 16-byte chunk (column bits 3-5) is then XOR-ed with the thread's row % 8, and every register's
 /// address is one of 8 per-thread bases plus a constant.
-bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
+bool DotOperands::registerAFits(int64_t m, int64_t k, int64_t n) {
   constexpr int64_t kMaxDepth = 128;
   if (m % 64 != 0 || k % 64 != 0 || k > kMaxDepth)
     return false;
@@ -203,7 +203,7 @@ bool KernelLowering::registerAFits(int64_t m, int64_t k, int64_t n) {
   return true;
 }
 
-SmallVector<Value> KernelLowering::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
+SmallVector<Value> DotOperands::loadRegisterA(Value base, int64_t m, int64_t k, int64_t n, Type elem) {
   LinearLayout layout = LinearLayout::mmaOperandA(m, k, n, numWarps);
   ArrayRef<Value> t = threadCoord(LinearLayoutAttr::get(b.getContext(), layout)); // this thread's row, column
   // base + row * 128 + col * 2, with the row % 8 in the chunk bits (4-6): the panels start at
