@@ -168,6 +168,15 @@ int64_t packedDecodeKeys(const AttentionPlan &plan) {
   return attn::tileHeadDim(plan.headDim, plan.headDimV) <= 128 ? kPackedDecodeKeys : kPackedDecodeKeys / 2;
 }
 
+/// The keys of one part of a split launch in steps of `blockN` keys: the call's parts, or as many
+/// as the shape gives (kvPartsByShape).
+int64_t keysPerSplitPart(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
+                         int64_t blockN, bool packed) {
+  const int64_t parts = tile.kvSplits > 1 ? tile.kvSplits
+                                          : kvPartsByShape(plan, multiprocessors, kSplitKvRows, blockN, packed);
+  return ceilDiv(plan.seqKV, parts);
+}
+
 /// A split launch over pages of 16 keys whose blocks span pages (attn::keyBlocksSpanPages) takes
 /// kSplitKvKeys keys a step instead of kSplitKvKeysSmallPages where the parts that 32 keys a step
 /// would give hold more than 128 keys and at most kShortPartKeys (bench/NOTES.md d16, under CUDA
@@ -176,18 +185,13 @@ int64_t packedDecodeKeys(const AttentionPlan &plan) {
 bool wholeStepsOverSmallPages(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
                               bool packed) {
   constexpr int64_t kFewKeys = 128;
-  const int64_t parts = tile.kvSplits > 1
-                            ? tile.kvSplits
-                            : kvPartsByShape(plan, multiprocessors, kSplitKvRows, kSplitKvKeysSmallPages, packed);
-  const int64_t keys = ceilDiv(plan.seqKV, parts);
+  const int64_t keys = keysPerSplitPart(plan, tile, multiprocessors, kSplitKvKeysSmallPages, packed);
   return keys > kFewKeys && keys <= kShortPartKeys;
 }
 
 bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
                      int64_t blockN, bool packed) {
-  const int64_t parts = tile.kvSplits > 1 ? tile.kvSplits
-                                          : kvPartsByShape(plan, multiprocessors, kSplitKvRows, blockN, packed);
-  return ceilDiv(plan.seqKV, parts) <= kShortPartKeys;
+  return keysPerSplitPart(plan, tile, multiprocessors, blockN, packed) <= kShortPartKeys;
 }
 } // namespace
 
