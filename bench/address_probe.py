@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The forward's speed against where its tensors lie: Q, K, V and O allocated afresh at each of
---offsets bytes past an allocation's start, in one process, each timed with CUDA events (median of
---iters calls after three warm-up calls), at each of --hdims (heads = --hidden / D, batch 4, --seqlen
-tokens), causal and not. bench/NOTES.md ("head dim 192 measured twice") has what it found.
+--offsets bytes past an allocation's start, in one process, each timed as attention_bench.py times
+a call (the median of --iters calls queued back to back, after three warm-up calls), at each of
+--hdims (heads = --hidden / D, batch 4, --seqlen tokens), causal and not. bench/NOTES.md ("head dim 192 measured twice") has what it found.
 
     python3 address_probe.py --lib <bundle>/lib/libflare.so --hdims 192 256
 """
@@ -17,17 +17,10 @@ import attention_bench  # noqa: E402
 
 
 def median_ms(fn, iters):
+    """The benchmark's median device time of `iters` calls queued back to back, after three warm-up calls."""
     for _ in range(3):
         fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(iters):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    return attention_bench.median(attention_bench.time_calls(fn, iters))
 
 
 def main():
