@@ -177,16 +177,18 @@ int64_t keysPerSplitPart(const AttentionPlan &plan, const AttentionTileConfig &t
   return ceilDiv(plan.seqKV, parts);
 }
 
-/// A split launch over pages of 16 keys whose blocks span pages (attn::keyBlocksSpanPages) takes
-/// kSplitKvKeys keys a step instead of kSplitKvKeysSmallPages where the parts that 32 keys a step
-/// would give hold more than 128 keys and at most kShortPartKeys (bench/NOTES.md d16, under CUDA
-/// graphs on an H100 at head dim 128: +8 to +14% there; parts of 64 keys 7% slower with 64 keys a
-/// step, from 2048 keys a part 8-12% slower).
+/// A split launch over pages gathered in pieces of 16 keys takes kSplitKvKeys keys a step (instead of
+/// kSplitKvKeysSmallPages at tile head dim 128, of one page's 16 at 64 and 256) where the parts that
+/// 32 keys a step would give hold more than 128 keys and at most kShortPartKeys, or any number above
+/// 128 at tile head dim 64 (bench/NOTES.md d16, under CUDA graphs on an H100: +8 to +45% there;
+/// parts of 64 keys 5-8% slower with 64 keys a step; from 2048 keys a part 8-12% slower at head dim
+/// 128, level at 256).
 bool wholeStepsOverSmallPages(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
                               bool packed) {
-  constexpr int64_t kFewKeys = 128;
+  constexpr int64_t kFewKeys = 128, kNarrowHeadDim = 64;
   const int64_t keys = keysPerSplitPart(plan, tile, multiprocessors, kSplitKvKeysSmallPages, packed);
-  return keys > kFewKeys && keys <= kShortPartKeys;
+  return keys > kFewKeys &&
+         (keys <= kShortPartKeys || attn::tileHeadDim(plan.headDim, plan.headDimV) <= kNarrowHeadDim);
 }
 
 bool shortSplitParts(const AttentionPlan &plan, const AttentionTileConfig &tile, int64_t multiprocessors,
@@ -234,17 +236,24 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   if (splitKv && plan.totalQ)
     fail("tile.kvSplits does not apply to packed sequences (cuSeqlensQ)");
   // At most kSplitKvKeys keys per step (fewer where the configuration takes fewer: masks evaluated
-  // per element), and kSplitKvKeysSmallPages where a paged cache's blocks are gathered in pieces of
-  // 16 keys (page sizes 16, 48, ...: two TMA copies per K or V block instead of four; where blocks
-  // stay within a page, attn::keyBlocksSpanPages, they hold at most 16 keys anyway).
+  // per element). Where a paged cache's blocks are gathered in pieces of 16 keys (page sizes 16, 48,
+  // ...) and blocks span pages (attn::keyBlocksSpanPages), kSplitKvKeysSmallPages (two TMA copies per
+  // K or V block instead of four) unless wholeStepsOverSmallPages; where the configuration keeps a
+  // block within one page (one piece of 16 keys) kSplitKvKeys across pages where
+  // wholeStepsOverSmallPages, else the configuration's.
   const std::optional<Target> described = Target::get(target);
-  const bool smallPieces = plan.pageSize > 0 && attn::pagePieceKeys(plan.pageSize) < kSplitKvKeysSmallPages &&
-                           described &&
-                           attn::keyBlocksSpanPages(*described, attn::tileHeadDim(plan.headDim, plan.headDimV));
-  const bool smallSteps = smallPieces && !wholeStepsOverSmallPages(plan, tile, predictedCtas, packed);
-  const int64_t splitBlockN = tile.blockN ? tile.blockN
-                                          : std::min(launchConfig(plan.module, target, request).blockN,
-                                                     smallSteps ? kSplitKvKeysSmallPages : kSplitKvKeys);
+  const int64_t pieceKeys = plan.pageSize > 0 ? attn::pagePieceKeys(plan.pageSize) : 0;
+  const bool pieces16 = pieceKeys > 0 && pieceKeys < kSplitKvKeysSmallPages && described && described->hasWgmma;
+  const bool smallPieces =
+      pieces16 && attn::keyBlocksSpanPages(*described, attn::tileHeadDim(plan.headDim, plan.headDimV));
+  const bool wholeSteps = pieces16 && wholeStepsOverSmallPages(plan, tile, predictedCtas, packed);
+  const int64_t configured = launchConfig(plan.module, target, request).blockN;
+  int64_t splitBlockN =
+      std::min(configured, smallPieces && !wholeSteps ? kSplitKvKeysSmallPages : kSplitKvKeys);
+  if (pieces16 && !smallPieces && wholeSteps && configured == pieceKeys)
+    splitBlockN = kSplitKvKeys;
+  if (tile.blockN)
+    splitBlockN = tile.blockN;
   if (tile.kvSplits == 0 && detail::hasHopperMachinery(target) && !plan.totalQ)
     splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {

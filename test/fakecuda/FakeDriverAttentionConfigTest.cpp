@@ -228,6 +228,38 @@ TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
   }
 }
 
+// At head dims 64 and 256 a block of a paged cache stays within one page (attn::keyBlocksSpanPages):
+// over pages of 16 keys, 16 keys a step. A split launch whose parts are short (8k keys: 16 parts of
+// 512) takes 64 keys a step across pages instead, and so do long parts at head dim 64 (64k keys: 16
+// parts of 4096), not at 256 (bench/NOTES.md d16).
+TEST_F(FakeDriver, SplitDecodingSpansPagesOf16KeysWhereThePartsPay) {
+  const uint64_t gib = uint64_t(1) << 30;
+  for (int64_t d : {64, 256}) {
+    for (int64_t keys : {8192, 65536}) {
+      SCOPED_TRACE("head dim " + std::to_string(d) + ", " + std::to_string(keys) + " keys");
+      const int64_t page = 16, pages = keys / page;
+      const TensorView k{10 * gib, DType::BF16, {pages, 8, page, d}, {}};
+      const TensorView v{20 * gib, DType::BF16, {pages, 8, page, d}, {}};
+      const TensorView q{1 * gib, DType::BF16, {1, 32, 1, d}, {}};
+      const TensorView o{2 * gib, DType::BF16, {1, 32, 1, d}, {}};
+      AttentionOptions options;
+      options.arch = "sm_90a";
+      options.kvLens = TensorView{30 * gib, DType::I32, {1}, {}};
+      options.pageTable = TensorView{31 * gib, DType::I32, {1, pages}, {}};
+      const AttentionPlan plan = planAttention(q, k, v, o, options);
+      std::vector<rt::CacheAnswer> answers;
+      detail::attentionKernel(*cache, plan, launchTileConfig(plan, options, "sm_90a"), options.arch, &answers);
+      ASSERT_FALSE(answers.empty());
+      const KernelInfo *info = answers.back().module->compiled().findKernel(plan.kernelName);
+      ASSERT_NE(info, nullptr);
+      const std::string config = info->attentionConfig;
+      EXPECT_NE(config.find("split_kv"), std::string::npos) << config;
+      const bool spans = keys == 8192 || d == 64;
+      EXPECT_NE(config.find(spans ? "block_n = 64," : "block_n = 16,"), std::string::npos) << config;
+    }
+  }
+}
+
 // The backward's views are checked as the forward's (16-byte aligned: their maps encode), so its
 // kernels leave out the element-wise copies for maps that do not (CompileOptions::tmaFallback off):
 // one compile, kernels marked tmaRequired, the same entry for a second call, at every head dim.
