@@ -9,7 +9,7 @@
 // element-wise ops and layout conversions register by register in TileArithmetic.h, dot operands
 // that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
-// matmul dots in DotPipelines.h.
+// matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -18,8 +18,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "DotPipelines.h"
-#include "TileSchedule.h"
+#include "TileLoops.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -41,22 +40,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-/// A persistent kernel's loop over the instances its CTA runs: an scf.for over turns, or an
-/// scf.while over the instances taken from a shared counter (#tile.schedule<dynamic_instances>).
-struct TileLoop {
-  Operation *op = nullptr;
-  Block *body = nullptr;
-  Value turn;    // i32: the CTA's turn, from 0
-  Value carried; // i32: the ring index carried from one instance to the next
-  Value turns;   // i32: the turns of the CTA (null where instances are taken one by one)
-  explicit operator bool() const { return op != nullptr; }
-};
-
-class KernelLowering : DotPipelines {
+class KernelLowering : TileLoops {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : DotPipelines(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : TileLoops(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -131,13 +119,11 @@ private:
   DenseMap<Operation *, RingContinuation> ringContinuations;
 
   // --- Persistent kernels (#tile.schedule<persistent = true>, TGPUToNVVM.cpp) ---------------------------------------
-  /// The body runs in a loop over the program instances of the grid given in hidden parameters, in
-  /// the order of a tgpu.tile_schedule (chunks of two instances, or stream-K pieces; TileSchedule.h).
-  /// The consumers and the producer warpgroup walk the same sequence. The kernel's first ring
-  /// (initialised once by the producer) numbers its ring index on from one instance to the next, so
-  /// that the producer copies the next instance's first blocks while the consumers finish this one;
-  /// everything else the body sets up is set up per instance.
-  bool persistent = false;
+  /// The body runs in the tile loop of TileLoops.h. The consumers and the producer warpgroup walk
+  /// the same sequence. The kernel's first ring (initialised once by the producer) numbers its ring
+  /// index on from one instance to the next, so that the producer copies the next instance's first
+  /// blocks while the consumers finish this one; everything else the body sets up is set up per
+  /// instance.
   // #tile.schedule<operands_after_first_stage = true>: the producer copies an instance's operands read before its loops
   // after the first stage of its first loop
   bool operandsAfterFirstStage = false;
@@ -147,12 +133,6 @@ private:
   // #tile.schedule<invariant_a_in_registers = true>: TMA-copied A operands of the loops' dots (Q) read into register
   // fragments once per instance (registerAOperands), released then where the producer copies them
   bool invariantAInRegisters = false;
-  std::array<Value, 3> instanceGrid; // i32 hidden parameters: the grid the body's program ids index
-  Value tileSchedule;                // the !tgpu.tile_schedule of the tile loop being built
-  TileSchedule::Instance instance;   // the instance being run: the body's program ids (and piece)
-  /// What `turn` of tileSchedule runs (a tgpu.tile_instance).
-  TileSchedule::Instance instanceAt(Value turn);
-  TileLoop tileLoop;                 // the consumers' loop over instances
   Value tileRingNext;                // ring index after the carried ring's last loop of the instance
   /// A persistent kernel whose consumers fill the ring by TMA: after the instance's last loop thread
   /// 0 issues the next instance's first copies into stage 0, whose barriers it initialises afresh
@@ -176,50 +156,17 @@ private:
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
-  /// Opens a loop over this CTA's instances (one i32 iter_arg: the carried ring index, from 0),
-  /// sets `instance` and leaves the builder in its body: an scf.for over the turns of its
-  /// TileSchedule, or with #tile.schedule<dynamic_instances = true> an scf.while over the instances
-  /// the producer warpgroup takes (`producer`: the loop of the producer, which takes them).
+  /// TileLoops::openTileLoop with what the walk lowers: the split range's step count and the
+  /// instances' exit conditions (exitsInstance).
   TileLoop beginTileLoop(bool producer = false);
-  /// Closes a tile loop with `carried` as the next turn's ring index.
-  void yieldTileLoop(const TileLoop &loop, Value carried);
-
-  // --- Instances from a shared counter (#tile.schedule<dynamic_instances = true>) -----------------
-  /// The producer's thread 0 takes turn t's instance (the CTA's own index at turn 0, then the next of
-  /// the counter at the workspace's first i32, past the grid's first G) and puts it in slot t % 2 of
-  /// a two-stage ring in shared memory (its `full` barrier: one arrival; `empty`: every warp of the
-  /// CTA, after reading it); every thread reads it from there. The CTA whose producer takes an
-  /// instance past the last one as the last of the CTAs (the workspace's second i32 counts them)
-  /// sets both counters back to zero for the next launch.
-  bool dynamicInstances = false;
-  int64_t instanceRingAt = -1;       // the ring's offset in the operand barriers' area (barriers, then slots)
-  BarrierRing instanceRing();
-  /// The shared address of the ring's slot `stage` (after its four barriers).
-  Value instanceSlot(const BarrierRing &ring, Value stage);
-  /// Thread 0 of the producer: takes the instance of `turn` and publishes it in its slot; instances
-  /// for which a tile.exit_if of the kernel holds (instanceExits) are skipped: it takes the next.
-  void takeInstance(Value turn);
+  /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
+  void endTileLoop();
   /// The kernel's top-level tile.exit_if ops (persistent kernels with dynamic instances: their
   /// conditions are the instances the producer skips).
   SmallVector<tile::ExitIfOp> instanceExits;
   /// Whether a tile.exit_if holds for the grid's instance `index` (< the grid's total): the
   /// conditions lowered anew from the kernel's arguments and that instance's program ids.
   Value exitsInstance(Value index);
-  /// Every thread: waits for the instance of `turn`, reads it, and releases its slot (per warp).
-  Value readInstance(Value turn);
-
-  // --- Split instances (tile.split_range: stream-K; TGPUToNVVM.cpp) ------------------------------
-  /// With a tile.split_range the tile loop runs single instances, whole ones and then pieces of the
-  /// rest (TileSchedule.h); a piece that ends an instance hands its state to the CTA whose range
-  /// began it through a slot of the workspace (a hidden parameter: G slots, then G i32 flags).
-  tile::SplitRangeOp splitRange;
-  Value splitWorkspace;        // !llvm.ptr<1>
-  int64_t splitSlotRegs = 0;   // f32 registers a consumer thread stores in a slot
-  /// tile.split_store / tile.split_load: each consumer thread's registers of `tiles` to or from the
-  /// slot (coalesced: register r of every thread, then r + 1), behind or after the slot's flag.
-  LogicalResult lowerSplitState(Operation *op, ValueRange tiles, bool store);
-  /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
-  void endTileLoop();
 
   // --- The producer warpgroup (ProducerWarpgroup.cpp; producerMode in KernelResources.h) ------------
   // The copies of the streamed loops recorded in producerLoops, emitted at the end of the walk

@@ -130,44 +130,8 @@ LogicalResult KernelLowering::run() {
   prefetchNextInstance = schedule.getPrefetchNextInstance();
   invariantAInRegisters = persistent && wgmma && !tmaFallback && schedule.getInvariantAInRegisters();
   if (persistent) {
-    // The grid the body's program ids index: hidden parameters right after the kernel's own.
-    for (unsigned d = 0; d < kPersistentGridParams; ++d)
-      if (!(instanceGrid[d] = params.append(b.getI32Type())))
-        return emitError(func.getLoc()) << "internal error: could not add the grid parameters to kernel '"
-                                        << func.getName() << "'";
-    gfunc->setAttr(kPersistentAttrName, b.getUnitAttr());
-    func.walk([&](tile::SplitRangeOp op) { splitRange = op; });
-    if (splitRange) {
-      // The workspace of split instances: a hidden parameter after the grid.
-      if (!(splitWorkspace = params.append(LLVM::LLVMPointerType::get(ctx, 1))))
-        return emitError(func.getLoc()) << "internal error: could not add the split workspace to kernel '"
-                                        << func.getName() << "'";
-      Operation *state = nullptr;
-      func.walk([&](Operation *op) {
-        if (!state && isa<tile::SplitStoreOp, tile::SplitLoadOp>(op))
-          state = op;
-      });
-      if (state) {
-        ValueRange tiles = isa<tile::SplitStoreOp>(state) ? ValueRange(state->getOperands()) : state->getResults();
-        for (Value t : tiles)
-          splitSlotRegs += layoutOf(t).numRegs();
-      }
-      gfunc->setAttr(kSplitSlotBytesAttrName,
-                     b.getI32IntegerAttr(static_cast<int32_t>(splitSlotRegs * numWarps * kWarpSize * 4)));
-    }
-    dynamicInstances = producerMode && schedule.getDynamicInstances() && !splitRange;
-    if (!instanceExits.empty() && !dynamicInstances)
-      return instanceExits.front().emitOpError(
-          "in a persistent kernel needs the producer warpgroup that takes its instances from a shared counter "
-          "and skips them, which this kernel does not get (wgmma and TMA, no split range)");
-    if (dynamicInstances) {
-      // The counters of the instances taken: the workspace of split instances with no slots (G i32
-      // that are zero before a launch and after it), of which the first two are used.
-      if (!(splitWorkspace = params.append(LLVM::LLVMPointerType::get(ctx, 1))))
-        return emitError(func.getLoc()) << "internal error: could not add the instance counters to kernel '"
-                                        << func.getName() << "'";
-      gfunc->setAttr(kSplitSlotBytesAttrName, b.getI32IntegerAttr(0));
-    }
+    if (failed(beginPersistent(schedule, instanceExits)))
+      return failure();
     tileLoop = beginTileLoop();
     if (dynamicInstances)
       waitForProducerInit(); // before the first instance is read
