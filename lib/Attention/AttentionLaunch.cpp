@@ -247,13 +247,16 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
   const bool smallPieces =
       pieces16 && attn::keyBlocksSpanPages(*described, attn::tileHeadDim(plan.headDim, plan.headDimV));
   const bool wholeSteps = pieces16 && wholeStepsOverSmallPages(plan, tile, predictedCtas, packed);
-  const int64_t configured = launchConfig(plan.module, target, request).blockN;
-  int64_t splitBlockN =
-      std::min(configured, smallPieces && !wholeSteps ? kSplitKvKeysSmallPages : kSplitKvKeys);
-  if (pieces16 && !smallPieces && wholeSteps && configured == pieceKeys)
-    splitBlockN = kSplitKvKeys;
-  if (tile.blockN)
-    splitBlockN = tile.blockN;
+  int64_t splitBlockN = tile.blockN;
+  if (!splitBlockN) {
+    const int64_t configured = launchConfig(plan.module, target, request).blockN;
+    if (smallPieces)
+      splitBlockN = std::min(configured, wholeSteps ? kSplitKvKeys : kSplitKvKeysSmallPages);
+    else if (wholeSteps && configured == pieceKeys)
+      splitBlockN = kSplitKvKeys; // the configuration's blocks of one page, taken across pages
+    else
+      splitBlockN = std::min(configured, kSplitKvKeys);
+  }
   if (tile.kvSplits == 0 && detail::hasHopperMachinery(target) && !plan.totalQ)
     splitKv = splitsKeysByShape(plan, predictedCtas, splitBlockN, packed);
   if (splitKv) {
