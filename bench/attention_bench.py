@@ -576,6 +576,21 @@ def copy_bandwidth(iters=20):
     return 2 * 2 ** 32 / (ms * 1e-3)
 
 
+def cold_copies(args, kv_bytes):
+    """How many copies of a decoding shape's inputs --decode-cold takes: enough that the K and V the calls
+    read in turn hold twice the L2's bytes (1 without --decode-cold)."""
+    if not args.decode_cold:
+        return 1
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    return max(1, -(-2 * l2 // kv_bytes))
+
+
+def rotation(calls):
+    """One callable that makes the next of `calls` at each call, in turn."""
+    turn = itertools.cycle(calls)
+    return lambda: next(turn)()
+
+
 def decode_sweep(flare, args, rows, samples):
     """Decoding: one query per sequence (--decode-queries) against a KV cache of --decode-keys keys, GQA
     --decode-heads (query heads : KV heads), head dims --decode-hdims (128), batch --decode-batches. The
@@ -583,7 +598,9 @@ def decode_sweep(flare, args, rows, samples):
     device's copy bandwidth measured in the same run (method `device-copy`). Flare: flare_attention as a user calls it
     (the keys split by the launch shape) and with the split off (`flare-nosplit`, kv_splits = 1); SDPA's
     backends with enable_gqa, and FlexAttention (compiled, enable_gqa). Each method's output is
-    compared with cuDNN's (else the math backend's)."""
+    compared with cuDNN's (else the math backend's). Back to back, a cache smaller than the L2 (batch 1 8k
+    keys: 33.5 MB at head dim 128) is read partly from the L2 by every call but the first; --decode-cold
+    times the calls over copies of the inputs instead, as a model's layers meet their caches."""
     copy = copy_bandwidth()
     print(f"decode device-copy: {copy / 1e12:.2f} TB/s", flush=True)
     hq, hkv = args.decode_heads
@@ -606,7 +623,9 @@ def decode_sweep(flare, args, rows, samples):
     flex = None
     if not args.no_peers:
         methods.update(backends)
-        # FlexAttention (torch.compile, GQA without a mask): its decoding path for short queries.
+    if not args.no_peers and args.flex_hdims:
+        # FlexAttention (torch.compile, GQA without a mask): its decoding path for short queries
+        # (not with an empty --flex-hdims).
         try:
             from torch.nn.attention.flex_attention import flex_attention
             # One compiled kernel per shape: without room for them dynamo falls back to eager after 8.
@@ -655,34 +674,49 @@ def decode_sweep(flare, args, rows, samples):
                         break
                     except Exception:  # noqa: BLE001
                         continue
+                # --decode-cold: further copies of Q, K and V (their own paged caches too), so that the
+                # calls a method makes in turn read more K and V than the L2 holds.
+                sets = [(q, k, v)]
+                for _ in range(cold_copies(args, kv_bytes) - 1):
+                    sets.append((torch.randn_like(q), torch.randn_like(k), torch.randn_like(v)))
                 calls, notes = {}, {}
                 for name, how in methods.items():
                     try:
+                        turns = []
+                        for qi, ki, vi in sets:
+                            if name.startswith("flare"):
+                                if isinstance(how, tuple) and how[0] == "paged":
+                                    call = paged_call(qi, ki, vi, out, *how[1:])
+                                    if call is None:
+                                        break
+                                else:
+                                    cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
+                                    call = (lambda qi=qi, ki=ki, vi=vi, cfg=cfg, splits=splits:
+                                            flare.attention(qi, ki, vi, out, False, cfg, kv_splits=splits))
+                            elif how == "flex":
+                                call = lambda qi=qi, ki=ki, vi=vi: flex(qi, ki, vi)
+                            else:
+                                def call(backend=how, qi=qi, ki=ki, vi=vi):
+                                    with sdpa_kernel(backend):
+                                        return F.scaled_dot_product_attention(qi, ki, vi, enable_gqa=True)
+                            turns.append(call)
+                        if not turns:
+                            notes[name] = f"Skv not a multiple of {how[1]}"
+                            continue
+                        # The output of the first copy's call, checked against the reference.
                         if name.startswith("flare"):
                             out.fill_(float("nan"))
-                            if isinstance(how, tuple) and how[0] == "paged":
-                                call = paged_call(q, k, v, out, *how[1:])
-                                if call is None:
-                                    notes[name] = f"Skv not a multiple of {how[1]}"
-                                    continue
-                            else:
-                                cfg, splits = (how, None) if isinstance(how, tuple) else (None, how)
-                                call = lambda cfg=cfg, splits=splits: flare.attention(q, k, v, out, False, cfg,
-                                                                                      kv_splits=splits)
-                            call()
+                            turns[0]()
                             torch.cuda.synchronize()
                             got = out
-                        elif how == "flex":
-                            call = lambda: flex(q, k, v)
-                            got = call()
                         else:
-                            def call(backend=how):
-                                with sdpa_kernel(backend):
-                                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-                            got = call()
+                            got = turns[0]()
                         notes[name] = (f"max |out - sdpa| {(got.float() - ref.float()).abs().max().item():.4f}"
                                        if ref is not None else "")
-                        for _ in range(3):
+                        if len(turns) > 1:
+                            notes[name] += f", {len(turns)} copies in turn"
+                        call = turns[0] if len(turns) == 1 else rotation(turns)
+                        for _ in range(3 * len(turns)):
                             call()
                         calls[name] = call
                     except Exception as e:  # noqa: BLE001
@@ -695,7 +729,7 @@ def decode_sweep(flare, args, rows, samples):
                                      ms=f"{ms:.4f}", tflops="", tbps=f"{tbps:.3f}", peak_extra_mib="", note=notes.get(name, "")))
                     print(f"decode {name:15s} D={d:3d} B={b:3d} Skv={s:7d} {hq}:{hkv}: {ms:8.4f} ms {tbps:6.2f} TB/s "
                           f"{notes.get(name, '')}", flush=True)
-                del q, k, v, out, ref, calls
+                del q, k, v, out, ref, calls, sets
                 torch.cuda.empty_cache()
             rows.append(dict(kind="decode", method="device-copy", hdim=d, causal=0, seqlen="", batch=b,
                              heads=f"{hq}:{hkv}", ms="", tflops="", tbps=f"{copy / 1e12:.3f}", peak_extra_mib="", note=""))
@@ -1387,6 +1421,10 @@ def main():
     p.add_argument("--decode-queries", type=int, default=1, help="queries per sequence in the decoding sweep")
     p.add_argument("--decode-splits", type=int, nargs="*", default=[],
                    help="also time Flare's decoding with the keys in these numbers of parts (kv_splits)")
+    p.add_argument("--decode-cold", action="store_true",
+                   help="in the decoding sweep, each method's calls take turns over copies of Q, K and V that "
+                        "together hold twice the L2's bytes, so that no call finds the K and V of the call before "
+                        "it in the L2 (a layer's cache between two decoding steps of a model); the note says how many")
     p.add_argument("--decode-pages", type=int, nargs="*", default=[],
                    help="also time Flare's decoding from a paged cache of these page sizes (flare-pagedN)")
     p.add_argument("--varlen-lengths", type=int, nargs=2, default=[100, 4000], metavar=("MIN", "MAX"),
