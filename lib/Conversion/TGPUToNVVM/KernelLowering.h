@@ -9,7 +9,9 @@
 // element-wise ops and layout conversions register by register in TileArithmetic.h, dot operands
 // that wait in shared memory in DotOperands.h, the copies of a view's blocks (TMA,
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
-// matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h.
+// matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h,
+// the top-level values it lowers again elsewhere (the producer's branch, another instance) through
+// its lowerOp in TopLevelValues.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -18,7 +20,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "TileLoops.h"
+#include "TopLevelValues.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -40,11 +42,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-class KernelLowering : TileLoops {
+class KernelLowering : TopLevelValues {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : TileLoops(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : TopLevelValues(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -54,7 +56,7 @@ private:
 
   // --- the walk -----------------------------------------------------------------------------------
   LogicalResult lowerBlock(Block &block);
-  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerOp(Operation *op) override;
   LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
   /// A store at the kernel's top level of a block whose view the host can describe (planTensorMap): the
   /// threads write the block into 128-byte swizzled panels in shared memory and thread 0 copies them
@@ -156,17 +158,8 @@ private:
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
-  /// TileLoops::openTileLoop with what the walk lowers: the split range's step count and the
-  /// instances' exit conditions (exitsInstance).
-  TileLoop beginTileLoop(bool producer = false);
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
-  /// The kernel's top-level tile.exit_if ops (persistent kernels with dynamic instances: their
-  /// conditions are the instances the producer skips).
-  SmallVector<tile::ExitIfOp> instanceExits;
-  /// Whether a tile.exit_if holds for the grid's instance `index` (< the grid's total): the
-  /// conditions lowered anew from the kernel's arguments and that instance's program ids.
-  Value exitsInstance(Value index);
 
   // --- The producer warpgroup (ProducerWarpgroup.cpp; producerMode in KernelResources.h) ------------
   // The copies of the streamed loops recorded in producerLoops, emitted at the end of the walk
@@ -189,14 +182,6 @@ private:
   void beginProducer();
   /// The producer's copy loops, emitted into its branch; the branch goes away when no loop needs it.
   LogicalResult emitProducer();
-  /// Lowers the top-level op defining `v` (and what it depends on) into the producer's branch.
-  void produceValue(Value v);
-  /// Runs `body` with the top-level scalars and views of the instance this CTA runs at `turn` of its
-  /// tile loop, lowered anew from the kernel's arguments and that instance's program ids; the current
-  /// instance's scalars, program ids, split piece and location are restored afterwards.
-  void inInstanceScope(Value turn, llvm::function_ref<void()> body);
-  /// The same for the instance `other` (its program ids: TileSchedule::pidsOf an index).
-  void inInstanceScope(const TileSchedule::Instance &other, llvm::function_ref<void()> body);
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);

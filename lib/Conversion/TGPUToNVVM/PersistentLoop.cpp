@@ -1,8 +1,8 @@
 //===- PersistentLoop.cpp - what the walk adds to the persistent tile loop ===//
 //
-// The tile loop itself, its instances and the hand-over of split instances are TileLoops.h's. Here
-// is what needs the walk: the loop opened with the split range's step count and the instances' exit
-// conditions lowered for an instance taken from the counter (exitsInstance), the instance's end
+// The tile loop itself, its instances and the hand-over of split instances are TileLoops.h's, the
+// loop opened with the split range's step count and the instances' exit conditions
+// TopLevelValues.h's. Here is what the rest of the walk adds: the instance's end
 // (endTileLoop: the last barrier, the MMA turns passed across instances, the TMA stores' wait), and
 // with #tile.schedule<prefetch_next_instance = true> the consumers' ring that carries the next
 // instance's first copies (crossInstanceRing, issueNextInstanceFirst). See the persistent-kernel
@@ -12,31 +12,6 @@
 #include "KernelLowering.h"
 
 namespace flare::tgpu::lowering {
-
-TileLoop KernelLowering::beginTileLoop(bool producer) {
-  auto splitSteps = [&] {
-    produceValue(splitRange.getSteps());
-    return scalars.lookup(splitRange.getSteps());
-  };
-  auto exits = [&](Value index) { return exitsInstance(index); };
-  return openTileLoop(producer, splitSteps,
-                      instanceExits.empty() ? llvm::function_ref<Value(Value)>() : llvm::function_ref<Value(Value)>(exits));
-}
-
-Value KernelLowering::exitsInstance(Value index) {
-  TileSchedule::Instance taken;
-  taken.pids = TileSchedule::pidsOf(b, loc, instanceGrid, index);
-  Value any;
-  inInstanceScope(taken, [&] {
-    for (tile::ExitIfOp exit : instanceExits) {
-      Value condition = exit.getCondition();
-      produceValue(condition);
-      Value holds = scalars.lookup(condition);
-      any = any ? arith::OrIOp::create(b, loc, any, holds).getResult() : holds;
-    }
-  });
-  return any;
-}
 
 void KernelLowering::endTileLoop() {
   // The next instance overwrites what this one's threads read (operands' panels, a TMA store's

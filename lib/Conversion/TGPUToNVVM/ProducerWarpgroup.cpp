@@ -96,15 +96,6 @@ void KernelLowering::produceOperandScalars(const ProducedOperand &o) {
     produceValue(v);
 }
 
-void KernelLowering::produceValue(Value v) {
-  if (isa<BlockArgument>(v) || scalars.contains(v) || views.count(v))
-    return;
-  Operation *def = v.getDefiningOp();
-  for (Value operand : def->getOperands())
-    produceValue(operand);
-  (void)lowerOp(def); // scalar arithmetic, program ids, pointers and views: nothing that can fail
-}
-
 LogicalResult KernelLowering::emitProducer() {
   if (producerLoops.empty() && producedOperands.empty() && !dynamicInstances) {
     // Nothing for it to do: no branch, no register moves; the kernel's own barriers stay named
