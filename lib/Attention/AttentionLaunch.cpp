@@ -278,6 +278,13 @@ detail::AttentionKernels detail::attentionKernel(rt::KernelCache &cache, const A
     request.numWarps = 4;
     request.producer = tile.producer ? sw(tile.producer) : 1;
     request.pingPong = tile.pingPong ? sw(tile.pingPong) : 0; // one consumer warpgroup: no turns
+    // Above kUnpairedMaxKeys keys one CTA per instance instead of the persistent schedule, the
+    // hardware handing out the instances as CTAs finish (bench/NOTES.md d18, H100, caches read from
+    // memory: 1.01-1.04x at head dim 128 and batch 64, 2-32k keys, 1.02x over pages of 16 at 256,
+    // level at batch 16 and at head dim 64, which is not persistent here; at 1k the persistent
+    // kernel is 0.6-0.8% ahead).
+    if (!tile.persistent && plan.seqKV > kUnpairedMaxKeys)
+      request.persistent = 0;
   }
   // Block lists for a mask the compiler cannot classify (launchConfig keeps them for masks of class
   // generic only, and not beside kv_lens, pages or packed sequences), unless the call's tile says

@@ -180,7 +180,8 @@ TEST_F(FakeDriver, FlarecReproducesTheKernelsAttentionLaunches) {
 // sizes 16 and 48; bench/NOTES.md d8), whose K and V blocks are then two row pieces each, unless the
 // parts are short (8k keys: 16 parts of 512 keys take 64 keys a step again, d16); at batch 64 (not
 // split) the packed rows take 64-row tiles on one warpgroup beside a producer warpgroup, 64 keys a
-// step over those pieces and 128 otherwise (d14).
+// step over those pieces and 128 otherwise (d14), one CTA per instance from 2k keys and persistent
+// at 1k (d18).
 TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
   const uint64_t gib = uint64_t(1) << 30;
   for (int64_t page : {16, 48, 64, 256}) {
@@ -217,14 +218,20 @@ TEST_F(FakeDriver, PagedDecodingTakesSmallerStepsOverPagesOf16Keys) {
     const std::string shortParts = launched(1, 8192);
     EXPECT_NE(shortParts.find("split_kv"), std::string::npos) << shortParts;
     EXPECT_NE(shortParts.find("block_n = 64,"), std::string::npos) << shortParts;
-    // 64 sequences: 512 instances, not split: 64 rows and 4 warps beside a producer warpgroup, 64
-    // keys per step over pieces of 16 keys, 128 otherwise.
+    // 64 sequences of 1024 keys: 512 instances, not split: 64 rows and 4 warps beside a producer
+    // warpgroup, 64 keys per step over pieces of 16 keys, 128 otherwise.
     const std::string many = launched(64);
     EXPECT_EQ(many.find("split_kv"), std::string::npos) << many;
     EXPECT_NE(many.find(smallPieces ? "block_m = 64, block_n = 64, warps = 4," : "block_m = 64, block_n = 128, warps = 4,"),
               std::string::npos)
         << many;
     EXPECT_NE(many.find(" producer,"), std::string::npos) << many;
+    // 1024 keys a sequence there: persistent; from 2k one CTA per instance (bench/NOTES.md d18).
+    EXPECT_NE(many.find(" persistent,"), std::string::npos) << many;
+    const std::string manyLong = launched(64, 64 * 8192);
+    EXPECT_EQ(manyLong.find("split_kv"), std::string::npos) << manyLong;
+    EXPECT_NE(manyLong.find(" producer,"), std::string::npos) << manyLong;
+    EXPECT_EQ(manyLong.find("persistent"), std::string::npos) << manyLong;
   }
 }
 
