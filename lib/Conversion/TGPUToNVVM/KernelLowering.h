@@ -11,7 +11,8 @@
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
 // matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h,
 // the top-level values it lowers again elsewhere (the producer's branch, another instance) through
-// its lowerOp in TopLevelValues.h.
+// its lowerOp in TopLevelValues.h, the copies of a ring's stage in RingStages.h and the producer
+// warpgroup's branch in ProducerWarpgroup.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -20,7 +21,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "TopLevelValues.h"
+#include "ProducerWarpgroup.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -42,11 +43,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-class KernelLowering : TopLevelValues {
+class KernelLowering : ProducerWarpgroup {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : TopLevelValues(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : ProducerWarpgroup(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -97,18 +98,6 @@ private:
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
-  /// The blocks `copies.loop` reads at induction value `iv` into `stage`, after `waitEmpty` (run by
-  /// every copying thread: the stage's previous readers are done).
-  void issueStage(const StreamRing &ring, const StageCopies &copies, Value iv, Value stage,
-                  const std::function<void()> &waitEmpty);
-  /// The same with the blocks' offsets given per stream (`offsetsOf`), cp.async's `valid` (zero-fill
-  /// when false) and row-alignment check `aligned` given: a refill that copies either this loop's next
-  /// blocks or the continuing loop's first from the same views issues them once.
-  void issueStage(const StreamRing &ring, const StageCopies &copies, Value stage, Value valid, Value aligned,
-                  const std::function<SmallVector<Value>(size_t)> &offsetsOf, const std::function<void()> &waitEmpty);
-  /// TMA reads (with `useTma`) or the cp.async alignment check of `copies.loop`'s streams; false when
-  /// its loads cannot be copied the way `useTma` says (a view without a tensor map).
-  bool planStageCopies(StageCopies &copies, Value useTma);
   /// Shared memory that `op`'s body will take once its ring is placed (TMA reduce staging and the
   /// wgmma B operands it stores), so that the ring leaves room for it.
   int64_t bytesStagedByBody(scf::ForOp op);
@@ -126,9 +115,6 @@ private:
   /// index on from one instance to the next, so that the producer copies the next instance's first
   /// blocks while the consumers finish this one; everything else the body sets up is set up per
   /// instance.
-  // #tile.schedule<operands_after_first_stage = true>: the producer copies an instance's operands read before its loops
-  // after the first stage of its first loop
-  bool operandsAfterFirstStage = false;
   // #tile.schedule<prefetch_next_instance = true>: the consumers' ring's first copies of the next instance issued after
   // this instance's loops (crossInstanceRing)
   bool prefetchNextInstance = false;
@@ -161,30 +147,8 @@ private:
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
 
-  // --- The producer warpgroup (ProducerWarpgroup.cpp; producerMode in KernelResources.h) ------------
-  // The copies of the streamed loops recorded in producerLoops, emitted at the end of the walk
-  // (emitProducer).
-  Operation *producerExit = nullptr; // the producer region's tgpu.warp_exit: its copies go before it
-  SmallVector<Operation *> producerOnlyOps; // the tgpu.warp_specialize, removed when unused
-  SmallVector<ProducerLoop> producerLoops;
-  /// computableFromProgramIds (Pipelining.h): the producer can compute `v` (a scalar or view of the
-  /// kernel's top level) from the kernel's arguments and program ids alone (so `v` is also the same
-  /// for every thread of the CTA).
-  bool producerCanCompute(Value v);
-  DenseMap<Value, bool> producerComputable;
-  /// The producer issues the copies of `loop`: the kernel has one and the loop is marked
-  /// tgpu.producer_issued (tgpu-warp-specialize: top-level, bounds and load offsets it can compute,
-  /// every block by TMA).
-  bool producerCanIssue(scf::ForOp loop);
-  /// Everything the producer computes to issue `loop`'s copies: bounds, views, the offsets' leaves.
-  static SmallVector<Value> producerInputs(scf::ForOp loop, ArrayRef<Stream> streams);
-  /// The kernel's start: the producer's branch and both warpgroups' register budgets.
-  void beginProducer();
-  /// The producer's copy loops, emitted into its branch; the branch goes away when no loop needs it.
-  LogicalResult emitProducer();
-  /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
-  /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
-  void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
+  // --- Produced operands' releases, stored and TMA operands, consumer-issued operands ---------------
+  // (the producer warpgroup: ProducerWarpgroup.h)
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);
@@ -193,27 +157,6 @@ private:
   /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
   /// warp's reads), in place of its release after the instance's last product.
   void releaseAtRead(Value operand, TmaOperand &tma);
-  SmallVector<ProducedOperand, 2> producedOperands;
-  /// Lowers what a copy of `o` needs (its view, offsets and the map's outer values) with produceValue.
-  void produceOperandScalars(const ProducedOperand &o);
-  /// Produced operands of a persistent kernel without a producer warpgroup: the consumers copy them.
-  SmallVector<ProducedOperand, 2> consumerIssued;
-  /// Sets up a consumer-issued operand: before the tile loop its barriers, the first instance's copy
-  /// and a CTA barrier; at the instance's start (the builder's insertion point) thread 0 keeps the
-  /// next instance's coordinates in shared memory, computed while registers are free.
-  void beginConsumerIssued(const ProducedOperand &o);
-  /// The TMA coordinates of `o`'s block (row, column, the map's outer dimensions) in the instance the
-  /// tile loop runs at `turn`: its scalars lowered anew for that instance's program ids.
-  SmallVector<Value> coordsForTurn(const ProducedOperand &o, Value turn);
-  /// The copy of `o`'s block at `coords` into its panels, completing `full` (one thread issues it).
-  void copyOperandAt(const ProducedOperand &o, ArrayRef<Value> coords, Value full);
-  /// Thread 0's slot of the next instance's coordinates: the address of coordinate `i`.
-  Value coordSlot(const ProducedOperand &o, int64_t i);
-  /// After the last reader of the consumer-issued operand `v`: thread 0 waits until every warp has
-  /// released this instance's block and copies the next instance's.
-  void issueNextInstance(Value v);
-  /// A produced operand's `full` / `empty` barriers as a one-stage ring.
-  BarrierRing operandRing(int64_t barrierAt);
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
   DenseMap<Value, EarlyRelease> earlyReleases; // by operand

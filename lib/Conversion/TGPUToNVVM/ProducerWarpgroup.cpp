@@ -24,7 +24,7 @@
 // TMA) are handed to it; other streamed loops keep their own copies. Launches whose tensor maps did
 // not encode copy element by element with all 128 producer threads (each arrives on `full`).
 //
-// The consumers' CTA barriers become a named barrier over their warps only (KernelLowering::barrier):
+// The consumers' CTA barriers become a named barrier over their warps only (KernelResources::barrier):
 // the producer is busy in its loop or has exited. The kernel's first ring the producer initialises
 // itself, first thing, and announces on named barrier kRingReady (it arrives, the consumers wait
 // there before their first use), so that the first K/V copies leave at the kernel's start; a later
@@ -41,22 +41,22 @@
 // every thread through a two-slot ring (PersistentLoop.cpp, takeInstance / readInstance).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelLowering.h"
+#include "ProducerWarpgroup.h"
 
 namespace flare::tgpu::lowering {
 
-bool KernelLowering::producerCanCompute(Value v) { return computableFromProgramIds(v, func, producerComputable); }
+bool ProducerWarpgroup::producerCanCompute(Value v) { return computableFromProgramIds(v, func, producerComputable); }
 
-SmallVector<Value> KernelLowering::producerInputs(scf::ForOp loop, ArrayRef<Stream> streams) {
+SmallVector<Value> ProducerWarpgroup::producerInputs(scf::ForOp loop, ArrayRef<Stream> streams) {
   SmallVector<tile::LoadOp> loads;
   for (const Stream &s : streams)
     loads.push_back(s.load);
   return tgpu::producerInputs(loop, loads);
 }
 
-bool KernelLowering::producerCanIssue(scf::ForOp loop) { return producerMode && producerIssued(loop); }
+bool ProducerWarpgroup::producerCanIssue(scf::ForOp loop) { return producerMode && producerIssued(loop); }
 
-void KernelLowering::beginProducer() {
+void ProducerWarpgroup::beginProducer() {
   // The registers each role runs with (tgpu-warp-specialize's tgpu.warp_roles).
   WarpRolesAttr roles = warpRolesOf(func);
   auto split = WarpSpecializeOp::create(b, loc, warpId, numWarps, roles.getConsumerRegisters(),
@@ -66,7 +66,7 @@ void KernelLowering::beginProducer() {
   producerOnlyOps.push_back(split);
 }
 
-void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {
+void ProducerWarpgroup::issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread) {
   for (ProducedOperand &o : producedOperands) {
     if (o.afterLoops != afterLoops)
       continue;
@@ -87,16 +87,7 @@ void KernelLowering::issueProducedOperands(bool afterLoops, Value turn, Value is
   }
 }
 
-void KernelLowering::produceOperandScalars(const ProducedOperand &o) {
-  tile::LoadOp load = o.load;
-  produceValue(load.getView());
-  for (Value v : load.getOffsets())
-    produceValue(v);
-  for (Value v : o.plan.outerValues)
-    produceValue(v);
-}
-
-LogicalResult KernelLowering::emitProducer() {
+LogicalResult ProducerWarpgroup::emitProducer() {
   if (producerLoops.empty() && producedOperands.empty() && !dynamicInstances) {
     // Nothing for it to do: no branch, no register moves; the kernel's own barriers stay named
     // barriers over all of its threads.
@@ -236,16 +227,6 @@ LogicalResult KernelLowering::emitProducer() {
   numWarps = savedWarps;
   swapScalarScope(producerScope);
   return success();
-}
-
-void KernelLowering::releaseAtRead(Value operand, TmaOperand &tma) {
-  // Every lane of the warp holds its fragments: lane 0 releases the buffer for the producer's copy
-  // of the next instance's block, instead of the release after the instance's last product.
-  NVVM::SyncWarpOp::create(b, loc, i32(-1));
-  arriveFromLane0(tma.empty);
-  earlyReleases.erase(operand);
-  for (auto &entry : releaseAfter)
-    llvm::erase(entry.second, operand);
 }
 
 } // namespace flare::tgpu::lowering

@@ -186,7 +186,7 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
     }
     for (Value v : it->second)
       if (tmaOperands[v].issue >= 0)
-        issueNextInstance(v);
+        issueNextInstance(tmaOperands[v]);
   }
   return success();
 }
