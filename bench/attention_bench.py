@@ -623,18 +623,18 @@ def decode_sweep(flare, args, rows, samples):
     flex = None
     if not args.no_peers:
         methods.update(backends)
-    if not args.no_peers and args.flex_hdims:
         # FlexAttention (torch.compile, GQA without a mask): its decoding path for short queries
         # (not with an empty --flex-hdims).
-        try:
-            from torch.nn.attention.flex_attention import flex_attention
-            # One compiled kernel per shape: without room for them dynamo falls back to eager after 8.
-            torch._dynamo.config.cache_size_limit = 256
-            compiled = torch.compile(flex_attention, dynamic=False)
-            flex = lambda q, k, v: compiled(q, k, v, enable_gqa=True)
-            methods["flex"] = "flex"
-        except ImportError:
-            pass
+        if args.flex_hdims:
+            try:
+                from torch.nn.attention.flex_attention import flex_attention
+                # One compiled kernel per shape: without room for them dynamo falls back to eager after 8.
+                torch._dynamo.config.cache_size_limit = 256
+                compiled = torch.compile(flex_attention, dynamic=False)
+                flex = lambda q, k, v: compiled(q, k, v, enable_gqa=True)
+                methods["flex"] = "flex"
+            except ImportError:
+                pass
 
     def paged_call(q, k, v, out, ps, cfg=None):
         """A paged copy of k and v and the call that reads it (None when the length is no multiple of ps),

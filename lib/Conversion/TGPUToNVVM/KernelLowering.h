@@ -11,8 +11,9 @@
 // cp.async, element by element) and predicated loads in BlockCopies.h, the pipelined K loops of
 // matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h,
 // the top-level values it lowers again elsewhere (the producer's branch, another instance) through
-// its lowerOp in TopLevelValues.h, the copies of a ring's stage in RingStages.h and the producer
-// warpgroup's branch in ProducerWarpgroup.h.
+// its lowerOp in TopLevelValues.h, the copies of a ring's stage in RingStages.h, the operands a
+// persistent kernel copies once per instance in ProducedOperands.h and the producer warpgroup's
+// branch in ProducerWarpgroup.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -147,8 +148,8 @@ private:
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
 
-  // --- Produced operands' releases, stored and TMA operands, consumer-issued operands ---------------
-  // (the producer warpgroup: ProducerWarpgroup.h)
+  // --- Stored and TMA operands, and the releases of produced ones ----------------------------------
+  // (their rings and copies: ProducedOperands.h; the producer warpgroup: ProducerWarpgroup.h)
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);

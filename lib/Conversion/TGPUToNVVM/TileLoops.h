@@ -8,8 +8,8 @@
 // at a time from a shared counter, which the producer warpgroup's thread 0 takes and publishes to
 // every thread through a two-slot ring in shared memory. This layer owns that loop, the instance it
 // runs and the hand-overs; what the body of an instance lowers (and what it copies ahead for the
-// next one) is KernelLowering's, which derives from it and hands in what only the walk can lower
-// (the split range's step count, an instance's exit conditions).
+// next one) is the walk's (KernelLowering); TopLevelValues.h, the layer above, hands in what only
+// the walk can lower (the split range's step count, an instance's exit conditions).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_TILELOOPS_H
