@@ -22,7 +22,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "ProducerWarpgroup.h"
+#include "DotReleases.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -44,11 +44,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-class KernelLowering : ProducerWarpgroup {
+class KernelLowering : DotReleases {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : ProducerWarpgroup(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : DotReleases(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -148,28 +148,13 @@ private:
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
 
-  // --- Stored and TMA operands, and the releases of produced ones ----------------------------------
-  // (their rings and copies: ProducedOperands.h; the producer warpgroup: ProducerWarpgroup.h)
+  // --- Stored and TMA operands ---------------------------------------------------------------------
+  // (their rings and copies: ProducedOperands.h; the producer warpgroup: ProducerWarpgroup.h; their
+  // releases and the waits for dots in flight: DotReleases.h)
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);
   DenseMap<Value, StoredOperand> storedOperands;
-  DenseMap<Value, TmaOperand> tmaOperands;
-  /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
-  /// warp's reads), in place of its release after the instance's last product.
-  void releaseAtRead(Value operand, TmaOperand &tma);
-  /// Top-level ops after which the consumers release produced operands (their last reader).
-  DenseMap<Operation *, SmallVector<Value>> releaseAfter;
-  DenseMap<Value, EarlyRelease> earlyReleases; // by operand
-  DenseMap<Value, PendingRelease> releaseAfterDot;
-  /// Sets up releaseAfterDot for the loop `op` being lowered (iteration `iv`).
-  void prepareEarlyReleases(scf::ForOp op, Value iv);
-  /// True when a loop's iterations run (lb < ub), from the bounds already lowered.
-  Value loopRuns(scf::ForOp loop);
-  /// True when none of early.loops after the j-th runs.
-  Value laterLoopsIdle(const EarlyRelease &early, size_t j);
-  /// The dots of `loop` whose A operand is `operand` (directly or through a layout conversion).
-  static SmallVector<tile::DotOp> dotsReading(scf::ForOp loop, Value operand);
   /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
   /// here, or before the tile loop of a persistent kernel.
   bool producerInitWaited = false;
@@ -179,15 +164,7 @@ private:
   /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
   /// enclosing block already did.
   void waitForTmaOperand(TmaOperand &operand);
-  SmallVector<PendingDot> pendingDots;
-  /// Waits for the pending dots up to and including the one producing `v` (all with a null `v`) and
-  /// binds their registers.
-  void waitForDots(Value v = Value());
-  /// The value a pinned wait (pinLastDotWait) branches on, or null where none is near.
-  Value pinAnchor();
   bool inStreamedLoop = false;
-  /// The last wait of a streamed loop's body without ping-pong stays after the softmax (waitForDots).
-  bool pinLastDotWait = false;
   DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced
   SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered
   LogicalResult lowerIf(scf::IfOp op);

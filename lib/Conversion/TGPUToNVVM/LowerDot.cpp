@@ -43,61 +43,7 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   return success();
 }
 
-Value KernelLowering::pinAnchor() {
-  // The nearest f32 result of a two-operand arithmetic op just above the insertion point (the row
-  // sums' last shuffle step in the streamed loops); never an accumulator of a dot still in flight.
-  Block *block = b.getInsertionBlock();
-  auto it = b.getInsertionPoint();
-  for (int seen = 0; it != block->begin() && seen < 16; ++seen) {
-    --it;
-    if (it->getNumResults() == 1 && it->getNumOperands() == 2 && it->getResult(0).getType().isF32() &&
-        isa<arith::ArithDialect>(it->getDialect()))
-      return it->getResult(0);
-  }
-  return Value();
-}
 
-void KernelLowering::waitForDots(Value v) {
-  if (pendingDots.empty())
-    return;
-  size_t upTo = pendingDots.size() - 1;
-  if (v) {
-    auto it = llvm::find_if(pendingDots, [&](const PendingDot &d) { return d.result == v; });
-    if (it == pendingDots.end())
-      return;
-    upTo = it - pendingDots.begin();
-  }
-  // Groups retire in commit order: leaving the younger ones pending completes this one.
-  const int64_t younger = static_cast<int64_t>(pendingDots.size() - 1 - upTo);
-  Value anchor = pinLastDotWait && younger == 0 ? pinAnchor() : Value();
-  if (anchor) {
-    // ptxas schedules wgmma.wait_group as early as its register dependences allow: the wait for the
-    // previous block's P V rose to the first row max and the softmax never overlapped that product
-    // (bench/NOTES.md a35). Behind a branch on the softmax's last value (never taken: x >= -inf or
-    // unordered holds for every float) it stays where it is, after the softmax.
-    const char *text = "{\n.reg .pred p;\nsetp.geu.f32 p, $0, 0fFF800000;\n@p bra PINNED;\nmembar.cta;\n"
-                       "PINNED:\nwgmma.wait_group.sync.aligned 0;\n}";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{anchor}, text, "f", /*has_side_effects=*/true,
-                              /*is_align_stack=*/false, LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
-  } else {
-    WgmmaWaitOp::create(b, loc, younger);
-  }
-  for (size_t i = 0; i <= upTo; ++i) {
-    const PendingDot &d = pendingDots[i];
-    SmallVector<Value> c(layoutOf(d.result).numRegs() - d.tail.size());
-    unpackAccumulator(d.acc, c);
-    llvm::append_range(c, d.tail);
-    regs[d.result] = c;
-    // The instance's last product reading an early-released operand (Q) is done in this warp.
-    if (auto it = releaseAfterDot.find(d.result); it != releaseAfterDot.end()) {
-      const PendingRelease &r = it->second;
-      arriveFromLane0(tmaOperands[r.operand].empty, r.cond);
-      earlyReleases[r.operand].inLoop[r.loop] = true;
-      releaseAfterDot.erase(it);
-    }
-  }
-  pendingDots.erase(pendingDots.begin(), pendingDots.begin() + upTo + 1);
-}
 
 bool DotOperands::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   // wgmma's A fragments are mma.sync's: warp w of warpgroup g holds rows 64g + 16w .. + 15 in the

@@ -540,44 +540,8 @@ void BlockCopies::storePanelsByTma(Value value, const TensorMapRead &map, Value 
   tmaStoresInFlight |= deferWait && !add;
 }
 
-Value KernelLowering::loopRuns(scf::ForOp loop) {
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, scalars.lookup(loop.getLowerBound()),
-                               scalars.lookup(loop.getUpperBound()));
-}
 
-Value KernelLowering::laterLoopsIdle(const EarlyRelease &early, size_t j) {
-  Value idle = arith::ConstantIntOp::create(b, loc, 1, 1);
-  for (size_t m = j + 1; m < early.loops.size(); ++m)
-    idle = arith::AndIOp::create(b, loc, idle, notI1(loopRuns(early.loops[m])));
-  return idle;
-}
 
-SmallVector<tile::DotOp> KernelLowering::dotsReading(scf::ForOp loop, Value operand) {
-  SmallVector<tile::DotOp> dots;
-  loop.getBody()->walk([&](tile::DotOp dot) {
-    Value a = dot.getA();
-    if (auto conv = a.getDefiningOp<ConvertLayoutOp>())
-      a = conv.getSrc();
-    if (a == operand)
-      dots.push_back(dot);
-  });
-  return dots;
-}
 
-void KernelLowering::prepareEarlyReleases(scf::ForOp op, Value iv) {
-  for (auto &[operand, early] : earlyReleases) {
-    auto at = llvm::find(early.loops, op);
-    if (at == early.loops.end())
-      continue;
-    const size_t j = at - early.loops.begin();
-    // The instance's last product reading the operand: this loop's last iteration, no later loop runs.
-    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                       arith::AddIOp::create(b, loc, iv, scalars.lookup(op.getStep())),
-                                       scalars.lookup(op.getUpperBound()));
-    Value cond = arith::AndIOp::create(b, loc, last, laterLoopsIdle(early, j));
-    for (tile::DotOp dot : dotsReading(op, operand))
-      releaseAfterDot[dot.getResult()] = {operand, j, cond};
-  }
-}
 
 } // namespace flare::tgpu::lowering
