@@ -7,7 +7,8 @@
 // last V block) is released, so that the next instance's copy may land, right after the last product
 // that reads it: after a top-level op (releaseAfter), after the wait for a dot of the instance's last
 // loop iteration that runs (earlyReleases, releaseAfterDot), or once its fragments are in registers
-// (releaseAtRead). The walk (KernelLowering.h) decides where each release goes; this layer emits them.
+// (releaseAtRead). The walk (KernelLowering.h) decides where each release goes and emits the
+// releases after top-level ops itself (lowerBlock); this layer emits the others.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_DOTRELEASES_H

@@ -43,8 +43,6 @@ LogicalResult KernelLowering::lowerDot(tile::DotOp op) {
   return success();
 }
 
-
-
 bool DotOperands::isRegisterA(Value aTile, int64_t m, int64_t k, int64_t n) {
   // wgmma's A fragments are mma.sync's: warp w of warpgroup g holds rows 64g + 16w .. + 15 in the
   // m16n8k16 A order, so the mma operand layout with all warps along M is exactly what it reads.

@@ -540,8 +540,4 @@ void BlockCopies::storePanelsByTma(Value value, const TensorMapRead &map, Value 
   tmaStoresInFlight |= deferWait && !add;
 }
 
-
-
-
-
 } // namespace flare::tgpu::lowering
