@@ -37,12 +37,14 @@
 // CHECK: %[[STRIDE:.*]] = arith.extsi %c1_i32{{[_0-9]*}} : i32 to i64
 // Registers 0..3 hold 4 consecutive elements, g = start + T .. g + 3, and the innermost stride is the
 // constant 1, so they are one group with one address (64-bit offset g * stride). Global loads are
-// predicated PTX instructions (inline asm: the destination is first set to the padding, 0.0 by default,
-// then `@p ld.global` overwrites it), so no load sits behind a branch:
+// predicated PTX instructions (inline asm: the destinations are first set to the padding, 0.0 by
+// default, then `@p ld.global` overwrites them), so no load sits behind a branch. A group of 32-bit
+// elements is one asm statement whose loads write the same four registers:
 //   - one 16-byte vector load (ld.global.v4.b32), predicated on the whole group lying inside the view
 //     (0 <= g and g + 4 <= n, signed) and the address being 16-byte aligned;
-//   - otherwise each element loads on its own, predicated on its own bounds (one unsigned compare,
-//     0 <= g + i < n), and a select picks the vector's or the element's value.
+//   - otherwise each element i under its own bounds, g + i < limit (unsigned: 0 <= g + i < n), the
+//     limit n on that path and 0 (nothing loads) on the vector path.
+// No select merges the two paths, so nothing reads the loaded registers before their use.
 // CHECK: %[[G0:.*]] = arith.addi %[[START]], %[[T:.*]] : i32
 // CHECK-NEXT: %[[G0W:.*]] = arith.extsi %[[G0]] : i32 to i64
 // CHECK-NEXT: %[[OFF0:.*]] = arith.muli %[[G0W]], %[[STRIDE]] : i64
@@ -56,32 +58,16 @@
 // CHECK: %[[MIS:.*]] = arith.andi %[[BITS]], %c15_i64{{[_0-9]*}} : i64
 // CHECK-NEXT: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MIS]], %c0_i64{{[_0-9]*}} : i64
 // CHECK-NEXT: %[[VOK:.*]] = arith.andi %[[WHOLE]], %[[ALIGNED]] : i1
-// The padding 0.0 as a 32-bit word, the predicate as an i32.
-// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
-// CHECK-NEXT: %[[VPRED:.*]] = arith.extui %[[VOK]] : i1 to i32
-// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}setp.ne.b32 p, $5, 0;{{.*}}mov.b32 $0, $6;{{.*}}mov.b32 $3, $6;{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}", "=r,=r,=r,=r,l,r,r" %[[P0]], %[[VPRED]], %[[PADW]] : (!llvm.ptr<1>, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
-// CHECK-NEXT: %[[V0W:.*]] = llvm.extractvalue %[[V]][0] : !llvm.struct<(i32, i32, i32, i32)>
-// CHECK-NEXT: %[[V0:.*]] = llvm.bitcast %[[V0W]] : i32 to f32
-// CHECK-COUNT-3: llvm.extractvalue %[[V]]
-// Element 0 on its own: when the vector load is off and 0 <= g < n, at the group's address.
 // CHECK: %[[NOVEC:.*]] = arith.xori %[[VOK]], %true{{[_0-9]*}} : i1
-// CHECK-NEXT: %[[OK0:.*]] = arith.cmpi ult, %[[G0]], %[[N]] : i32
-// CHECK-NEXT: %[[SP0:.*]] = arith.andi %[[NOVEC]], %[[OK0]] : i1
-// CHECK-NEXT: %[[SPRED0:.*]] = arith.extui %[[SP0]] : i1 to i32
-// CHECK: %[[S0W:.*]] = llvm.inline_asm has_side_effects "{{.*}}setp.ne.b32 p, $2, 0;{{.*}}mov.b32 $0, $3;{{.*}}@p ld.global.b32 $0, [$1];{{.*}}", "=r,l,r,r" %[[P0]], %[[SPRED0]], %{{.*}} : (!llvm.ptr<1>, i32, i32) -> i32
-// CHECK-NEXT: %[[S0:.*]] = llvm.bitcast %[[S0W]] : i32 to f32
-// CHECK-NEXT: %[[R0:.*]] = arith.select %[[VOK]], %[[V0]], %[[S0]] : f32
-// Elements 1..3: column g + i, address p + i.
-// CHECK: %[[G1:.*]] = arith.addi %[[G0]], %c1_i32{{[_0-9]*}} : i32
-// CHECK-NEXT: %[[OK1:.*]] = arith.cmpi ult, %[[G1]], %[[N]] : i32
-// CHECK-NEXT: arith.andi %[[NOVEC]], %[[OK1]] : i1
-// CHECK: %[[P1:.*]] = llvm.getelementptr %[[P0]][%c1_i64{{[_0-9]*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK: llvm.inline_asm has_side_effects "{{.*}}@p ld.global.b32 $0, [$1];{{.*}}", "=r,l,r,r" %[[P1]],
-// CHECK: arith.select %[[VOK]]
-// CHECK: llvm.getelementptr %[[P0]][%c2_i64{{[_0-9]*}}]
-// CHECK: arith.select %[[VOK]]
-// CHECK: llvm.getelementptr %[[P0]][%c3_i64{{[_0-9]*}}]
-// CHECK: arith.select %[[VOK]]
+// CHECK: %[[LIMIT:.*]] = arith.select %[[NOVEC]], %[[N]], %c0_i32{{[_0-9]*}} : i32
+// The predicate as an i32, the padding 0.0 as a 32-bit word.
+// CHECK-NEXT: %[[VPRED:.*]] = arith.extui %[[VOK]] : i1 to i32
+// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}setp.ne.b32 p, $5, 0;{{.*}}mov.b32 $0, $6;{{.*}}mov.b32 $3, $6;{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}add.s32 c, $7, 0;{{.*}}setp.lt.u32 p, c, $8;{{.*}}@p ld.global.b32 $0, [$4];{{.*}}add.s32 c, $7, 3;{{.*}}setp.lt.u32 p, c, $8;{{.*}}@p ld.global.b32 $3, [$4+12];{{.*}}", "=r,=r,=r,=r,l,r,r,r,r" %[[P0]], %[[VPRED]], %[[PADW]], %[[G0]], %[[LIMIT]] : (!llvm.ptr<1>, i32, i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NEXT: %[[V0W:.*]] = llvm.extractvalue %[[V]][0] : !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NEXT: %[[R0:.*]] = llvm.bitcast %[[V0W]] : i32 to f32
+// CHECK-COUNT-3: llvm.extractvalue %[[V]]
+// CHECK-NOT: arith.select %[[VOK]]
 // One group per thread: no second vector load, and no branch around any load.
 // CHECK-NOT: ld.global.v4
 // CHECK-NOT: scf.if
@@ -203,19 +189,18 @@ func.func @abi(%p: !tile.ptr<i32>, %a: i32, %b: i64, %c: f32) attributes {tile.k
 // CHECK: %[[COLS:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT: %[[WHOLE:.*]] = arith.andi %[[COLS]], %[[ROK]] : i1
 // CHECK: %[[VOK:.*]] = arith.andi %[[WHOLE]], %{{.*}} : i1
-// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// The element-wise path: no vector load and the row in bounds, then each column against the limit.
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT: %[[NOVEC:.*]] = arith.xori %[[VOK]], %[[TRUE]] : i1
+// CHECK-NEXT: %[[INROWS:.*]] = arith.andi %[[NOVEC]], %[[ROK]] : i1
+// CHECK: %[[LIMIT:.*]] = arith.select %[[INROWS]], %{{.*}}, %c0_i32{{[_0-9]*}} : i32
 // CHECK-NEXT: %[[VPRED:.*]] = arith.extui %[[VOK]] : i1 to i32
-// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}", "=r,=r,=r,=r,l,r,r" %[[P]], %[[VPRED]], %[[PADW]]
-// The element-wise fallback: row and column in bounds, and no vector load.
-// CHECK: %[[NOVEC:.*]] = arith.xori %[[VOK]], %true{{[_0-9]*}} : i1
-// CHECK-NEXT: %[[COK:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[ROK]], %[[COK]] : i1
-// CHECK-NEXT: arith.andi %[[NOVEC]], %[[BOTH]] : i1
-// CHECK: ld.global.b32
-// CHECK: %[[L0:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
-// CHECK: %[[L1:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
-// CHECK: %[[L2:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
-// CHECK: %[[L3:.*]] = arith.select %[[VOK]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[PADW:.*]] = llvm.bitcast %cst : f32 to i32
+// CHECK-NEXT: %[[V:.*]] = llvm.inline_asm has_side_effects "{{.*}}@p ld.global.v4.b32 {$0, $1, $2, $3}, [$4];{{.*}}setp.lt.u32 p, c, $8;{{.*}}@p ld.global.b32 $0, [$4];{{.*}}", "=r,=r,=r,=r,l,r,r,r,r" %[[P]], %[[VPRED]], %[[PADW]], %{{.*}}, %[[LIMIT]]
+// CHECK: %[[L0:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[L1:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[L2:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[L3:.*]] = llvm.bitcast %{{.*}} : i32 to f32
 // (a) The row's 4 registers, in register order.
 // CHECK-NEXT: %[[S01:.*]] = arith.addf %[[L0]], %[[L1]] : f32
 // CHECK-NEXT: %[[S012:.*]] = arith.addf %[[S01]], %[[L2]] : f32
@@ -340,11 +325,10 @@ func.func @convert_in_one_warp(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) 
 // log(x) = lg2(x) * ln(2), rsqrt -> rsqrt.approx, tanh -> inline tanh.approx.f32. 32 f32 on one warp
 // with vec 4: 4 registers per thread, lanes 0..7 cover the tile and lanes 8..31 repeat it.
 // A 16-bit input computes in f32: extf, ex2, truncf. (Both views have unit stride: each tile loads as one
-// group of 16 bytes per thread, 4 f32 or 8 bf16, and each register is a select between the vector load
-// and its element-wise fallback.)
+// group of 16 bytes per thread, 4 f32 or 8 bf16: the f32 registers are the group load's results.)
 // CHECK-LABEL: gpu.func @math_ops
 // CHECK: ld.global.v4.b32
-// CHECK: %[[X:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[X:.*]] = llvm.bitcast %{{.*}} : i32 to f32
 // Each op is replayed over all 4 registers before the next op; follow register 0.
 // CHECK: %[[A:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[X]]) : (f32) -> f32
 // CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
@@ -389,8 +373,8 @@ func.func @math_ops(%p: !tile.ptr<f32>, %q: !tile.ptr<bf16>, %n: i32) attributes
 // so the loop has 4 f32 iteration arguments and yields 4 values.
 // CHECK-LABEL: gpu.func @loop_carries_registers
 // CHECK: %[[R:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %[[Z:.*]], %[[A1:.*]] = %[[Z]], %[[A2:.*]] = %[[Z]], %[[A3:.*]] = %[[Z]]) -> (f32, f32, f32, f32)  : i32 {
-// The body's load gives 4 registers (4 selects), added to the carried ones.
-// CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// The body's load gives 4 registers (one group load), added to the carried ones.
+// CHECK-COUNT-4: llvm.bitcast %{{.*}} : i32 to f32
 // CHECK: %[[N0:.*]] = arith.addf %[[A0]], %{{.*}} : f32
 // CHECK-NEXT: %[[N1:.*]] = arith.addf %[[A1]], %{{.*}} : f32
 // CHECK-NEXT: %[[N2:.*]] = arith.addf %[[A2]], %{{.*}} : f32

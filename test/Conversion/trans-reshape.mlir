@@ -9,10 +9,15 @@
 // CHECK-SAME: tgpu.shared_bytes = 0 : i32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: gpu.barrier
-// CHECK: %[[R0:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK: %[[R1:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK: %[[R2:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK: %[[R3:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[L:.*]] = llvm.inline_asm {{.*}}ld.global.v4.b32
+// CHECK: %[[W0:.*]] = llvm.extractvalue %[[L]][0]
+// CHECK-NEXT: %[[R0:.*]] = llvm.bitcast %[[W0]] : i32 to f32
+// CHECK-NEXT: %[[W1:.*]] = llvm.extractvalue %[[L]][1]
+// CHECK-NEXT: %[[R1:.*]] = llvm.bitcast %[[W1]] : i32 to f32
+// CHECK-NEXT: %[[W2:.*]] = llvm.extractvalue %[[L]][2]
+// CHECK-NEXT: %[[R2:.*]] = llvm.bitcast %[[W2]] : i32 to f32
+// CHECK-NEXT: %[[W3:.*]] = llvm.extractvalue %[[L]][3]
+// CHECK-NEXT: %[[R3:.*]] = llvm.bitcast %[[W3]] : i32 to f32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: llvm.store %[[R0]], %{{.*}} : f32, !llvm.ptr<1>
@@ -37,8 +42,10 @@ func.func @trans(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>, %n: i32) attributes {ti
 // Reshape [4, 32] -> [128] and [128] -> [2, 64], then store.
 // CHECK-LABEL: gpu.func @reshape
 // CHECK-SAME: tgpu.shared_bytes = 0 : i32
-// CHECK: %[[R0:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK-COUNT-3: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[L:.*]] = llvm.inline_asm {{.*}}ld.global.v4.b32
+// CHECK: %[[W0:.*]] = llvm.extractvalue %[[L]][0]
+// CHECK-NEXT: %[[R0:.*]] = llvm.bitcast %[[W0]] : i32 to f32
+// CHECK-COUNT-3: llvm.extractvalue %[[L]]
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: llvm.store %[[R0]], %{{.*}} : f32, !llvm.ptr<1>

@@ -407,12 +407,15 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         auto load = [&](Value view, bool second = false) { return loadBlock(view, bm, headDim, q0s, c0, second); };
         Value qt = load(qView), dOt = load(doView);
         auto again = [&](Value view, Value first) { return sharedCopies ? first : load(view, true); };
-        // LSE and D: read first in S's orientation (two values per thread); where they are used in the
-        // transposed one, in which each is a row of columns (16 registers per thread).
+        // LSE (and D outside the transposed step) read before the step's products, so that their
+        // latency passes under them.
         auto loadRow = [&](Value view) {
           return tile::LoadOp::create(b, loc, tileType({bm}, f32), view, ValueRange{q0s}, nullptr).getResult();
         };
-        Value lseEarly = tr ? Value() : loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
+        Value lseEarly = loadRow(lseView), deltaEarly = tr ? Value() : loadRow(deltaView);
+        // In the transposed step D (16 registers a thread where it is used) is read at its use: read
+        // with LSE, or once S has arrived, the softcap and prefix-LM kernels at head dim 128 spilled
+        // (4-32 bytes, at 254-255 registers).
         // S = Q K^T, or S^T = K Q^T.
         Value qk = tr ? tile::DotOp::create(b, loc, tileType(scoreShape, f32), kt, trans(qt), splatF32(0.0, scoreShape))
                       : tile::DotOp::create(b, loc, tileType(scoreShape, f32), qt, ktt, splatF32(0.0, scoreShape));
@@ -424,7 +427,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         };
         Value dpEarly = tr && wantDK ? dpDot() : Value();
         Value rows = indexRange(q0s, bm);
-        FailureOr<Recomputed> r = recomputeP(qk, [&] { return tr ? loadRow(lseView) : lseEarly; }, masked, rows, kvCols,
+        FailureOr<Recomputed> r = recomputeP(qk, [&] { return lseEarly; }, masked, rows, kvCols,
                                              /*stepIndexArg=*/2, asIndex(rows), local);
         if (failed(r))
           return failure();
@@ -439,7 +442,7 @@ LogicalResult Generator::runBackward(const BackwardTiles &tiles, std::optional<B
         if (!wantDK)
           return next;
         Value dp = dpEarly ? dpEarly : dpDot();
-        Value ds = scoreGradient(*r, dp, tr ? loadRow(deltaView) : deltaEarly, masked);
+        Value ds = scoreGradient(*r, dp, deltaEarly ? deltaEarly : loadRow(deltaView), masked);
         Value dsb = arith::TruncFOp::create(b, loc, tileType(scoreShape, elemType), ds);
         next.insert(next.begin(), tile::DotOp::create(b, loc, acc[0].getType(), tr ? dsb : trans(dsb),
                                                       tr ? again(qView, qt) : qt, acc[0]));

@@ -44,6 +44,13 @@ protected:
   /// `vec` consecutive elements at `addr` (16-byte aligned when pred holds) as one predicated vector
   /// load, or `pad` in every lane when pred is false.
   SmallVector<Value> predicatedVectorLoad(Value addr, Value pred, Value pad, Type elem, int vec);
+  /// `vec` consecutive 32-bit elements at `addr`, the first at column `col`: one vector load when
+  /// `whole` holds, else element i when col + i < limit (unsigned), `pad` where neither loads. One asm
+  /// statement whose loads write the same registers under their predicates, so that nothing reads the
+  /// loaded registers before their use (a select between the two paths waited for the load where it
+  /// was issued).
+  SmallVector<Value> predicatedGroupLoad(Value addr, Value whole, Value col, Value limit, Value pad, Type elem,
+                                         int vec);
   /// tile.load into registers: per group of consecutive elements one vector load where the group
   /// lies inside the view at an aligned address, else each element under its own bounds.
   LogicalResult lowerLoad(tile::LoadOp op);

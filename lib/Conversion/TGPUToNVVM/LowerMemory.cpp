@@ -78,6 +78,40 @@ SmallVector<Value> BlockCopies::predicatedVectorLoad(Value addr, Value pred, Val
   return parts;
 }
 
+SmallVector<Value> BlockCopies::predicatedGroupLoad(Value addr, Value whole, Value col, Value limit, Value pad,
+                                                    Type elem, int vec) {
+  Type i32Type = b.getI32Type();
+  // $0.. the words, then the address, the vector predicate, the padding, the column and the limit.
+  const int addrArg = vec, wholeArg = vec + 1, padArg = vec + 2, colArg = vec + 3, limitArg = vec + 4;
+  auto arg = [](int i) { return "$" + std::to_string(i); };
+  std::string outs, constraints;
+  std::string text = "{\n.reg .pred p;\n.reg .b32 c;\nsetp.ne.b32 p, " + arg(wholeArg) + ", 0;\n";
+  for (int w = 0; w < vec; ++w) {
+    outs += (w ? ", " : "") + arg(w);
+    text += "mov.b32 " + arg(w) + ", " + arg(padArg) + ";\n";
+    constraints += "=r,";
+  }
+  text += "@p ld.global.v" + std::to_string(vec) + ".b32 {" + outs + "}, [" + arg(addrArg) + "];\n";
+  for (int w = 0; w < vec; ++w)
+    text += "add.s32 c, " + arg(colArg) + ", " + std::to_string(w) + ";\nsetp.lt.u32 p, c, " + arg(limitArg) +
+            ";\n@p ld.global.b32 " + arg(w) + ", [" + arg(addrArg) + (w ? "+" + std::to_string(4 * w) : std::string()) +
+            "];\n";
+  text += "}";
+  constraints += "l,r,r,r,r";
+  SmallVector<Value> operands{addr, arith::ExtUIOp::create(b, loc, i32Type, whole),
+                              LLVM::BitcastOp::create(b, loc, i32Type, pad), col, limit};
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(vec, i32Type));
+  Value loaded = LLVM::InlineAsmOp::create(b, loc, resultType, operands, text, constraints,
+                                           /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                           LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+                     .getResult(0);
+  SmallVector<Value> parts;
+  for (int w = 0; w < vec; ++w)
+    parts.push_back(
+        LLVM::BitcastOp::create(b, loc, elem, LLVM::ExtractValueOp::create(b, loc, loaded, ArrayRef<int64_t>{w})));
+  return parts;
+}
+
 BlockElement BlockCopies::blockElement(const ViewInfo &view, ArrayRef<Value> offsets, ArrayRef<Value> coord,
                                           Value initial, bool checkLast, int64_t pieceRows) {
   BlockElement e;
@@ -167,8 +201,16 @@ LogicalResult BlockCopies::lowerLoad(tile::LoadOp op) {
     Value useVector = arith::AndIOp::create(b, loc, whole, aligned);
     // Both paths are predicated instructions, no branches: the vector load when the group is whole
     // and aligned, else each element under its own bounds.
-    SmallVector<Value> vecParts = predicatedVectorLoad(base, useVector, pad, elem, vec);
     Value scalarPath = notI1(useVector);
+    if (elem.getIntOrFloatBitWidth() == 32) {
+      // The element path's columns are bounded by the view's size, or by 0 (none loads) on the
+      // vector path and where the group's rows lie outside.
+      Value inRows = rowsOk ? arith::AndIOp::create(b, loc, scalarPath, rowsOk).getResult() : scalarPath;
+      Value limit = arith::SelectOp::create(b, loc, inRows, view.sizes[rank - 1], i32(0));
+      llvm::append_range(out, predicatedGroupLoad(base, useVector, last, limit, pad, elem, vec));
+      continue;
+    }
+    SmallVector<Value> vecParts = predicatedVectorLoad(base, useVector, pad, elem, vec);
     for (int i = 0; i < vec; ++i) {
       Value scalar = predicatedLoad(elementAddress(i), arith::AndIOp::create(b, loc, scalarPath, elementInBounds(i)),
                                     pad, elem);
