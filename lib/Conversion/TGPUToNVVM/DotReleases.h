@@ -7,8 +7,8 @@
 // last V block) is released, so that the next instance's copy may land, right after the last product
 // that reads it: after a top-level op (releaseAfter), after the wait for a dot of the instance's last
 // loop iteration that runs (earlyReleases, releaseAfterDot), or once its fragments are in registers
-// (releaseAtRead). The walk (KernelLowering.h) decides where each release goes and emits the
-// releases after top-level ops itself (lowerBlock); this layer emits the others.
+// (releaseAtRead). The walk (KernelLowering.h) decides where each release goes; this layer emits
+// them (releaseAfterOp after each top-level op).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_DOTRELEASES_H
@@ -29,6 +29,9 @@ protected:
   void releaseAtRead(Value operand, TmaOperand &tma);
   /// Top-level ops after which the consumers release produced operands (their last reader).
   DenseMap<Operation *, SmallVector<Value>> releaseAfter;
+  /// After the walk lowered the top-level op `op`: releases the produced operands it was the last
+  /// reader of (unless a loop's last iteration did), and has the next instance's copy of them issued.
+  void releaseAfterOp(Operation *op);
   DenseMap<Value, EarlyRelease> earlyReleases; // by operand
   DenseMap<Value, PendingRelease> releaseAfterDot;
   /// Sets up releaseAfterDot for the loop `op` being lowered (iteration `iv`).

@@ -1,7 +1,7 @@
 //===- KernelLowering.h - Per-thread lowering of one tile kernel -*- C++ -*-===//
 //
-// Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its memory
-// accesses (LowerMemory.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
+// Private to the convert-tgpu-to-nvvm pass: the KernelLowering walk (TGPUToNVVM.cpp), its streamed
+// loops (StreamedLoop.cpp) and its tensor-core dots (LowerDot.cpp). See TGPUToNVVM.cpp for the outline;
 // the records it keeps are in LoweringPlans.h, the builders and protocol phrases it shares with the
 // rest of the lowering in MachineBuilder.h, how it issues tensor-core MMAs in TensorCores.h, the
 // values it has lowered (scalars, tiles' registers, views, thread coordinates) in TileRegisters.h,
@@ -12,8 +12,9 @@
 // matmul dots in DotPipelines.h, a persistent kernel's loop over program instances in TileLoops.h,
 // the top-level values it lowers again elsewhere (the producer's branch, another instance) through
 // its lowerOp in TopLevelValues.h, the copies of a ring's stage in RingStages.h, the operands a
-// persistent kernel copies once per instance in ProducedOperands.h and the producer warpgroup's
-// branch in ProducerWarpgroup.h.
+// persistent kernel copies once per instance in ProducedOperands.h, the producer warpgroup's
+// branch in ProducerWarpgroup.h, the waits for dots in flight and the releases after them in
+// DotReleases.h, and its stores and sums of output blocks in OutputStores.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -22,7 +23,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "DotReleases.h"
+#include "OutputStores.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -44,11 +45,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-class KernelLowering : DotReleases {
+class KernelLowering : OutputStores {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : DotReleases(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : OutputStores(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -59,23 +60,6 @@ private:
   // --- the walk -----------------------------------------------------------------------------------
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op) override;
-  LogicalResult lowerStore(Operation *op, Value value, Value view, ValueRange offsetValues, bool atomicAdd);
-  /// A store at the kernel's top level of a block whose view the host can describe (planTensorMap): the
-  /// threads write the block into 128-byte swizzled panels in shared memory and thread 0 copies them
-  /// out with one TMA store per panel (the hardware leaves out rows past the view; the view's rows
-  /// must be a constant number of 16-byte chunks, as columns are clipped by the chunk); launches
-  /// whose maps did not encode store directly. Returns false, emitting nothing, when it does not apply.
-  bool storeThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
-  /// A tile.atomic_add of an f32 block whose view the host can describe, on sm_90a: the threads write
-  /// the block into swizzled panels of their own and thread 0 adds them by TMA reduce (one copy per
-  /// 32-column panel, atomic per element), left in flight until the next one or the kernel's end;
-  /// launches whose maps did not encode add element by element. False, emitting nothing, when it
-  /// does not apply (a producer warpgroup, a persistent kernel, no room for the panels).
-  bool reduceThroughTma(Operation *op, Value value, Value view, ArrayRef<Value> offsets);
-  int64_t ringStagesBytes = 0;           // the stages of the largest ring (free once its loop is done)
-  /// The stage size and count every ring of the kernel shares (0: no ring yet; -1: rings differ),
-  /// for an output staged in the last stage (storeThroughTma).
-  int64_t ringStageBytes = 0, ringStages = 0;
   LogicalResult lowerDot(tile::DotOp op);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerForGeneric(scf::ForOp op);
@@ -94,8 +78,6 @@ private:
   /// Dots of `op`'s body whose A operand is carried and enters the loop as zeros (nothing to
   /// multiply in the first iteration) and whose accumulator is carried too.
   llvm::SmallPtrSet<Operation *, 2> dotsWithZeroFirstA(scf::ForOp op);
-
-  // --- TMA stores and operands (TensorMaps.cpp; the maps and copies in BlockCopies.h) --------------
   /// The ring's set-up and first copies go before `prologueAt` (ahead of the invariant operands'
   /// stores), the loop at the builder's insertion point.
   LogicalResult lowerStreamedLoop(scf::ForOp op, MutableArrayRef<Stream> streams, Operation *prologueAt);
@@ -136,9 +118,6 @@ private:
   /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
   /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
   void issueNextInstanceFirst(const StreamRing &ring, Value uses);
-  /// The two consumer warpgroups store their own rows of the output (storeThroughTma): nothing at an
-  /// instance's end holds one warpgroup for the other.
-  bool perWarpgroupStores = false;
   /// The consumers set up shared state of their own per instance (a ring they initialise, operands
   /// they store or copy, lazy dot operands): the instance's last barrier must stay.
   bool consumersSetUpState = false;

@@ -1,5 +1,5 @@
 //===- LowerMemory.cpp - Global loads and stores, shared-memory tile stores ===//
-#include "KernelLowering.h"
+#include "BlockCopies.h"
 
 namespace flare::tgpu::lowering {
 
@@ -218,17 +218,6 @@ LogicalResult BlockCopies::lowerLoad(tile::LoadOp op) {
     }
   }
   regs[op.getResult()] = out;
-  return success();
-}
-
-LogicalResult KernelLowering::lowerStore(Operation *op, Value value, Value viewValue, ValueRange offsetValues,
-                                         bool atomicAdd) {
-  SmallVector<Value> offsets;
-  for (Value o : offsetValues)
-    offsets.push_back(scalars.lookup(o));
-  if (atomicAdd ? reduceThroughTma(op, value, viewValue, offsets) : storeThroughTma(op, value, viewValue, offsets))
-    return success();
-  storeDirect(value, views[viewValue], offsets, atomicAdd);
   return success();
 }
 

@@ -297,13 +297,7 @@ LogicalResult KernelLowering::lowerStreamedLoop(scf::ForOp op, MutableArrayRef<S
     const int64_t barriersAt = stages * ring.stageBytes, bytes = barriersAt + BarrierRing::bytesFor(stages);
     firstRing = areas.rings.bytes == 0; // no loop before this one used the ring area
     areas.rings.grow(bytes, op.getLoc());
-    ringStagesBytes = std::max(ringStagesBytes, barriersAt);
-    if (ringStageBytes == 0) {
-      ringStageBytes = ring.stageBytes;
-      ringStages = stages;
-    } else if (ringStageBytes != ring.stageBytes || ringStages != stages) {
-      ringStageBytes = ringStages = -1;
-    }
+    noteRing(ring.stageBytes, stages, barriersAt);
     ring.base = areas.rings.base();
     ring.barriersAt = barriersAt;
     ring.barriers = {arith::AddIOp::create(b, loc, ring.base, i32(barriersAt)), stages};

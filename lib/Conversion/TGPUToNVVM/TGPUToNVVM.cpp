@@ -163,30 +163,7 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
   for (Operation &op : block) {
     if (failed(lowerOp(&op)))
       return failure();
-    // Produced operands whose last reader this was: each consumer warp releases them (its dots that
-    // read them are done) for the producer's next copy.
-    auto it = releaseAfter.find(&op);
-    if (it == releaseAfter.end())
-      continue;
-    if (auto dot = dyn_cast<tile::DotOp>(op))
-      waitForDots(dot.getResult());
-    for (Value v : it->second) {
-      // Unless a loop released it already: loop j did when it ran and no later loop did.
-      Value unreleased;
-      if (auto early = earlyReleases.find(v); early != earlyReleases.end())
-        for (size_t j = 0; j < early->second.loops.size(); ++j) {
-          if (!early->second.inLoop[j])
-            continue;
-          Value released =
-              arith::AndIOp::create(b, loc, loopRuns(early->second.loops[j]), laterLoopsIdle(early->second, j));
-          unreleased = unreleased ? arith::AndIOp::create(b, loc, unreleased, notI1(released)).getResult()
-                                  : notI1(released);
-        }
-      arriveFromLane0(tmaOperands[v].empty, unreleased);
-    }
-    for (Value v : it->second)
-      if (tmaOperands[v].issue >= 0)
-        issueNextInstance(tmaOperands[v]);
+    releaseAfterOp(&op);
   }
   return success();
 }
