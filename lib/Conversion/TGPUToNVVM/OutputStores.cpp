@@ -1,13 +1,15 @@
 //===- OutputStores.cpp - A kernel's output blocks stored and summed through TMA ===//
 //
-// Stores go the other way (storeThroughTma): a block stored at the kernel's top level (the output
-// tile of an attention or matmul kernel) is written by all threads into swizzled panels in shared
-// memory and copied out by thread 0, one `cp.async.bulk.tensor` store per panel; rows past the view
-// are left out by the hardware, and so are columns past it when rows are a constant number of whole
-// 16-byte chunks (the hardware clips columns by the chunk); in a persistent kernel with a producer
-// warpgroup each consumer warpgroup stores its own 64 rows that way. A warp writing its accumulator fragment straight to global memory
-// issues one narrow store per register pair, 8 rows apart, each waiting for the last to read its
-// register; the TMA copy moves whole lines and lets every other thread finish at once.
+// Stores go the other way from TensorMaps.cpp's copies (storeThroughTma): a block stored at the
+// kernel's top level (the output tile of an attention or matmul kernel) is written by all threads
+// into swizzled panels in shared memory and copied out by thread 0, one `cp.async.bulk.tensor` store
+// per panel; rows past the view are left out by the hardware, and so are columns past it when rows
+// are a constant number of whole 16-byte chunks (the hardware clips columns by the chunk); in a
+// persistent kernel with a producer warpgroup each consumer warpgroup stores its own 64 rows that
+// way. A warp writing its accumulator fragment straight to global memory issues one narrow store per
+// register pair, 8 rows apart, each waiting for the last to read its register; the TMA copy moves
+// whole lines and lets every other thread finish at once. f32 sums that other instances add into
+// too (dQ's partials) go out the same way by TMA reduce (reduceThroughTma).
 //
 // (The tensor maps and the panels' copies: TensorMaps.cpp, BlockCopies.h.)
 //
