@@ -22,7 +22,7 @@ class DotReleases : public ProducerWarpgroup {
 protected:
   using ProducerWarpgroup::ProducerWarpgroup;
 
-  /// Operands copied by TMA at their load (KernelLowering::loadOperandByTma), by the copy's value.
+  /// Operands copied by TMA at their load (TmaOperands.h), by the copy's value.
   DenseMap<Value, TmaOperand> tmaOperands;
   /// Releases a produced operand right after its fragments were read (each warp's lane 0, after the
   /// warp's reads), in place of its release after the instance's last product.

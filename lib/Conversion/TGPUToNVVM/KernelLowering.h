@@ -14,7 +14,8 @@
 // its lowerOp in TopLevelValues.h, the copies of a ring's stage in RingStages.h, the operands a
 // persistent kernel copies once per instance in ProducedOperands.h, the producer warpgroup's
 // branch in ProducerWarpgroup.h, the waits for dots in flight and the releases after them in
-// DotReleases.h, and its stores and sums of output blocks in OutputStores.h.
+// DotReleases.h, its stores and sums of output blocks in OutputStores.h, and the operands copied
+// by TMA once at the kernel's top level in TmaOperands.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLARE_LIB_CONVERSION_TGPUTONVVM_KERNELLOWERING_H
@@ -23,7 +24,7 @@
 #include "LoweringPlans.h"
 #include "HiddenParams.h"
 #include "SharedAreas.h"
-#include "OutputStores.h"
+#include "TmaOperands.h"
 #include "flare/Compiler/Compiler.h"
 #include "flare/Dialect/TGPU/TGPUDialect.h"
 #include "flare/Dialect/Tile/TileDialect.h"
@@ -45,11 +46,11 @@
 namespace flare::tgpu::lowering {
 using namespace mlir;
 
-class KernelLowering : OutputStores {
+class KernelLowering : TmaOperands {
 public:
   KernelLowering(func::FuncOp func, gpu::GPUModuleOp module, int64_t maxSharedBytes, bool wgmma, bool pingPong,
                  bool tma, bool tmaFallback, bool gridDependencies)
-      : OutputStores(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
+      : TmaOperands(func, maxSharedBytes, wgmma, pingPong, tma, tmaFallback, gridDependencies), module(module) {}
 
   LogicalResult run();
 private:
@@ -118,31 +119,19 @@ private:
   /// 0, when there is a next instance, once this instance's last use of the stage (`uses`: the ring
   /// indices this instance used) is released; their bounds and blocks lowered anew for its program ids.
   void issueNextInstanceFirst(const StreamRing &ring, Value uses);
-  /// The consumers set up shared state of their own per instance (a ring they initialise, operands
-  /// they store or copy, lazy dot operands): the instance's last barrier must stay.
-  bool consumersSetUpState = false;
   /// The MMA turns (ping-pong) of the instance's loops: given before the tile loop and taken back
   /// after it instead of around every loop (tagged with kTurnAttrName until endTileLoop).
   static constexpr StringLiteral kTurnAttrName = "flare.turn";
   /// Closes the consumers' tile loop (yielding the ring index) and leaves the builder after it.
   void endTileLoop();
 
-  // --- Stored and TMA operands ---------------------------------------------------------------------
-  // (their rings and copies: ProducedOperands.h; the producer warpgroup: ProducerWarpgroup.h; their
-  // releases and the waits for dots in flight: DotReleases.h)
+  // --- Stored operands ----------------------------------------------------------------------------
+  // (TMA-copied ones: TmaOperands.h; their rings and copies: ProducedOperands.h; the producer
+  // warpgroup: ProducerWarpgroup.h; their releases and the waits for dots in flight: DotReleases.h)
   /// Stores the register operands of the loop's wgmma dots that are defined outside the loop (Q of an
   /// attention loop) into shared memory once, before the loop.
   SmallVector<Value> storeInvariantOperands(scf::ForOp op);
   DenseMap<Value, StoredOperand> storedOperands;
-  /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
-  /// here, or before the tile loop of a persistent kernel.
-  bool producerInitWaited = false;
-  void waitForProducerInit();
-  /// True when `op` was lowered as a TMA operand (see TmaOperand); nothing is emitted otherwise.
-  bool loadOperandByTma(tile::LoadOp op);
-  /// Makes a TMA operand's block visible to this thread before its loop, unless a wait in an
-  /// enclosing block already did.
-  void waitForTmaOperand(TmaOperand &operand);
   bool inStreamedLoop = false;
   DenseSet<Operation *> streamedOps;    // loads, transposes and conversions a streamed loop replaced
   SmallVector<Operation *> pingPongOps; // the named-barrier turns of the streamed loop being lowered

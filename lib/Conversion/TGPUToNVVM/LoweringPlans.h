@@ -198,7 +198,7 @@ struct StoredOperand {
 
 /// A top-level load whose block only feeds wgmma A operands of loops' dots (Q of an attention
 /// kernel) or B operands of later top-level dots (its last V block), copied by TMA straight into
-/// 128-byte swizzled panels at persistentBase + `offset` (TensorMaps.cpp, loadOperandByTma): the
+/// 128-byte swizzled panels at persistentBase + `offset` (TmaOperands.h, loadOperandByTma): the
 /// block never occupies registers. `barrier` (shared byte offset) completes when the bytes have
 /// landed; the loops or the dots wait for it (waitForTmaOperand).
 struct TmaOperand {

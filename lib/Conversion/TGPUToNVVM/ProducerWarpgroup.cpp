@@ -229,4 +229,14 @@ LogicalResult ProducerWarpgroup::emitProducer() {
   return success();
 }
 
+void ProducerWarpgroup::waitForProducerInit() {
+  if (producerInitWaited)
+    return;
+  producerInitWaited = true;
+  OpBuilder::InsertionGuard guard(b);
+  if (persistent)
+    b.setInsertionPoint(tileLoop.op);
+  NamedBarrierSyncOp::create(b, loc, i32(kRingReady), i32((numWarps + 4) * kWarpSize));
+}
+
 } // namespace flare::tgpu::lowering

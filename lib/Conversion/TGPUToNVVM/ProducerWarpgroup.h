@@ -47,6 +47,10 @@ protected:
   /// The producer's copies of this instance's produced operands (`afterLoops`: the B operands),
   /// each once the consumers released the previous instance's (turn: the tile loop's iteration).
   void issueProducedOperands(bool afterLoops, Value turn, Value isFirstThread);
+  /// The consumers wait once for the barriers the producer initialises (named barrier kRingReady):
+  /// here, or before the tile loop of a persistent kernel.
+  void waitForProducerInit();
+  bool producerInitWaited = false;
 };
 
 } // namespace flare::tgpu::lowering

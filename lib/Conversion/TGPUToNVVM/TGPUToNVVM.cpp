@@ -168,16 +168,6 @@ LogicalResult KernelLowering::lowerBlock(Block &block) {
   return success();
 }
 
-void KernelLowering::waitForProducerInit() {
-  if (producerInitWaited)
-    return;
-  producerInitWaited = true;
-  OpBuilder::InsertionGuard guard(b);
-  if (persistent)
-    b.setInsertionPoint(tileLoop.op);
-  NamedBarrierSyncOp::create(b, loc, i32(kRingReady), i32((numWarps + 4) * kWarpSize));
-}
-
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
   // Results of wgmma dots still in flight are waited for where they are first used; ops with

@@ -43,6 +43,9 @@ protected:
   Value tileSchedule;                // the !tgpu.tile_schedule of the tile loop being built
   TileSchedule::Instance instance;   // the instance being run: the body's program ids (and piece)
   TileLoop tileLoop;                 // the consumers' loop over instances
+  /// The consumers set up shared state of their own per instance (a ring they initialise, operands
+  /// they store or copy, lazy dot operands): the instance's last barrier must stay.
+  bool consumersSetUpState = false;
 
   /// The hidden parameters of a persistent kernel (the grid; the workspace of split instances or of
   /// the shared counter) and its facts for the launcher, before its tile loop opens. `exits`: the
